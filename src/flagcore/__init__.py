@@ -1,0 +1,68 @@
+"""flagcore: Unleash-compatible feature flags for Python.
+
+Everything a user needs is importable from here; the submodules are the implementation.
+"""
+
+from flagcore.codec import read_client_features, unstructure_client_features
+from flagcore.context import Context
+from flagcore.engine import Engine, EngineWarning, compile_snapshot
+from flagcore.errors import (
+    ErrorDetail,
+    FlagcoreError,
+    Forbidden,
+    InvalidInput,
+    LimitExceeded,
+    NameConflict,
+    NotFound,
+    RateLimited,
+    Unauthenticated,
+)
+from flagcore.model import (
+    ClientFeatures,
+    Constraint,
+    Dependency,
+    Flag,
+    FlagType,
+    Override,
+    Payload,
+    Segment,
+    Strategy,
+    Variant,
+    WeightType,
+)
+from flagcore.strategies import CustomStrategy
+from flagcore.variants import VariantResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ClientFeatures",
+    "Constraint",
+    "Context",
+    "CustomStrategy",
+    "Dependency",
+    "Engine",
+    "EngineWarning",
+    "ErrorDetail",
+    "Flag",
+    "FlagType",
+    "FlagcoreError",
+    "Forbidden",
+    "InvalidInput",
+    "LimitExceeded",
+    "NameConflict",
+    "NotFound",
+    "Override",
+    "Payload",
+    "RateLimited",
+    "Segment",
+    "Strategy",
+    "Unauthenticated",
+    "Variant",
+    "VariantResult",
+    "WeightType",
+    "__version__",
+    "compile_snapshot",
+    "read_client_features",
+    "unstructure_client_features",
+]

@@ -1,0 +1,267 @@
+"""The one boundary between the model and Unleash's JSON (client-features payload and deltas).
+
+Unleash's camelCase names live here and nowhere else. Reading is per flag: one malformed
+flag is reported (with a JSON path) and left out, the rest of the payload still loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+from flagcore.context import context_value
+from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.model import (
+    ClientFeatures,
+    Constraint,
+    Dependency,
+    Flag,
+    Override,
+    Payload,
+    Segment,
+    Strategy,
+    Variant,
+    WeightType,
+)
+
+__all__ = [
+    "ClientFeaturesReading",
+    "apply_delta",
+    "converter",
+    "error_details",
+    "read_client_features",
+    "structure_flag",
+    "structure_segment",
+    "unstructure_client_features",
+    "unstructure_flag",
+]
+
+converter = cattrs.Converter(forbid_extra_keys=False, omit_if_default=False)
+
+
+def _strict_str(value: Any, _type: Any) -> str:
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"expected a string, got {type(value).__name__}")
+
+
+def _strict_bool(value: Any, _type: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise TypeError(f"expected a boolean, got {type(value).__name__}")
+
+
+def _strict_int(value: Any, _type: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    raise TypeError(f"expected an integer, got {type(value).__name__}")
+
+
+def _parameters(value: Any, _type: Any) -> Mapping[str, str]:
+    """Parameters are strings in Unleash; older servers send numbers and booleans too."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(f"expected an object, got {type(value).__name__}")
+    out: dict[str, str] = {}
+    for key, raw in value.items():
+        text = context_value(raw)
+        if text is not None:
+            out[str(key)] = text
+    return out
+
+
+converter.register_structure_hook(str, _strict_str)
+converter.register_structure_hook(bool, _strict_bool)
+converter.register_structure_hook(int, _strict_int)
+converter.register_structure_hook_func(lambda t: t == Mapping[str, str], _parameters)
+
+_RENAMES: dict[type, dict[str, str]] = {
+    Constraint: {"context_name": "contextName", "case_insensitive": "caseInsensitive"},
+    Override: {"context_name": "contextName"},
+    Variant: {"weight_type": "weightType"},
+    Strategy: {"sort_order": "sortOrder"},
+    Flag: {"impression_data": "impressionData"},
+}
+_NULLABLE_TUPLES: dict[type, tuple[str, ...]] = {
+    Constraint: ("values",),
+    Segment: ("constraints",),
+    Override: ("values",),
+    Variant: ("overrides",),
+    Strategy: ("constraints", "segments", "variants"),
+    Flag: ("strategies", "variants", "dependencies"),
+}
+
+
+def _register(cls: type) -> None:
+    renames = {name: override(rename=wire) for name, wire in _RENAMES.get(cls, {}).items()}
+    structure = make_dict_structure_fn(cls, converter, **renames)  # type: ignore[arg-type]
+    nullable = _NULLABLE_TUPLES.get(cls, ())
+
+    def structure_tolerating_nulls(data: Any, type_: Any) -> Any:
+        if not isinstance(data, Mapping):
+            raise TypeError(f"expected an object, got {type(data).__name__}")
+        if any(data.get(name) is None and name in data for name in nullable):
+            data = {key: value for key, value in data.items() if not (value is None and key in nullable)}
+        return structure(data, type_)
+
+    converter.register_structure_hook(cls, structure_tolerating_nulls)
+    converter.register_unstructure_hook(
+        cls, make_dict_unstructure_fn(cls, converter, **renames)  # type: ignore[arg-type]
+    )
+
+
+for _cls in (Constraint, Segment, Payload, Override, Variant, Strategy, Dependency, Flag):
+    _register(_cls)
+converter.register_structure_hook(WeightType, lambda value, _t: WeightType(value))
+converter.register_unstructure_hook(WeightType, lambda value: value.value)
+
+
+def error_details(exc: BaseException, root: str = "$") -> list[ErrorDetail]:
+    """Flatten a cattrs failure into messages that name JSON paths."""
+    if isinstance(exc, cattrs.BaseValidationError):
+        return [
+            ErrorDetail(message=message.split(" @ ")[0], path=_json_path(message, root))
+            for message in cattrs.transform_error(exc, path=root)
+        ]
+    return [ErrorDetail(message=str(exc), path=root)]
+
+
+def _json_path(message: str, root: str) -> str:
+    _, _, where = message.partition(" @ ")
+    return where.replace("$.", root + ".", 1) if where else root
+
+
+def structure_flag(data: Any) -> Flag:
+    """Read one client-features flag; raises `InvalidInput` with JSON paths."""
+    return _structure(data, Flag, "a flag")
+
+
+def structure_segment(data: Any) -> Segment:
+    return _structure(data, Segment, "a segment")
+
+
+def _structure(data: Any, cls: type[Any], what: str) -> Any:
+    try:
+        return converter.structure(data, cls)
+    except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
+        raise InvalidInput(f"{what} could not be read", error_details(exc)) from exc
+
+
+@attrs.frozen
+class ClientFeaturesReading:
+    """A payload as read: the snapshot, plus what had to be left out and why."""
+
+    snapshot: ClientFeatures
+    problems: tuple[tuple[str, InvalidInput], ...] = ()
+
+
+def read_client_features(payload: Mapping[str, Any]) -> ClientFeaturesReading:
+    """Read ``{"version", "features", "segments"}``, or a delta (``{"events": [...]}``) from scratch."""
+    if not isinstance(payload, Mapping):
+        raise InvalidInput("the client features payload must be a JSON object")
+    if "events" in payload and "features" not in payload:
+        return apply_delta(ClientFeaturesReading(ClientFeatures()), payload)
+    features = payload.get("features") or ()
+    segments = payload.get("segments") or ()
+    if not isinstance(features, Sequence) or not isinstance(segments, Sequence):
+        raise InvalidInput("features and segments must be lists")
+    problems: list[tuple[str, InvalidInput]] = []
+    flags = _read_each(features, structure_flag, problems, "features")
+    read_segments = _read_each(segments, structure_segment, problems, "segments")
+    version = payload.get("version")
+    snapshot = ClientFeatures(
+        features=tuple(flags),
+        segments=tuple(read_segments),
+        version=version if isinstance(version, int) and not isinstance(version, bool) else 2,
+    )
+    return ClientFeaturesReading(snapshot, tuple(problems))
+
+
+def _read_each(
+    items: Iterable[Any], read: Any, problems: list[tuple[str, InvalidInput]], where: str
+) -> list[Any]:
+    out = []
+    for index, item in enumerate(items):
+        try:
+            out.append(read(item))
+        except InvalidInput as exc:
+            name = item.get("name") if isinstance(item, Mapping) else None
+            label = name if isinstance(name, str) else f"{where}[{index}]"
+            problems.append((label, exc))
+    return out
+
+
+def apply_delta(reading: ClientFeaturesReading, delta: Mapping[str, Any]) -> ClientFeaturesReading:
+    """Apply Unleash's delta events in order: hydration, feature-/segment- updated and removed."""
+    events = delta.get("events")
+    if not isinstance(events, Sequence):
+        raise InvalidInput("a delta payload must carry a list of events")
+    flags = {flag.name: flag for flag in reading.snapshot.features}
+    segments = {segment.id: segment for segment in reading.snapshot.segments}
+    problems = list(reading.problems)
+    for event in events:
+        if not isinstance(event, Mapping):
+            continue
+        kind = event.get("type")
+        if kind == "hydration":
+            fresh = read_client_features(
+                {"features": event.get("features") or (), "segments": event.get("segments") or ()}
+            )
+            flags = {flag.name: flag for flag in fresh.snapshot.features}
+            segments = {segment.id: segment for segment in fresh.snapshot.segments}
+            problems = list(fresh.problems)
+        elif kind == "feature-updated":
+            for flag in _read_each([event.get("feature")], structure_flag, problems, "feature"):
+                flags[flag.name] = flag
+        elif kind == "feature-removed":
+            flags.pop(str(event.get("featureName")), None)
+        elif kind == "segment-updated":
+            for segment in _read_each([event.get("segment")], structure_segment, problems, "segment"):
+                segments[segment.id] = segment
+        elif kind == "segment-removed":
+            segments.pop(event.get("segmentId"), None)  # type: ignore[arg-type]
+    snapshot = ClientFeatures(tuple(flags.values()), tuple(segments.values()), reading.snapshot.version)
+    return ClientFeaturesReading(snapshot, tuple(problems))
+
+
+def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) -> dict[str, Any]:
+    """A flag as Unleash serves it; with ``segments`` their constraints are inlined (format 1)."""
+    data: dict[str, Any] = converter.unstructure(flag)
+    for strategy in data["strategies"]:
+        if segments is not None:
+            inlined = [
+                converter.unstructure(constraint)
+                for segment_id in strategy.pop("segments")
+                if segment_id in segments
+                for constraint in segments[segment_id].constraints
+            ]
+            strategy["constraints"] = inlined + strategy["constraints"]
+        for key in ("id", "title", "sortOrder"):
+            if strategy[key] is None:
+                del strategy[key]
+    if data["description"] is None:
+        data["description"] = ""
+    # SDKs older than Unleash 4 read a single strategy from these two legacy fields.
+    first = data["strategies"][0] if data["strategies"] else {"name": "default", "parameters": {}}
+    data["strategy"] = first["name"]
+    data["parameters"] = first["parameters"]
+    return data
+
+
+def unstructure_client_features(snapshot: ClientFeatures, *, version: int = 2) -> dict[str, Any]:
+    """Format 2 keeps segment ids on strategies and lists segments; format 1 inlines them."""
+    if version >= 2:
+        return {
+            "version": version,
+            "features": [unstructure_flag(flag) for flag in snapshot.features],
+            "segments": [converter.unstructure(segment) for segment in snapshot.segments],
+        }
+    by_id = {segment.id: segment for segment in snapshot.segments}
+    return {"version": 1, "features": [unstructure_flag(flag, by_id) for flag in snapshot.features]}

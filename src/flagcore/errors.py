@@ -1,0 +1,73 @@
+"""One error tree for the whole product; adapters translate their own errors into it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+__all__ = [
+    "ErrorDetail",
+    "FlagcoreError",
+    "Forbidden",
+    "InvalidInput",
+    "LimitExceeded",
+    "NameConflict",
+    "NotFound",
+    "RateLimited",
+    "Unauthenticated",
+]
+
+
+@attrs.frozen
+class ErrorDetail:
+    """One problem in an input: ``path`` is a JSON path such as ``$.strategies[0].name``."""
+
+    message: str
+    path: str | None = None
+
+
+class FlagcoreError(Exception):
+    """Base of every error flagcore raises on purpose."""
+
+    def __init__(self, message: str, details: Sequence[ErrorDetail] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = tuple(details)
+
+
+class NotFound(FlagcoreError):
+    """The named thing does not exist."""
+
+
+class NameConflict(FlagcoreError):
+    """The name or id is already taken."""
+
+
+class InvalidInput(FlagcoreError):
+    """The input breaks a rule; ``details`` say where."""
+
+
+class LimitExceeded(FlagcoreError):
+    """A configured limit would be exceeded; ``limit`` names it."""
+
+    def __init__(self, message: str, limit: str, maximum: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.maximum = maximum
+
+
+class RateLimited(FlagcoreError):
+    """Too many requests; retry after ``retry_after`` seconds."""
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class Forbidden(FlagcoreError):
+    """The caller is known but may not do this."""
+
+
+class Unauthenticated(FlagcoreError):
+    """The caller did not prove who it is."""
