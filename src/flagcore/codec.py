@@ -6,8 +6,8 @@ flag is reported (with a JSON path) and left out, the rest of the payload still 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 import cattrs
@@ -39,6 +39,8 @@ __all__ = [
     "unstructure_client_features",
     "unstructure_flag",
 ]
+
+_T = TypeVar("_T")
 
 converter = cattrs.Converter(forbid_extra_keys=False, omit_if_default=False)
 
@@ -101,19 +103,26 @@ _NULLABLE_TUPLES: dict[type, tuple[str, ...]] = {
 
 def _register(cls: type) -> None:
     renames = {name: override(rename=wire) for name, wire in _RENAMES.get(cls, {}).items()}
-    structure = make_dict_structure_fn(cls, converter, **renames)  # type: ignore[arg-type]
+    structure: Callable[[Any, Any], Any] = make_dict_structure_fn(
+        cls,
+        converter,
+        **renames,  # type: ignore[arg-type]
+    )
     nullable = _NULLABLE_TUPLES.get(cls, ())
 
     def structure_tolerating_nulls(data: Any, type_: Any) -> Any:
         if not isinstance(data, Mapping):
             raise TypeError(f"expected an object, got {type(data).__name__}")
         if any(data.get(name) is None and name in data for name in nullable):
-            data = {key: value for key, value in data.items() if not (value is None and key in nullable)}
+            data = {
+                key: value for key, value in data.items() if not (value is None and key in nullable)
+            }
         return structure(data, type_)
 
     converter.register_structure_hook(cls, structure_tolerating_nulls)
     converter.register_unstructure_hook(
-        cls, make_dict_unstructure_fn(cls, converter, **renames)  # type: ignore[arg-type]
+        cls,
+        make_dict_unstructure_fn(cls, converter, **renames),  # type: ignore[arg-type]
     )
 
 
@@ -147,7 +156,7 @@ def structure_segment(data: Any) -> Segment:
     return _structure(data, Segment, "a segment")
 
 
-def _structure(data: Any, cls: type[Any], what: str) -> Any:
+def _structure(data: Any, cls: type[_T], what: str) -> _T:
     try:
         return converter.structure(data, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
@@ -163,7 +172,7 @@ class ClientFeaturesReading:
 
 
 def read_client_features(payload: Mapping[str, Any]) -> ClientFeaturesReading:
-    """Read ``{"version", "features", "segments"}``, or a delta (``{"events": [...]}``) from scratch."""
+    """Read ``{"version", "features", "segments"}``, or a delta (``{"events": [...]}``)."""
     if not isinstance(payload, Mapping):
         raise InvalidInput("the client features payload must be a JSON object")
     if "events" in payload and "features" not in payload:
@@ -223,11 +232,15 @@ def apply_delta(reading: ClientFeaturesReading, delta: Mapping[str, Any]) -> Cli
         elif kind == "feature-removed":
             flags.pop(str(event.get("featureName")), None)
         elif kind == "segment-updated":
-            for segment in _read_each([event.get("segment")], structure_segment, problems, "segment"):
+            for segment in _read_each(
+                [event.get("segment")], structure_segment, problems, "segment"
+            ):
                 segments[segment.id] = segment
         elif kind == "segment-removed":
             segments.pop(event.get("segmentId"), None)  # type: ignore[arg-type]
-    snapshot = ClientFeatures(tuple(flags.values()), tuple(segments.values()), reading.snapshot.version)
+    snapshot = ClientFeatures(
+        tuple(flags.values()), tuple(segments.values()), reading.snapshot.version
+    )
     return ClientFeaturesReading(snapshot, tuple(problems))
 
 

@@ -65,7 +65,7 @@ class Context:
 
 
 def context_value(value: object) -> str | None:
-    """Read a context value as Unleash does: strings as they are, numbers and booleans as JSON text."""
+    """Read a context value: strings as they are, numbers and booleans as their JSON text."""
     if type(value) is str:
         return value
     if value is None:

@@ -17,7 +17,12 @@ from flagcore.codec import ClientFeaturesReading, apply_delta, read_client_featu
 from flagcore.context import Context
 from flagcore.model import ClientFeatures, Flag, Segment, Strategy
 from flagcore.operators import Predicate, compile_constraint
-from flagcore.strategies import BUILTIN_STRATEGIES, CustomStrategy, StrategyBuilder, custom_strategy_builder
+from flagcore.strategies import (
+    BUILTIN_STRATEGIES,
+    CustomStrategy,
+    StrategyBuilder,
+    custom_strategy_builder,
+)
 from flagcore.variants import DISABLED_VARIANT, VariantPicker, VariantResult, compile_variant_picker
 
 __all__ = ["Engine", "EngineWarning", "compile_snapshot"]
@@ -78,7 +83,9 @@ class _CompiledFlag:
 
 
 class _Compiler:
-    def __init__(self, segments: Mapping[int, Segment], builders: Mapping[str, StrategyBuilder]) -> None:
+    def __init__(
+        self, segments: Mapping[int, Segment], builders: Mapping[str, StrategyBuilder]
+    ) -> None:
         self._builders = builders
         self._segments = {
             segment_id: tuple(compile_constraint(c) for c in segment.constraints)
@@ -150,7 +157,10 @@ def _dependencies_gate(flag: Flag, lookup: Callable[[str], _CompiledFlag | None]
             if dependency.enabled:
                 if not parent.is_on(ctx):
                     return False
-                if dependency.variants and _pick_variant(parent, ctx).name not in dependency.variants:
+                if (
+                    dependency.variants
+                    and _pick_variant(parent, ctx).name not in dependency.variants
+                ):
                     return False
             elif parent.is_on(ctx):
                 return False
@@ -219,14 +229,14 @@ class Engine:
         *,
         custom_strategies: Mapping[str, CustomStrategy] | None = None,
     ) -> Engine:
-        """Compile Unleash's ``/api/client/features`` payload, or a delta starting with hydration."""
+        """Compile Unleash's ``/api/client/features`` payload, or a delta that hydrates."""
         engine = cls(custom_strategies=custom_strategies)
         engine._reading = read_client_features(payload)
         engine._compile()
         return engine
 
     def apply_delta(self, payload: Mapping[str, Any]) -> None:
-        """Apply delta events (``hydration``, ``feature-updated``, ``feature-removed``, ``segment-*``)."""
+        """Apply delta events: ``hydration``, ``feature-*`` and ``segment-*`` changes."""
         self._reading = apply_delta(self._reading, payload)
         self._compile()
 
@@ -244,7 +254,10 @@ class Engine:
     def _compile(self) -> None:
         snapshot = self._reading.snapshot
         warnings = [
-            EngineWarning(name, "; ".join(f"{d.path}: {d.message}" for d in problem.details) or problem.message)
+            EngineWarning(
+                name,
+                "; ".join(f"{d.path}: {d.message}" for d in problem.details) or problem.message,
+            )
             for name, problem in self._reading.problems
         ]
         compiler = _Compiler({segment.id: segment for segment in snapshot.segments}, self._builders)

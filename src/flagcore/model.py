@@ -44,7 +44,10 @@ class WeightType(enum.StrEnum):
 
 @attrs.frozen
 class Constraint:
-    """A condition on one context field; ``operator`` is kept as sent so an unknown one is representable (and false)."""
+    """A condition on one context field.
+
+    ``operator`` is kept as sent, so an unknown one stays representable (and is false).
+    """
 
     context_name: str
     operator: str
@@ -106,7 +109,7 @@ class Strategy:
 
 @attrs.frozen
 class Dependency:
-    """This flag is on only if ``feature`` is on (``enabled``), optionally with one of ``variants``."""
+    """On only if ``feature`` is on (off, if not ``enabled``), maybe with one of ``variants``."""
 
     feature: str
     enabled: bool = True

@@ -126,9 +126,15 @@ def _string_operator(kind: str) -> Callable[[Constraint], _ValueTest | None]:
         fold = constraint.case_insensitive
         values = tuple(v.lower() for v in constraint.values) if fold else constraint.values
         if kind == "starts":
-            return (lambda v: v.lower().startswith(values)) if fold else (lambda v: v.startswith(values))
+            return (
+                (lambda v: v.lower().startswith(values))
+                if fold
+                else (lambda v: v.startswith(values))
+            )
         if kind == "ends":
-            return (lambda v: v.lower().endswith(values)) if fold else (lambda v: v.endswith(values))
+            return (
+                (lambda v: v.lower().endswith(values)) if fold else (lambda v: v.endswith(values))
+            )
 
         def contains(value: str) -> bool:
             value = value.lower() if fold else value
@@ -145,7 +151,9 @@ def _single_value(constraint: Constraint) -> str | None:
     return constraint.values[0] if len(constraint.values) == 1 else None
 
 
-def _number_operator(compare: Callable[[float, float], bool]) -> Callable[[Constraint], _ValueTest | None]:
+def _number_operator(
+    compare: Callable[[float, float], bool],
+) -> Callable[[Constraint], _ValueTest | None]:
     def prepare(constraint: Constraint) -> _ValueTest | None:
         raw = _single_value(constraint)
         target = parse_number(raw) if raw is not None else None
@@ -249,7 +257,9 @@ OPERATORS: Mapping[str, Callable[[Constraint], _ValueTest | None]] = {
 _MISSING_IS_TRUE = frozenset({"NOT_IN"})
 
 
-def compile_constraint(constraint: Constraint, *, now: Callable[[], str] | None = None) -> Predicate:
+def compile_constraint(
+    constraint: Constraint, *, now: Callable[[], str] | None = None
+) -> Predicate:
     """Prepare ``constraint`` into a predicate; an unusable constraint becomes always-false."""
     prepare = OPERATORS.get(constraint.operator)
     test = prepare(constraint) if prepare is not None else None

@@ -68,7 +68,7 @@ def parse_percentage(raw: object) -> int | None:
 
 
 def stickiness_reader(stickiness: str | None) -> Callable[[Context], str | None]:
-    """The identifier a sticky rollout hashes; ``default`` falls back userId → sessionId → random."""
+    """The identifier a rollout hashes; ``default`` is userId, else sessionId, else random."""
     if stickiness in (None, "", "default"):
 
         def default_identifier(ctx: Context) -> str | None:
@@ -80,7 +80,9 @@ def stickiness_reader(stickiness: str | None) -> Callable[[Context], str | None]
     return field_reader(stickiness)
 
 
-def _rollout(percentage: int | None, group_id: str, identify: Callable[[Context], str | None]) -> Predicate:
+def _rollout(
+    percentage: int | None, group_id: str, identify: Callable[[Context], str | None]
+) -> Predicate:
     if percentage is None or percentage <= 0:
         return _never
     if percentage >= 100:
@@ -110,7 +112,9 @@ def _user_with_id(strategy: Strategy, _flag: str) -> Predicate:
 def _gradual_rollout(read: Callable[[Context], str | None]) -> StrategyBuilder:
     def build(strategy: Strategy, flag: str) -> Predicate:
         parameters = strategy.parameters
-        return _rollout(parse_percentage(parameters.get("percentage")), parameters.get("groupId", flag), read)
+        return _rollout(
+            parse_percentage(parameters.get("percentage")), parameters.get("groupId", flag), read
+        )
 
     return build
 
@@ -154,7 +158,9 @@ def _remote_address(strategy: Strategy, _flag: str) -> Predicate:
 
 
 def _application_hostname(strategy: Strategy, _flag: str) -> Predicate:
-    host_names = {part.strip().lower() for part in strategy.parameters.get("hostNames", "").split(",")}
+    host_names = {
+        part.strip().lower() for part in strategy.parameters.get("hostNames", "").split(",")
+    }
     enabled = socket.gethostname().lower() in host_names
     return _always if enabled else _never
 

@@ -72,7 +72,11 @@ def _seed_reader(stickiness: str | None) -> Callable[[Context], str]:
 
 
 def _result(variant: Variant) -> VariantResult:
-    payload = None if variant.payload is None else {"type": variant.payload.type, "value": variant.payload.value}
+    payload = (
+        None
+        if variant.payload is None
+        else {"type": variant.payload.type, "value": variant.payload.value}
+    )
     return VariantResult(variant.name, True, True, payload)
 
 
