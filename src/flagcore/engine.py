@@ -8,6 +8,7 @@ the way. A flag that cannot be read or compiled evaluates to off and is listed i
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,6 +28,7 @@ from flagcore.variants import DISABLED_VARIANT, VariantPicker, VariantResult, co
 
 __all__ = ["Engine", "EngineWarning", "compile_snapshot"]
 
+_log = logging.getLogger(__name__)
 ContextLike = Context | Mapping[str, Any] | None
 _EMPTY_CONTEXT = Context()
 _ENABLED_NO_VARIANT = VariantResult("disabled", False, True)
@@ -284,6 +286,7 @@ class Engine:
                 context = _as_context(context)
             return compiled.is_on(context)
         except Exception:
+            _log.debug("evaluating %r failed; answering off", name, exc_info=True)
             return False
 
     def get_variant(self, name: str, context: ContextLike = None) -> VariantResult:
@@ -296,6 +299,7 @@ class Engine:
                 context = _as_context(context)
             return _pick_variant(compiled, context)
         except Exception:
+            _log.debug("picking a variant of %r failed; answering disabled", name, exc_info=True)
             return DISABLED_VARIANT
 
     def is_impression_data_enabled(self, name: str) -> bool:
