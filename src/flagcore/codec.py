@@ -184,12 +184,7 @@ def read_client_features(payload: Mapping[str, Any]) -> ClientFeaturesReading:
     problems: list[tuple[str, InvalidInput]] = []
     flags = _read_each(features, structure_flag, problems, "features")
     read_segments = _read_each(segments, structure_segment, problems, "segments")
-    version = payload.get("version")
-    snapshot = ClientFeatures(
-        features=tuple(flags),
-        segments=tuple(read_segments),
-        version=version if isinstance(version, int) and not isinstance(version, bool) else 2,
-    )
+    snapshot = ClientFeatures(features=tuple(flags), segments=tuple(read_segments))
     return ClientFeaturesReading(snapshot, tuple(problems))
 
 
@@ -238,9 +233,7 @@ def apply_delta(reading: ClientFeaturesReading, delta: Mapping[str, Any]) -> Cli
                 segments[segment.id] = segment
         elif kind == "segment-removed":
             segments.pop(event.get("segmentId"), None)  # type: ignore[arg-type]
-    snapshot = ClientFeatures(
-        tuple(flags.values()), tuple(segments.values()), reading.snapshot.version
-    )
+    snapshot = ClientFeatures(tuple(flags.values()), tuple(segments.values()))
     return ClientFeaturesReading(snapshot, tuple(problems))
 
 
@@ -259,8 +252,6 @@ def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) 
         for key in ("id", "title", "sortOrder"):
             if strategy[key] is None:
                 del strategy[key]
-    if data["description"] is None:
-        data["description"] = ""
     # SDKs older than Unleash 4 read a single strategy from these two legacy fields.
     first = data["strategies"][0] if data["strategies"] else {"name": "default", "parameters": {}}
     data["strategy"] = first["name"]

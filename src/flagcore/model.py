@@ -138,4 +138,3 @@ class ClientFeatures:
 
     features: tuple[Flag, ...] = ()
     segments: tuple[Segment, ...] = ()
-    version: int = 2

@@ -1,0 +1,167 @@
+"""Reading and writing Unleash's client-features JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from flagcore import Engine, read_client_features, unstructure_client_features
+from flagcore.codec import structure_flag
+from flagcore.errors import InvalidInput
+from tests.conftest import client_spec_dir
+
+SEGMENTED = {
+    "version": 2,
+    "features": [
+        {
+            "name": "seg",
+            "enabled": True,
+            "strategies": [
+                {
+                    "name": "default",
+                    "parameters": {},
+                    "segments": [7],
+                    "constraints": [
+                        {"contextName": "appName", "operator": "IN", "values": ["web"]}
+                    ],
+                }
+            ],
+        }
+    ],
+    "segments": [
+        {
+            "id": 7,
+            "name": "beta",
+            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1", "2"]}],
+        }
+    ],
+}
+
+
+def _spec_states() -> list[Any]:
+    specs = client_spec_dir() / "specifications"
+    names = json.loads((specs / "index.json").read_text(encoding="utf-8"))
+    return [
+        pytest.param(json.loads((specs / name).read_text(encoding="utf-8"))["state"], id=name)
+        for name in names
+    ]
+
+
+@pytest.mark.parametrize("state", _spec_states())
+def test_writing_then_reading_a_payload_gives_the_same_snapshot(state: dict[str, Any]) -> None:
+    snapshot = read_client_features(state).snapshot
+    again = read_client_features(json.loads(json.dumps(unstructure_client_features(snapshot))))
+    assert again.problems == ()
+    assert again.snapshot == snapshot
+
+
+def test_format_1_inlines_segment_constraints_and_keeps_legacy_fields() -> None:
+    snapshot = read_client_features(SEGMENTED).snapshot
+    v1 = unstructure_client_features(snapshot, version=1)
+    assert "segments" not in v1
+    (feature,) = v1["features"]
+    strategy = feature["strategies"][0]
+    assert "segments" not in strategy
+    assert [c["contextName"] for c in strategy["constraints"]] == ["userId", "appName"]
+    assert feature["strategy"] == "default"
+    assert feature["parameters"] == {}
+    # Both formats evaluate the same way.
+    for ctx in ({"userId": "1", "appName": "web"}, {"userId": "3", "appName": "web"}):
+        assert Engine.from_client_features(v1).is_enabled(
+            "seg", ctx
+        ) is Engine.from_client_features(SEGMENTED).is_enabled("seg", ctx)
+
+
+def test_format_2_keeps_segment_ids_and_lists_segments() -> None:
+    v2 = unstructure_client_features(read_client_features(SEGMENTED).snapshot)
+    assert v2["features"][0]["strategies"][0]["segments"] == [7]
+    assert v2["segments"][0]["id"] == 7
+
+
+def test_a_malformed_flag_is_reported_with_its_path_and_the_rest_still_loads() -> None:
+    payload = {
+        "features": [
+            {"name": "good", "enabled": True, "strategies": []},
+            {
+                "name": "bad",
+                "enabled": True,
+                "strategies": [
+                    {
+                        "name": "default",
+                        "constraints": [
+                            {
+                                "contextName": "x",
+                                "operator": "IN",
+                                "values": "not-a-list",
+                                "inverted": "yes",
+                            }
+                        ],
+                    }
+                ],
+            },
+        ]
+    }
+    engine = Engine.from_client_features(payload)
+    assert engine.is_enabled("good")
+    assert not engine.is_enabled("bad")
+    assert engine.get_variant("bad").feature_enabled is False
+    (warning,) = engine.warnings
+    assert warning.flag == "bad"
+    assert "$.strategies[0].constraints[0].inverted" in warning.message
+
+
+def test_structure_errors_name_json_paths() -> None:
+    with pytest.raises(InvalidInput) as caught:
+        structure_flag({"name": "f", "enabled": "true", "strategies": [{"name": 3}]})
+    paths = {detail.path for detail in caught.value.details}
+    assert paths == {"$.enabled", "$.strategies[0].name"}
+
+
+def test_numeric_parameters_from_older_servers_are_read_as_strings() -> None:
+    flag = structure_flag(
+        {
+            "name": "f",
+            "enabled": True,
+            "strategies": [
+                {"name": "flexibleRollout", "parameters": {"rollout": 100, "sticky": True}}
+            ],
+        }
+    )
+    assert dict(flag.strategies[0].parameters) == {"rollout": "100", "sticky": "true"}
+
+
+def test_nulls_for_lists_mean_empty() -> None:
+    flag = structure_flag({"name": "f", "enabled": True, "strategies": None, "variants": None})
+    assert flag.strategies == ()
+    assert flag.variants == ()
+
+
+def test_delta_events_update_remove_and_hydrate() -> None:
+    engine = Engine.from_client_features(SEGMENTED)
+    assert engine.is_enabled("seg", {"userId": "1", "appName": "web"})
+    engine.apply_delta({"events": [{"eventId": 2, "type": "segment-removed", "segmentId": 7}]})
+    assert not engine.is_enabled("seg", {"userId": "1", "appName": "web"})
+    engine.apply_delta(
+        {
+            "events": [
+                {
+                    "eventId": 3,
+                    "type": "feature-updated",
+                    "feature": {"name": "new", "enabled": True, "strategies": []},
+                },
+                {
+                    "eventId": 4,
+                    "type": "feature-removed",
+                    "featureName": "seg",
+                    "project": "default",
+                },
+            ]
+        }
+    )
+    assert engine.flag_names() == ("new",)
+    engine.apply_delta(
+        {"events": [{"eventId": 5, "type": "hydration", "features": [], "segments": []}]}
+    )
+    assert engine.flag_names() == ()
