@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any
 
 import attrs
@@ -23,6 +24,8 @@ _CAMEL_FIELDS = {
     "appName": "app_name",
     "currentTime": "current_time",
 }
+_CAMEL_NAMES = tuple(_CAMEL_FIELDS)
+_NO_PROPERTIES: Mapping[str, Any] = {}
 
 
 @attrs.frozen(slots=True)
@@ -39,17 +42,33 @@ class Context:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> Context:
-        """Build from Unleash's camelCase context (as SDKs and the spec send it)."""
-        get = data.get
-        properties = get("properties")
+        """Build from Unleash's camelCase context, resolving fields as Unleash's engine does.
+
+        A standard field absent from the top level is taken from ``properties`` (a field
+        present but null stays missing); other top-level string values act as properties.
+        """
+        properties = data.get("properties")
+        if not isinstance(properties, Mapping):
+            properties = _NO_PROPERTIES
+        values: list[Any] = []
+        present = 0
+        for camel in _CAMEL_NAMES:
+            if camel in data:
+                values.append(data[camel])
+                present += 1
+            else:
+                values.append(properties.get(camel) if properties else None)
+        if len(data) - present - ("properties" in data) > 0:
+            extra = {
+                key: value
+                for key, value in data.items()
+                if type(value) is str and key not in _CAMEL_FIELDS and key != "properties"
+            }
+            if extra:
+                properties = {**properties, **extra}
+        user_id, session_id, remote_address, environment, app_name, current_time = values
         return cls(
-            get("userId"),
-            get("sessionId"),
-            get("remoteAddress"),
-            get("environment"),
-            get("appName"),
-            get("currentTime"),
-            properties if isinstance(properties, Mapping) else {},
+            user_id, session_id, remote_address, environment, app_name, current_time, properties
         )
 
     def to_mapping(self) -> dict[str, Any]:
@@ -65,7 +84,12 @@ class Context:
 
 
 def context_value(value: object) -> str | None:
-    """Read a context value: strings as they are, numbers and booleans as their JSON text."""
+    """A non-string context value as Unleash's engine reads it from JSON, or None if unusable.
+
+    Booleans become ``true``/``false``; integers their digits; floats the shortest text
+    that reads back the same, in decimal between 1e-5 and 1e16 and in exponent form
+    (``1e+16``, ``1e-6``) outside. Lists, objects and null count as missing.
+    """
     if type(value) is str:
         return value
     if value is None:
@@ -73,9 +97,23 @@ def context_value(value: object) -> str | None:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        if -(2**63) <= value < 2**64:
+            return str(value)
+        value = float(value)
     if isinstance(value, float):
-        return str(int(value)) if value.is_integer() else repr(value)
+        return _float_text(value)
     if isinstance(value, dt.datetime):
         return value.isoformat()
     return None
+
+
+def _float_text(value: float) -> str | None:
+    if value != value or value in (float("inf"), float("-inf")):
+        return None
+    magnitude = abs(value)
+    if magnitude == 0 or 1e-5 <= magnitude < 1e16:
+        text = format(Decimal(repr(value)), "f")
+        return text if "." in text else text + ".0"
+    mantissa, _, exponent = repr(value).partition("e")
+    power = int(exponent)
+    return f"{mantissa.removesuffix('.0')}e{'+' if power > 0 else ''}{power}"

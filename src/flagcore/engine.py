@@ -17,7 +17,7 @@ import attrs
 from flagcore.codec import ClientFeaturesReading, apply_delta, read_client_features
 from flagcore.context import Context
 from flagcore.model import ClientFeatures, Flag, Segment, Strategy
-from flagcore.operators import Predicate, compile_constraint
+from flagcore.operators import BrokenRule, Predicate, compile_constraint
 from flagcore.strategies import (
     BUILTIN_STRATEGIES,
     CustomStrategy,
@@ -89,36 +89,42 @@ class _Compiler:
         self, segments: Mapping[int, Segment], builders: Mapping[str, StrategyBuilder]
     ) -> None:
         self._builders = builders
-        self._segments = {
-            segment_id: tuple(compile_constraint(c) for c in segment.constraints)
-            for segment_id, segment in segments.items()
-        }
+        self._segments = segments
+        self._compiled_segments: dict[int, tuple[Predicate, ...]] = {}
+
+    def segment(self, segment_id: int) -> tuple[Predicate, ...]:
+        compiled = self._compiled_segments.get(segment_id)
+        if compiled is None:
+            segment = self._segments.get(segment_id)
+            if segment is None:
+                raise BrokenRule(f"segment {segment_id} does not exist")
+            # Compiled on first use: a broken segment breaks only the flags that use it.
+            compiled = tuple(compile_constraint(c) for c in segment.constraints)
+            self._compiled_segments[segment_id] = compiled
+        return compiled
 
     def strategy(self, strategy: Strategy, flag_name: str) -> Predicate:
+        checks = [compile_constraint(c) for c in strategy.constraints]
+        for segment_id in strategy.segments:
+            checks.extend(self.segment(segment_id))
         builder = self._builders.get(strategy.name)
         if builder is None:
             return _never  # unknown strategies are off in every Unleash SDK
-        checks: list[Predicate] = []
-        for segment_id in strategy.segments:
-            segment = self._segments.get(segment_id)
-            if segment is None:
-                return _never  # a strategy pointing at a missing segment can never match
-            checks.extend(segment)
-        checks.extend(compile_constraint(c) for c in strategy.constraints)
         return _all_of(tuple(checks), builder(strategy, flag_name))
 
     def flag(self, flag: Flag, lookup: Callable[[str], _CompiledFlag | None]) -> _CompiledFlag:
-        active = [s for s in flag.strategies if not s.disabled]
         strategies = tuple(
             (
                 self.strategy(strategy, flag.name),
                 compile_variant_picker(
                     strategy.variants,
-                    strategy.parameters.get("groupId") or flag.name,
+                    strategy.parameters.get("groupId", flag.name),
                     strategy.parameters.get("stickiness"),
+                    with_overrides=False,
                 ),
             )
-            for strategy in active
+            # Unleash's engine ignores `disabled` here: servers leave such strategies out.
+            for strategy in flag.strategies
         )
         variants = compile_variant_picker(
             flag.variants, flag.name, flag.variants[0].stickiness if flag.variants else None
@@ -156,19 +162,28 @@ def _dependencies_gate(flag: Flag, lookup: Callable[[str], _CompiledFlag | None]
             # Unleash allows one level only: a parent that has parents itself never satisfies.
             if parent is None or parent.has_dependencies:
                 return False
-            if dependency.enabled:
-                if not parent.is_on(ctx):
+            if dependency.variants:
+                # As in Unleash: the parent's variant counts even when the parent is off,
+                # and a parent without variants satisfies any variant list.
+                variant = _variant_of_matching_strategy(parent, ctx)
+                if variant is not None and variant.name not in dependency.variants:
                     return False
-                if (
-                    dependency.variants
-                    and _pick_variant(parent, ctx).name not in dependency.variants
-                ):
-                    return False
-            elif parent.is_on(ctx):
+            if parent.is_on(ctx) is not dependency.enabled:
                 return False
         return True
 
     return parents_allow
+
+
+def _variant_of_matching_strategy(compiled: _CompiledFlag, ctx: Context) -> VariantResult | None:
+    """The variant from the first matching strategy's variants, else the flag's."""
+    picker = compiled.variants
+    for predicate, strategy_variants in compiled.strategies:
+        if predicate(ctx):
+            if strategy_variants is not None:
+                picker = strategy_variants
+            break
+    return picker(ctx) if picker is not None else None
 
 
 def _pick_variant(compiled: _CompiledFlag, ctx: Context) -> VariantResult:

@@ -2,12 +2,17 @@
 
 Everything that can be parsed ahead of time is (value sets, lowered strings, numbers,
 dates, semvers, regexes, networks), so evaluating a constraint is a field read and a
-comparison. The rules match Unleash's engine:
+comparison. The rules are those of Unleash's engine (yggdrasil):
 
-* a missing context field fails the operator, and ``inverted`` negates the whole result
-  (so a missing field satisfies an inverted constraint, and ``NOT_IN``);
-* an operator that is unknown, or whose constraint value cannot be parsed, is false
-  whatever ``inverted`` says: a broken rule never turns a flag on.
+* a missing context field fails the operator (``NOT_IN`` excepted: nothing is not in a
+  list), and ``inverted`` then negates the result, so a missing field satisfies an
+  inverted ``IN``;
+* a context value that does not parse (a number, date or version) fails like a missing one;
+* a constraint that is itself unusable (unknown operator, a number, date or version that
+  does not parse, no values for a string or CIDR operator) raises `BrokenRule`: Unleash then
+  turns the whole flag off and reports it, rather than guessing;
+* an invalid REGEX pattern only makes that constraint false (``inverted`` still applies), and
+  a SEMVER value written ``v1.2.3`` is false whatever ``inverted`` says, as in Unleash.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import re
+import sys
 from collections.abc import Callable, Mapping
 
 import semver
@@ -25,17 +31,24 @@ from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
 
 __all__ = [
     "OPERATORS",
+    "BrokenRule",
     "FieldReader",
     "Predicate",
     "compile_constraint",
     "field_reader",
-    "parse_date",
-    "parse_number",
+    "parse_context_date",
+    "parse_context_number",
+    "parse_ip_address",
 ]
 
 Predicate = Callable[[Context], bool]
 FieldReader = Callable[[Context], "str | None"]
 _ValueTest = Callable[[str], bool]
+
+
+class BrokenRule(ValueError):
+    """A rule that cannot be evaluated as written; the flag holding it is off."""
+
 
 _TOP_LEVEL_FIELDS = {
     "userId": "user_id",
@@ -43,7 +56,6 @@ _TOP_LEVEL_FIELDS = {
     "remoteAddress": "remote_address",
     "environment": "environment",
     "appName": "app_name",
-    "currentTime": "current_time",
 }
 
 
@@ -52,7 +64,12 @@ def _never(_ctx: Context) -> bool:
 
 
 def field_reader(context_name: str) -> FieldReader:
-    """A reader for one context field: top-level for Unleash's standard names, else a property."""
+    """A reader for one context field: Unleash's standard names, else a property.
+
+    A missing ``currentTime`` reads as now (to the second, UTC), as in Unleash.
+    """
+    if context_name == "currentTime":
+        return _current_time
     attribute = _TOP_LEVEL_FIELDS.get(context_name)
     if attribute is not None:
         return _attribute_reader(attribute)
@@ -73,95 +90,155 @@ def _attribute_reader(attribute: str) -> FieldReader:
     return read
 
 
-# Rust's f64 parser: optional sign, decimal or scientific notation, inf/infinity/nan;
-# no surrounding spaces, no underscores, no hex (all of which Python's float() would take).
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?i:inf|infinity|nan)")
+def _current_time(ctx: Context) -> str:
+    value = ctx.current_time
+    if type(value) is str:
+        return value
+    text = context_value(value)
+    return text if text is not None else now_text()
 
 
-def parse_number(text: str) -> float | None:
-    if _NUMBER.fullmatch(text) is None:
+def now_text() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# Unleash parses a context number with Rust's f64 grammar: no spaces, no underscores,
+# no hex, ASCII digits only (Python's float() takes all of these).
+_CONTEXT_NUMBER = re.compile(
+    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity|nan)"
+)
+# ... and a constraint's number with a stricter one (no leading dot, no inf/nan), spaces allowed.
+_CONSTRAINT_NUMBER = re.compile(r"[ \t]*([+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)[ \t]*")
+_EPSILON = sys.float_info.epsilon
+
+
+def parse_context_number(text: str) -> float | None:
+    if _CONTEXT_NUMBER.fullmatch(text) is None:
         return None
     return float(text)
 
 
-_RFC3339 = re.compile(
-    r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})",
+def _constraint_number(raw: str | None) -> float:
+    match = _CONSTRAINT_NUMBER.fullmatch(raw) if raw is not None else None
+    if match is None:
+        raise BrokenRule(f"{raw!r} is not a number")
+    return float(match.group(1))
+
+
+# Constraint dates: RFC 3339 with an upper-case T and zone, and no or exactly 3 fraction digits.
+_CONSTRAINT_DATE = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{3}))?(?:(Z)|([+-])(\d{2}):(\d{2}))"
+)
+# Context dates are read leniently, like chrono's parser: t/T/spaces, unpadded fields, any
+# fraction, Z/z/UTC or a numeric zone with or without a colon, surrounding whitespace.
+_CONTEXT_DATE = re.compile(
+    r"\s*\+?(\d{4,})-(\d{1,2})-(\d{1,2})(?:[Tt]| +)(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d+))?"
+    r" *(?:([Zz]|UTC|utc)|([+-])(\d{2}):?(\d{2}))\s*"
 )
 
 
-def parse_date(text: str) -> dt.datetime | None:
-    """RFC 3339 with an offset (as Unleash requires); naive or partial timestamps are refused."""
-    if _RFC3339.fullmatch(text) is None:
-        return None
-    head, _, rest = text.replace("z", "Z").replace("t", "T").partition(".")
-    if rest:
-        digits = len(rest) - len(rest.lstrip("0123456789"))
-        # Python takes at most microseconds; Unleash truncates nanoseconds the same way.
-        text = f"{head}.{rest[:digits][:6].ljust(6, '0')}{rest[digits:]}"
+def _date_from(match: re.Match[str]) -> dt.datetime | None:
+    year, month, day, hour, minute, second, fraction, utc, sign, zone_h, zone_m = match.groups()
     try:
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+        offset = dt.timedelta(0)
+        if not utc:
+            offset = dt.timedelta(hours=int(zone_h), minutes=int(zone_m))
+            if sign == "-":
+                offset = -offset
+        micro = int((fraction or "0")[:6].ljust(6, "0"))
+        leap = int(second) == 60  # a leap second sorts after :59 and before the next minute
+        moment = dt.datetime(
+            int(year), int(month), int(day), int(hour), int(minute),
+            59 if leap else int(second), 999999 if leap else micro,
+            tzinfo=dt.timezone(offset),
+        )  # fmt: skip
+    except (ValueError, OverflowError):
         return None
+    return moment
 
 
-def parse_semver(text: str) -> semver.Version | None:
+def parse_context_date(text: str) -> dt.datetime | None:
+    match = _CONTEXT_DATE.fullmatch(text)
+    return _date_from(match) if match else None
+
+
+def _constraint_date(raw: str | None) -> dt.datetime:
+    match = _CONSTRAINT_DATE.fullmatch(raw) if raw is not None else None
+    moment = _date_from(match) if match else None
+    if moment is None:
+        raise BrokenRule(f"{raw!r} is not an RFC 3339 date")
+    return moment
+
+
+def _semver(text: str) -> semver.Version | None:
     try:
         return semver.Version.parse(text)
     except (ValueError, TypeError):
         return None
 
 
-def _in(constraint: Constraint) -> _ValueTest | None:
-    values = frozenset(constraint.values)
-    return values.__contains__
+def parse_ip_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """An address exactly as written (no spaces, ports or zone ids), as Unleash requires."""
+    if "%" in text:
+        return None
+    try:
+        return ipaddress.ip_address(text)
+    except ValueError:
+        return None
 
 
-def _not_in(constraint: Constraint) -> _ValueTest | None:
+def _in(constraint: Constraint) -> _ValueTest:
+    return frozenset(constraint.values).__contains__
+
+
+def _not_in(constraint: Constraint) -> _ValueTest:
     values = frozenset(constraint.values)
     return lambda value: value not in values
 
 
-def _string_operator(kind: str) -> Callable[[Constraint], _ValueTest | None]:
-    def prepare(constraint: Constraint) -> _ValueTest | None:
-        fold = constraint.case_insensitive
-        values = tuple(v.lower() for v in constraint.values) if fold else constraint.values
-        if kind == "starts":
-            return (
-                (lambda v: v.lower().startswith(values))
-                if fold
-                else (lambda v: v.startswith(values))
-            )
-        if kind == "ends":
-            return (
-                (lambda v: v.lower().endswith(values)) if fold else (lambda v: v.endswith(values))
-            )
-
-        def contains(value: str) -> bool:
-            value = value.lower() if fold else value
-            return any(needle in value for needle in values)
-
-        return contains
-
-    return prepare
+def _string_values(constraint: Constraint) -> tuple[str, ...]:
+    if not constraint.values:
+        raise BrokenRule(f"{constraint.operator} needs at least one value")
+    if constraint.case_insensitive:
+        return tuple(value.lower() for value in constraint.values)
+    return constraint.values
 
 
-def _single_value(constraint: Constraint) -> str | None:
-    if constraint.value is not None:
-        return constraint.value
-    return constraint.values[0] if len(constraint.values) == 1 else None
+def _starts_with(constraint: Constraint) -> _ValueTest:
+    values = _string_values(constraint)
+    if constraint.case_insensitive:
+        return lambda value: value.lower().startswith(values)
+    return lambda value: value.startswith(values)
 
 
-def _number_operator(
-    compare: Callable[[float, float], bool],
-) -> Callable[[Constraint], _ValueTest | None]:
-    def prepare(constraint: Constraint) -> _ValueTest | None:
-        raw = _single_value(constraint)
-        target = parse_number(raw) if raw is not None else None
-        if target is None:
-            return None
+def _ends_with(constraint: Constraint) -> _ValueTest:
+    values = _string_values(constraint)
+    if constraint.case_insensitive:
+        return lambda value: value.lower().endswith(values)
+    return lambda value: value.endswith(values)
+
+
+def _contains(constraint: Constraint) -> _ValueTest:
+    values = _string_values(constraint)
+    fold = constraint.case_insensitive
+
+    def contains(value: str) -> bool:
+        if fold:
+            value = value.lower()
+        for needle in values:
+            if needle in value:
+                return True
+        return False
+
+    return contains
+
+
+def _number_operator(compare: Callable[[float, float], bool]) -> Callable[[Constraint], _ValueTest]:
+    def prepare(constraint: Constraint) -> _ValueTest:
+        target = _constraint_number(constraint.value)
 
         def test(value: str) -> bool:
-            number = parse_number(value)
+            number = parse_context_number(value)
             return number is not None and compare(number, target)
 
         return test
@@ -169,15 +246,12 @@ def _number_operator(
     return prepare
 
 
-def _date_operator(after: bool) -> Callable[[Constraint], _ValueTest | None]:
-    def prepare(constraint: Constraint) -> _ValueTest | None:
-        raw = _single_value(constraint)
-        target = parse_date(raw) if raw is not None else None
-        if target is None:
-            return None
+def _date_operator(after: bool) -> Callable[[Constraint], _ValueTest]:
+    def prepare(constraint: Constraint) -> _ValueTest:
+        target = _constraint_date(constraint.value)
 
         def test(value: str) -> bool:
-            moment = parse_date(value)
+            moment = parse_context_date(value)
             if moment is None:
                 return False
             return moment > target if after else moment < target
@@ -189,46 +263,53 @@ def _date_operator(after: bool) -> Callable[[Constraint], _ValueTest | None]:
 
 def _semver_operator(compare: Callable[[int], bool]) -> Callable[[Constraint], _ValueTest | None]:
     def prepare(constraint: Constraint) -> _ValueTest | None:
-        raw = _single_value(constraint)
-        target = parse_semver(raw) if raw is not None else None
+        raw = constraint.value
+        if raw is not None and raw.lstrip(" \t").startswith("v"):
+            return None  # Unleash reads "v1.2.3" as a constant false
+        target = _semver(raw.strip(" \t")) if raw is not None else None
         if target is None:
-            return None
+            raise BrokenRule(f"{raw!r} is not a semantic version")
+        # Build metadata never decides an ordering in Unleash.
+        target = target.replace(build=None)
 
         def test(value: str) -> bool:
-            version = parse_semver(value)
-            return version is not None and compare(version.compare(target))
+            version = _semver(value)
+            return version is not None and compare(version.replace(build=None).compare(target))
 
         return test
 
     return prepare
 
 
-def _regex(constraint: Constraint) -> _ValueTest | None:
-    raw = _single_value(constraint)
-    if raw is None:
-        return None
+def _regex(constraint: Constraint) -> _ValueTest:
     try:
-        pattern = compile_rust_pattern(raw, case_insensitive=constraint.case_insensitive)
+        pattern = compile_rust_pattern(
+            constraint.value or "", case_insensitive=constraint.case_insensitive
+        )
     except UnsupportedPattern:
-        return None
+        return lambda _value: False
     search = pattern.search
     return lambda value: search(value) is not None
 
 
-def _in_cidr(constraint: Constraint) -> _ValueTest | None:
+def _in_cidr(constraint: Constraint) -> _ValueTest:
+    if not constraint.values:
+        raise BrokenRule("IN_CIDR needs at least one value")
     networks = []
     for raw in constraint.values:
         try:
-            networks.append(ipaddress.ip_network(raw.strip(), strict=False))
+            networks.append(ipaddress.ip_network(raw, strict=False))
         except ValueError:
             continue  # Unleash skips entries it cannot read
 
     def test(value: str) -> bool:
-        try:
-            address = ipaddress.ip_address(value.strip())
-        except ValueError:
+        address = parse_ip_address(value)
+        if address is None:
             return False
-        return any(address in network for network in networks)
+        for network in networks:
+            if address in network:
+                return True
+        return False
 
     return test
 
@@ -236,10 +317,10 @@ def _in_cidr(constraint: Constraint) -> _ValueTest | None:
 OPERATORS: Mapping[str, Callable[[Constraint], _ValueTest | None]] = {
     "IN": _in,
     "NOT_IN": _not_in,
-    "STR_CONTAINS": _string_operator("contains"),
-    "STR_STARTS_WITH": _string_operator("starts"),
-    "STR_ENDS_WITH": _string_operator("ends"),
-    "NUM_EQ": _number_operator(lambda a, b: a == b),
+    "STR_CONTAINS": _contains,
+    "STR_STARTS_WITH": _starts_with,
+    "STR_ENDS_WITH": _ends_with,
+    "NUM_EQ": _number_operator(lambda a, b: abs(a - b) < _EPSILON),
     "NUM_GT": _number_operator(lambda a, b: a > b),
     "NUM_GTE": _number_operator(lambda a, b: a >= b),
     "NUM_LT": _number_operator(lambda a, b: a < b),
@@ -254,22 +335,19 @@ OPERATORS: Mapping[str, Callable[[Constraint], _ValueTest | None]] = {
     "REGEX": _regex,
     "IN_CIDR": _in_cidr,
 }
-_MISSING_IS_TRUE = frozenset({"NOT_IN"})
 
 
-def compile_constraint(
-    constraint: Constraint, *, now: Callable[[], str] | None = None
-) -> Predicate:
-    """Prepare ``constraint`` into a predicate; an unusable constraint becomes always-false."""
+def compile_constraint(constraint: Constraint) -> Predicate:
+    """Prepare ``constraint`` into a predicate; raise `BrokenRule` if it cannot be evaluated."""
     prepare = OPERATORS.get(constraint.operator)
-    test = prepare(constraint) if prepare is not None else None
+    if prepare is None:
+        raise BrokenRule(f"unknown operator {constraint.operator!r}")
+    test = prepare(constraint)
     if test is None:
         return _never
     read = field_reader(constraint.context_name)
-    if constraint.operator.startswith("DATE_"):
-        read = _with_default_now(read, now or _utc_now)
-    missing = (constraint.operator in _MISSING_IS_TRUE) != constraint.inverted
     inverted = constraint.inverted
+    missing = (constraint.operator == "NOT_IN") != inverted
 
     def predicate(ctx: Context) -> bool:
         value = read(ctx)
@@ -278,15 +356,3 @@ def compile_constraint(
         return test(value) != inverted
 
     return predicate
-
-
-def _utc_now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat()
-
-
-def _with_default_now(read: FieldReader, now: Callable[[], str]) -> FieldReader:
-    def read_or_now(ctx: Context) -> str | None:
-        value = read(ctx)
-        return now() if value is None else value
-
-    return read_or_now

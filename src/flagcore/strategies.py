@@ -8,14 +8,16 @@ every Unleash SDK, until an implementation is registered under their name.
 from __future__ import annotations
 
 import ipaddress
+import os
 import random
+import re
 import socket
 from collections.abc import Callable, Mapping
 
 from flagcore.context import Context
 from flagcore.hashing import percentage_bucket
 from flagcore.model import Strategy
-from flagcore.operators import Predicate, field_reader
+from flagcore.operators import BrokenRule, Predicate, field_reader, parse_ip_address
 
 __all__ = [
     "BUILTIN_STRATEGIES",
@@ -34,6 +36,8 @@ CustomStrategy = Callable[[Mapping[str, str], Context], bool]
 _read_user_id = field_reader("userId")
 _read_session_id = field_reader("sessionId")
 _read_remote_address = field_reader("remoteAddress")
+_PERCENTAGE = re.compile(r"\+?[0-9]+")
+_MAX_PERCENTAGE_DIGITS = 19  # Unleash reads percentages as a 64-bit unsigned integer
 
 
 def _always(_ctx: Context) -> bool:
@@ -48,31 +52,34 @@ def _random_bucket() -> int:
     return random.randint(1, 100)
 
 
-def parse_percentage(raw: object) -> int | None:
-    """Read a percentage parameter as Unleash does; ``None`` if it is not a number."""
-    if isinstance(raw, bool):
+def parse_percentage(raw: str | None) -> int | None:
+    """Read a percentage as Unleash does: digits only (``"50.5"``, ``" 5"`` are not numbers)."""
+    if raw is None or _PERCENTAGE.fullmatch(raw) is None:
         return None
-    if isinstance(raw, int | float):
-        return int(raw)
-    if not isinstance(raw, str):
-        return None
-    text = raw.strip()
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return int(float(text))
-    except ValueError:
-        return None
+    digits = raw.lstrip("+").lstrip("0")
+    return int(digits or "0") if len(digits) <= _MAX_PERCENTAGE_DIGITS else None
+
+
+def _sticky_percentage(parameters: Mapping[str, str], name: str) -> int | None:
+    percentage = parse_percentage(parameters.get(name))
+    if percentage is not None and percentage > 100:
+        raise BrokenRule(f"{name} {percentage} is over 100%")
+    return percentage
 
 
 def stickiness_reader(stickiness: str | None) -> Callable[[Context], str | None]:
-    """The identifier a rollout hashes; ``default`` is userId, else sessionId, else random."""
-    if stickiness in (None, "", "default"):
+    """The identifier a rollout hashes; ``default`` is userId, else sessionId, else random.
+
+    Any other stickiness names a field; when the context lacks it the rollout is off.
+    """
+    if stickiness is None or stickiness == "default":
 
         def default_identifier(ctx: Context) -> str | None:
-            return _read_user_id(ctx) or _read_session_id(ctx) or str(_random_bucket())
+            user_id = _read_user_id(ctx)
+            if user_id is not None:
+                return user_id
+            session_id = _read_session_id(ctx)
+            return session_id if session_id is not None else str(_random_bucket())
 
         return default_identifier
     if stickiness == "random":
@@ -84,9 +91,7 @@ def _rollout(
     percentage: int | None, group_id: str, identify: Callable[[Context], str | None]
 ) -> Predicate:
     if percentage is None or percentage <= 0:
-        return _never
-    if percentage >= 100:
-        return lambda ctx: identify(ctx) is not None
+        return _never  # buckets start at 1, so 0% is nobody
 
     def predicate(ctx: Context) -> bool:
         identifier = identify(ctx)
@@ -100,7 +105,10 @@ def _default(_strategy: Strategy, _flag: str) -> Predicate:
 
 
 def _user_with_id(strategy: Strategy, _flag: str) -> Predicate:
-    user_ids = frozenset(part.strip() for part in strategy.parameters.get("userIds", "").split(","))
+    raw = strategy.parameters.get("userIds")
+    if raw is None:
+        return _never
+    user_ids = frozenset(part.strip() for part in raw.split(","))
 
     def predicate(ctx: Context) -> bool:
         user_id = _read_user_id(ctx)
@@ -110,59 +118,68 @@ def _user_with_id(strategy: Strategy, _flag: str) -> Predicate:
 
 
 def _gradual_rollout(read: Callable[[Context], str | None]) -> StrategyBuilder:
-    def build(strategy: Strategy, flag: str) -> Predicate:
+    def build(strategy: Strategy, _flag: str) -> Predicate:
         parameters = strategy.parameters
-        return _rollout(
-            parse_percentage(parameters.get("percentage")), parameters.get("groupId", flag), read
-        )
+        percentage = _sticky_percentage(parameters, "percentage")
+        group_id = parameters.get("groupId")
+        if group_id is None:
+            return _never  # these legacy strategies have no default group
+        return _rollout(percentage, group_id, read)
 
     return build
 
 
 def _gradual_rollout_random(strategy: Strategy, _flag: str) -> Predicate:
     percentage = parse_percentage(strategy.parameters.get("percentage"))
-    if percentage is None or percentage <= 0:
+    if percentage is None or percentage <= 1:
         return _never
-    return lambda _ctx: _random_bucket() <= percentage
+    # Unleash draws 1..99 and compares strictly: p% means a (p-1)/99 chance, 100% always.
+    return lambda _ctx: random.randint(1, 99) < percentage
 
 
 def _flexible_rollout(strategy: Strategy, flag: str) -> Predicate:
     parameters = strategy.parameters
-    group_id = parameters.get("groupId") or flag
     return _rollout(
-        parse_percentage(parameters.get("rollout")),
-        group_id,
+        _sticky_percentage(parameters, "rollout"),
+        parameters.get("groupId", flag),
         stickiness_reader(parameters.get("stickiness")),
     )
 
 
 def _remote_address(strategy: Strategy, _flag: str) -> Predicate:
+    raw_list = strategy.parameters.get("IPs")
+    if raw_list is None:
+        return _never
     networks = []
-    for raw in strategy.parameters.get("IPs", "").split(","):
+    for raw in raw_list.split(","):
         try:
             networks.append(ipaddress.ip_network(raw.strip(), strict=False))
         except ValueError:
-            continue
+            continue  # Unleash skips entries it cannot read
+    if not networks:
+        return _never
 
     def predicate(ctx: Context) -> bool:
         raw = _read_remote_address(ctx)
-        if raw is None:
+        address = parse_ip_address(raw) if raw is not None else None
+        if address is None:
             return False
-        try:
-            address = ipaddress.ip_address(raw.strip())
-        except ValueError:
-            return False
-        return any(address in network for network in networks)
+        for network in networks:
+            if address in network:
+                return True
+        return False
 
     return predicate
 
 
 def _application_hostname(strategy: Strategy, _flag: str) -> Predicate:
+    # Unleash's documented rule: on when this machine's hostname is listed (case-insensitive).
+    # HOSTNAME wins over the OS name, as in Unleash's SDKs.
     host_names = {
         part.strip().lower() for part in strategy.parameters.get("hostNames", "").split(",")
     }
-    enabled = socket.gethostname().lower() in host_names
-    return _always if enabled else _never
+    hostname = os.environ.get("HOSTNAME") or socket.gethostname()
+    return _always if hostname.lower() in host_names else _never
 
 
 BUILTIN_STRATEGIES: Mapping[str, StrategyBuilder] = {

@@ -2,7 +2,7 @@
 
 Unleash hashes ``"<groupId>:<stickiness value>"`` with the variant seed into
 ``1..total weight`` and walks the variants in order, adding weights until the running sum
-reaches the bucket. A missing stickiness value falls back to a random one, as every SDK does.
+reaches the bucket. A missing stickiness value means a random bucket, as in every SDK.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 
 import attrs
 
-from flagcore.context import Context
+from flagcore.context import Context, context_value
 from flagcore.hashing import VARIANT_SEED, normalized_hash
 from flagcore.model import Variant
 from flagcore.operators import field_reader
@@ -48,27 +48,31 @@ VariantPicker = Callable[[Context], "VariantResult | None"]
 
 _read_user_id = field_reader("userId")
 _read_session_id = field_reader("sessionId")
-_read_remote_address = field_reader("remoteAddress")
+_FIELD_STICKINESS = frozenset({"userId", "sessionId", "environment", "appName", "remoteAddress"})
+_U32 = 2**32  # Unleash sums weights as unsigned 32-bit integers, wrapping around
 
 
-def _random_seed() -> str:
-    return str(random.random())
+def _seed_reader(stickiness: str | None) -> Callable[[Context], str | None]:
+    """The value a variant bucket hashes; None means "pick at random"."""
+    if stickiness is None or stickiness == "default":
 
-
-def _seed_reader(stickiness: str | None) -> Callable[[Context], str]:
-    if stickiness in (None, "", "default"):
-
-        def default_seed(ctx: Context) -> str:
-            return (
-                _read_user_id(ctx)
-                or _read_session_id(ctx)
-                or _read_remote_address(ctx)
-                or _random_seed()
-            )
+        def default_seed(ctx: Context) -> str | None:
+            user_id = _read_user_id(ctx)
+            return user_id if user_id is not None else _read_session_id(ctx)
 
         return default_seed
-    read = field_reader(stickiness)
-    return lambda ctx: read(ctx) or _random_seed()
+    if stickiness in _FIELD_STICKINESS:
+        return field_reader(stickiness)
+    if stickiness == "currentTime":
+        return lambda _ctx: None  # Unleash never makes variants sticky on time
+
+    def property_seed(ctx: Context) -> str | None:
+        # Variant stickiness on any other name reads the properties only.
+        properties = ctx.properties
+        value = properties.get(stickiness) if isinstance(properties, Mapping) else None
+        return value if type(value) is str else context_value(value)
+
+    return property_seed
 
 
 def _result(variant: Variant) -> VariantResult:
@@ -81,32 +85,51 @@ def _result(variant: Variant) -> VariantResult:
 
 
 def compile_variant_picker(
-    variants: tuple[Variant, ...], group_id: str, stickiness: str | None
+    variants: tuple[Variant, ...],
+    group_id: str,
+    stickiness: str | None,
+    *,
+    with_overrides: bool = True,
 ) -> VariantPicker | None:
-    """Prepare selection among ``variants``; ``None`` if there is nothing to pick from."""
-    total = sum(variant.weight for variant in variants)
-    if not variants or total <= 0:
+    """Prepare selection among ``variants``; ``None`` if there is nothing to pick from.
+
+    Overrides come first and win even over a zero weight; Unleash honours them on flag
+    variants only, not on strategy variants.
+    """
+    if not variants:
         return None
     results = [_result(variant) for variant in variants]
+    overrides = (
+        [
+            (field_reader(override.context_name), frozenset(override.values), result)
+            for variant, result in zip(variants, results, strict=True)
+            for override in variant.overrides
+        ]
+        if with_overrides
+        else []
+    )
     thresholds: list[tuple[int, VariantResult]] = []
     running = 0
     for variant, result in zip(variants, results, strict=True):
-        running += variant.weight
+        running = (running + variant.weight) % _U32
         thresholds.append((running, result))
-    overrides = [
-        (field_reader(override.context_name), frozenset(override.values), result)
-        for variant, result in zip(variants, results, strict=True)
-        for override in variant.overrides
-    ]
+    total = running
+    if total == 0 and not overrides:
+        return None
     seed = _seed_reader(stickiness)
-    group_prefix = group_id
 
     def pick(ctx: Context) -> VariantResult | None:
         for read, values, result in overrides:
             value = read(ctx)
             if value is not None and value in values:
                 return result
-        target = normalized_hash(group_prefix, seed(ctx), total, VARIANT_SEED)
+        if total == 0:
+            return None
+        identifier = seed(ctx)
+        if identifier is None:
+            target = random.randint(1, total)
+        else:
+            target = normalized_hash(group_id, identifier, total, VARIANT_SEED)
         for threshold, result in thresholds:
             if target <= threshold:
                 return result

@@ -209,25 +209,24 @@ _ODD_CONTEXTS = st.one_of(
 
 
 def _every_shape_engine() -> Engine:
+    single_values = {
+        "NUM_EQ": "1",
+        "NUM_GT": "-1.5e3",
+        "DATE_AFTER": "2024-01-01T00:00:00Z",
+        "DATE_BEFORE": "2024-01-01T00:00:00.000+02:00",
+        "SEMVER_EQ": "1.2.3",
+        "SEMVER_GT": "1.2.3-rc.1",
+        "REGEX": "^a|[[:digit:]]$",
+    }
+    list_operators = ("IN", "NOT_IN", "STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH", "IN_CIDR")
     constraints = [
-        {"contextName": field, "operator": operator, "values": ["a", "1", "1.2.3"], "value": "1"}
+        {"contextName": field, "operator": operator, "value": value, "caseInsensitive": True}
         for field in ("userId", "remoteAddress", "currentTime", "weird", "properties")
-        for operator in (
-            "IN",
-            "NOT_IN",
-            "STR_CONTAINS",
-            "STR_STARTS_WITH",
-            "STR_ENDS_WITH",
-            "NUM_EQ",
-            "NUM_GT",
-            "DATE_AFTER",
-            "DATE_BEFORE",
-            "SEMVER_EQ",
-            "SEMVER_GT",
-            "REGEX",
-            "IN_CIDR",
-            "BOGUS",
-        )
+        for operator, value in single_values.items()
+    ] + [
+        {"contextName": field, "operator": operator, "values": ["a", "1", "10.0.0.0/8"]}
+        for field in ("userId", "remoteAddress", "currentTime", "weird", "properties")
+        for operator in list_operators
     ]
     strategies = [
         {
