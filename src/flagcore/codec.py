@@ -126,10 +126,10 @@ def _register(cls: type) -> None:
     )
 
 
-for _cls in (Constraint, Segment, Payload, Override, Variant, Strategy, Dependency, Flag):
-    _register(_cls)
 converter.register_structure_hook(WeightType, lambda value, _t: WeightType(value))
 converter.register_unstructure_hook(WeightType, lambda value: value.value)
+for _cls in (Constraint, Segment, Payload, Override, Variant, Strategy, Dependency, Flag):
+    _register(_cls)
 
 
 def error_details(exc: BaseException, root: str = "$") -> list[ErrorDetail]:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import attrs
 
 __all__ = [
+    "Conflict",
     "ErrorDetail",
     "FlagcoreError",
     "Forbidden",
@@ -15,6 +16,7 @@ __all__ = [
     "NameConflict",
     "NotFound",
     "RateLimited",
+    "StorageError",
     "Unauthenticated",
 ]
 
@@ -44,6 +46,10 @@ class NameConflict(FlagcoreError):
     """The name or id is already taken."""
 
 
+class Conflict(FlagcoreError):
+    """The current state forbids the change (a segment in use, a flag not archived, ...)."""
+
+
 class InvalidInput(FlagcoreError):
     """The input breaks a rule; ``details`` say where."""
 
@@ -67,6 +73,10 @@ class RateLimited(FlagcoreError):
 
 class Forbidden(FlagcoreError):
     """The caller is known but may not do this."""
+
+
+class StorageError(FlagcoreError):
+    """The store could not do its part (disk full, file unreadable, locked too long)."""
 
 
 class Unauthenticated(FlagcoreError):

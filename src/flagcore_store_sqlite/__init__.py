@@ -1,7 +1,5 @@
-"""flagcore's durable embedded store on SQLite (sqlite-utils).
+"""flagcore's durable embedded store on SQLite (sqlite-utils); install with the ``sqlite`` extra."""
 
-Install with the ``sqlite`` extra. The store arrives with the service-and-stores issue;
-this package face exists so the distribution's layout is settled from the start.
-"""
+from flagcore_store_sqlite.store import SqliteStore
 
-__all__: list[str] = []
+__all__ = ["SqliteStore"]

@@ -1,0 +1,242 @@
+"""What the admin side keeps: projects, environments, flags, tags, tokens, signals, events.
+
+`flagcore.model` holds the rules as an SDK sees them; these values hold everything
+around them. All are frozen; times are timezone-aware UTC datetimes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from flagcore.model import Dependency, Strategy, Variant
+
+__all__ = [
+    "ApiToken",
+    "ClientInstance",
+    "Environment",
+    "EnvironmentState",
+    "Event",
+    "FlagDefinition",
+    "FlagDetails",
+    "FlagEnvironment",
+    "FlagMetrics",
+    "Project",
+    "Signal",
+    "SignalEndpoint",
+    "SignalEndpointToken",
+    "StrategyDefinition",
+    "StrategyParameter",
+    "StrategyPlacement",
+    "Tag",
+    "TagType",
+    "TokenType",
+]
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@attrs.frozen
+class Project:
+    id: str
+    name: str
+    description: str | None = None
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+
+
+@attrs.frozen
+class Environment:
+    name: str
+    type: str = "development"
+    sort_order: int = 0
+    enabled: bool = True
+
+
+@attrs.frozen
+class StrategyParameter:
+    name: str
+    type: str = "string"
+    description: str = ""
+    required: bool = False
+
+
+@attrs.frozen
+class StrategyDefinition:
+    """A strategy admins may use; built-ins are always defined, custom ones are added."""
+
+    name: str
+    description: str | None = None
+    parameters: tuple[StrategyParameter, ...] = ()
+    editable: bool = True
+    deprecated: bool = False
+    title: str | None = None
+
+
+@attrs.frozen
+class TagType:
+    name: str
+    description: str | None = None
+
+
+@attrs.frozen(order=True)
+class Tag:
+    type: str
+    value: str
+
+
+@attrs.frozen
+class FlagDefinition:
+    """A flag as admins define it; its per-environment rules live in `FlagEnvironment`."""
+
+    name: str
+    project: str = "default"
+    type: str = "release"
+    description: str | None = None
+    stale: bool = False
+    impression_data: bool = False
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+    archived_at: dt.datetime | None = None
+    dependencies: tuple[Dependency, ...] = ()
+
+    @property
+    def archived(self) -> bool:
+        return self.archived_at is not None
+
+
+@attrs.frozen
+class FlagEnvironment:
+    """Whether a flag is on in one environment, and its flag-level (legacy) variants there."""
+
+    flag: str
+    environment: str
+    enabled: bool = False
+    variants: tuple[Variant, ...] = ()
+
+
+@attrs.frozen
+class StrategyPlacement:
+    """A strategy where it lives: on a flag, in an environment (``strategy.id`` is set)."""
+
+    flag: str
+    environment: str
+    strategy: Strategy
+
+    @property
+    def id(self) -> str:
+        assert self.strategy.id is not None
+        return self.strategy.id
+
+
+@attrs.frozen
+class EnvironmentState:
+    """A flag in one environment, with its ordered strategies: what the admin API shows."""
+
+    environment: Environment
+    enabled: bool
+    strategies: tuple[Strategy, ...] = ()
+    variants: tuple[Variant, ...] = ()
+
+
+@attrs.frozen
+class FlagDetails:
+    """A flag with its state in every environment and its tags."""
+
+    flag: FlagDefinition
+    environments: tuple[EnvironmentState, ...] = ()
+    tags: tuple[Tag, ...] = ()
+
+
+class TokenType(enum.StrEnum):
+    ADMIN = "admin"
+    CLIENT = "client"
+
+
+@attrs.frozen
+class ApiToken:
+    """An API token; only a hash of its secret is kept (the secret is shown once)."""
+
+    name: str
+    type: TokenType
+    secret_hash: str
+    secret_hint: str
+    projects: tuple[str, ...] = ("*",)
+    environment: str | None = None
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+
+    def allows_project(self, project: str) -> bool:
+        return "*" in self.projects or project in self.projects
+
+
+@attrs.frozen
+class SignalEndpoint:
+    id: int
+    name: str
+    description: str | None = None
+    enabled: bool = True
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+
+
+@attrs.frozen
+class SignalEndpointToken:
+    id: int
+    endpoint_id: int
+    name: str
+    secret_hash: str
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+
+
+@attrs.frozen
+class Signal:
+    id: int
+    endpoint_id: int
+    token_id: int | None
+    payload: Any
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+
+
+@attrs.frozen
+class Event:
+    """One change, written in the same transaction as the change itself."""
+
+    id: int
+    type: str
+    created_by: str
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+    feature_name: str | None = None
+    project: str | None = None
+    environment: str | None = None
+    data: Mapping[str, Any] | None = attrs.field(default=None, hash=False)
+    pre_data: Mapping[str, Any] | None = attrs.field(default=None, hash=False)
+
+
+@attrs.frozen
+class FlagMetrics:
+    """Evaluation counts of one flag, from one application, in one hour bucket."""
+
+    flag: str
+    app_name: str
+    environment: str
+    hour: dt.datetime
+    yes: int = 0
+    no: int = 0
+    variants: Mapping[str, int] = attrs.field(factory=dict, hash=False)
+
+
+@attrs.frozen
+class ClientInstance:
+    """An SDK instance that registered or sent metrics."""
+
+    app_name: str
+    instance_id: str
+    environment: str | None = None
+    sdk_version: str | None = None
+    strategies: tuple[str, ...] = ()
+    started: dt.datetime | None = None
+    interval: int | None = None
+    last_seen: dt.datetime = attrs.field(factory=_utc_now)

@@ -1,0 +1,26 @@
+"""Limits on what admins may create, with Unleash's defaults; each can be overridden."""
+
+from __future__ import annotations
+
+import attrs
+
+__all__ = ["Limits"]
+
+
+@attrs.frozen(kw_only=True)
+class Limits:
+    """Exceeding one raises `flagcore.LimitExceeded` naming the field below."""
+
+    constraint_values: int = 250
+    constraints_per_strategy: int = 30
+    segments: int = 300
+    segments_per_strategy: int = 5
+    segment_values: int = 1000
+    signal_endpoints: int = 5
+    tokens_per_signal_endpoint: int = 5
+    signals_per_second: float = 1.0
+    signal_payload_bytes: int = 100_000
+    action_sets_per_project: int = 5
+    filters_per_action_set: int = 5
+    values_per_action_filter: int = 25
+    actions_per_action_set: int = 10

@@ -1,0 +1,83 @@
+"""What every area of the service shares: the store, the limits, the clock, and the unit of work."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from flagcore.entities import FlagDefinition
+from flagcore.errors import NotFound
+from flagcore.limits import Limits
+from flagcore.ports import Store, Transaction
+
+__all__ = ["SYSTEM", "ServiceBase"]
+
+SYSTEM = "system"
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class ServiceBase:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        limits: Limits | None = None,
+        clock: Callable[[], dt.datetime] = _utc_now,
+    ) -> None:
+        self.store = store
+        self.limits = limits or Limits()
+        self.clock = clock
+        # Bumped by every write through this service, so in-process readers see it at once.
+        self.local_writes = 0
+
+    @contextmanager
+    def _unit(self) -> Iterator[Transaction]:
+        """One use case: every read and write inside commits together, or none does."""
+        with self.store.transaction() as tx:
+            yield tx
+        self.local_writes += 1
+
+    @contextmanager
+    def _read(self) -> Iterator[Transaction]:
+        with self.store.transaction(write=False) as tx:
+            yield tx
+
+    @staticmethod
+    def _active_flag(tx: Transaction, project: str | None, name: str) -> FlagDefinition:
+        flag = tx.get_flag(name)
+        if flag is None or flag.archived:
+            where = f' in project "{project}"' if project else ""
+            raise NotFound(f'there is no active flag named "{name}"{where}')
+        if project is not None and flag.project != project:
+            raise NotFound(
+                f'there is no flag named "{name}" in project "{project}" '
+                f'(it is in project "{flag.project}")'
+            )
+        return flag
+
+    @staticmethod
+    def _event(
+        tx: Transaction,
+        type: str,
+        actor: str,
+        *,
+        flag: FlagDefinition | None = None,
+        environment: str | None = None,
+        project: str | None = None,
+        data: Any = None,
+        pre_data: Any = None,
+    ) -> None:
+        tx.append_event(
+            type,
+            actor,
+            feature_name=flag.name if flag else None,
+            project=flag.project if flag else project,
+            environment=environment,
+            data=data,
+            pre_data=pre_data,
+        )

@@ -1,0 +1,163 @@
+"""What SDKs get: the client-features snapshot of one environment, and a live in-process engine."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from flagcore.context import Context
+from flagcore.engine import Engine
+from flagcore.entities import Tag
+from flagcore.errors import NotFound
+from flagcore.model import ClientFeatures, Flag, Strategy
+from flagcore.service._base import ServiceBase
+from flagcore.strategies import CustomStrategy
+from flagcore.variants import VariantResult
+
+__all__ = ["ClientMixin", "LiveEngine"]
+
+
+class ClientMixin(ServiceBase):
+    def client_features(
+        self,
+        environment: str,
+        *,
+        projects: Collection[str] | None = None,
+        tags: Collection[Tag] | None = None,
+        name_prefix: str | None = None,
+    ) -> ClientFeatures:
+        """The flags of ``environment`` as SDKs see them, filtered.
+
+        Several ``projects`` (or several ``tags``) combine with OR; different kinds of
+        filter combine with AND. Archived flags and disabled strategies are left out.
+        """
+        all_projects = projects is None or "*" in projects
+        with self._read() as tx:
+            if tx.get_environment(environment) is None:
+                raise NotFound(f'there is no environment "{environment}"')
+            flags = [
+                flag
+                for flag in tx.list_flags(archived=False)
+                if (all_projects or flag.project in projects)  # type: ignore[operator]
+                and (not name_prefix or flag.name.startswith(name_prefix))
+            ]
+            if tags:
+                wanted = set(tags)
+                tagged = {name for name, tag in tx.list_flag_tags() if tag in wanted}
+                flags = [flag for flag in flags if flag.name in tagged]
+            states = {s.flag: s for s in tx.list_flag_environments(environment=environment)}
+            strategies: dict[str, list[Strategy]] = {}
+            for placement in tx.list_strategies(environment=environment):
+                strategy = placement.strategy
+                if not strategy.disabled:
+                    strategies.setdefault(placement.flag, []).append(
+                        Strategy(
+                            strategy.name,
+                            strategy.parameters,
+                            strategy.constraints,
+                            strategy.segments,
+                            strategy.variants,
+                        )
+                    )
+            segments = {segment.id: segment for segment in tx.list_segments()}
+        used: set[int] = set()
+        features = []
+        for flag in flags:
+            state = states.get(flag.name)
+            flag_strategies = tuple(strategies.get(flag.name, ()))
+            for strategy in flag_strategies:
+                used.update(strategy.segments)
+            features.append(
+                Flag(
+                    name=flag.name,
+                    enabled=state.enabled if state else False,
+                    type=flag.type,
+                    description=flag.description,
+                    project=flag.project,
+                    stale=flag.stale,
+                    impression_data=flag.impression_data,
+                    strategies=flag_strategies,
+                    variants=state.variants if state else (),
+                    dependencies=flag.dependencies,
+                )
+            )
+        return ClientFeatures(
+            tuple(features), tuple(segments[i] for i in sorted(used) if i in segments)
+        )
+
+    def engine(
+        self,
+        environment: str,
+        *,
+        projects: Collection[str] | None = None,
+        custom_strategies: Mapping[str, CustomStrategy] | None = None,
+        poll_interval: float = 1.0,
+    ) -> LiveEngine:
+        """An in-process engine for ``environment`` that follows the store (see `LiveEngine`)."""
+        return LiveEngine(self, environment, projects, custom_strategies, poll_interval)
+
+
+class LiveEngine:
+    """An `Engine` that recompiles when the store changes.
+
+    Writes made through the same service are seen by the next evaluation; writes by other
+    processes are noticed within ``poll_interval`` seconds (one cheap ``revision()`` call).
+    """
+
+    def __init__(
+        self,
+        service: ClientMixin,
+        environment: str,
+        projects: Collection[str] | None,
+        custom_strategies: Mapping[str, CustomStrategy] | None,
+        poll_interval: float,
+    ) -> None:
+        self._service = service
+        self._environment = environment
+        self._projects = projects
+        self._custom = custom_strategies
+        self._poll_interval = poll_interval
+        self._lock = threading.Lock()
+        self._revision = -1
+        self._local_writes = -1
+        self._checked_at = 0.0
+        self._engine = Engine()
+        self._refresh()
+
+    def _refresh(self) -> Engine:
+        service = self._service
+        now = time.monotonic()
+        if (
+            service.local_writes == self._local_writes
+            and now - self._checked_at < self._poll_interval
+        ):
+            return self._engine
+        with self._lock:
+            self._local_writes = service.local_writes
+            self._checked_at = now
+            revision = service.store.revision()
+            if revision != self._revision:
+                snapshot = service.client_features(self._environment, projects=self._projects)
+                self._engine = Engine(snapshot, custom_strategies=self._custom)
+                self._revision = revision
+        return self._engine
+
+    @property
+    def engine(self) -> Engine:
+        return self._refresh()
+
+    def is_enabled(
+        self,
+        name: str,
+        context: Context | Mapping[str, Any] | None = None,
+        *,
+        default: bool = False,
+    ) -> bool:
+        return self._refresh().is_enabled(name, context, default=default)
+
+    def get_variant(
+        self, name: str, context: Context | Mapping[str, Any] | None = None
+    ) -> VariantResult:
+        return self._refresh().get_variant(name, context)

@@ -1,0 +1,225 @@
+"""Segments: reusable constraint lists, and which strategies use them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from flagcore.entities import StrategyPlacement
+from flagcore.errors import (
+    Conflict,
+    ErrorDetail,
+    InvalidInput,
+    LimitExceeded,
+    NameConflict,
+    NotFound,
+)
+from flagcore.model import Constraint, Segment
+from flagcore.ports import Transaction
+from flagcore.service._base import SYSTEM, ServiceBase
+from flagcore.validation import check_constraints
+
+__all__ = ["SegmentsMixin"]
+
+
+def _segment_data(segment: Segment) -> dict[str, object]:
+    return {
+        "id": segment.id,
+        "name": segment.name,
+        "description": segment.description,
+        "project": segment.project,
+        "constraints": len(segment.constraints),
+    }
+
+
+class SegmentsMixin(ServiceBase):
+    def list_segments(self) -> list[Segment]:
+        with self._read() as tx:
+            return list(tx.list_segments())
+
+    def get_segment(self, segment_id: int) -> Segment:
+        with self._read() as tx:
+            return self._segment(tx, segment_id)
+
+    def create_segment(
+        self,
+        name: str,
+        constraints: Sequence[Constraint],
+        *,
+        description: str | None = None,
+        project: str | None = None,
+        actor: str = SYSTEM,
+    ) -> Segment:
+        self._check(name, constraints)
+        with self._unit() as tx:
+            existing = tx.list_segments()
+            if len(existing) >= self.limits.segments:
+                raise LimitExceeded(
+                    f"the limit of {self.limits.segments} segments is reached",
+                    "segments",
+                    self.limits.segments,
+                )
+            self._check_unique(tx, name, None)
+            self._check_project(tx, project)
+            segment = tx.create_segment(Segment(0, name, tuple(constraints), description, project))
+            self._event(tx, "segment-created", actor, project=project, data=_segment_data(segment))
+        return segment
+
+    def update_segment(
+        self,
+        segment_id: int,
+        name: str,
+        constraints: Sequence[Constraint],
+        *,
+        description: str | None = None,
+        project: str | None = None,
+        actor: str = SYSTEM,
+    ) -> Segment:
+        """Replace a segment; a segment used outside ``project`` cannot be narrowed to it."""
+        self._check(name, constraints)
+        with self._unit() as tx:
+            before = self._segment(tx, segment_id)
+            self._check_unique(tx, name, segment_id)
+            self._check_project(tx, project)
+            if project is not None:
+                elsewhere = [
+                    p
+                    for p in self._active_users(tx, segment_id)
+                    if (flag := tx.get_flag(p.flag)) is not None and flag.project != project
+                ]
+                if elsewhere:
+                    raise Conflict(
+                        f'segment {segment_id} is used by flags outside project "{project}"',
+                        [ErrorDetail(f"used by {p.flag} in {p.environment}") for p in elsewhere],
+                    )
+            after = Segment(segment_id, name, tuple(constraints), description, project)
+            tx.save_segment(after)
+            self._event(
+                tx,
+                "segment-updated",
+                actor,
+                project=project,
+                data=_segment_data(after),
+                pre_data=_segment_data(before),
+            )
+        return after
+
+    def delete_segment(self, segment_id: int, *, actor: str = SYSTEM) -> None:
+        """Refused while a strategy of an active flag uses the segment."""
+        with self._unit() as tx:
+            segment = self._segment(tx, segment_id)
+            users = self._active_users(tx, segment_id)
+            if users:
+                raise Conflict(
+                    f'segment "{segment.name}" is used by {len(users)} strategy(ies) '
+                    "of active flags; remove it from them first",
+                    [ErrorDetail(f"used by {p.flag} in {p.environment} ({p.id})") for p in users],
+                )
+            # Archived flags let go of the segment, so nothing points at a missing segment.
+            for placement in tx.strategies_using_segment(segment_id):
+                strategy = placement.strategy
+                kept = tuple(s for s in strategy.segments if s != segment_id)
+                tx.save_strategy(
+                    attrs.evolve(placement, strategy=attrs.evolve(strategy, segments=kept))
+                )
+            tx.delete_segment(segment_id)
+            self._event(tx, "segment-deleted", actor, pre_data=_segment_data(segment))
+
+    def strategies_using_segment(self, segment_id: int) -> list[StrategyPlacement]:
+        with self._read() as tx:
+            self._segment(tx, segment_id)
+            return list(tx.strategies_using_segment(segment_id))
+
+    def segments_of_strategy(self, strategy_id: str) -> list[Segment]:
+        with self._read() as tx:
+            placement = tx.get_strategy(strategy_id)
+            if placement is None:
+                raise NotFound(f'there is no strategy "{strategy_id}"')
+            return [self._segment(tx, segment_id) for segment_id in placement.strategy.segments]
+
+    def replace_strategy_segments(
+        self,
+        strategy_id: str,
+        segment_ids: Sequence[int],
+        *,
+        project: str | None = None,
+        environment: str | None = None,
+        actor: str = SYSTEM,
+    ) -> StrategyPlacement:
+        """Set a strategy's segments to exactly ``segment_ids``: all or nothing."""
+        with self._unit() as tx:
+            placement = tx.get_strategy(strategy_id)
+            if placement is None:
+                raise NotFound(f'there is no strategy "{strategy_id}"')
+            flag = tx.get_flag(placement.flag)
+            if environment is not None and placement.environment != environment:
+                raise NotFound(
+                    f'there is no strategy "{strategy_id}" in environment "{environment}"'
+                )
+            if project is not None and (flag is None or flag.project != project):
+                raise NotFound(f'there is no strategy "{strategy_id}" in project "{project}"')
+            wanted = tuple(dict.fromkeys(segment_ids))
+            missing = [i for i in wanted if tx.get_segment(i) is None]
+            if missing:
+                raise NotFound(
+                    f"there is no segment with id {missing[0]}",
+                    [ErrorDetail(f"unknown segment {i}", "$.segmentIds") for i in missing],
+                )
+            if len(wanted) > self.limits.segments_per_strategy:
+                raise LimitExceeded(
+                    f"a strategy may use at most {self.limits.segments_per_strategy} segments",
+                    "segments_per_strategy",
+                    self.limits.segments_per_strategy,
+                )
+            before = placement.strategy.segments
+            updated = attrs.evolve(
+                placement, strategy=attrs.evolve(placement.strategy, segments=wanted)
+            )
+            tx.save_strategy(updated)
+            self._event(
+                tx,
+                "feature-strategy-segments-updated",
+                actor,
+                flag=flag,
+                environment=placement.environment,
+                data={"strategyId": strategy_id, "segmentIds": list(wanted)},
+                pre_data={"segmentIds": list(before)},
+            )
+        return updated
+
+    # --- shared ---
+    def _check(self, name: str, constraints: Sequence[Constraint]) -> None:
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidInput(
+                "a segment needs a name", [ErrorDetail("must not be empty", "$.name")]
+            )
+        check_constraints(
+            constraints, self.limits, "$.constraints", values_limit=self.limits.segment_values
+        )
+
+    @staticmethod
+    def _segment(tx: Transaction, segment_id: int) -> Segment:
+        segment = tx.get_segment(segment_id)
+        if segment is None:
+            raise NotFound(f"there is no segment with id {segment_id}")
+        return segment
+
+    @staticmethod
+    def _check_unique(tx: Transaction, name: str, segment_id: int | None) -> None:
+        for other in tx.list_segments():
+            if other.name == name and other.id != segment_id:
+                raise NameConflict(f'a segment named "{name}" already exists')
+
+    @staticmethod
+    def _check_project(tx: Transaction, project: str | None) -> None:
+        if project is not None and tx.get_project(project) is None:
+            raise NotFound(f'there is no project "{project}"')
+
+    @staticmethod
+    def _active_users(tx: Transaction, segment_id: int) -> list[StrategyPlacement]:
+        return [
+            placement
+            for placement in tx.strategies_using_segment(segment_id)
+            if (flag := tx.get_flag(placement.flag)) is not None and not flag.archived
+        ]

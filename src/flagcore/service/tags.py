@@ -1,0 +1,89 @@
+"""Tag types and the tags on flags."""
+
+from __future__ import annotations
+
+from flagcore.entities import Tag, TagType
+from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
+from flagcore.service._base import SYSTEM, ServiceBase
+from flagcore.validation import check_name
+
+__all__ = ["TagsMixin"]
+
+TAG_VALUE_LENGTH = (2, 50)
+
+
+class TagsMixin(ServiceBase):
+    def list_tag_types(self) -> list[TagType]:
+        with self._read() as tx:
+            return list(tx.list_tag_types())
+
+    def create_tag_type(
+        self, name: str, description: str | None = None, *, actor: str = SYSTEM
+    ) -> TagType:
+        check_name(name, "tag type")
+        with self._unit() as tx:
+            if tx.get_tag_type(name):
+                raise NameConflict(f'a tag type named "{name}" already exists')
+            tag_type = TagType(name, description)
+            tx.save_tag_type(tag_type)
+            self._event(tx, "tag-type-created", actor, data={"name": name})
+        return tag_type
+
+    def delete_tag_type(self, name: str, *, actor: str = SYSTEM) -> None:
+        with self._unit() as tx:
+            if tx.get_tag_type(name) is None:
+                raise NotFound(f'there is no tag type "{name}"')
+            used = [flag for flag, tag in tx.list_flag_tags() if tag.type == name]
+            if used:
+                raise Conflict(
+                    f'tag type "{name}" is on {len(used)} flag(s); untag them first',
+                    [ErrorDetail(f"tagged: {flag}") for flag in used[:10]],
+                )
+            tx.delete_tag_type(name)
+            self._event(tx, "tag-type-deleted", actor, data={"name": name})
+
+    def list_flag_tags(self, flag: str) -> list[Tag]:
+        with self._read() as tx:
+            self._active_flag(tx, None, flag)
+            return [tag for _name, tag in tx.list_flag_tags(flag)]
+
+    def add_flag_tag(self, flag: str, tag: Tag, *, actor: str = SYSTEM) -> Tag:
+        low, high = TAG_VALUE_LENGTH
+        if not isinstance(tag.value, str) or not low <= len(tag.value.strip()) <= high:
+            raise InvalidInput(
+                f"a tag value has {low} to {high} characters",
+                [ErrorDetail(f"{low} to {high} characters", "$.value")],
+            )
+        tag = Tag(tag.type, tag.value.strip())
+        with self._unit() as tx:
+            definition = self._active_flag(tx, None, flag)
+            if tx.get_tag_type(tag.type) is None:
+                raise InvalidInput(
+                    f'tag type "{tag.type}" does not exist; create it first',
+                    [ErrorDetail("unknown tag type", "$.type")],
+                )
+            if (flag, tag) in tx.list_flag_tags(flag):
+                return tag
+            tx.add_flag_tag(flag, tag)
+            self._event(
+                tx,
+                "feature-tagged",
+                actor,
+                flag=definition,
+                data={"type": tag.type, "value": tag.value},
+            )
+        return tag
+
+    def remove_flag_tag(self, flag: str, tag: Tag, *, actor: str = SYSTEM) -> None:
+        with self._unit() as tx:
+            definition = self._active_flag(tx, None, flag)
+            if (flag, tag) not in tx.list_flag_tags(flag):
+                raise NotFound(f'flag "{flag}" has no tag {tag.type}:{tag.value}')
+            tx.remove_flag_tag(flag, tag)
+            self._event(
+                tx,
+                "feature-untagged",
+                actor,
+                flag=definition,
+                pre_data={"type": tag.type, "value": tag.value},
+            )

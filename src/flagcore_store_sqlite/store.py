@@ -1,0 +1,825 @@
+"""`SqliteStore`: flagcore's durable embedded store.
+
+One connection (sqlite-utils `Database`), guarded by a lock, so the store can be shared by
+threads; several processes may open the same file. Durability settings: WAL journal,
+``synchronous=FULL`` (a committed transaction survives power loss, not only a crash),
+foreign keys on, and a busy timeout plus retries so concurrent writers wait for each
+other instead of failing. Write transactions start with ``BEGIN IMMEDIATE``, so two
+writers never deadlock upgrading a read lock. No ``sqlite3`` error leaves this module:
+each is translated into `flagcore.errors`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from flagcore.codec import converter
+from flagcore.entities import (
+    ApiToken,
+    ClientInstance,
+    Environment,
+    Event,
+    FlagDefinition,
+    FlagEnvironment,
+    FlagMetrics,
+    Project,
+    Signal,
+    SignalEndpoint,
+    SignalEndpointToken,
+    StrategyDefinition,
+    StrategyPlacement,
+    Tag,
+    TagType,
+    TokenType,
+)
+from flagcore.errors import Conflict, StorageError
+from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant
+from flagcore_store_sqlite.schema import migrations
+
+__all__ = ["SqliteStore"]
+
+_BUSY_TIMEOUT_S = 10.0
+_LOCK_RETRY_S = 60.0
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _time(value: dt.datetime | None) -> str | None:
+    return None if value is None else value.astimezone(dt.UTC).isoformat()
+
+
+def _parse_time(value: str | None) -> dt.datetime | None:
+    return None if value is None else dt.datetime.fromisoformat(value)
+
+
+def _required_time(value: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(value)
+
+
+class SqliteStore:
+    """Opens (creating or upgrading) the database at ``path``; ``":memory:"`` for a private one."""
+
+    def __init__(self, path: str | Path = "flagcore.db") -> None:
+        self.path = str(path)
+        try:
+            connection = sqlite3.connect(
+                self.path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False
+            )
+            self._db = Database(connection, execute_plugins=False)
+            self._db.execute("PRAGMA foreign_keys = ON")
+            if self.path != ":memory:":
+                self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = FULL")
+            self._db.execute(f"PRAGMA busy_timeout = {int(_BUSY_TIMEOUT_S * 1000)}")
+            self._lock = threading.RLock()
+            with self._lock:
+                self._retry_locked(lambda: migrations.apply(self._db))
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot open the SQLite database {self.path!r}: {exc}") from exc
+
+    def _retry_locked(self, action: Any) -> Any:
+        """Run ``action``, retrying while another process holds the write lock."""
+        deadline = time.monotonic() + _LOCK_RETRY_S
+        delay = 0.005
+        while True:
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                if time.monotonic() > deadline:
+                    raise StorageError(f"the database stayed locked: {exc}") from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+
+    @contextmanager
+    def transaction(self, *, write: bool = True) -> Iterator[SqliteTransaction]:
+        conn = self._db.conn
+        with self._lock:
+            try:
+                self._retry_locked(
+                    lambda: conn.execute("BEGIN IMMEDIATE" if write else "BEGIN DEFERRED")
+                )
+            except sqlite3.Error as exc:
+                raise StorageError(f"cannot start a transaction: {exc}") from exc
+            try:
+                yield SqliteTransaction(self._db)
+            except BaseException:
+                self._rollback()
+                raise
+            try:
+                self._retry_locked(lambda: conn.execute("COMMIT"))
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StorageError(f"the transaction could not be committed: {exc}") from exc
+
+    def _rollback(self) -> None:
+        try:
+            if self._db.conn.in_transaction:
+                self._db.conn.execute("ROLLBACK")
+        except sqlite3.Error:  # pragma: no cover - the connection is gone; nothing was committed
+            pass
+
+    def revision(self) -> int:
+        with self._lock:
+            try:
+                row = self._db.execute("SELECT max(id) FROM events").fetchone()
+            except sqlite3.Error as exc:
+                raise StorageError(f"cannot read the revision: {exc}") from exc
+        return int(row[0] or 0)
+
+    def integrity_check(self) -> str:
+        with self._lock:
+            return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._db.close()
+            except sqlite3.Error as exc:  # pragma: no cover
+                raise StorageError(f"cannot close the database: {exc}") from exc
+
+
+class SqliteTransaction:
+    """The `flagcore.ports.Transaction` of `SqliteStore`: SQL over one open transaction."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        try:
+            cursor = self._db.execute(sql, list(params))
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"the change conflicts with stored data: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise StorageError(f"the database failed: {exc}") from exc
+        columns = [d[0] for d in cursor.description] if cursor.description else []
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]  # type: ignore[misc]
+
+    def _run(self, sql: str, params: Sequence[Any] = ()) -> int | None:
+        try:
+            cursor = self._db.execute(sql, list(params))
+        except sqlite3.IntegrityError as exc:
+            raise Conflict(f"the change conflicts with stored data: {exc}") from exc
+        except sqlite3.Error as exc:
+            raise StorageError(f"the database failed: {exc}") from exc
+        return cursor.lastrowid
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
+
+    # --- events ---
+    def append_event(
+        self,
+        type: str,
+        created_by: str,
+        *,
+        feature_name: str | None = None,
+        project: str | None = None,
+        environment: str | None = None,
+        data: Any = None,
+        pre_data: Any = None,
+    ) -> Event:
+        created_at = dt.datetime.now(dt.UTC)
+        event_id = self._run(
+            "INSERT INTO events (type, created_by, created_at, feature_name, project, "
+            "environment, data, pre_data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                type,
+                created_by,
+                _time(created_at),
+                feature_name,
+                project,
+                environment,
+                None if data is None else _dumps(data),
+                None if pre_data is None else _dumps(pre_data),
+            ],
+        )
+        assert event_id is not None
+        return Event(
+            event_id,
+            type,
+            created_by,
+            created_at,
+            feature_name,
+            project,
+            environment,
+            data,
+            pre_data,
+        )
+
+    def list_events(
+        self, *, limit: int = 100, before_id: int | None = None, feature_name: str | None = None
+    ) -> Sequence[Event]:
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        if before_id is not None:
+            where.append("id < ?")
+            params.append(before_id)
+        if feature_name is not None:
+            where.append("feature_name = ?")
+            params.append(feature_name)
+        rows = self._rows(
+            f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [
+            Event(
+                row["id"],
+                row["type"],
+                row["created_by"],
+                _required_time(row["created_at"]),
+                row["feature_name"],
+                row["project"],
+                row["environment"],
+                None if row["data"] is None else json.loads(row["data"]),
+                None if row["pre_data"] is None else json.loads(row["pre_data"]),
+            )
+            for row in rows
+        ]
+
+    # --- projects and environments ---
+    @staticmethod
+    def _project(row: Any) -> Project:
+        return Project(
+            row["id"], row["name"], row["description"], _required_time(row["created_at"])
+        )
+
+    def get_project(self, project_id: str) -> Project | None:
+        row = self._one("SELECT * FROM projects WHERE id = ?", [project_id])
+        return None if row is None else self._project(row)
+
+    def list_projects(self) -> Sequence[Project]:
+        return [self._project(row) for row in self._rows("SELECT * FROM projects ORDER BY id")]
+
+    def save_project(self, project: Project) -> None:
+        self._run(
+            "INSERT INTO projects (id, name, description, created_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET name = excluded.name, "
+            "description = excluded.description",
+            [project.id, project.name, project.description, _time(project.created_at)],
+        )
+
+    def delete_project(self, project_id: str) -> None:
+        self._run("DELETE FROM projects WHERE id = ?", [project_id])
+
+    @staticmethod
+    def _environment(row: Any) -> Environment:
+        return Environment(row["name"], row["type"], row["sort_order"], bool(row["enabled"]))
+
+    def get_environment(self, name: str) -> Environment | None:
+        row = self._one("SELECT * FROM environments WHERE name = ?", [name])
+        return None if row is None else self._environment(row)
+
+    def list_environments(self) -> Sequence[Environment]:
+        return [
+            self._environment(row)
+            for row in self._rows("SELECT * FROM environments ORDER BY sort_order, name")
+        ]
+
+    def save_environment(self, environment: Environment) -> None:
+        self._run(
+            "INSERT OR REPLACE INTO environments (name, type, sort_order, enabled) "
+            "VALUES (?, ?, ?, ?)",
+            [environment.name, environment.type, environment.sort_order, environment.enabled],
+        )
+
+    # --- flags ---
+    @staticmethod
+    def _flag(row: Any) -> FlagDefinition:
+        return FlagDefinition(
+            row["name"],
+            row["project"],
+            row["type"],
+            row["description"],
+            bool(row["stale"]),
+            bool(row["impression_data"]),
+            _required_time(row["created_at"]),
+            _parse_time(row["archived_at"]),
+            converter.structure(json.loads(row["dependencies"]), tuple[Dependency, ...]),
+        )
+
+    def get_flag(self, name: str) -> FlagDefinition | None:
+        row = self._one("SELECT * FROM flags WHERE name = ?", [name])
+        return None if row is None else self._flag(row)
+
+    def list_flags(
+        self, *, project: str | None = None, archived: bool | None = False
+    ) -> Sequence[FlagDefinition]:
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        if project is not None:
+            where.append("project = ?")
+            params.append(project)
+        if archived is not None:
+            where.append("archived_at IS NOT NULL" if archived else "archived_at IS NULL")
+        sql = f"SELECT * FROM flags WHERE {' AND '.join(where)} ORDER BY created_at, name"
+        return [self._flag(row) for row in self._rows(sql, params)]
+
+    def save_flag(self, flag: FlagDefinition) -> None:
+        self._run(
+            "INSERT INTO flags (name, project, type, description, stale, impression_data, "
+            "created_at, archived_at, dependencies) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET project = excluded.project, type = excluded.type, "
+            "description = excluded.description, stale = excluded.stale, "
+            "impression_data = excluded.impression_data, archived_at = excluded.archived_at, "
+            "dependencies = excluded.dependencies",
+            [
+                flag.name,
+                flag.project,
+                flag.type,
+                flag.description,
+                flag.stale,
+                flag.impression_data,
+                _time(flag.created_at),
+                _time(flag.archived_at),
+                _dumps(converter.unstructure(flag.dependencies, tuple[Dependency, ...])),
+            ],
+        )
+
+    def delete_flag(self, name: str) -> None:
+        self._run("DELETE FROM flags WHERE name = ?", [name])
+
+    @staticmethod
+    def _flag_environment(row: Any) -> FlagEnvironment:
+        return FlagEnvironment(
+            row["flag"],
+            row["environment"],
+            bool(row["enabled"]),
+            converter.structure(json.loads(row["variants"]), tuple[Variant, ...]),
+        )
+
+    def get_flag_environment(self, flag: str, environment: str) -> FlagEnvironment | None:
+        row = self._one(
+            "SELECT * FROM flag_environments WHERE flag = ? AND environment = ?",
+            [flag, environment],
+        )
+        return None if row is None else self._flag_environment(row)
+
+    def list_flag_environments(
+        self, *, flag: str | None = None, environment: str | None = None
+    ) -> Sequence[FlagEnvironment]:
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        if flag is not None:
+            where.append("flag = ?")
+            params.append(flag)
+        if environment is not None:
+            where.append("environment = ?")
+            params.append(environment)
+        sql = (
+            f"SELECT * FROM flag_environments WHERE {' AND '.join(where)} "
+            "ORDER BY flag, environment"
+        )
+        return [self._flag_environment(row) for row in self._rows(sql, params)]
+
+    def save_flag_environment(self, state: FlagEnvironment) -> None:
+        self._run(
+            "INSERT OR REPLACE INTO flag_environments (flag, environment, enabled, variants) "
+            "VALUES (?, ?, ?, ?)",
+            [
+                state.flag,
+                state.environment,
+                state.enabled,
+                _dumps(converter.unstructure(state.variants, tuple[Variant, ...])),
+            ],
+        )
+
+    # --- strategies ---
+    def _placements(self, where: str, params: Sequence[Any]) -> list[StrategyPlacement]:
+        rows = self._rows(
+            "SELECT s.*, (SELECT json_group_array(segment_id) FROM "
+            "(SELECT segment_id FROM strategy_segments WHERE strategy_id = s.id ORDER BY position)"
+            ") AS segment_ids "
+            f"FROM strategies s WHERE {where} ORDER BY s.flag, s.environment, s.sort_order, s.id",
+            params,
+        )
+        return [
+            StrategyPlacement(
+                row["flag"],
+                row["environment"],
+                Strategy(
+                    name=row["name"],
+                    parameters=json.loads(row["parameters"]),
+                    constraints=converter.structure(
+                        json.loads(row["constraints"]), tuple[Constraint, ...]
+                    ),
+                    segments=tuple(json.loads(row["segment_ids"])),
+                    variants=converter.structure(json.loads(row["variants"]), tuple[Variant, ...]),
+                    disabled=bool(row["disabled"]),
+                    id=row["id"],
+                    title=row["title"],
+                    sort_order=row["sort_order"],
+                ),
+            )
+            for row in rows
+        ]
+
+    def get_strategy(self, strategy_id: str) -> StrategyPlacement | None:
+        found = self._placements("s.id = ?", [strategy_id])
+        return found[0] if found else None
+
+    def list_strategies(
+        self, *, flag: str | None = None, environment: str | None = None
+    ) -> Sequence[StrategyPlacement]:
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        if flag is not None:
+            where.append("s.flag = ?")
+            params.append(flag)
+        if environment is not None:
+            where.append("s.environment = ?")
+            params.append(environment)
+        return self._placements(" AND ".join(where), params)
+
+    def save_strategy(self, placement: StrategyPlacement) -> None:
+        strategy = placement.strategy
+        self._run(
+            "INSERT INTO strategies (id, flag, environment, name, parameters, constraints, "
+            "variants, disabled, title, sort_order) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(id) DO UPDATE SET flag = excluded.flag, "
+            "environment = excluded.environment, name = excluded.name, "
+            "parameters = excluded.parameters, constraints = excluded.constraints, "
+            "variants = excluded.variants, disabled = excluded.disabled, title = excluded.title, "
+            "sort_order = excluded.sort_order",
+            [
+                placement.id,
+                placement.flag,
+                placement.environment,
+                strategy.name,
+                _dumps(dict(strategy.parameters)),
+                _dumps(converter.unstructure(strategy.constraints, tuple[Constraint, ...])),
+                _dumps(converter.unstructure(strategy.variants, tuple[Variant, ...])),
+                strategy.disabled,
+                strategy.title,
+                strategy.sort_order or 0,
+            ],
+        )
+        self._run("DELETE FROM strategy_segments WHERE strategy_id = ?", [placement.id])
+        for position, segment_id in enumerate(strategy.segments):
+            self._run(
+                "INSERT INTO strategy_segments (strategy_id, segment_id, position) "
+                "VALUES (?, ?, ?)",
+                [placement.id, segment_id, position],
+            )
+
+    def delete_strategy(self, strategy_id: str) -> None:
+        self._run("DELETE FROM strategies WHERE id = ?", [strategy_id])
+
+    def strategies_using_segment(self, segment_id: int) -> Sequence[StrategyPlacement]:
+        return self._placements(
+            "s.id IN (SELECT strategy_id FROM strategy_segments WHERE segment_id = ?)", [segment_id]
+        )
+
+    # --- segments ---
+    @staticmethod
+    def _segment(row: Any) -> Segment:
+        return Segment(
+            row["id"],
+            row["name"],
+            converter.structure(json.loads(row["constraints"]), tuple[Constraint, ...]),
+            row["description"],
+            row["project"],
+        )
+
+    def get_segment(self, segment_id: int) -> Segment | None:
+        row = self._one("SELECT * FROM segments WHERE id = ?", [segment_id])
+        return None if row is None else self._segment(row)
+
+    def list_segments(self) -> Sequence[Segment]:
+        return [self._segment(row) for row in self._rows("SELECT * FROM segments ORDER BY id")]
+
+    def create_segment(self, segment: Segment) -> Segment:
+        segment_id = self._run(
+            "INSERT INTO segments (name, description, project, constraints) VALUES (?, ?, ?, ?)",
+            [
+                segment.name,
+                segment.description,
+                segment.project,
+                _dumps(converter.unstructure(segment.constraints, tuple[Constraint, ...])),
+            ],
+        )
+        assert segment_id is not None
+        return Segment(
+            segment_id, segment.name, segment.constraints, segment.description, segment.project
+        )
+
+    def save_segment(self, segment: Segment) -> None:
+        self._run(
+            "UPDATE segments SET name = ?, description = ?, project = ?, constraints = ? "
+            "WHERE id = ?",
+            [
+                segment.name,
+                segment.description,
+                segment.project,
+                _dumps(converter.unstructure(segment.constraints, tuple[Constraint, ...])),
+                segment.id,
+            ],
+        )
+
+    def delete_segment(self, segment_id: int) -> None:
+        self._run("DELETE FROM segments WHERE id = ?", [segment_id])
+
+    # --- strategy definitions ---
+    def get_strategy_definition(self, name: str) -> StrategyDefinition | None:
+        row = self._one("SELECT body FROM strategy_definitions WHERE name = ?", [name])
+        return (
+            None
+            if row is None
+            else converter.structure(json.loads(row["body"]), StrategyDefinition)
+        )
+
+    def list_strategy_definitions(self) -> Sequence[StrategyDefinition]:
+        return [
+            converter.structure(json.loads(row["body"]), StrategyDefinition)
+            for row in self._rows("SELECT body FROM strategy_definitions ORDER BY name")
+        ]
+
+    def save_strategy_definition(self, definition: StrategyDefinition) -> None:
+        self._run(
+            "INSERT OR REPLACE INTO strategy_definitions (name, body) VALUES (?, ?)",
+            [definition.name, _dumps(converter.unstructure(definition))],
+        )
+
+    def delete_strategy_definition(self, name: str) -> None:
+        self._run("DELETE FROM strategy_definitions WHERE name = ?", [name])
+
+    # --- tags ---
+    def get_tag_type(self, name: str) -> TagType | None:
+        row = self._one("SELECT * FROM tag_types WHERE name = ?", [name])
+        return None if row is None else TagType(row["name"], row["description"])
+
+    def list_tag_types(self) -> Sequence[TagType]:
+        return [
+            TagType(row["name"], row["description"])
+            for row in self._rows("SELECT * FROM tag_types ORDER BY name")
+        ]
+
+    def save_tag_type(self, tag_type: TagType) -> None:
+        self._run(
+            "INSERT INTO tag_types (name, description) VALUES (?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET description = excluded.description",
+            [tag_type.name, tag_type.description],
+        )
+
+    def delete_tag_type(self, name: str) -> None:
+        self._run("DELETE FROM tag_types WHERE name = ?", [name])
+
+    def list_flag_tags(self, flag: str | None = None) -> Sequence[tuple[str, Tag]]:
+        if flag is None:
+            rows = self._rows("SELECT * FROM flag_tags ORDER BY flag, tag_type, value")
+        else:
+            rows = self._rows(
+                "SELECT * FROM flag_tags WHERE flag = ? ORDER BY tag_type, value", [flag]
+            )
+        return [(row["flag"], Tag(row["tag_type"], row["value"])) for row in rows]
+
+    def add_flag_tag(self, flag: str, tag: Tag) -> None:
+        self._run(
+            "INSERT OR IGNORE INTO flag_tags (flag, tag_type, value) VALUES (?, ?, ?)",
+            [flag, tag.type, tag.value],
+        )
+
+    def remove_flag_tag(self, flag: str, tag: Tag) -> None:
+        self._run(
+            "DELETE FROM flag_tags WHERE flag = ? AND tag_type = ? AND value = ?",
+            [flag, tag.type, tag.value],
+        )
+
+    # --- API tokens ---
+    @staticmethod
+    def _token(row: Any) -> ApiToken:
+        return ApiToken(
+            row["name"],
+            TokenType(row["type"]),
+            row["secret_hash"],
+            row["secret_hint"],
+            tuple(json.loads(row["projects"])),
+            row["environment"],
+            _required_time(row["created_at"]),
+        )
+
+    def get_token(self, secret_hash: str) -> ApiToken | None:
+        row = self._one("SELECT * FROM api_tokens WHERE secret_hash = ?", [secret_hash])
+        return None if row is None else self._token(row)
+
+    def list_tokens(self) -> Sequence[ApiToken]:
+        return [
+            self._token(row) for row in self._rows("SELECT * FROM api_tokens ORDER BY created_at")
+        ]
+
+    def save_token(self, token: ApiToken) -> None:
+        self._run(
+            "INSERT OR REPLACE INTO api_tokens (secret_hash, name, type, secret_hint, projects, "
+            "environment, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                token.secret_hash,
+                token.name,
+                token.type.value,
+                token.secret_hint,
+                _dumps(list(token.projects)),
+                token.environment,
+                _time(token.created_at),
+            ],
+        )
+
+    def delete_token(self, secret_hash: str) -> None:
+        self._run("DELETE FROM api_tokens WHERE secret_hash = ?", [secret_hash])
+
+    # --- signals ---
+    @staticmethod
+    def _endpoint(row: Any) -> SignalEndpoint:
+        return SignalEndpoint(
+            row["id"],
+            row["name"],
+            row["description"],
+            bool(row["enabled"]),
+            _required_time(row["created_at"]),
+        )
+
+    def create_signal_endpoint(
+        self, name: str, description: str | None, enabled: bool, created_at: dt.datetime
+    ) -> SignalEndpoint:
+        endpoint_id = self._run(
+            "INSERT INTO signal_endpoints (name, description, enabled, created_at) "
+            "VALUES (?, ?, ?, ?)",
+            [name, description, enabled, _time(created_at)],
+        )
+        assert endpoint_id is not None
+        return SignalEndpoint(endpoint_id, name, description, enabled, created_at)
+
+    def get_signal_endpoint(self, endpoint_id: int) -> SignalEndpoint | None:
+        row = self._one("SELECT * FROM signal_endpoints WHERE id = ?", [endpoint_id])
+        return None if row is None else self._endpoint(row)
+
+    def find_signal_endpoint(self, name: str) -> SignalEndpoint | None:
+        row = self._one("SELECT * FROM signal_endpoints WHERE name = ?", [name])
+        return None if row is None else self._endpoint(row)
+
+    def list_signal_endpoints(self) -> Sequence[SignalEndpoint]:
+        return [
+            self._endpoint(row) for row in self._rows("SELECT * FROM signal_endpoints ORDER BY id")
+        ]
+
+    def save_signal_endpoint(self, endpoint: SignalEndpoint) -> None:
+        self._run(
+            "UPDATE signal_endpoints SET name = ?, description = ?, enabled = ? WHERE id = ?",
+            [endpoint.name, endpoint.description, endpoint.enabled, endpoint.id],
+        )
+
+    def delete_signal_endpoint(self, endpoint_id: int) -> None:
+        self._run("DELETE FROM signal_endpoints WHERE id = ?", [endpoint_id])
+
+    def create_signal_endpoint_token(
+        self, endpoint_id: int, name: str, secret_hash: str, created_at: dt.datetime
+    ) -> SignalEndpointToken:
+        token_id = self._run(
+            "INSERT INTO signal_endpoint_tokens (endpoint_id, name, secret_hash, created_at) "
+            "VALUES (?, ?, ?, ?)",
+            [endpoint_id, name, secret_hash, _time(created_at)],
+        )
+        assert token_id is not None
+        return SignalEndpointToken(token_id, endpoint_id, name, secret_hash, created_at)
+
+    def list_signal_endpoint_tokens(self, endpoint_id: int) -> Sequence[SignalEndpointToken]:
+        return [
+            SignalEndpointToken(
+                row["id"],
+                row["endpoint_id"],
+                row["name"],
+                row["secret_hash"],
+                _required_time(row["created_at"]),
+            )
+            for row in self._rows(
+                "SELECT * FROM signal_endpoint_tokens WHERE endpoint_id = ? ORDER BY id",
+                [endpoint_id],
+            )
+        ]
+
+    def delete_signal_endpoint_token(self, token_id: int) -> None:
+        self._run("DELETE FROM signal_endpoint_tokens WHERE id = ?", [token_id])
+
+    def add_signal(
+        self, endpoint_id: int, token_id: int | None, payload: Any, created_at: dt.datetime
+    ) -> Signal:
+        signal_id = self._run(
+            "INSERT INTO signals (endpoint_id, token_id, payload, created_at) VALUES (?, ?, ?, ?)",
+            [endpoint_id, token_id, _dumps(payload), _time(created_at)],
+        )
+        assert signal_id is not None
+        return Signal(signal_id, endpoint_id, token_id, payload, created_at)
+
+    def list_signals(
+        self, *, endpoint_id: int | None = None, limit: int = 50, before_id: int | None = None
+    ) -> Sequence[Signal]:
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        if endpoint_id is not None:
+            where.append("endpoint_id = ?")
+            params.append(endpoint_id)
+        if before_id is not None:
+            where.append("id < ?")
+            params.append(before_id)
+        rows = self._rows(
+            f"SELECT * FROM signals WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [
+            Signal(
+                row["id"],
+                row["endpoint_id"],
+                row["token_id"],
+                json.loads(row["payload"]),
+                _required_time(row["created_at"]),
+            )
+            for row in rows
+        ]
+
+    # --- metrics and instances ---
+    def add_flag_metrics(self, rows: Iterable[FlagMetrics]) -> None:
+        for row in rows:
+            key = [row.flag, row.app_name, row.environment, _time(row.hour)]
+            current = self._one(
+                "SELECT variants FROM flag_metrics WHERE flag = ? AND app_name = ? "
+                "AND environment = ? AND hour = ?",
+                key,
+            )
+            variants = dict(row.variants)
+            if current is not None:
+                for name, count in json.loads(current["variants"]).items():
+                    variants[name] = variants.get(name, 0) + count
+            self._run(
+                "INSERT INTO flag_metrics (flag, app_name, environment, hour, yes, no, variants) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(flag, app_name, environment, hour) "
+                "DO UPDATE SET yes = yes + excluded.yes, no = no + excluded.no, "
+                "variants = excluded.variants",
+                [*key, row.yes, row.no, _dumps(variants)],
+            )
+
+    def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]:
+        return [
+            FlagMetrics(
+                row["flag"],
+                row["app_name"],
+                row["environment"],
+                _required_time(row["hour"]),
+                row["yes"],
+                row["no"],
+                json.loads(row["variants"]),
+            )
+            for row in self._rows(
+                "SELECT * FROM flag_metrics WHERE flag = ? ORDER BY hour, app_name, environment",
+                [flag],
+            )
+        ]
+
+    def save_client_instance(self, instance: ClientInstance) -> None:
+        self._run(
+            "INSERT INTO client_instances (app_name, instance_id, environment, sdk_version, "
+            "strategies, started, interval, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(app_name, instance_id) DO UPDATE SET "
+            "environment = coalesce(excluded.environment, environment), "
+            "sdk_version = coalesce(excluded.sdk_version, sdk_version), "
+            "strategies = CASE WHEN excluded.strategies = '[]' THEN strategies "
+            "ELSE excluded.strategies END, "
+            "started = coalesce(excluded.started, started), "
+            "interval = coalesce(excluded.interval, interval), last_seen = excluded.last_seen",
+            [
+                instance.app_name,
+                instance.instance_id,
+                instance.environment,
+                instance.sdk_version,
+                _dumps(list(instance.strategies)),
+                _time(instance.started),
+                instance.interval,
+                _time(instance.last_seen),
+            ],
+        )
+
+    def list_client_instances(self) -> Sequence[ClientInstance]:
+        return [
+            ClientInstance(
+                row["app_name"],
+                row["instance_id"],
+                row["environment"],
+                row["sdk_version"],
+                tuple(json.loads(row["strategies"])),
+                _parse_time(row["started"]),
+                row["interval"],
+                _required_time(row["last_seen"]),
+            )
+            for row in self._rows("SELECT * FROM client_instances ORDER BY app_name, instance_id")
+        ]
