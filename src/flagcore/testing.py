@@ -1,0 +1,606 @@
+"""The store contract suite: every use case of the service, over the store under test.
+
+A store proves itself by subclassing `StoreContract` and providing a ``store`` fixture
+that yields a fresh, empty store::
+
+    class TestMyStore(StoreContract):
+        @pytest.fixture
+        def store(self, tmp_path):
+            store = MyStore(tmp_path / "db")
+            yield store
+            store.close()
+
+It needs pytest (and nothing else); flagcore itself does not import this module.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+
+import attrs
+import pytest
+
+from flagcore.engine import Engine
+from flagcore.entities import StrategyDefinition, Tag, TokenType
+from flagcore.errors import (
+    Conflict,
+    FlagcoreError,
+    InvalidInput,
+    LimitExceeded,
+    NameConflict,
+    NotFound,
+)
+from flagcore.limits import Limits
+from flagcore.model import Constraint, Dependency, Strategy, Variant, WeightType
+from flagcore.ports import Store
+from flagcore.service import Service
+
+__all__ = ["StoreContract"]
+
+DEV = "development"
+PROD = "production"
+
+
+def _rollout(percent: int = 100, **extra: str) -> Strategy:
+    return Strategy("flexibleRollout", {"rollout": str(percent), **extra})
+
+
+def _in(field: str, *values: str) -> Constraint:
+    return Constraint(field, "IN", values)
+
+
+class StoreContract:
+    """Subclass with a ``store`` fixture; every test gets a fresh store."""
+
+    @pytest.fixture
+    def store(self) -> Iterator[Store]:
+        raise NotImplementedError("a store contract test class provides the `store` fixture")
+
+    @pytest.fixture
+    def service(self, store: Store) -> Service:
+        return Service(store)
+
+    @staticmethod
+    def _flag_with_strategy(service: Service, name: str = "checkout") -> Strategy:
+        service.create_flag("default", name)
+        return service.add_strategy("default", name, DEV, _rollout(50))
+
+    # --- a fresh store ---
+    def test_a_fresh_store_has_unleash_defaults(self, service: Service) -> None:
+        assert [p.id for p in service.list_projects()] == ["default"]
+        assert [e.name for e in service.list_environments()] == [DEV, PROD]
+        assert [t.name for t in service.list_tag_types()] == ["simple"]
+        assert service.store.revision() == 0
+        # Opening a service again does not duplicate them.
+        again = Service(service.store)
+        assert [p.id for p in again.list_projects()] == ["default"]
+
+    # --- projects and environments ---
+    def test_projects_are_created_updated_and_listed(self, service: Service) -> None:
+        service.create_project("web", "Web shop", "the storefront")
+        updated = service.update_project("web", name="Web", description="shop")
+        assert (updated.name, updated.description) == ("Web", "shop")
+        assert [p.id for p in service.list_projects()] == ["default", "web"]
+        assert service.get_project("web").name == "Web"
+
+    def test_project_ids_must_be_url_friendly_and_unique(self, service: Service) -> None:
+        with pytest.raises(InvalidInput):
+            service.create_project("web shop", "Web")
+        service.create_project("web", "Web")
+        with pytest.raises(NameConflict):
+            service.create_project("web", "Again")
+        with pytest.raises(NotFound):
+            service.update_project("nope", name="x")
+
+    def test_a_project_with_active_flags_cannot_be_deleted(self, service: Service) -> None:
+        service.create_project("web", "Web")
+        service.create_flag("web", "banner")
+        with pytest.raises(Conflict) as refused:
+            service.delete_project("web")
+        assert "banner" in refused.value.details[0].message
+        service.archive_flag("web", "banner")
+        service.delete_project("web")
+        assert [p.id for p in service.list_projects()] == ["default"]
+        with pytest.raises(NotFound):
+            service.delete_project("web")
+
+    def test_environments_can_be_added(self, service: Service) -> None:
+        staging = service.create_environment("staging", "test")
+        assert staging.sort_order == 4
+        assert [e.name for e in service.list_environments()] == [DEV, PROD, "staging"]
+        with pytest.raises(NameConflict):
+            service.create_environment("staging")
+
+    # --- flags ---
+    def test_a_flag_is_created_with_its_metadata(self, service: Service) -> None:
+        flag = service.create_flag(
+            "default", "new-checkout", type="experiment", description="d", impression_data=True
+        )
+        assert (flag.type, flag.description, flag.impression_data, flag.stale) == (
+            "experiment",
+            "d",
+            True,
+            False,
+        )
+        details = service.get_flag("default", "new-checkout")
+        assert details.flag == flag
+        assert [(e.environment.name, e.enabled) for e in details.environments] == [
+            (DEV, False),
+            (PROD, False),
+        ]
+
+    @pytest.mark.parametrize("name", ["with space", "", "slash/name", "ü", "x" * 256])
+    def test_flag_names_must_be_url_friendly(self, service: Service, name: str) -> None:
+        with pytest.raises(InvalidInput):
+            service.create_flag("default", name)
+
+    def test_flag_names_are_unique_among_active_and_archived_flags(self, service: Service) -> None:
+        service.create_flag("default", "f")
+        with pytest.raises(NameConflict, match="a flag"):
+            service.create_flag("default", "f")
+        service.archive_flag("default", "f")
+        with pytest.raises(NameConflict, match="archived"):
+            service.create_flag("default", "f")
+
+    def test_flag_type_and_project_are_checked(self, service: Service) -> None:
+        with pytest.raises(InvalidInput):
+            service.create_flag("default", "f", type="nonsense")
+        with pytest.raises(NotFound):
+            service.create_flag("nope", "f")
+
+    def test_flag_metadata_updates_and_stale_marking(self, service: Service) -> None:
+        service.create_flag("default", "f")
+        service.update_flag("default", "f", description="now described", type="kill-switch")
+        service.mark_stale("default", "f")
+        flag = service.get_flag("default", "f").flag
+        assert (flag.description, flag.type, flag.stale) == ("now described", "kill-switch", True)
+        types = [e.type for e in self._events(service)]
+        assert types[:3] == ["feature-stale-on", "feature-metadata-updated", "feature-created"]
+        with pytest.raises(NotFound):
+            service.update_flag("other-project", "f", description="x")
+
+    def test_archiving_hides_a_flag_from_admins_and_sdks(self, service: Service) -> None:
+        self._flag_with_strategy(service, "f")
+        service.set_environment_enabled("default", "f", DEV, True)
+        service.archive_flag("default", "f")
+        assert service.list_flags() == []
+        assert [d.flag.name for d in service.list_archived_flags()] == ["f"]
+        assert service.client_features(DEV).features == ()
+        with pytest.raises(NotFound):
+            service.get_flag("default", "f")
+        with pytest.raises(NotFound):
+            service.archive_flag("default", "f")
+
+    def test_revive_keeps_strategies_but_disables_every_environment(self, service: Service) -> None:
+        strategy = self._flag_with_strategy(service, "f")
+        service.set_environment_enabled("default", "f", DEV, True)
+        service.set_environment_enabled("default", "f", PROD, True)
+        service.archive_flag("default", "f")
+        service.revive_flag("f")
+        details = service.get_flag("default", "f")
+        assert [e.enabled for e in details.environments] == [False, False]
+        assert details.environments[0].strategies == (strategy,)
+
+    def test_revive_is_refused_for_active_flags_and_lost_projects(self, service: Service) -> None:
+        service.create_project("web", "Web")
+        service.create_flag("web", "f")
+        with pytest.raises(Conflict):
+            service.revive_flag("f")
+        service.archive_flag("web", "f")
+        service.delete_project("web")
+        with pytest.raises(Conflict, match="project"):
+            service.revive_flag("f")
+        with pytest.raises(NotFound):
+            service.revive_flag("never-existed")
+
+    def test_only_archived_flags_can_be_deleted_for_good(self, service: Service) -> None:
+        self._flag_with_strategy(service, "f")
+        with pytest.raises(Conflict, match="archive it first"):
+            service.delete_flag("f")
+        assert service.list_flags()[0].name == "f"
+        service.archive_flag("default", "f")
+        service.delete_flag("f")
+        assert service.list_archived_flags() == []
+        with pytest.raises(NotFound):
+            service.delete_flag("f")
+        # The name is free again, and nothing of the old flag comes back with it.
+        service.create_flag("default", "f")
+        assert service.get_flag("default", "f").environments[0].strategies == ()
+
+    def test_dependencies_are_one_level_deep(self, service: Service) -> None:
+        for name in ("parent", "child", "grandchild"):
+            service.create_flag("default", name)
+        service.set_dependencies("default", "child", [Dependency("parent")])
+        with pytest.raises(InvalidInput, match="one level"):
+            service.set_dependencies("default", "grandchild", [Dependency("child")])
+        with pytest.raises(InvalidInput, match="one level"):
+            service.set_dependencies("default", "parent", [Dependency("grandchild")])
+        with pytest.raises(InvalidInput):
+            service.set_dependencies("default", "grandchild", [Dependency("missing")])
+        flag = service.client_features(DEV).features
+        assert {f.name: f.dependencies for f in flag}["child"] == (Dependency("parent"),)
+
+    # --- strategies ---
+    def test_strategies_are_stored_normalised_and_in_order(self, service: Service) -> None:
+        service.create_flag("default", "f")
+        first = service.add_strategy("default", "f", DEV, Strategy("flexibleRollout", {}))
+        second = service.add_strategy("default", "f", DEV, Strategy("default"))
+        assert first.id
+        assert second.id
+        assert first.id != second.id
+        assert (first.sort_order, second.sort_order) == (0, 1)
+        assert dict(first.parameters) == {"rollout": "100", "stickiness": "default", "groupId": "f"}
+        assert service.list_strategies("default", "f", DEV) == [first, second]
+        assert service.get_strategy("default", "f", DEV, first.id) == first
+
+    def test_strategy_variants_share_1000_by_weight_type(self, service: Service) -> None:
+        service.create_flag("default", "f")
+        variants = (
+            Variant("a", 0),
+            Variant("b", 0),
+            Variant("c", 100, WeightType.FIX),
+            Variant("d", 0),
+        )
+        stored = service.add_strategy(
+            "default", "f", DEV, attrs.evolve(_rollout(), variants=variants)
+        )
+        assert [v.weight for v in stored.variants] == [300, 300, 100, 300]
+
+    @pytest.mark.parametrize(
+        ("constraint", "path"),
+        [
+            (Constraint("userId", "LIKE", ("a",)), "$.constraints[0].operator"),
+            (Constraint("userId", "IN", ()), "$.constraints[0].values"),
+            (Constraint("age", "NUM_GT", value="abc"), "$.constraints[0].value"),
+            (Constraint("age", "NUM_GT"), "$.constraints[0].value"),
+            (Constraint("currentTime", "DATE_AFTER", value="yesterday"), "$.constraints[0].value"),
+            (Constraint("version", "SEMVER_EQ", value="1.2"), "$.constraints[0].value"),
+            (Constraint("version", "SEMVER_EQ", value="v1.2.3"), "$.constraints[0].value"),
+            (Constraint("email", "REGEX", value="(unclosed"), "$.constraints[0].value"),
+            (Constraint("email", "REGEX", value="^(?=a)"), "$.constraints[0].value"),
+            (Constraint("ip", "IN_CIDR", ("10.0.0.0/8", "nope")), "$.constraints[0].values[1]"),
+        ],
+    )
+    def test_constraints_the_engine_cannot_evaluate_are_refused_with_a_path(
+        self, service: Service, constraint: Constraint, path: str
+    ) -> None:
+        service.create_flag("default", "f")
+        strategy = Strategy("default", constraints=(_in("appName", "web"), constraint))
+        with pytest.raises(InvalidInput) as refused:
+            service.add_strategy("default", "f", DEV, strategy)
+        assert [d.path for d in refused.value.details] == [path.replace("[0]", "[1]", 1)]
+        assert service.list_strategies("default", "f", DEV) == []
+
+    @pytest.mark.parametrize("rollout", ["150", "-1", "50.5", "lots"])
+    def test_rollouts_outside_0_to_100_are_refused(self, service: Service, rollout: str) -> None:
+        service.create_flag("default", "f")
+        with pytest.raises(InvalidInput):
+            service.add_strategy(
+                "default", "f", DEV, Strategy("flexibleRollout", {"rollout": rollout})
+            )
+
+    def test_strategy_targets_must_exist(self, service: Service) -> None:
+        service.create_flag("default", "f")
+        with pytest.raises(InvalidInput, match="unknown strategy"):
+            service.add_strategy("default", "f", DEV, Strategy("mine"))
+        with pytest.raises(NotFound):
+            service.add_strategy("default", "f", "nowhere", Strategy("default"))
+        with pytest.raises(NotFound):
+            service.add_strategy("default", "nope", DEV, Strategy("default"))
+        with pytest.raises(NotFound):
+            service.add_strategy("default", "f", DEV, Strategy("default", segments=(99,)))
+
+    def test_custom_strategies_can_be_defined_then_used(self, service: Service) -> None:
+        service.create_strategy_definition(StrategyDefinition("tenant", "per tenant"))
+        with pytest.raises(NameConflict):
+            service.create_strategy_definition(StrategyDefinition("default"))
+        service.create_flag("default", "f")
+        stored = service.add_strategy("default", "f", DEV, Strategy("tenant", {"ids": "a,b"}))
+        assert stored.name == "tenant"
+        assert "tenant" in [d.name for d in service.list_strategy_definitions()]
+
+    def test_strategy_limits_name_the_limit(self, store: Store) -> None:
+        service = Service(store, limits=Limits(constraints_per_strategy=2, constraint_values=3))
+        service.create_flag("default", "f")
+        too_many = Strategy("default", constraints=(_in("a", "1"),) * 3)
+        with pytest.raises(LimitExceeded) as refused:
+            service.add_strategy("default", "f", DEV, too_many)
+        assert refused.value.limit == "constraints_per_strategy"
+        at_limit = Strategy("default", constraints=(_in("a", "1", "2", "3"),) * 2)
+        service.add_strategy("default", "f", DEV, at_limit)
+        with pytest.raises(LimitExceeded) as refused:
+            service.add_strategy(
+                "default", "f", DEV, Strategy("default", constraints=(_in("a", *"1234"),))
+            )
+        assert refused.value.limit == "constraint_values"
+
+    def test_strategies_are_updated_deleted_and_reordered(self, service: Service) -> None:
+        service.create_flag("default", "f")
+        a = service.add_strategy("default", "f", DEV, _rollout(10))
+        b = service.add_strategy("default", "f", DEV, Strategy("default"))
+        updated = service.update_strategy("default", "f", DEV, a.id or "", _rollout(20))
+        assert updated.parameters["rollout"] == "20"
+        assert updated.sort_order == 0
+        reordered = service.reorder_strategies("default", "f", DEV, {a.id or "": 5, b.id or "": 1})
+        assert [s.id for s in reordered] == [b.id, a.id]
+        with pytest.raises(NotFound):
+            service.reorder_strategies("default", "f", DEV, {"nope": 0, b.id or "": 9})
+        assert [s.id for s in service.list_strategies("default", "f", DEV)] == [b.id, a.id]
+        service.delete_strategy("default", "f", DEV, b.id or "")
+        assert [s.id for s in service.list_strategies("default", "f", DEV)] == [a.id]
+        with pytest.raises(NotFound):
+            service.delete_strategy("default", "f", PROD, a.id or "")
+
+    def test_enabling_without_strategies_adds_a_full_rollout(self, service: Service) -> None:
+        service.create_flag("default", "f")
+        service.set_environment_enabled("default", "f", DEV, True)
+        (added,) = service.list_strategies("default", "f", DEV)
+        assert (added.name, dict(added.parameters)) == (
+            "flexibleRollout",
+            {"rollout": "100", "stickiness": "default", "groupId": "f"},
+        )
+        assert Engine(service.client_features(DEV)).is_enabled("f", {"userId": "anyone"})
+        service.set_environment_enabled("default", "f", DEV, False)
+        service.set_environment_enabled("default", "f", DEV, True)
+        assert len(service.list_strategies("default", "f", DEV)) == 1
+
+    def test_disabled_strategies_do_not_reach_sdks(self, service: Service) -> None:
+        service.create_flag("default", "f")
+        service.add_strategy("default", "f", DEV, Strategy("default", disabled=True))
+        service.set_environment_enabled("default", "f", DEV, True)
+        (flag,) = service.client_features(DEV).features
+        assert flag.enabled
+        assert flag.strategies == ()
+
+    # --- segments ---
+    def test_segments_are_created_read_updated_and_deleted(self, service: Service) -> None:
+        beta = service.create_segment("beta", [_in("userId", "1", "2")], description="testers")
+        other = service.create_segment("ios", [])
+        assert beta.id != other.id
+        assert service.get_segment(beta.id) == beta
+        assert [s.name for s in service.list_segments()] == ["beta", "ios"]
+        updated = service.update_segment(beta.id, "beta-users", [_in("userId", "3")])
+        assert service.get_segment(beta.id) == updated
+        with pytest.raises(NameConflict):
+            service.create_segment("ios", [])
+        with pytest.raises(NameConflict):
+            service.update_segment(beta.id, "ios", [])
+        service.delete_segment(other.id)
+        with pytest.raises(NotFound):
+            service.get_segment(other.id)
+        with pytest.raises(NotFound):
+            service.update_segment(999, "x", [])
+
+    def test_a_segment_in_use_by_an_active_flag_cannot_be_deleted(self, service: Service) -> None:
+        segment = service.create_segment("beta", [_in("userId", "1")])
+        service.create_flag("default", "f")
+        strategy = service.add_strategy(
+            "default", "f", DEV, Strategy("default", segments=(segment.id,))
+        )
+        with pytest.raises(Conflict):
+            service.delete_segment(segment.id)
+        assert [p.id for p in service.strategies_using_segment(segment.id)] == [strategy.id]
+        service.archive_flag("default", "f")
+        service.delete_segment(segment.id)
+        service.revive_flag("f")
+        assert service.list_strategies("default", "f", DEV)[0].segments == ()
+
+    def test_replacing_the_segments_of_a_strategy_is_all_or_nothing(self, service: Service) -> None:
+        one = service.create_segment("one", [])
+        two = service.create_segment("two", [])
+        strategy = self._flag_with_strategy(service)
+        strategy_id = strategy.id or ""
+        service.replace_strategy_segments(strategy_id, [one.id, two.id])
+        assert [s.id for s in service.segments_of_strategy(strategy_id)] == [one.id, two.id]
+        revision = service.store.revision()
+        with pytest.raises(NotFound):
+            service.replace_strategy_segments(strategy_id, [two.id, 999])
+        assert [s.id for s in service.segments_of_strategy(strategy_id)] == [one.id, two.id]
+        assert service.store.revision() == revision
+        with pytest.raises(NotFound):
+            service.replace_strategy_segments("no-such-strategy", [one.id])
+        with pytest.raises(NotFound):
+            service.segments_of_strategy("no-such-strategy")
+        service.replace_strategy_segments(strategy_id, [two.id])
+        assert [s.id for s in service.segments_of_strategy(strategy_id)] == [two.id]
+        service.replace_strategy_segments(strategy_id, [])
+        assert service.segments_of_strategy(strategy_id) == []
+        assert service.store.revision() > revision
+
+    def test_segment_limits_name_the_limit(self, store: Store) -> None:
+        limits = Limits(segments=2, segments_per_strategy=1, segment_values=3)
+        service = Service(store, limits=limits)
+        a = service.create_segment("a", [_in("x", "1", "2", "3")])
+        b = service.create_segment("b", [])
+        with pytest.raises(LimitExceeded) as refused:
+            service.create_segment("c", [])
+        assert refused.value.limit == "segments"
+        with pytest.raises(LimitExceeded) as refused:
+            service.update_segment(b.id, "b", [_in("x", "1", "2"), _in("y", "3", "4")])
+        assert refused.value.limit == "segment_values"
+        strategy = self._flag_with_strategy(service)
+        with pytest.raises(LimitExceeded) as refused:
+            service.replace_strategy_segments(strategy.id or "", [a.id, b.id])
+        assert refused.value.limit == "segments_per_strategy"
+
+    # --- tags ---
+    def test_tags_need_a_known_type_and_filter_client_features(self, service: Service) -> None:
+        for name in ("a", "b", "c"):
+            service.create_flag("default", name)
+        service.create_tag_type("team", "owning team")
+        with pytest.raises(NameConflict):
+            service.create_tag_type("team")
+        service.add_flag_tag("a", Tag("team", "core"))
+        service.add_flag_tag("b", Tag("simple", "beta"))
+        service.add_flag_tag("b", Tag("simple", "beta"))  # adding twice is harmless
+        with pytest.raises(InvalidInput):
+            service.add_flag_tag("c", Tag("nosuchtype", "xx"))
+        with pytest.raises(InvalidInput):
+            service.add_flag_tag("c", Tag("simple", "x"))
+        assert service.list_flag_tags("b") == [Tag("simple", "beta")]
+        either = service.client_features(DEV, tags=[Tag("team", "core"), Tag("simple", "beta")])
+        assert [f.name for f in either.features] == ["a", "b"]
+        with pytest.raises(Conflict):
+            service.delete_tag_type("team")
+        service.remove_flag_tag("a", Tag("team", "core"))
+        with pytest.raises(NotFound):
+            service.remove_flag_tag("a", Tag("team", "core"))
+        service.delete_tag_type("team")
+
+    # --- client features ---
+    def test_client_features_filters_combine_or_within_and_across(self, service: Service) -> None:
+        service.create_project("web", "Web")
+        service.create_flag("default", "app.one")
+        service.create_flag("web", "app.two")
+        service.create_flag("web", "other")
+        service.add_flag_tag("app.one", Tag("simple", "t1"))
+        service.add_flag_tag("other", Tag("simple", "t1"))
+
+        def names(**filters: object) -> list[str]:
+            return [f.name for f in service.client_features(DEV, **filters).features]  # type: ignore[arg-type]
+
+        assert names() == ["app.one", "app.two", "other"]
+        assert names(projects=["web"]) == ["app.two", "other"]
+        assert names(projects=["web", "default"]) == ["app.one", "app.two", "other"]
+        assert names(name_prefix="app.") == ["app.one", "app.two"]
+        assert names(name_prefix="app.", projects=["web"]) == ["app.two"]
+        assert names(tags=[Tag("simple", "t1")], projects=["web"]) == ["other"]
+        with pytest.raises(NotFound):
+            service.client_features("nowhere")
+
+    def test_client_features_carry_state_strategies_and_used_segments(
+        self, service: Service
+    ) -> None:
+        used = service.create_segment("used", [_in("userId", "1")])
+        service.create_segment("unused", [])
+        service.create_flag("default", "f")
+        service.add_strategy("default", "f", DEV, Strategy("default", segments=(used.id,)))
+        service.set_environment_enabled("default", "f", DEV, True)
+        snapshot = service.client_features(DEV)
+        (flag,) = snapshot.features
+        assert flag.enabled
+        assert [s.segments for s in flag.strategies] == [(used.id,)]
+        assert [s.name for s in snapshot.segments] == ["used"]
+        assert not service.client_features(PROD).features[0].enabled
+        engine = Engine(snapshot)
+        assert engine.is_enabled("f", {"userId": "1"})
+        assert not engine.is_enabled("f", {"userId": "2"})
+
+    def test_an_in_process_engine_follows_writes(self, service: Service) -> None:
+        live = service.engine(DEV)
+        assert not live.is_enabled("f")
+        service.create_flag("default", "f")
+        service.set_environment_enabled("default", "f", DEV, True)
+        assert live.is_enabled("f")
+        service.set_environment_enabled("default", "f", DEV, False)
+        assert not live.is_enabled("f")
+
+    def test_flag_level_variants_reach_sdks(self, service: Service) -> None:
+        service.create_flag("default", "f")
+        service.set_flag_variants("default", "f", DEV, [Variant("a", 0), Variant("b", 0)])
+        service.set_environment_enabled("default", "f", DEV, True)
+        (flag,) = service.client_features(DEV).features
+        assert [(v.name, v.weight) for v in flag.variants] == [("a", 500), ("b", 500)]
+
+    # --- tokens ---
+    def test_tokens_are_created_authenticated_and_deleted(self, service: Service) -> None:
+        admin = service.create_token("ops", TokenType.ADMIN)
+        client = service.create_token("web", "client", projects=["default"], environment=DEV)
+        assert admin.secret.startswith("*:*.")
+        assert client.secret.startswith("default:development.")
+        assert client.token.secret_hash != client.secret
+        assert client.secret not in repr(service.list_tokens())
+        found = service.authenticate(client.secret)
+        assert found is not None
+        assert found.projects == ("default",)
+        assert found.environment == DEV
+        assert service.authenticate(client.secret + "x") is None
+        service.delete_token(client.secret)
+        assert service.authenticate(client.secret) is None
+        with pytest.raises(NotFound):
+            service.delete_token(client.secret)
+
+    def test_client_tokens_need_a_real_environment_and_projects(self, service: Service) -> None:
+        with pytest.raises(InvalidInput):
+            service.create_token("x", "client", environment="nowhere")
+        with pytest.raises(NotFound):
+            service.create_token("x", "client", projects=["nope"], environment=DEV)
+        with pytest.raises(InvalidInput):
+            service.create_token("x", "superuser")
+        given = service.create_token(
+            "x", "client", environment=DEV, secret="*:development.abcdefgh12"
+        )
+        assert given.secret == "*:development.abcdefgh12"
+        with pytest.raises(NameConflict):
+            service.create_token("y", "client", environment=DEV, secret="*:development.abcdefgh12")
+
+    # --- metrics ---
+    def test_metrics_add_up_per_flag_app_environment_and_hour(self, service: Service) -> None:
+        start = dt.datetime(2026, 1, 1, 10, 15, tzinfo=dt.UTC)
+        service.register_client("shop", "i-1", sdk_version="python:6", strategies=["tenant"])
+        toggles = {"f": {"yes": 2, "no": 1, "variants": {"a": 2}}}
+        service.record_metrics("shop", "i-1", DEV, start, toggles)
+        service.record_metrics("shop", "i-1", DEV, start + dt.timedelta(minutes=30), toggles)
+        (row,) = service.flag_metrics("f")
+        assert (row.yes, row.no, dict(row.variants)) == (4, 2, {"a": 4})
+        assert row.hour == dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC)
+        (instance,) = service.client_instances()
+        assert (instance.sdk_version, instance.strategies) == ("python:6", ("tenant",))
+        with pytest.raises(InvalidInput):
+            service.record_metrics("shop", "i-1", DEV, start, {"f": {"yes": -1}})
+
+    # --- events, revision, atomicity ---
+    def test_every_change_writes_an_event_and_moves_the_revision(self, service: Service) -> None:
+        revisions = [service.store.revision()]
+        service.create_flag("default", "f")
+        revisions.append(service.store.revision())
+        strategy = service.add_strategy("default", "f", DEV, _rollout(10))
+        revisions.append(service.store.revision())
+        service.set_environment_enabled("default", "f", DEV, True)
+        revisions.append(service.store.revision())
+        service.replace_strategy_segments(strategy.id or "", [])
+        revisions.append(service.store.revision())
+        assert revisions == sorted(set(revisions))
+        events = self._events(service)
+        assert [e.type for e in events] == [
+            "feature-strategy-segments-updated",
+            "feature-environment-enabled",
+            "feature-strategy-add",
+            "feature-created",
+        ]
+        latest = events[0]
+        assert latest.id == service.store.revision()
+        assert latest.feature_name == "f"
+        assert latest.created_by == "system"
+        added = next(e for e in events if e.type == "feature-strategy-add")
+        assert (added.environment, added.project) == (DEV, "default")
+
+    def test_a_failed_use_case_changes_nothing(self, service: Service) -> None:
+        service.create_flag("default", "f")
+        before = service.store.revision()
+        with pytest.raises(FlagcoreError):
+            service.add_strategy("default", "f", DEV, Strategy("default", segments=(42,)))
+        assert service.store.revision() == before
+        assert service.list_strategies("default", "f", DEV) == []
+
+    def test_an_exception_inside_a_transaction_rolls_everything_back(self, store: Store) -> None:
+        Service(store)
+        before = store.revision()
+
+        def change_then_fail() -> None:
+            with store.transaction() as tx:
+                tx.append_event("x", "test")
+                tx.save_tag_type(attrs.evolve(tx.list_tag_types()[0], description="changed"))
+                raise RuntimeError("boom")
+
+        with pytest.raises(RuntimeError):
+            change_then_fail()
+        assert store.revision() == before
+        with store.transaction(write=False) as tx:
+            assert tx.list_tag_types()[0].description != "changed"
+
+    @staticmethod
+    def _events(service: Service) -> list:  # type: ignore[type-arg]
+        with service.store.transaction(write=False) as tx:
+            return list(tx.list_events(limit=1000))
