@@ -6,13 +6,14 @@ flag is reported (with a JSON path) and left out, the rest of the payload still 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
+from flagcore import fast_reading
 from flagcore.context import context_value
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import (
@@ -30,9 +31,11 @@ from flagcore.model import (
 
 __all__ = [
     "ClientFeaturesReading",
-    "apply_delta",
+    "IndexedClientFeatures",
+    "apply_delta_events",
     "converter",
     "error_details",
+    "index_client_features",
     "read_client_features",
     "structure_flag",
     "structure_segment",
@@ -91,13 +94,14 @@ _RENAMES: dict[type, dict[str, str]] = {
     Strategy: {"sort_order": "sortOrder"},
     Flag: {"impression_data": "impressionData"},
 }
-_NULLABLE_TUPLES: dict[type, tuple[str, ...]] = {
+# Wire keys where Unleash may send null to mean "the default" (an empty list, mostly).
+_NULL_MEANS_DEFAULT: dict[type, tuple[str, ...]] = {
     Constraint: ("values",),
     Segment: ("constraints",),
     Override: ("values",),
-    Variant: ("overrides",),
-    Strategy: ("constraints", "segments", "variants"),
-    Flag: ("strategies", "variants", "dependencies"),
+    Variant: ("overrides", "stickiness", "weightType"),
+    Strategy: ("constraints", "segments", "variants", "parameters"),
+    Flag: ("strategies", "variants", "dependencies", "type", "project", "stale", "impressionData"),
 }
 
 
@@ -108,7 +112,7 @@ def _register(cls: type) -> None:
         converter,
         **renames,  # type: ignore[arg-type]
     )
-    nullable = _NULLABLE_TUPLES.get(cls, ())
+    nullable = _NULL_MEANS_DEFAULT.get(cls, ())
 
     def structure_tolerating_nulls(data: Any, type_: Any) -> Any:
         if not isinstance(data, Mapping):
@@ -149,11 +153,17 @@ def _json_path(message: str, root: str) -> str:
 
 def structure_flag(data: Any) -> Flag:
     """Read one client-features flag; raises `InvalidInput` with JSON paths."""
-    return _structure(data, Flag, "a flag")
+    try:
+        return fast_reading.read_flag(data)
+    except (fast_reading.NotFast, KeyError):
+        return _structure(data, Flag, "a flag")
 
 
 def structure_segment(data: Any) -> Segment:
-    return _structure(data, Segment, "a segment")
+    try:
+        return fast_reading.read_segment(data)
+    except (fast_reading.NotFast, KeyError):
+        return _structure(data, Segment, "a segment")
 
 
 def _structure(data: Any, cls: type[_T], what: str) -> _T:
@@ -161,6 +171,89 @@ def _structure(data: Any, cls: type[_T], what: str) -> _T:
         return converter.structure(data, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
         raise InvalidInput(f"{what} could not be read", error_details(exc)) from exc
+
+
+@attrs.define
+class IndexedClientFeatures:
+    """A payload indexed but not yet read: flags by name, segments by id, as sent.
+
+    Entries stay raw JSON (or model values) until someone needs them, so loading a
+    large payload costs a pass over its names; `read_client_features` reads them all.
+    """
+
+    features: dict[str, Any] = attrs.field(factory=dict)
+    segments: dict[Any, Any] = attrs.field(factory=dict)
+    # Entries that cannot even be indexed (no name, no id), with why.
+    unnamed: list[tuple[str, InvalidInput]] = attrs.field(factory=list)
+
+
+def index_client_features(payload: Mapping[str, Any]) -> IndexedClientFeatures:
+    """Index ``{"version", "features", "segments"}``, or a delta (``{"events": [...]}``)."""
+    if not isinstance(payload, Mapping):
+        raise InvalidInput("the client features payload must be a JSON object")
+    indexed = IndexedClientFeatures()
+    if "events" in payload and "features" not in payload:
+        apply_delta_events(indexed, payload)
+        return indexed
+    _index_into(indexed, payload.get("features"), payload.get("segments"))
+    return indexed
+
+
+def _index_into(indexed: IndexedClientFeatures, features: Any, segments: Any) -> None:
+    features = features or ()
+    segments = segments or ()
+    if not isinstance(features, Sequence) or not isinstance(segments, Sequence):
+        raise InvalidInput("features and segments must be lists")
+    for position, feature in enumerate(features):
+        _index_feature(indexed, feature, f"features[{position}]")
+    for position, segment in enumerate(segments):
+        _index_segment(indexed, segment, f"segments[{position}]")
+
+
+def _index_feature(indexed: IndexedClientFeatures, feature: Any, where: str) -> None:
+    name = feature.get("name") if isinstance(feature, Mapping) else None
+    if isinstance(name, str):
+        indexed.features[name] = feature  # a later duplicate wins, as in Unleash
+    else:
+        problem = InvalidInput(
+            "a flag needs a name", [ErrorDetail("missing or not a string", "$.name")]
+        )
+        indexed.unnamed.append((where, problem))
+
+
+def _index_segment(indexed: IndexedClientFeatures, segment: Any, where: str) -> None:
+    segment_id = segment.get("id") if isinstance(segment, Mapping) else None
+    if isinstance(segment_id, int) and not isinstance(segment_id, bool):
+        indexed.segments[segment_id] = segment
+    else:
+        problem = InvalidInput(
+            "a segment needs an integer id", [ErrorDetail("not an integer", "$.id")]
+        )
+        indexed.unnamed.append((where, problem))
+
+
+def apply_delta_events(indexed: IndexedClientFeatures, delta: Mapping[str, Any]) -> None:
+    """Apply Unleash's delta events in order: hydration, feature-/segment- updated and removed."""
+    events = delta.get("events") if isinstance(delta, Mapping) else None
+    if not isinstance(events, Sequence):
+        raise InvalidInput("a delta payload must carry a list of events")
+    for event in events:
+        if not isinstance(event, Mapping):
+            continue
+        kind = event.get("type")
+        if kind == "hydration":
+            indexed.features.clear()
+            indexed.segments.clear()
+            indexed.unnamed.clear()
+            _index_into(indexed, event.get("features"), event.get("segments"))
+        elif kind == "feature-updated":
+            _index_feature(indexed, event.get("feature"), "feature-updated")
+        elif kind == "feature-removed":
+            indexed.features.pop(event.get("featureName"), None)  # type: ignore[arg-type]
+        elif kind == "segment-updated":
+            _index_segment(indexed, event.get("segment"), "segment-updated")
+        elif kind == "segment-removed":
+            indexed.segments.pop(event.get("segmentId"), None)
 
 
 @attrs.frozen
@@ -172,69 +265,22 @@ class ClientFeaturesReading:
 
 
 def read_client_features(payload: Mapping[str, Any]) -> ClientFeaturesReading:
-    """Read ``{"version", "features", "segments"}``, or a delta (``{"events": [...]}``)."""
-    if not isinstance(payload, Mapping):
-        raise InvalidInput("the client features payload must be a JSON object")
-    if "events" in payload and "features" not in payload:
-        return apply_delta(ClientFeaturesReading(ClientFeatures()), payload)
-    features = payload.get("features") or ()
-    segments = payload.get("segments") or ()
-    if not isinstance(features, Sequence) or not isinstance(segments, Sequence):
-        raise InvalidInput("features and segments must be lists")
-    problems: list[tuple[str, InvalidInput]] = []
-    flags = _read_each(features, structure_flag, problems, "features")
-    read_segments = _read_each(segments, structure_segment, problems, "segments")
-    snapshot = ClientFeatures(features=tuple(flags), segments=tuple(read_segments))
-    return ClientFeaturesReading(snapshot, tuple(problems))
-
-
-def _read_each(
-    items: Iterable[Any], read: Any, problems: list[tuple[str, InvalidInput]], where: str
-) -> list[Any]:
-    out = []
-    for index, item in enumerate(items):
+    """Read a whole payload (or delta); one bad flag is left out and reported, not fatal."""
+    indexed = index_client_features(payload)
+    problems = list(indexed.unnamed)
+    flags = []
+    for name, raw in indexed.features.items():
         try:
-            out.append(read(item))
+            flags.append(raw if isinstance(raw, Flag) else structure_flag(raw))
         except InvalidInput as exc:
-            name = item.get("name") if isinstance(item, Mapping) else None
-            label = name if isinstance(name, str) else f"{where}[{index}]"
-            problems.append((label, exc))
-    return out
-
-
-def apply_delta(reading: ClientFeaturesReading, delta: Mapping[str, Any]) -> ClientFeaturesReading:
-    """Apply Unleash's delta events in order: hydration, feature-/segment- updated and removed."""
-    events = delta.get("events")
-    if not isinstance(events, Sequence):
-        raise InvalidInput("a delta payload must carry a list of events")
-    flags = {flag.name: flag for flag in reading.snapshot.features}
-    segments = {segment.id: segment for segment in reading.snapshot.segments}
-    problems = list(reading.problems)
-    for event in events:
-        if not isinstance(event, Mapping):
-            continue
-        kind = event.get("type")
-        if kind == "hydration":
-            fresh = read_client_features(
-                {"features": event.get("features") or (), "segments": event.get("segments") or ()}
-            )
-            flags = {flag.name: flag for flag in fresh.snapshot.features}
-            segments = {segment.id: segment for segment in fresh.snapshot.segments}
-            problems = list(fresh.problems)
-        elif kind == "feature-updated":
-            for flag in _read_each([event.get("feature")], structure_flag, problems, "feature"):
-                flags[flag.name] = flag
-        elif kind == "feature-removed":
-            flags.pop(str(event.get("featureName")), None)
-        elif kind == "segment-updated":
-            for segment in _read_each(
-                [event.get("segment")], structure_segment, problems, "segment"
-            ):
-                segments[segment.id] = segment
-        elif kind == "segment-removed":
-            segments.pop(event.get("segmentId"), None)  # type: ignore[arg-type]
-    snapshot = ClientFeatures(tuple(flags.values()), tuple(segments.values()))
-    return ClientFeaturesReading(snapshot, tuple(problems))
+            problems.append((name, exc))
+    segments = []
+    for segment_id, raw in indexed.segments.items():
+        try:
+            segments.append(raw if isinstance(raw, Segment) else structure_segment(raw))
+        except InvalidInput as exc:
+            problems.append((f"segment {segment_id}", exc))
+    return ClientFeaturesReading(ClientFeatures(tuple(flags), tuple(segments)), tuple(problems))
 
 
 def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) -> dict[str, Any]:

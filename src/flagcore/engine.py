@@ -8,15 +8,23 @@ the way. A flag that cannot be read or compiled evaluates to off and is listed i
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
 
-from flagcore.codec import ClientFeaturesReading, apply_delta, read_client_features
+from flagcore.codec import (
+    IndexedClientFeatures,
+    apply_delta_events,
+    index_client_features,
+    structure_flag,
+    structure_segment,
+)
 from flagcore.context import Context
-from flagcore.model import ClientFeatures, Flag, Segment, Strategy
+from flagcore.errors import InvalidInput
+from flagcore.model import ClientFeatures, Constraint, Flag, Segment, Strategy
 from flagcore.operators import BrokenRule, Predicate, compile_constraint
 from flagcore.strategies import (
     BUILTIN_STRATEGIES,
@@ -86,25 +94,33 @@ class _CompiledFlag:
 
 class _Compiler:
     def __init__(
-        self, segments: Mapping[int, Segment], builders: Mapping[str, StrategyBuilder]
+        self, segments: Callable[[int], Segment | None], builders: Mapping[str, StrategyBuilder]
     ) -> None:
         self._builders = builders
         self._segments = segments
         self._compiled_segments: dict[int, tuple[Predicate, ...]] = {}
+        # Equal constraints (shared lists, inlined segments) compile once per snapshot.
+        self._constraints: dict[Constraint, Predicate] = {}
+
+    def constraint(self, constraint: Constraint) -> Predicate:
+        predicate = self._constraints.get(constraint)
+        if predicate is None:
+            predicate = self._constraints[constraint] = compile_constraint(constraint)
+        return predicate
 
     def segment(self, segment_id: int) -> tuple[Predicate, ...]:
         compiled = self._compiled_segments.get(segment_id)
         if compiled is None:
-            segment = self._segments.get(segment_id)
+            segment = self._segments(segment_id)
             if segment is None:
                 raise BrokenRule(f"segment {segment_id} does not exist")
             # Compiled on first use: a broken segment breaks only the flags that use it.
-            compiled = tuple(compile_constraint(c) for c in segment.constraints)
+            compiled = tuple(self.constraint(c) for c in segment.constraints)
             self._compiled_segments[segment_id] = compiled
         return compiled
 
     def strategy(self, strategy: Strategy, flag_name: str) -> Predicate:
-        checks = [compile_constraint(c) for c in strategy.constraints]
+        checks = [self.constraint(c) for c in strategy.constraints]
         for segment_id in strategy.segments:
             checks.extend(self.segment(segment_id))
         builder = self._builders.get(strategy.name)
@@ -223,6 +239,10 @@ class Engine:
 
     Build it with `Engine.from_client_features` (Unleash's client payload or a delta) or
     from a `ClientFeatures` snapshot. `is_enabled` and `get_variant` never raise.
+
+    Loading only indexes the payload by flag name; each flag is read and compiled the
+    first time it is evaluated (or by `compile_all`), so a process that asks about 50 of
+    20,000 flags never pays for the rest.
     """
 
     def __init__(
@@ -234,10 +254,11 @@ class Engine:
         self._builders: dict[str, StrategyBuilder] = dict(BUILTIN_STRATEGIES)
         for name, implementation in (custom_strategies or {}).items():
             self._builders[name] = custom_strategy_builder(implementation)
-        self._reading = ClientFeaturesReading(snapshot or ClientFeatures())
-        self._flags: dict[str, _CompiledFlag] = {}
-        self._warnings: tuple[EngineWarning, ...] = ()
-        self._compile()
+        self._sources = IndexedClientFeatures()
+        if snapshot is not None:
+            self._sources.features.update((flag.name, flag) for flag in snapshot.features)
+            self._sources.segments.update((segment.id, segment) for segment in snapshot.segments)
+        self._reset()
 
     @classmethod
     def from_client_features(
@@ -246,54 +267,103 @@ class Engine:
         *,
         custom_strategies: Mapping[str, CustomStrategy] | None = None,
     ) -> Engine:
-        """Compile Unleash's ``/api/client/features`` payload, or a delta that hydrates."""
+        """Load Unleash's ``/api/client/features`` payload, or a delta that hydrates."""
         engine = cls(custom_strategies=custom_strategies)
-        engine._reading = read_client_features(payload)
-        engine._compile()
+        engine._sources = index_client_features(payload)
         return engine
 
     def apply_delta(self, payload: Mapping[str, Any]) -> None:
         """Apply delta events: ``hydration``, ``feature-*`` and ``segment-*`` changes."""
-        self._reading = apply_delta(self._reading, payload)
-        self._compile()
+        apply_delta_events(self._sources, payload)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._flags: dict[str, _CompiledFlag] = {}
+        self._problems: dict[str, EngineWarning] = {
+            where: _warning(where, problem) for where, problem in self._sources.unnamed
+        }
+        self._segments: dict[int, Segment | None] = {}
+        self._compiler = _Compiler(self._segment, self._builders)
+
+    def _segment(self, segment_id: int) -> Segment | None:
+        if segment_id not in self._segments:
+            raw = self._sources.segments.get(segment_id)
+            try:
+                self._segments[segment_id] = (
+                    raw if raw is None or isinstance(raw, Segment) else structure_segment(raw)
+                )
+            except InvalidInput:
+                self._segments[segment_id] = None  # strategies using it break, with a warning
+        return self._segments[segment_id]
+
+    def _compiled(self, name: str) -> _CompiledFlag | None:
+        compiled = self._flags.get(name)
+        if compiled is not None:
+            return compiled
+        raw = self._sources.features.get(name)
+        if raw is None:
+            return None
+        # Compiling allocates many closures and tuples; the cyclic garbage collector would
+        # rescan them again and again (80% of compile time at 10,000 flags). Nothing made
+        # here is garbage, so collection waits until the flag is compiled.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            compiled = self._compile(name, raw)
+        finally:
+            if collecting:
+                gc.enable()
+        self._flags[name] = compiled
+        return compiled
+
+    def _compile(self, name: str, raw: Any) -> _CompiledFlag:
+        try:
+            flag = raw if isinstance(raw, Flag) else structure_flag(raw)
+        except InvalidInput as problem:
+            self._problems[name] = _warning(name, problem)
+            return _off(name)
+        try:
+            return self._compiler.flag(flag, self._compiled)
+        except Exception as exc:  # a flag that cannot compile is off, never fatal
+            self._problems[name] = EngineWarning(name, f"could not compile: {exc}")
+            return _off(name)
+
+    def compile_all(self) -> None:
+        """Read and compile every flag now (loading does it lazily, flag by flag)."""
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for name in self._sources.features:
+                self._compiled(name)
+        finally:
+            if collecting:
+                gc.enable()
 
     @property
     def snapshot(self) -> ClientFeatures:
-        return self._reading.snapshot
+        """The flags and segments as read (flags that could not be read are left out)."""
+        features = tuple(
+            compiled.flag
+            for name in self._sources.features
+            if (compiled := self._compiled(name)) is not None and name not in self._problems
+        )
+        segments = tuple(
+            segment for i in self._sources.segments if (segment := self._segment(i)) is not None
+        )
+        return ClientFeatures(features, segments)
 
     @property
     def warnings(self) -> tuple[EngineWarning, ...]:
-        return self._warnings
+        """Flags that could not be read or compiled (they are off); compiles every flag."""
+        self.compile_all()
+        return tuple(self._problems.values())
 
     def flag_names(self) -> tuple[str, ...]:
-        return tuple(self._flags)
-
-    def _compile(self) -> None:
-        snapshot = self._reading.snapshot
-        warnings = [
-            EngineWarning(
-                name,
-                "; ".join(f"{d.path}: {d.message}" for d in problem.details) or problem.message,
-            )
-            for name, problem in self._reading.problems
-        ]
-        compiler = _Compiler({segment.id: segment for segment in snapshot.segments}, self._builders)
-        flags: dict[str, _CompiledFlag] = {}
-        lookup = flags.get
-        for flag in snapshot.features:
-            try:
-                flags[flag.name] = compiler.flag(flag, lookup)
-            except Exception as exc:  # a flag that cannot compile is off, never fatal
-                warnings.append(EngineWarning(flag.name, f"could not compile: {exc}"))
-                flags[flag.name] = _off(flag.name)
-        for name, _problem in self._reading.problems:
-            flags.setdefault(name, _off(name))
-        self._flags = flags
-        self._warnings = tuple(warnings)
+        return tuple(self._sources.features)
 
     def is_enabled(self, name: str, context: ContextLike = None, *, default: bool = False) -> bool:
         """Whether ``name`` is on for ``context``; ``default`` if the flag is unknown."""
-        compiled = self._flags.get(name)
+        compiled = self._flags.get(name) or self._compiled(name)
         if compiled is None:
             return default
         try:
@@ -306,7 +376,7 @@ class Engine:
 
     def get_variant(self, name: str, context: ContextLike = None) -> VariantResult:
         """The variant of ``name`` for ``context``; ``disabled`` when none applies."""
-        compiled = self._flags.get(name)
+        compiled = self._flags.get(name) or self._compiled(name)
         if compiled is None:
             return DISABLED_VARIANT
         try:
@@ -318,8 +388,13 @@ class Engine:
             return DISABLED_VARIANT
 
     def is_impression_data_enabled(self, name: str) -> bool:
-        compiled = self._flags.get(name)
+        compiled = self._compiled(name)
         return compiled is not None and compiled.flag.impression_data
+
+
+def _warning(where: str, problem: InvalidInput) -> EngineWarning:
+    details = "; ".join(f"{d.path}: {d.message}" for d in problem.details)
+    return EngineWarning(where, details or problem.message)
 
 
 def _as_context(context: Any) -> Context:

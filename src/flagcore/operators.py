@@ -18,12 +18,11 @@ comparison. The rules are those of Unleash's engine (yggdrasil):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import ipaddress
 import re
 import sys
 from collections.abc import Callable, Mapping
-
-import semver
 
 from flagcore.context import Context, context_value
 from flagcore.model import Constraint
@@ -63,6 +62,7 @@ def _never(_ctx: Context) -> bool:
     return False
 
 
+@functools.cache
 def field_reader(context_name: str) -> FieldReader:
     """A reader for one context field: Unleash's standard names, else a property.
 
@@ -112,6 +112,7 @@ _CONSTRAINT_NUMBER = re.compile(r"[ \t]*([+-]?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-
 _EPSILON = sys.float_info.epsilon
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_context_number(text: str) -> float | None:
     if _CONTEXT_NUMBER.fullmatch(text) is None:
         return None
@@ -157,6 +158,7 @@ def _date_from(match: re.Match[str]) -> dt.datetime | None:
     return moment
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_context_date(text: str) -> dt.datetime | None:
     match = _CONTEXT_DATE.fullmatch(text)
     return _date_from(match) if match else None
@@ -170,11 +172,33 @@ def _constraint_date(raw: str | None) -> dt.datetime:
     return moment
 
 
-def _semver(text: str) -> semver.Version | None:
-    try:
-        return semver.Version.parse(text)
-    except (ValueError, TypeError):
+# SemVer 2.0: no leading zeros in numbers or numeric pre-release identifiers.
+_NUMBER_ID = r"(?:0|[1-9][0-9]*)"
+_PRE_ID = r"(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)"
+_SEMVER = re.compile(
+    rf"({_NUMBER_ID})\.({_NUMBER_ID})\.({_NUMBER_ID})"
+    rf"(?:-({_PRE_ID}(?:\.{_PRE_ID})*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
+)
+SemverKey = tuple[int, int, int, tuple[tuple[int, int | str], ...]]
+_RELEASE = ((2, 0),)  # sorts after every pre-release identifier list
+
+
+@functools.lru_cache(maxsize=4096)
+def semver_key(text: str) -> SemverKey | None:
+    """A key whose ordering is SemVer precedence (build metadata ignored, as in Unleash).
+
+    The semver package parses the same grammar but costs ~20 µs a call; a version is
+    compared on every evaluation, so this key is parsed once per distinct string.
+    """
+    match = _SEMVER.fullmatch(text)
+    if match is None:
         return None
+    major, minor, patch, pre = match.groups()
+    if pre is None:
+        return int(major), int(minor), int(patch), _RELEASE
+    # Numeric identifiers sort numerically and below alphanumeric ones.
+    identifiers = tuple((0, int(part)) if part.isdigit() else (1, part) for part in pre.split("."))
+    return int(major), int(minor), int(patch), ((0, 0), *identifiers)
 
 
 def parse_ip_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
@@ -266,15 +290,15 @@ def _semver_operator(compare: Callable[[int], bool]) -> Callable[[Constraint], _
         raw = constraint.value
         if raw is not None and raw.lstrip(" \t").startswith("v"):
             return None  # Unleash reads "v1.2.3" as a constant false
-        target = _semver(raw.strip(" \t")) if raw is not None else None
+        target = semver_key(raw.strip(" \t")) if raw is not None else None
         if target is None:
             raise BrokenRule(f"{raw!r} is not a semantic version")
-        # Build metadata never decides an ordering in Unleash.
-        target = target.replace(build=None)
 
         def test(value: str) -> bool:
-            version = _semver(value)
-            return version is not None and compare(version.replace(build=None).compare(target))
+            version = semver_key(value)
+            if version is None:
+                return False
+            return compare((version > target) - (version < target))
 
         return test
 
