@@ -37,8 +37,11 @@ __all__ = [
     "error_details",
     "index_client_features",
     "read_client_features",
+    "structure_constraints",
+    "structure_dependencies",
     "structure_flag",
     "structure_segment",
+    "structure_variants",
     "unstructure_client_features",
     "unstructure_flag",
 ]
@@ -164,6 +167,27 @@ def structure_segment(data: Any) -> Segment:
         return fast_reading.read_segment(data)
     except (fast_reading.NotFast, KeyError):
         return _structure(data, Segment, "a segment")
+
+
+def structure_constraints(data: Any) -> tuple[Constraint, ...]:
+    try:
+        return fast_reading.read_constraints(data)
+    except (fast_reading.NotFast, KeyError):
+        return _structure(data, tuple[Constraint, ...], "constraints")
+
+
+def structure_variants(data: Any) -> tuple[Variant, ...]:
+    try:
+        return fast_reading.read_variants(data)
+    except (fast_reading.NotFast, KeyError):
+        return _structure(data, tuple[Variant, ...], "variants")
+
+
+def structure_dependencies(data: Any) -> tuple[Dependency, ...]:
+    try:
+        return fast_reading.read_dependencies(data)
+    except (fast_reading.NotFast, KeyError):
+        return _structure(data, tuple[Dependency, ...], "dependencies")
 
 
 def _structure(data: Any, cls: type[_T], what: str) -> _T:

@@ -26,7 +26,14 @@ from flagcore.model import (
     WeightType,
 )
 
-__all__ = ["NotFast", "read_flag", "read_segment"]
+__all__ = [
+    "NotFast",
+    "read_constraints",
+    "read_dependencies",
+    "read_flag",
+    "read_segment",
+    "read_variants",
+]
 
 
 class NotFast(Exception):
@@ -220,3 +227,15 @@ def read_segment(data: Any) -> Segment:
         _opt_str(get("description")),
         _opt_str(get("project")),
     )
+
+
+def read_constraints(data: Any) -> tuple[Constraint, ...]:
+    return tuple(_constraint(c) for c in _list(data))
+
+
+def read_variants(data: Any) -> tuple[Variant, ...]:
+    return tuple(_variant(v) for v in _list(data))
+
+
+def read_dependencies(data: Any) -> tuple[Dependency, ...]:
+    return tuple(_dependency(d) for d in _list(data))

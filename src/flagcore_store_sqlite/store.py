@@ -23,7 +23,12 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from flagcore.codec import converter
+from flagcore.codec import (
+    converter,
+    structure_constraints,
+    structure_dependencies,
+    structure_variants,
+)
 from flagcore.entities import (
     ApiToken,
     ClientInstance,
@@ -50,6 +55,11 @@ __all__ = ["SqliteStore"]
 
 _BUSY_TIMEOUT_S = 10.0
 _LOCK_RETRY_S = 60.0
+
+
+def _loads_list(text: str) -> Any:
+    # Most flags have no dependencies and no flag-level variants: skip the parser for "[]".
+    return [] if text == "[]" else json.loads(text)
 
 
 def _dumps(value: Any) -> str:
@@ -309,7 +319,7 @@ class SqliteTransaction:
             bool(row["impression_data"]),
             _required_time(row["created_at"]),
             _parse_time(row["archived_at"]),
-            converter.structure(json.loads(row["dependencies"]), tuple[Dependency, ...]),
+            structure_dependencies(_loads_list(row["dependencies"])),
         )
 
     def get_flag(self, name: str) -> FlagDefinition | None:
@@ -359,7 +369,7 @@ class SqliteTransaction:
             row["flag"],
             row["environment"],
             bool(row["enabled"]),
-            converter.structure(json.loads(row["variants"]), tuple[Variant, ...]),
+            structure_variants(_loads_list(row["variants"])),
         )
 
     def get_flag_environment(self, flag: str, environment: str) -> FlagEnvironment | None:
@@ -400,32 +410,37 @@ class SqliteTransaction:
 
     # --- strategies ---
     def _placements(self, where: str, params: Sequence[Any]) -> list[StrategyPlacement]:
-        rows = self._rows(
-            "SELECT s.*, (SELECT json_group_array(segment_id) FROM "
-            "(SELECT segment_id FROM strategy_segments WHERE strategy_id = s.id ORDER BY position)"
-            ") AS segment_ids "
-            f"FROM strategies s WHERE {where} ORDER BY s.flag, s.environment, s.sort_order, s.id",
+        # SQLite assembles all matching strategies into one JSON array: one json.loads of
+        # one string instead of three per strategy (a 10,000-flag snapshot does 20,000).
+        row = self._one(
+            "SELECT json_group_array(json_object("
+            "'id', id, 'flag', flag, 'environment', environment, 'name', name, "
+            "'parameters', json(parameters), 'constraints', json(constraints), "
+            "'variants', json(variants), 'disabled', disabled, 'title', title, "
+            "'sort_order', sort_order, 'segments', json((SELECT json_group_array(segment_id) "
+            "FROM (SELECT segment_id FROM strategy_segments WHERE strategy_id = s.id "
+            "ORDER BY position))))) AS body FROM "
+            f"(SELECT * FROM strategies s WHERE {where} "
+            "ORDER BY s.flag, s.environment, s.sort_order, s.id) AS s",
             params,
         )
         return [
             StrategyPlacement(
-                row["flag"],
-                row["environment"],
+                item["flag"],
+                item["environment"],
                 Strategy(
-                    name=row["name"],
-                    parameters=json.loads(row["parameters"]),
-                    constraints=converter.structure(
-                        json.loads(row["constraints"]), tuple[Constraint, ...]
-                    ),
-                    segments=tuple(json.loads(row["segment_ids"])),
-                    variants=converter.structure(json.loads(row["variants"]), tuple[Variant, ...]),
-                    disabled=bool(row["disabled"]),
-                    id=row["id"],
-                    title=row["title"],
-                    sort_order=row["sort_order"],
+                    name=item["name"],
+                    parameters=item["parameters"],
+                    constraints=structure_constraints(item["constraints"]),
+                    segments=tuple(item["segments"]),
+                    variants=structure_variants(item["variants"]),
+                    disabled=bool(item["disabled"]),
+                    id=item["id"],
+                    title=item["title"],
+                    sort_order=item["sort_order"],
                 ),
             )
-            for row in rows
+            for item in json.loads(row["body"])
         ]
 
     def get_strategy(self, strategy_id: str) -> StrategyPlacement | None:
@@ -490,7 +505,7 @@ class SqliteTransaction:
         return Segment(
             row["id"],
             row["name"],
-            converter.structure(json.loads(row["constraints"]), tuple[Constraint, ...]),
+            structure_constraints(json.loads(row["constraints"])),
             row["description"],
             row["project"],
         )
