@@ -7,6 +7,7 @@ from flagcore.codec import read_client_features, unstructure_client_features
 from flagcore.context import Context
 from flagcore.engine import Engine, EngineWarning, compile_snapshot
 from flagcore.errors import (
+    Conflict,
     ErrorDetail,
     FlagcoreError,
     Forbidden,
@@ -15,8 +16,10 @@ from flagcore.errors import (
     NameConflict,
     NotFound,
     RateLimited,
+    StorageError,
     Unauthenticated,
 )
+from flagcore.limits import Limits
 from flagcore.model import (
     ClientFeatures,
     Constraint,
@@ -37,6 +40,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ClientFeatures",
+    "Conflict",
     "Constraint",
     "Context",
     "CustomStrategy",
@@ -50,12 +54,14 @@ __all__ = [
     "Forbidden",
     "InvalidInput",
     "LimitExceeded",
+    "Limits",
     "NameConflict",
     "NotFound",
     "Override",
     "Payload",
     "RateLimited",
     "Segment",
+    "StorageError",
     "Strategy",
     "Unauthenticated",
     "Variant",
