@@ -37,6 +37,8 @@ __all__ = [
     "error_details",
     "index_client_features",
     "read_client_features",
+    "register_wire_type",
+    "structure",
     "structure_constraints",
     "structure_dependencies",
     "structure_flag",
@@ -106,6 +108,18 @@ _NULL_MEANS_DEFAULT: dict[type, tuple[str, ...]] = {
     Strategy: ("constraints", "segments", "variants", "parameters"),
     Flag: ("strategies", "variants", "dependencies", "type", "project", "stale", "impressionData"),
 }
+
+
+def register_wire_type(cls: type, renames: Mapping[str, str] | None = None) -> None:
+    """Teach the converter an attrs class whose wire names differ (``renames``: attr → key)."""
+    if renames:
+        _RENAMES[cls] = dict(renames)
+    _register(cls)
+
+
+def structure(data: Any, cls: type[_T], what: str = "the body") -> _T:
+    """Read ``data`` as ``cls``; raises `InvalidInput` whose details name JSON paths."""
+    return _structure(data, cls, what)
 
 
 def _register(cls: type) -> None:

@@ -1,7 +1,9 @@
 """flagcore's HTTP server (aiohttp): Unleash's API over a flagcore service.
 
-Install with the ``http`` extra. The server arrives with the HTTP-server issue; this
-package face exists so the distribution's layout is settled from the start.
+Install with the ``http`` extra (``server`` adds SQLite). ``flagcore serve`` runs it.
 """
 
-__all__: list[str] = []
+from flagcore_http.app import create_app
+from flagcore_http.config import AuthMode, ServerConfig
+
+__all__ = ["AuthMode", "ServerConfig", "create_app"]

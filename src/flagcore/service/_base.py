@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from flagcore.entities import FlagDefinition
+from flagcore.entities import Event, FlagDefinition
 from flagcore.errors import NotFound
 from flagcore.limits import Limits
 from flagcore.ports import Store, Transaction
@@ -34,6 +34,13 @@ class ServiceBase:
         self.clock = clock
         # Bumped by every write through this service, so in-process readers see it at once.
         self.local_writes = 0
+
+    def list_events(
+        self, *, limit: int = 100, before_id: int | None = None, feature_name: str | None = None
+    ) -> list[Event]:
+        """The change log, newest first."""
+        with self._read() as tx:
+            return list(tx.list_events(limit=limit, before_id=before_id, feature_name=feature_name))
 
     @contextmanager
     def _unit(self) -> Iterator[Transaction]:

@@ -65,6 +65,15 @@ class FlagsMixin(ServiceBase):
             self._event(tx, "feature-created", actor, flag=flag, data=flag_data(flag))
         return flag
 
+    def check_flag_name(self, name: str) -> None:
+        """Raise unless ``name`` could be given to a new flag."""
+        check_name(name, "flag")
+        with self._read() as tx:
+            existing = tx.get_flag(name)
+        if existing is not None:
+            where = "an archived flag" if existing.archived else "a flag"
+            raise NameConflict(f'{where} named "{name}" already exists')
+
     def get_flag(self, project: str | None, name: str) -> FlagDetails:
         with self._read() as tx:
             flag = self._active_flag(tx, project, name)

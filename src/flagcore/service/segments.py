@@ -131,6 +131,16 @@ class SegmentsMixin(ServiceBase):
             self._segment(tx, segment_id)
             return list(tx.strategies_using_segment(segment_id))
 
+    def segment_usage(self, segment_id: int) -> list[tuple[StrategyPlacement, str]]:
+        """The strategies using a segment, each with its flag's project."""
+        with self._read() as tx:
+            self._segment(tx, segment_id)
+            return [
+                (placement, flag.project)
+                for placement in tx.strategies_using_segment(segment_id)
+                if (flag := tx.get_flag(placement.flag)) is not None
+            ]
+
     def segments_of_strategy(self, strategy_id: str) -> list[Segment]:
         with self._read() as tx:
             placement = tx.get_strategy(strategy_id)

@@ -1,0 +1,65 @@
+"""`create_app`: the aiohttp application over a `flagcore.service.Service`."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
+
+from aiohttp import web
+
+from flagcore.service import Service
+from flagcore_http import openapi
+from flagcore_http.auth import auth_middleware
+from flagcore_http.client_cache import ClientCache
+from flagcore_http.config import ServerConfig
+from flagcore_http.errors import error_middleware
+from flagcore_http.keys import CACHE, CONFIG, SERVICE, WORKER
+from flagcore_http.routes import (
+    admin,
+    archive,
+    client,
+    features,
+    health,
+    projects,
+    segments,
+    tags,
+    tokens,
+)
+
+__all__ = ["create_app"]
+
+ROUTE_TABLES = (
+    client.routes,
+    features.routes,
+    segments.routes,
+    projects.routes,
+    archive.routes,
+    tags.routes,
+    tokens.routes,
+    admin.routes,
+    health.routes,
+)
+
+
+def create_app(service: Service, config: ServerConfig | None = None) -> web.Application:
+    """The whole API over ``service``; the caller owns the service's store and closes it."""
+    config = config or ServerConfig()
+    app = web.Application(
+        middlewares=[error_middleware, auth_middleware],
+        client_max_size=config.max_body_bytes,
+    )
+    app[SERVICE] = service
+    app[CONFIG] = config
+    app[CACHE] = ClientCache()
+    app[WORKER] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flagcore-store")
+    for table in ROUTE_TABLES:
+        app.add_routes(table)
+    app.router.add_get("/docs/openapi.json", openapi.handler)
+    app.cleanup_ctx.append(_worker_lifetime)
+    return app
+
+
+async def _worker_lifetime(app: web.Application) -> AsyncIterator[None]:
+    yield
+    # In-flight store calls finish before the store is closed by the caller.
+    app[WORKER].shutdown(wait=True)

@@ -1,0 +1,76 @@
+"""Authentication: admin tokens on the admin API, client tokens on the client API.
+
+``Authorization: <secret>`` and ``Authorization: Bearer <secret>`` are both accepted.
+No token or an unknown one is 401; a token of the wrong kind is 403. With ``--auth
+none`` every request passes. Secrets are never logged: the log sees the token's name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from flagcore.entities import TokenType
+from flagcore.errors import Forbidden, Unauthenticated
+from flagcore.service import hash_secret
+from flagcore_http.calls import call
+from flagcore_http.config import AuthMode
+from flagcore_http.keys import CACHE, CONFIG, SERVICE
+
+__all__ = ["auth_middleware", "presented_secret", "required_kind"]
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def required_kind(path: str) -> TokenType | None:
+    if path.startswith(("/api/admin/", "/api/projects/")) or path in (
+        "/api/admin",
+        "/api/projects",
+    ):
+        return TokenType.ADMIN
+    if path.startswith("/api/client/") or path == "/api/client":
+        return TokenType.CLIENT
+    return None  # health, docs, and signal endpoints (which check their own tokens)
+
+
+def presented_secret(request: web.Request) -> str | None:
+    header = request.headers.get("Authorization", "").strip()
+    if header[:7].lower() == "bearer ":
+        header = header[7:].strip()
+    return header or None
+
+
+def _article(word: str) -> str:
+    return f"an {word}" if word[0] in "aeiou" else f"a {word}"
+
+
+@web.middleware
+async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    kind = required_kind(request.path)
+    if kind is None or request.app[CONFIG].auth is AuthMode.NONE:
+        return await handler(request)
+    secret = presented_secret(request)
+    if secret is None:
+        raise Unauthenticated(
+            "This endpoint requires an API token: send it in the Authorization header."
+        )
+    cache = request.app[CACHE]
+    service = request.app[SERVICE]
+    revision = await call(request, service.store.revision)
+    cache.sync(revision)
+    request["revision"] = revision
+    digest = hash_secret(secret)
+    if digest in cache.tokens:
+        token = cache.tokens[digest]
+    else:
+        token = await call(request, service.authenticate, secret)
+        cache.tokens[digest] = token
+    if token is None:
+        raise Unauthenticated("The API token is not valid.")
+    if token.type is not kind:
+        raise Forbidden(
+            f"This endpoint needs {_article(kind.value)} token, not {_article(token.type.value)} token."
+        )
+    request["token"] = token
+    return await handler(request)

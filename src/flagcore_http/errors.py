@@ -1,0 +1,115 @@
+"""Every error becomes JSON ``{"name", "message", "details": [{"path"?, "message"}]}``.
+
+Domain errors map to their status here, once; aiohttp's own errors (no route, wrong
+method, body too large) get the same shape; anything unexpected is a 500 that says
+nothing about the internals (and is logged with its traceback).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+from aiohttp import web
+
+from flagcore.errors import (
+    Conflict,
+    ErrorDetail,
+    FlagcoreError,
+    Forbidden,
+    InvalidInput,
+    LimitExceeded,
+    NameConflict,
+    NotFound,
+    RateLimited,
+    StorageError,
+    Unauthenticated,
+)
+
+__all__ = ["error_middleware", "error_response"]
+
+_log = logging.getLogger("flagcore_http")
+
+_STATUS: Sequence[tuple[type[FlagcoreError], int, str]] = (
+    (InvalidInput, 400, "BadDataError"),
+    (Unauthenticated, 401, "AuthenticationRequired"),
+    (Forbidden, 403, "ForbiddenError"),
+    (NotFound, 404, "NotFoundError"),
+    (NameConflict, 409, "NameExistsError"),
+    (Conflict, 409, "ConflictError"),
+    (LimitExceeded, 400, "ExceedsLimitError"),
+    (RateLimited, 429, "RateLimitedError"),
+    (StorageError, 503, "StorageUnavailable"),
+)
+_HTTP_NAMES = {
+    400: "BadDataError",
+    401: "AuthenticationRequired",
+    403: "ForbiddenError",
+    404: "NotFoundError",
+    405: "MethodNotAllowed",
+    413: "ContentTooLarge",
+    415: "ContentTypeError",
+    429: "RateLimitedError",
+}
+
+
+def error_response(
+    status: int,
+    name: str,
+    message: str,
+    details: Sequence[ErrorDetail] = (),
+    headers: dict[str, str] | None = None,
+) -> web.Response:
+    body_details = [
+        {"message": d.message, **({"path": d.path} if d.path else {})} for d in details
+    ] or [{"message": message}]
+    return web.json_response(
+        {"name": name, "message": message, "details": body_details},
+        status=status,
+        headers=headers,
+    )
+
+
+def _domain_response(error: FlagcoreError) -> web.Response:
+    for kind, status, name in _STATUS:
+        if isinstance(error, kind):
+            headers = None
+            if isinstance(error, RateLimited):
+                headers = {"Retry-After": str(max(1, round(error.retry_after + 0.499)))}
+            if isinstance(error, LimitExceeded) and error.limit.endswith("_bytes"):
+                status, name = 413, "ContentTooLarge"
+            details = list(error.details)
+            if isinstance(error, LimitExceeded):
+                details.append(ErrorDetail(f"limit {error.limit} is {error.maximum}", error.limit))
+            return error_response(status, name, error.message, details, headers)
+    return error_response(400, "BadDataError", error.message, error.details)
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except FlagcoreError as error:
+        return _domain_response(error)
+    except web.HTTPException as http_error:
+        if http_error.status < 400:
+            raise
+        status = http_error.status
+        if status == 404:
+            message = f"The path you were looking for ({request.path}) is not available."
+        elif status == 405:
+            message = f"{request.method} is not allowed on {request.path}."
+            allowed = http_error.headers.get("Allow")
+            headers = {"Allow": allowed} if allowed else None
+            return error_response(405, "MethodNotAllowed", message, headers=headers)
+        elif status == 413:
+            message = "The request body is too large."
+        else:
+            message = http_error.text or http_error.reason
+        return error_response(status, _HTTP_NAMES.get(status, "HttpError"), message)
+    except Exception:
+        _log.exception("unexpected error on %s %s", request.method, request.path)
+        return error_response(500, "InternalError", "Something went wrong on our side.")

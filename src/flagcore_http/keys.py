@@ -1,0 +1,19 @@
+"""Typed application keys: what handlers find on the app."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from aiohttp import web
+
+from flagcore.service import Service
+from flagcore_http.client_cache import ClientCache
+from flagcore_http.config import ServerConfig
+
+__all__ = ["CACHE", "CONFIG", "SERVICE", "WORKER"]
+
+SERVICE = web.AppKey("service", Service)
+CONFIG = web.AppKey("config", ServerConfig)
+# The store is synchronous: every call to the service runs on this one worker thread.
+WORKER = web.AppKey("worker", ThreadPoolExecutor)
+CACHE = web.AppKey("client_cache", ClientCache)

@@ -1,0 +1,161 @@
+"""Admin API response bodies, in Unleash's shapes (camelCase, ISO times)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from flagcore.codec import converter
+from flagcore.entities import (
+    ApiToken,
+    EnvironmentState,
+    Event,
+    FlagDefinition,
+    FlagDetails,
+    Project,
+    StrategyDefinition,
+    StrategyPlacement,
+)
+from flagcore.model import Segment, Strategy
+
+__all__ = [
+    "event",
+    "flag",
+    "flag_details",
+    "placement",
+    "project",
+    "segment",
+    "strategy",
+    "strategy_definition",
+    "time",
+    "token",
+]
+
+
+def time(value: dt.datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def flag(definition: FlagDefinition) -> dict[str, Any]:
+    return {
+        "name": definition.name,
+        "description": definition.description,
+        "type": definition.type,
+        "project": definition.project,
+        "stale": definition.stale,
+        "createdAt": time(definition.created_at),
+        "impressionData": definition.impression_data,
+        "archived": definition.archived,
+        "archivedAt": time(definition.archived_at),
+        "dependencies": converter.unstructure(definition.dependencies),
+    }
+
+
+def strategy(value: Strategy) -> dict[str, Any]:
+    return {
+        "id": value.id,
+        "name": value.name,
+        "title": value.title,
+        "disabled": value.disabled,
+        "sortOrder": value.sort_order,
+        "constraints": converter.unstructure(value.constraints),
+        "parameters": dict(value.parameters),
+        "variants": converter.unstructure(value.variants),
+        "segments": list(value.segments),
+    }
+
+
+def _environment(state: EnvironmentState) -> dict[str, Any]:
+    return {
+        "name": state.environment.name,
+        "enabled": state.enabled,
+        "type": state.environment.type,
+        "sortOrder": state.environment.sort_order,
+        "strategies": [strategy(s) for s in state.strategies],
+        "variants": converter.unstructure(state.variants),
+    }
+
+
+def flag_details(details: FlagDetails) -> dict[str, Any]:
+    return {
+        **flag(details.flag),
+        "environments": [_environment(e) for e in details.environments],
+        "tags": [{"type": t.type, "value": t.value} for t in details.tags],
+    }
+
+
+def segment(value: Segment) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": value.id,
+        "name": value.name,
+        "description": value.description,
+        "constraints": converter.unstructure(value.constraints),
+    }
+    if value.project is not None:
+        out["project"] = value.project
+    return out
+
+
+def placement(value: StrategyPlacement, project: str | None) -> dict[str, Any]:
+    return {
+        "id": value.id,
+        "projectId": project,
+        "featureName": value.flag,
+        "strategyName": value.strategy.name,
+        "environment": value.environment,
+    }
+
+
+def project(value: Project) -> dict[str, Any]:
+    return {
+        "id": value.id,
+        "name": value.name,
+        "description": value.description,
+        "createdAt": time(value.created_at),
+    }
+
+
+def token(value: ApiToken, secret: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "tokenName": value.name,
+        "type": value.type.value,
+        "projects": list(value.projects),
+        "project": value.projects[0] if len(value.projects) == 1 else "[]",
+        "environment": value.environment or "*",
+        "createdAt": time(value.created_at),
+        "secretHint": value.secret_hint,
+    }
+    if secret is not None:
+        out["secret"] = secret
+    return out
+
+
+def event(value: Event) -> dict[str, Any]:
+    return {
+        "id": value.id,
+        "type": value.type,
+        "createdBy": value.created_by,
+        "createdAt": time(value.created_at),
+        "featureName": value.feature_name,
+        "project": value.project,
+        "environment": value.environment,
+        "data": value.data,
+        "preData": value.pre_data,
+    }
+
+
+def strategy_definition(value: StrategyDefinition) -> dict[str, Any]:
+    return {
+        "name": value.name,
+        "displayName": value.title,
+        "title": value.title,
+        "description": value.description,
+        "editable": value.editable,
+        "deprecated": value.deprecated,
+        "parameters": [
+            {"name": p.name, "type": p.type, "description": p.description, "required": p.required}
+            for p in value.parameters
+        ],
+    }

@@ -1,0 +1,1 @@
+"""One module per API area; each exposes ``routes``, an aiohttp RouteTableDef."""

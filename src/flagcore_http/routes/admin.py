@@ -1,0 +1,95 @@
+"""Environments, strategy definitions and the event log."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore.entities import StrategyDefinition
+from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore_http import render
+from flagcore_http.bodies import read_body
+from flagcore_http.calls import actor, call, service
+from flagcore_http.wire import CreateEnvironment, CreateStrategyDefinition
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/api/admin/environments")
+async def list_environments(request: web.Request) -> web.Response:
+    environments = await call(request, service(request).list_environments)
+    return web.json_response(
+        {
+            "version": 1,
+            "environments": [
+                {"name": e.name, "type": e.type, "sortOrder": e.sort_order, "enabled": e.enabled}
+                for e in environments
+            ],
+        }
+    )
+
+
+@routes.post("/api/admin/environments")
+async def create_environment(request: web.Request) -> web.Response:
+    body = await read_body(request, CreateEnvironment)
+    created = await call(
+        request,
+        service(request).create_environment,
+        body.name,
+        body.type,
+        body.sort_order,
+        actor=actor(request),
+    )
+    return web.json_response(
+        {
+            "name": created.name,
+            "type": created.type,
+            "sortOrder": created.sort_order,
+            "enabled": True,
+        },
+        status=201,
+    )
+
+
+@routes.get("/api/admin/strategies")
+async def list_strategy_definitions(request: web.Request) -> web.Response:
+    definitions = await call(request, service(request).list_strategy_definitions)
+    return web.json_response(
+        {"version": 1, "strategies": [render.strategy_definition(d) for d in definitions]}
+    )
+
+
+@routes.post("/api/admin/strategies")
+async def create_strategy_definition(request: web.Request) -> web.Response:
+    body = await read_body(request, CreateStrategyDefinition)
+    created = await call(
+        request,
+        service(request).create_strategy_definition,
+        StrategyDefinition(body.name, body.description, body.parameters, title=body.title),
+        actor=actor(request),
+    )
+    return web.json_response(render.strategy_definition(created), status=201)
+
+
+def _query_int(request: web.Request, name: str, default: int | None, high: int) -> int | None:
+    raw = request.query.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not 1 <= int(raw) <= high:
+        raise InvalidInput(
+            f"{name} must be a whole number from 1 to {high}",
+            [ErrorDetail(f"1 to {high}", f"/query/{name}")],
+        )
+    return int(raw)
+
+
+@routes.get("/api/admin/events")
+async def list_events(request: web.Request) -> web.Response:
+    limit = _query_int(request, "limit", 100, 1000) or 100
+    before = _query_int(request, "before", None, 2**62)
+    feature = request.query.get("feature")
+    events = await call(
+        request, service(request).list_events, limit=limit, before_id=before, feature_name=feature
+    )
+    return web.json_response({"version": 2, "events": [render.event(e) for e in events]})

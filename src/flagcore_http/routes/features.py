@@ -1,0 +1,278 @@
+"""Flags and their strategies, on Unleash's admin paths."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from flagcore import codec
+from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.model import Dependency, Strategy, Variant
+from flagcore_http import render
+from flagcore_http.bodies import read_body, read_json
+from flagcore_http.calls import actor, call, service
+from flagcore_http.wire import CreateFlag, SortOrderItem, UpdateFlag
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+FLAGS = "/api/admin/projects/{project}/features"
+FLAG = FLAGS + "/{name}"
+STRATEGIES = FLAG + "/environments/{environment}/strategies"
+
+
+def _path(request: web.Request) -> tuple[str, str]:
+    return request.match_info["project"], request.match_info["name"]
+
+
+@routes.get(FLAGS)
+async def list_flags(request: web.Request) -> web.Response:
+    flags = await call(request, service(request).list_flags, request.match_info["project"])
+    return web.json_response({"version": 2, "features": [render.flag(f) for f in flags]})
+
+
+@routes.post(FLAGS)
+async def create_flag(request: web.Request) -> web.Response:
+    body = await read_body(request, CreateFlag)
+    created = await call(
+        request,
+        service(request).create_flag,
+        request.match_info["project"],
+        body.name,
+        type=body.type,
+        description=body.description,
+        impression_data=body.impression_data,
+        actor=actor(request),
+    )
+    return web.json_response(render.flag(created), status=201)
+
+
+@routes.post("/api/admin/features/validate")
+async def validate_name(request: web.Request) -> web.Response:
+    data = await read_json(request)
+    name = data.get("name") if isinstance(data, dict) else None
+    await call(request, service(request).check_flag_name, name)
+    return web.Response(status=200)
+
+
+@routes.get(FLAG)
+async def get_flag(request: web.Request) -> web.Response:
+    details = await call(request, service(request).get_flag, *_path(request))
+    return web.json_response(render.flag_details(details))
+
+
+@routes.put(FLAG)
+async def update_flag(request: web.Request) -> web.Response:
+    body = await read_body(request, UpdateFlag)
+    updated = await call(
+        request,
+        service(request).update_flag,
+        *_path(request),
+        type=body.type,
+        description=body.description,
+        impression_data=body.impression_data,
+        stale=body.stale,
+        actor=actor(request),
+    )
+    return web.json_response(render.flag(updated))
+
+
+_PATCHABLE = {
+    "/description": "description",
+    "/type": "type",
+    "/impressionData": "impression_data",
+    "/stale": "stale",
+}
+
+
+@routes.patch(FLAG)
+async def patch_flag(request: web.Request) -> web.Response:
+    """JSON Patch (``replace``/``add``) on description, type, impressionData and stale."""
+    operations = await read_json(request)
+    if not isinstance(operations, list):
+        raise InvalidInput(
+            "a JSON Patch body is a list of operations", [ErrorDetail("not a list", "$")]
+        )
+    changes: dict[str, Any] = {}
+    for index, operation in enumerate(operations):
+        path = f"$[{index}]"
+        if not isinstance(operation, dict) or operation.get("op") not in ("replace", "add"):
+            raise InvalidInput(
+                "only replace and add operations are supported",
+                [ErrorDetail("unsupported op", f"{path}.op")],
+            )
+        field = _PATCHABLE.get(operation.get("path", ""))
+        if field is None:
+            raise InvalidInput(
+                f"cannot patch {operation.get('path')!r}",
+                [ErrorDetail("unsupported path", f"{path}.path")],
+            )
+        changes[field] = operation.get("value")
+    for field in ("impression_data", "stale"):
+        if field in changes and not isinstance(changes[field], bool):
+            raise InvalidInput(
+                f"{field} must be true or false", [ErrorDetail("a boolean", f"$.{field}")]
+            )
+    for field in ("description", "type"):
+        if field in changes and not isinstance(changes[field], str):
+            raise InvalidInput(f"{field} must be a string", [ErrorDetail("a string", f"$.{field}")])
+    updated = await call(
+        request, service(request).update_flag, *_path(request), actor=actor(request), **changes
+    )
+    return web.json_response(render.flag(updated))
+
+
+@routes.delete(FLAG)
+async def archive_flag(request: web.Request) -> web.Response:
+    await call(request, service(request).archive_flag, *_path(request), actor=actor(request))
+    return web.Response(status=202)
+
+
+@routes.post(FLAG + "/stale/{state}")
+async def set_stale(request: web.Request) -> web.Response:
+    state = request.match_info["state"]
+    if state not in ("on", "off"):
+        raise web.HTTPNotFound()
+    updated = await call(
+        request, service(request).mark_stale, *_path(request), state == "on", actor=actor(request)
+    )
+    return web.json_response(render.flag(updated))
+
+
+@routes.put(FLAG + "/dependencies")
+async def set_dependencies(request: web.Request) -> web.Response:
+    data = await read_json(request)
+    dependencies = codec.structure(data, tuple[Dependency, ...], "the dependencies")
+    updated = await call(
+        request,
+        service(request).set_dependencies,
+        *_path(request),
+        dependencies,
+        actor=actor(request),
+    )
+    return web.json_response(render.flag(updated))
+
+
+@routes.post(FLAG + "/environments/{environment}/{switch}")
+async def switch(request: web.Request) -> web.Response:
+    state = request.match_info["switch"]
+    if state not in ("on", "off"):
+        raise web.HTTPNotFound()
+    await call(
+        request,
+        service(request).set_environment_enabled,
+        *_path(request),
+        request.match_info["environment"],
+        state == "on",
+        actor=actor(request),
+    )
+    return web.Response(status=200)
+
+
+@routes.put(FLAG + "/environments/{environment}/variants")
+async def set_variants(request: web.Request) -> web.Response:
+    data = await read_json(request)
+    variants = codec.structure(data, tuple[Variant, ...], "the variants")
+    stored = await call(
+        request,
+        service(request).set_flag_variants,
+        *_path(request),
+        request.match_info["environment"],
+        variants,
+        actor=actor(request),
+    )
+    return web.json_response({"version": 1, "variants": codec.converter.unstructure(stored)})
+
+
+@routes.get(FLAG + "/environments/{environment}/variants")
+async def get_variants(request: web.Request) -> web.Response:
+    details = await call(request, service(request).get_flag, *_path(request))
+    environment = request.match_info["environment"]
+    for state in details.environments:
+        if state.environment.name == environment:
+            return web.json_response(
+                {"version": 1, "variants": codec.converter.unstructure(state.variants)}
+            )
+    raise web.HTTPNotFound()
+
+
+@routes.get(STRATEGIES)
+async def list_strategies(request: web.Request) -> web.Response:
+    strategies = await call(
+        request,
+        service(request).list_strategies,
+        *_path(request),
+        request.match_info["environment"],
+    )
+    return web.json_response([render.strategy(s) for s in strategies])
+
+
+@routes.post(STRATEGIES)
+async def add_strategy(request: web.Request) -> web.Response:
+    strategy = await read_body(request, Strategy)
+    stored = await call(
+        request,
+        service(request).add_strategy,
+        *_path(request),
+        request.match_info["environment"],
+        strategy,
+        actor=actor(request),
+    )
+    return web.json_response(render.strategy(stored))
+
+
+@routes.post(STRATEGIES + "/set-sort-order")
+async def sort_strategies(request: web.Request) -> web.Response:
+    data = await read_json(request)
+    items = codec.structure(data, tuple[SortOrderItem, ...], "the sort order")
+    await call(
+        request,
+        service(request).reorder_strategies,
+        *_path(request),
+        request.match_info["environment"],
+        {i.id: i.sort_order for i in items},
+        actor=actor(request),
+    )
+    return web.Response(status=200)
+
+
+@routes.get(STRATEGIES + "/{strategy_id}")
+async def get_strategy(request: web.Request) -> web.Response:
+    stored = await call(
+        request,
+        service(request).get_strategy,
+        *_path(request),
+        request.match_info["environment"],
+        request.match_info["strategy_id"],
+    )
+    return web.json_response(render.strategy(stored))
+
+
+@routes.put(STRATEGIES + "/{strategy_id}")
+async def update_strategy(request: web.Request) -> web.Response:
+    strategy = await read_body(request, Strategy)
+    stored = await call(
+        request,
+        service(request).update_strategy,
+        *_path(request),
+        request.match_info["environment"],
+        request.match_info["strategy_id"],
+        strategy,
+        actor=actor(request),
+    )
+    return web.json_response(render.strategy(stored))
+
+
+@routes.delete(STRATEGIES + "/{strategy_id}")
+async def delete_strategy(request: web.Request) -> web.Response:
+    await call(
+        request,
+        service(request).delete_strategy,
+        *_path(request),
+        request.match_info["environment"],
+        request.match_info["strategy_id"],
+        actor=actor(request),
+    )
+    return web.Response(status=200)

@@ -1,0 +1,71 @@
+"""Projects (create, update and delete too, which Unleash's open-source build lacks)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore_http import render
+from flagcore_http.bodies import read_body
+from flagcore_http.calls import actor, call, service
+from flagcore_http.wire import CreateProject, UpdateProject
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/api/admin/projects")
+async def list_projects(request: web.Request) -> web.Response:
+    svc = service(request)
+    projects = await call(request, svc.list_projects)
+    flags = await call(request, svc.list_flags)
+    counts: dict[str, int] = {}
+    for flag in flags:
+        counts[flag.project] = counts.get(flag.project, 0) + 1
+    return web.json_response(
+        {
+            "version": 1,
+            "projects": [
+                {**render.project(p), "featureCount": counts.get(p.id, 0)} for p in projects
+            ],
+        }
+    )
+
+
+@routes.post("/api/admin/projects")
+async def create_project(request: web.Request) -> web.Response:
+    body = await read_body(request, CreateProject)
+    project = await call(
+        request,
+        service(request).create_project,
+        body.id,
+        body.name,
+        body.description,
+        actor=actor(request),
+    )
+    return web.json_response(render.project(project), status=201)
+
+
+async def _update(request: web.Request) -> web.Response:
+    body = await read_body(request, UpdateProject)
+    project = await call(
+        request,
+        service(request).update_project,
+        request.match_info["id"],
+        name=body.name,
+        description=body.description,
+        actor=actor(request),
+    )
+    return web.json_response(render.project(project))
+
+
+routes.put("/api/projects/{id}")(_update)
+routes.put("/api/admin/projects/{id}")(_update)
+
+
+@routes.delete("/api/admin/projects/{id}")
+async def delete_project(request: web.Request) -> web.Response:
+    await call(
+        request, service(request).delete_project, request.match_info["id"], actor=actor(request)
+    )
+    return web.Response(status=200)

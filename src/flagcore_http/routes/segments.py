@@ -1,0 +1,111 @@
+"""Segments, and the links between segments and strategies."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore_http import render
+from flagcore_http.bodies import int_parameter, read_body
+from flagcore_http.calls import actor, call, service
+from flagcore_http.wire import SegmentBody, StrategySegments
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/api/admin/segments")
+async def list_segments(request: web.Request) -> web.Response:
+    segments = await call(request, service(request).list_segments)
+    return web.json_response({"segments": [render.segment(s) for s in segments]})
+
+
+@routes.post("/api/admin/segments")
+async def create_segment(request: web.Request) -> web.Response:
+    body = await read_body(request, SegmentBody)
+    segment = await call(
+        request,
+        service(request).create_segment,
+        body.name,
+        body.constraints,
+        description=body.description,
+        project=body.project,
+        actor=actor(request),
+    )
+    return web.json_response(
+        render.segment(segment), status=201, headers={"Location": f"segments/{segment.id}"}
+    )
+
+
+@routes.get("/api/admin/segments/{id}")
+async def get_segment(request: web.Request) -> web.Response:
+    segment = await call(request, service(request).get_segment, int_parameter(request, "id"))
+    return web.json_response(render.segment(segment))
+
+
+@routes.put("/api/admin/segments/{id}")
+async def update_segment(request: web.Request) -> web.Response:
+    segment_id = int_parameter(request, "id")
+    body = await read_body(request, SegmentBody)
+    await call(
+        request,
+        service(request).update_segment,
+        segment_id,
+        body.name,
+        body.constraints,
+        description=body.description,
+        project=body.project,
+        actor=actor(request),
+    )
+    return web.Response(status=204)
+
+
+@routes.delete("/api/admin/segments/{id}")
+async def delete_segment(request: web.Request) -> web.Response:
+    await call(
+        request, service(request).delete_segment, int_parameter(request, "id"), actor=actor(request)
+    )
+    return web.Response(status=204)
+
+
+@routes.get("/api/admin/segments/{id}/strategies")
+async def strategies_using(request: web.Request) -> web.Response:
+    usage = await call(request, service(request).segment_usage, int_parameter(request, "id"))
+    return web.json_response(
+        {
+            "strategies": [render.placement(p, project) for p, project in usage],
+            "changeRequestStrategies": [],
+        }
+    )
+
+
+@routes.get("/api/admin/segments/strategies/{strategy_id}")
+async def segments_of_strategy(request: web.Request) -> web.Response:
+    segments = await call(
+        request, service(request).segments_of_strategy, request.match_info["strategy_id"]
+    )
+    return web.json_response({"segments": [render.segment(s) for s in segments]})
+
+
+@routes.post("/api/admin/segments/strategies")
+async def replace_strategy_segments(request: web.Request) -> web.Response:
+    body = await read_body(request, StrategySegments)
+    await call(
+        request,
+        service(request).replace_strategy_segments,
+        body.strategy_id,
+        body.segment_ids,
+        project=body.project_id,
+        environment=body.environment_id,
+        actor=actor(request),
+    )
+    return web.json_response(
+        {
+            "projectId": body.project_id,
+            "strategyId": body.strategy_id,
+            "environmentId": body.environment_id,
+            "segmentIds": list(body.segment_ids),
+        },
+        status=201,
+        headers={"Location": f"strategies/{body.strategy_id}"},
+    )

@@ -1,0 +1,80 @@
+"""Tag types and the tags on flags."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore.entities import Tag
+from flagcore_http.bodies import read_body
+from flagcore_http.calls import actor, call, service
+from flagcore_http.wire import CreateTagType, TagBody
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/api/admin/tag-types")
+async def list_tag_types(request: web.Request) -> web.Response:
+    types = await call(request, service(request).list_tag_types)
+    return web.json_response(
+        {"version": 1, "tagTypes": [{"name": t.name, "description": t.description} for t in types]}
+    )
+
+
+@routes.post("/api/admin/tag-types")
+async def create_tag_type(request: web.Request) -> web.Response:
+    body = await read_body(request, CreateTagType)
+    created = await call(
+        request, service(request).create_tag_type, body.name, body.description, actor=actor(request)
+    )
+    return web.json_response(
+        {"name": created.name, "description": created.description},
+        status=201,
+        headers={"Location": f"tag-types/{created.name}"},
+    )
+
+
+@routes.delete("/api/admin/tag-types/{name}")
+async def delete_tag_type(request: web.Request) -> web.Response:
+    await call(
+        request, service(request).delete_tag_type, request.match_info["name"], actor=actor(request)
+    )
+    return web.Response(status=200)
+
+
+@routes.get("/api/admin/features/{name}/tags")
+async def list_flag_tags(request: web.Request) -> web.Response:
+    tags = await call(request, service(request).list_flag_tags, request.match_info["name"])
+    return web.json_response(
+        {"version": 1, "tags": [{"type": t.type, "value": t.value} for t in tags]}
+    )
+
+
+@routes.post("/api/admin/features/{name}/tags")
+async def add_flag_tag(request: web.Request) -> web.Response:
+    body = await read_body(request, TagBody)
+    name = request.match_info["name"]
+    tag = await call(
+        request,
+        service(request).add_flag_tag,
+        name,
+        Tag(body.type, body.value),
+        actor=actor(request),
+    )
+    return web.json_response(
+        {"type": tag.type, "value": tag.value}, status=201, headers={"Location": f"{name}/tags"}
+    )
+
+
+@routes.delete("/api/admin/features/{name}/tags/{type}/{value}")
+async def remove_flag_tag(request: web.Request) -> web.Response:
+    info = request.match_info
+    await call(
+        request,
+        service(request).remove_flag_tag,
+        info["name"],
+        Tag(info["type"], info["value"]),
+        actor=actor(request),
+    )
+    return web.Response(status=200)

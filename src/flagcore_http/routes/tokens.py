@@ -1,0 +1,48 @@
+"""API tokens: the secret is in the create response only."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore_http import render
+from flagcore_http.bodies import read_body
+from flagcore_http.calls import actor, call, service
+from flagcore_http.wire import CreateToken
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/api/admin/api-tokens")
+async def list_tokens(request: web.Request) -> web.Response:
+    tokens = await call(request, service(request).list_tokens)
+    return web.json_response({"tokens": [render.token(t) for t in tokens]})
+
+
+@routes.post("/api/admin/api-tokens")
+async def create_token(request: web.Request) -> web.Response:
+    body = await read_body(request, CreateToken)
+    kind = "client" if body.type in ("client", "backend") else body.type
+    projects = body.projects or ((body.project,) if body.project else ("*",))
+    environment = body.environment if body.environment not in (None, "*") else None
+    created = await call(
+        request,
+        service(request).create_token,
+        body.token_name,
+        kind,
+        projects=projects,
+        environment=environment,
+        actor=actor(request),
+    )
+    return web.json_response(
+        render.token(created.token, created.secret), status=201, headers={"Location": "api-tokens"}
+    )
+
+
+@routes.delete("/api/admin/api-tokens/{token}")
+async def delete_token(request: web.Request) -> web.Response:
+    await call(
+        request, service(request).delete_token, request.match_info["token"], actor=actor(request)
+    )
+    return web.Response(status=200)
