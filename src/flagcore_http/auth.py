@@ -69,8 +69,7 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if token is None:
         raise Unauthenticated("The API token is not valid.")
     if token.type is not kind:
-        raise Forbidden(
-            f"This endpoint needs {_article(kind.value)} token, not {_article(token.type.value)} token."
-        )
+        needed, given = _article(kind.value), _article(token.type.value)
+        raise Forbidden(f"This endpoint needs {needed} token, not {given} token.")
     request["token"] = token
     return await handler(request)
