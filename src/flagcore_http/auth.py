@@ -16,7 +16,7 @@ from flagcore.errors import Forbidden, Unauthenticated
 from flagcore.service import hash_secret
 from flagcore_http.calls import call
 from flagcore_http.config import AuthMode
-from flagcore_http.keys import CACHE, CONFIG, SERVICE
+from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
 
 __all__ = ["auth_middleware", "presented_secret", "required_kind"]
 
@@ -59,7 +59,7 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     service = request.app[SERVICE]
     revision = await call(request, service.store.revision)
     cache.sync(revision)
-    request["revision"] = revision
+    request[REVISION] = revision
     digest = hash_secret(secret)
     if digest in cache.tokens:
         token = cache.tokens[digest]
@@ -71,5 +71,5 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if token.type is not kind:
         needed, given = _article(kind.value), _article(token.type.value)
         raise Forbidden(f"This endpoint needs {needed} token, not {given} token.")
-    request["token"] = token
+    request[TOKEN] = token
     return await handler(request)

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from flagcore.service import Service
-from flagcore_http.keys import SERVICE, WORKER
+from flagcore_http.keys import SERVICE, TOKEN, WORKER
 
 __all__ = ["actor", "call", "service"]
 
@@ -29,5 +29,5 @@ async def call(request: web.Request, fn: Callable[..., _T], *args: Any, **kwargs
 
 def actor(request: web.Request) -> str:
     """Who does it, for the event log: the token's name, never its secret."""
-    token = request.get("token")
+    token = request.get(TOKEN)
     return f"token:{token.name}" if token is not None else "anonymous"

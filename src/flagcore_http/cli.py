@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import signal
 import sys
 from collections.abc import Sequence
@@ -58,7 +59,12 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
     try:
         service = Service(store)
         new_secret = prepare_tokens(service, config)
-        runner = web.AppRunner(create_app(service, config), handle_signals=False, access_log=None)
+        runner = web.AppRunner(
+            create_app(service, config),
+            handle_signals=False,
+            access_log=logging.getLogger("flagcore_http.access") if config.access_log else None,
+            access_log_format='%a "%r" %s %b %Tfs',
+        )
         await runner.setup()
         site = web.TCPSite(
             runner, config.host, config.port, shutdown_timeout=config.shutdown_timeout
@@ -100,9 +106,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     run.add_argument("--db", help="SQLite file (default ./flagcore.db; FLAGCORE_DB)")
     run.add_argument("--auth", choices=[m.value for m in AuthMode], help="token (default) or none")
+    run.add_argument(
+        "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
+    )
     args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
-        config = ServerConfig.from_env(host=args.host, port=args.port, db=args.db, auth=args.auth)
+        config = ServerConfig.from_env(
+            host=args.host,
+            port=args.port,
+            db=args.db,
+            auth=args.auth,
+            access_log=False if args.no_access_log else None,
+        )
         asyncio.run(serve(config))
     except (FlagcoreError, ValueError, OSError) as error:
         print(f"flagcore: {error}", file=sys.stderr)

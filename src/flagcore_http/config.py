@@ -29,6 +29,7 @@ class ServerConfig:
     init_admin_tokens: tuple[str, ...] = ()
     init_client_tokens: tuple[str, ...] = ()
     max_body_bytes: int = 1_000_000
+    access_log: bool = True
     shutdown_timeout: float = 10.0
 
     @classmethod

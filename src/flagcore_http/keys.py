@@ -6,14 +6,19 @@ from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
+from flagcore.entities import ApiToken
 from flagcore.service import Service
 from flagcore_http.client_cache import ClientCache
 from flagcore_http.config import ServerConfig
 
-__all__ = ["CACHE", "CONFIG", "SERVICE", "WORKER"]
+__all__ = ["CACHE", "CONFIG", "REVISION", "SERVICE", "TOKEN", "WORKER"]
 
 SERVICE = web.AppKey("service", Service)
 CONFIG = web.AppKey("config", ServerConfig)
 # The store is synchronous: every call to the service runs on this one worker thread.
 WORKER = web.AppKey("worker", ThreadPoolExecutor)
 CACHE = web.AppKey("client_cache", ClientCache)
+
+# Per request: the authenticated token, and the store revision read while authenticating.
+TOKEN = web.RequestKey("token", ApiToken)
+REVISION = web.RequestKey("revision", int)

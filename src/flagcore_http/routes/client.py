@@ -16,7 +16,7 @@ from flagcore.operators import semver_key
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.client_cache import RenderedPayload, query_hash
-from flagcore_http.keys import CACHE, WORKER
+from flagcore_http.keys import CACHE, REVISION, TOKEN, WORKER
 
 __all__ = ["routes"]
 
@@ -59,7 +59,7 @@ def _tags(request: web.Request) -> tuple[Tag, ...]:
 
 def _scope(request: web.Request) -> tuple[str, tuple[str, ...] | None]:
     """The environment and projects: a client token's scope wins over query parameters."""
-    token: ApiToken | None = request.get("token")
+    token: ApiToken | None = request.get(TOKEN)
     asked = tuple(request.query.getall("project", []) + request.query.getall("project[]", []))
     if token is not None:
         projects: tuple[str, ...] | None = token.projects
@@ -72,7 +72,7 @@ def _scope(request: web.Request) -> tuple[str, tuple[str, ...] | None]:
 
 async def _revision(request: web.Request) -> int:
     cache = request.app[CACHE]
-    known: int | None = request.get("revision")
+    known: int | None = request.get(REVISION)
     if known is not None:
         return known
     revision = await call(request, service(request).store.revision)

@@ -155,20 +155,28 @@ async def set_dependencies(request: web.Request) -> web.Response:
     return web.json_response(render.flag(updated))
 
 
-@routes.post(FLAG + "/environments/{environment}/{switch}")
-async def switch(request: web.Request) -> web.Response:
-    state = request.match_info["switch"]
-    if state not in ("on", "off"):
-        raise web.HTTPNotFound()
+async def _switch(request: web.Request, enabled: bool) -> web.Response:
     await call(
         request,
         service(request).set_environment_enabled,
         *_path(request),
         request.match_info["environment"],
-        state == "on",
+        enabled,
         actor=actor(request),
     )
     return web.Response(status=200)
+
+
+@routes.post(FLAG + "/environments/{environment}/on")
+async def switch_on(request: web.Request) -> web.Response:
+    """Turn the flag on in the environment (adds a 100% rollout if it has no strategy)."""
+    return await _switch(request, True)
+
+
+@routes.post(FLAG + "/environments/{environment}/off")
+async def switch_off(request: web.Request) -> web.Response:
+    """Turn the flag off in the environment."""
+    return await _switch(request, False)
 
 
 @routes.put(FLAG + "/environments/{environment}/variants")

@@ -1,0 +1,61 @@
+"""A real aiohttp server on 127.0.0.1 over a real SQLite file, with tokens ready."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import ClientResponse
+from aiohttp.test_utils import TestClient, TestServer
+
+from flagcore.entities import TokenType
+from flagcore.service import Service
+from flagcore_http import ServerConfig, create_app
+from flagcore_store_sqlite import SqliteStore
+
+ADMIN = "*:*.admin-secret-for-tests"
+CLIENT = "default:development.client-secret-for-tests"
+ALL_PROJECTS_CLIENT = "*:production.all-projects-client-secret"
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[Service]:
+    store = SqliteStore(tmp_path / "flags.db")
+    service = Service(store)
+    service.create_token("admin", TokenType.ADMIN, secret=ADMIN)
+    service.create_token(
+        "sdk", "client", projects=["default"], environment="development", secret=CLIENT
+    )
+    service.create_token("sdk-all", "client", environment="production", secret=ALL_PROJECTS_CLIENT)
+    yield service
+    store.close()
+
+
+class Api:
+    """A test client that sends the admin token unless told otherwise."""
+
+    def __init__(self, client: TestClient[Any, Any]) -> None:
+        self.client = client
+
+    async def request(
+        self, method: str, path: str, *, token: str | None = ADMIN, **kwargs: Any
+    ) -> ClientResponse:
+        headers = dict(kwargs.pop("headers", {}))
+        if token is not None:
+            headers.setdefault("Authorization", token)
+        return await self.client.request(method, path, headers=headers, **kwargs)
+
+    async def json(self, method: str, path: str, status: int = 200, **kwargs: Any) -> Any:
+        response = await self.request(method, path, **kwargs)
+        body = await response.text()
+        assert response.status == status, f"{method} {path}: {response.status} {body}"
+        return await response.json() if body else None
+
+
+@pytest.fixture
+async def api(service: Service) -> AsyncIterator[Api]:
+    app = create_app(service, ServerConfig())
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        yield Api(client)
