@@ -163,7 +163,8 @@ async def test_etag_gives_304_and_a_write_is_visible_on_the_next_request(api: Ap
     await _flag(api, "f")
     first = await api.request("GET", "/api/client/features", token=CLIENT)
     etag = first.headers["ETag"]
-    assert etag.startswith('"') and etag.endswith('"')
+    assert etag.startswith('"')
+    assert etag.endswith('"')
     again = await api.request(
         "GET", "/api/client/features", token=CLIENT, headers={"If-None-Match": etag}
     )

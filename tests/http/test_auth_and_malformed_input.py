@@ -1,0 +1,160 @@
+"""Authentication on every route, and hostile input on every route: never a 500."""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from flagcore.service import Service
+from flagcore_http import AuthMode, ServerConfig, create_app
+from tests.http.conftest import ADMIN, CLIENT, Api
+
+
+def _routes() -> list[tuple[str, str]]:
+    app = create_app(Service.__new__(Service), ServerConfig())  # routes only; never served
+    out = []
+    for route in app.router.routes():
+        info = route.resource.get_info() if route.resource is not None else {}
+        path = info.get("path") or info.get("formatter")
+        if path and route.method != "HEAD":
+            out.append((route.method, path))
+    return sorted(set(out))
+
+
+ROUTES = _routes()
+
+
+def _concrete(path: str, value: str = "x") -> str:
+    return re.sub(r"\{[^}]+\}", value, path)
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES, ids=lambda v: str(v))
+async def test_auth_matrix(api: Api, method: str, path: str) -> None:
+    url = _concrete(path)
+    if path.startswith(("/api/admin", "/api/projects")):
+        right, wrong = ADMIN, CLIENT
+    elif path.startswith("/api/client"):
+        right, wrong = CLIENT, ADMIN
+    else:
+        response = await api.request(method, url, token=None)
+        assert response.status not in (401, 403)
+        return
+    for token, expected in ((None, 401), ("garbage", 401), (f"Bearer {right}x", 401), (wrong, 403)):
+        response = await api.request(method, url, token=token)
+        assert response.status == expected, (token, await response.text())
+        body = await response.json()
+        assert set(body) == {"name", "message", "details"}
+        assert right not in await response.text()
+    for presented in (right, f"Bearer {right}", f"bearer {right}"):
+        response = await api.request(method, url, token=presented, json={})
+        assert response.status not in (401, 403), await response.text()
+
+
+@pytest.fixture
+async def open_api(service: Service) -> AsyncIterator[Api]:
+    app = create_app(service, ServerConfig(auth=AuthMode.NONE))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        yield Api(client)
+
+
+async def test_auth_none_lets_everything_through(open_api: Api) -> None:
+    await open_api.json(
+        "POST", "/api/admin/projects/default/features", 201, token=None, json={"name": "f"}
+    )
+    payload = await open_api.json("GET", "/api/client/features", token=None)
+    assert [f["name"] for f in payload["features"]] == ["f"]
+
+
+_BODIES: list[tuple[str, dict[str, Any]]] = [
+    ("malformed json", {"data": b'{"name": ', "headers": {"Content-Type": "application/json"}}),
+    ("not utf-8", {"data": b"\xff\xfe{}", "headers": {"Content-Type": "application/json"}}),
+    ("wrong content type", {"data": b"name=x", "headers": {"Content-Type": "text/plain"}}),
+    ("json array", {"json": [1, 2, 3]}),
+    ("json scalar", {"json": "hello"}),
+    (
+        "wrong types",
+        {
+            "json": {
+                "name": 5,
+                "constraints": "no",
+                "tokenName": [],
+                "segmentIds": {"a": 1},
+                "parameters": [],
+                "appName": 7,
+                "bucket": [],
+                "id": None,
+                "type": 3,
+            }
+        },
+    ),
+    ("unknown fields", {"json": {"name": "ok-name", "surprise": {"deep": [1]}, "constraints": []}}),
+    ("deep nesting", {"json": {"name": "n", "constraints": [[[[[[[[[[]]]]]]]]]]}}),
+    (
+        "huge body",
+        {
+            "data": b'{"name": "' + b"a" * 2_000_000 + b'"}',
+            "headers": {"Content-Type": "application/json"},
+        },
+    ),
+]
+_HUGE = b'{"name": "' + b"a" * 2_000_000 + b'"}'
+_ODD_PARAMS = ["x", "%20", "..", "-1", "99999999999999999999999", "ünïcödé", "a%2Fb", "' OR 1=1 --"]
+
+
+@pytest.mark.parametrize(("method", "path"), ROUTES, ids=lambda v: str(v))
+async def test_malformed_input_never_makes_a_500(api: Api, method: str, path: str) -> None:
+    token = CLIENT if path.startswith("/api/client") else ADMIN
+    for param in _ODD_PARAMS:
+        response = await api.request(method, _concrete(path, param), token=token)
+        assert response.status < 500, (param, await response.text())
+    for label, body in _BODIES:
+        if label == "huge body":
+            body = {**body, "data": io.BytesIO(_HUGE)}
+        response = await api.request(method, _concrete(path), token=token, **body)
+        text = await response.text()
+        assert response.status < 500, (label, text)
+        if response.status >= 400:
+            assert set(await response.json()) == {"name", "message", "details"}, (label, text)
+        if label == "huge body" and method in ("POST", "PUT", "PATCH"):
+            # 413 where the body is read; routes that need no body refuse "x" first.
+            assert response.status in (400, 404, 413), text
+        if (
+            label == "wrong content type"
+            and method in ("POST", "PUT", "PATCH")
+            and response.status >= 400
+        ):
+            assert response.status in (400, 404, 415), text
+
+
+async def test_unknown_paths_and_methods_answer_json(api: Api) -> None:
+    missing = await api.json("GET", "/api/admin/nope", 404)
+    assert missing["name"] == "NotFoundError"
+    wrong_method = await api.request("PATCH", "/api/client/features", token=CLIENT)
+    assert wrong_method.status == 405
+    assert (await wrong_method.json())["name"] == "MethodNotAllowed"
+
+
+def test_every_route_is_in_the_openapi_document() -> None:
+    from flagcore_http.openapi import document
+
+    paths = document(create_app(Service.__new__(Service), ServerConfig()))["paths"]
+    assert {path for _method, path in ROUTES} <= set(paths)
+
+
+async def test_a_body_over_the_limit_is_413_and_nothing_is_stored(
+    api: Api, service: Service
+) -> None:
+    response = await api.request(
+        "POST",
+        "/api/admin/projects/default/features",
+        data=io.BytesIO(_HUGE),
+        headers={"Content-Type": "application/json"},
+    )
+    assert response.status == 413
+    assert (await response.json())["name"] == "ContentTooLarge"
+    assert service.list_flags() == []
