@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Context", "context_value"]
+__all__ = ["Context", "MappingContext", "context_value"]
 
 _CAMEL_FIELDS = {
     "userId": "user_id",
@@ -48,7 +48,7 @@ class Context:
         present but null stays missing); other top-level string values act as properties.
         """
         properties = data.get("properties")
-        if not isinstance(properties, Mapping):
+        if type(properties) is not dict and not isinstance(properties, Mapping):
             properties = _NO_PROPERTIES
         values: list[Any] = []
         present = 0
@@ -71,6 +71,13 @@ class Context:
             user_id, session_id, remote_address, environment, app_name, current_time, properties
         )
 
+    def property_value(self, name: str) -> Any:
+        """The custom field ``name`` (from ``properties``), or None."""
+        properties: object = self.properties  # whatever the caller put there
+        if type(properties) is dict or isinstance(properties, Mapping):
+            return properties.get(name)
+        return None
+
     def to_mapping(self) -> dict[str, Any]:
         """The camelCase form, leaving out fields that are not set."""
         out: dict[str, Any] = {
@@ -81,6 +88,58 @@ class Context:
         if self.properties:
             out["properties"] = dict(self.properties)
         return out
+
+
+class MappingContext(Context):
+    """A camelCase mapping seen as a `Context`, read lazily (an evaluation reads 1–3 fields).
+
+    Building a full `Context` from a mapping costs more than evaluating a flag; this view
+    costs one object, and each field is looked up (with Unleash's fallback rules, as in
+    `Context.from_mapping`) only when a rule reads it.
+    """
+
+    __slots__ = ("_data", "_merged")
+    _data: Mapping[str, Any]
+    _merged: Mapping[str, Any] | None
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "_merged", None)
+
+    def _field(self, name: str) -> Any:
+        data = self._data
+        if name in data:
+            return data[name]
+        properties = data.get("properties")
+        if type(properties) is dict or isinstance(properties, Mapping):
+            return properties.get(name)
+        return None
+
+    user_id = property(lambda self: self._field("userId"))
+    session_id = property(lambda self: self._field("sessionId"))
+    remote_address = property(lambda self: self._field("remoteAddress"))
+    environment = property(lambda self: self._field("environment"))
+    app_name = property(lambda self: self._field("appName"))
+    current_time = property(lambda self: self._field("currentTime"))
+
+    def property_value(self, name: str) -> Any:
+        # A top-level string under a non-standard name wins over properties, as in Unleash.
+        data = self._data
+        value = data.get(name)
+        if type(value) is str and name not in _CAMEL_FIELDS and name != "properties":
+            return value
+        properties = data.get("properties")
+        if type(properties) is dict or isinstance(properties, Mapping):
+            return properties.get(name)
+        return None
+
+    @property
+    def properties(self) -> Mapping[str, Any]:
+        merged = self._merged
+        if merged is None:
+            merged = Context.from_mapping(self._data).properties
+            object.__setattr__(self, "_merged", merged)
+        return merged
 
 
 def context_value(value: object) -> str | None:

@@ -22,7 +22,7 @@ from flagcore.codec import (
     structure_flag,
     structure_segment,
 )
-from flagcore.context import Context
+from flagcore.context import Context, MappingContext
 from flagcore.errors import InvalidInput
 from flagcore.model import ClientFeatures, Constraint, Flag, Segment, Strategy
 from flagcore.operators import BrokenRule, Predicate, compile_constraint
@@ -323,10 +323,13 @@ class Engine:
             self._problems[name] = _warning(name, problem)
             return _off(name)
         try:
-            return self._compiler.flag(flag, self._compiled)
+            compiled = self._compiler.flag(flag, self._compiled)
         except Exception as exc:  # a flag that cannot compile is off, never fatal
             self._problems[name] = EngineWarning(name, f"could not compile: {exc}")
             return _off(name)
+        # The model is smaller than the JSON it came from; the JSON is not needed again.
+        self._sources.features[name] = flag
+        return compiled
 
     def compile_all(self) -> None:
         """Read and compile every flag now (loading does it lazily, flag by flag)."""
@@ -367,7 +370,9 @@ class Engine:
         if compiled is None:
             return default
         try:
-            if type(context) is not Context:
+            if type(context) is dict:
+                context = MappingContext(context)
+            elif type(context) is not Context:
                 context = _as_context(context)
             return compiled.is_on(context)
         except Exception:
@@ -380,7 +385,9 @@ class Engine:
         if compiled is None:
             return DISABLED_VARIANT
         try:
-            if type(context) is not Context:
+            if type(context) is dict:
+                context = MappingContext(context)
+            elif type(context) is not Context:
                 context = _as_context(context)
             return _pick_variant(compiled, context)
         except Exception:
@@ -403,5 +410,5 @@ def _as_context(context: Any) -> Context:
     if isinstance(context, Context):
         return context
     if isinstance(context, Mapping):
-        return Context.from_mapping(context)
+        return MappingContext(context)
     return _EMPTY_CONTEXT

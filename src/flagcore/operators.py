@@ -75,8 +75,7 @@ def field_reader(context_name: str) -> FieldReader:
         return _attribute_reader(attribute)
 
     def read_property(ctx: Context) -> str | None:
-        properties = ctx.properties
-        value = properties.get(context_name) if isinstance(properties, Mapping) else None
+        value = ctx.property_value(context_name)
         return value if type(value) is str else context_value(value)
 
     return read_property
@@ -201,6 +200,7 @@ def semver_key(text: str) -> SemverKey | None:
     return int(major), int(minor), int(patch), ((0, 0), *identifiers)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_ip_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     """An address exactly as written (no spaces, ports or zone ids), as Unleash requires."""
     if "%" in text:

@@ -67,9 +67,9 @@ def _seed_reader(stickiness: str | None) -> Callable[[Context], str | None]:
         return lambda _ctx: None  # Unleash never makes variants sticky on time
 
     def property_seed(ctx: Context) -> str | None:
-        # Variant stickiness on any other name reads the properties only.
-        properties = ctx.properties
-        value = properties.get(stickiness) if isinstance(properties, Mapping) else None
+        # Any other name is a custom field (docs/engine.md: unlike Unleash, a top-level
+        # string counts too, as it does for constraints).
+        value = ctx.property_value(stickiness)
         return value if type(value) is str else context_value(value)
 
     return property_seed

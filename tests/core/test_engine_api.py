@@ -108,3 +108,55 @@ def test_a_payload_that_is_not_an_object_is_an_input_error() -> None:
 
     with pytest.raises(InvalidInput):
         Engine.from_client_features(["not", "an", "object"])  # type: ignore[arg-type]
+
+
+_FIELDS = ("userId", "sessionId", "remoteAddress", "environment", "appName", "currentTime")
+
+
+def _mapping_contexts() -> Any:
+    from hypothesis import strategies as st
+
+    values = st.one_of(st.none(), st.text(max_size=3), st.integers(), st.booleans())
+    names = st.sampled_from([*_FIELDS, "custom", "properties"])
+    properties = st.one_of(st.none(), st.text(), st.dictionaries(names, values, max_size=4))
+    return st.fixed_dictionaries(
+        {}, optional={**{n: values for n in _FIELDS}, "custom": values, "properties": properties}
+    )
+
+
+def test_a_mapping_is_read_lazily_exactly_as_from_mapping_builds_it() -> None:
+    from hypothesis import given, settings
+
+    from flagcore.context import MappingContext
+
+    @settings(max_examples=300)
+    @given(_mapping_contexts())
+    def check(data: dict[str, Any]) -> None:
+        lazy, eager = MappingContext(data), Context.from_mapping(data)
+        for field in (
+            "user_id",
+            "session_id",
+            "remote_address",
+            "environment",
+            "app_name",
+            "current_time",
+            "properties",
+        ):
+            assert getattr(lazy, field) == getattr(eager, field), field
+
+    check()
+
+
+def test_custom_fields_read_the_same_from_a_mapping_and_from_a_context() -> None:
+    from hypothesis import given, settings
+
+    from flagcore.context import MappingContext
+
+    @settings(max_examples=300)
+    @given(_mapping_contexts())
+    def check(data: dict[str, Any]) -> None:
+        lazy, eager = MappingContext(data), Context.from_mapping(data)
+        for name in ("custom", "userId", "properties", "other"):
+            assert lazy.property_value(name) == eager.property_value(name), name
+
+    check()
