@@ -120,7 +120,7 @@ def _mapping_contexts() -> Any:
     names = st.sampled_from([*_FIELDS, "custom", "properties"])
     properties = st.one_of(st.none(), st.text(), st.dictionaries(names, values, max_size=4))
     return st.fixed_dictionaries(
-        {}, optional={**{n: values for n in _FIELDS}, "custom": values, "properties": properties}
+        {}, optional={**dict.fromkeys(_FIELDS, values), "custom": values, "properties": properties}
     )
 
 
