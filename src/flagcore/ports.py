@@ -172,7 +172,11 @@ class Store(Protocol):
         ...
 
     def revision(self) -> int:
-        """The id of the newest event: grows with every change, so a cache keyed on it is fresh."""
+        """The id of the newest event: grows with every change, so a cache keyed on it is fresh.
+
+        Called on every SDK request, from the server's event loop: it must be cheap and
+        must not wait for a write in progress.
+        """
         ...
 
     def close(self) -> None: ...

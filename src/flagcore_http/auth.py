@@ -13,12 +13,13 @@ from aiohttp import web
 
 from flagcore.entities import TokenType
 from flagcore.errors import Forbidden, Unauthenticated
-from flagcore.service import hash_secret
 from flagcore_http.calls import call
 from flagcore_http.config import AuthMode
 from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
 
 __all__ = ["auth_middleware", "presented_secret", "required_kind"]
+
+_TOKEN_CACHE_SIZE = 10_000
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -57,15 +58,17 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         )
     cache = request.app[CACHE]
     service = request.app[SERVICE]
-    revision = await call(request, service.store.revision)
+    revision = service.store.revision()  # cheap, never waits on a writer (ports.Store)
     cache.sync(revision)
     request[REVISION] = revision
-    digest = hash_secret(secret)
-    if digest in cache.tokens:
-        token = cache.tokens[digest]
+    # Keyed by the presented secret itself: no digest to compute on the hot path. The cache
+    # lives in this process only and is emptied whenever the revision moves.
+    if secret in cache.tokens:
+        token = cache.tokens[secret]
     else:
         token = await call(request, service.authenticate, secret)
-        cache.tokens[digest] = token
+        if len(cache.tokens) < _TOKEN_CACHE_SIZE:  # unknown secrets must not fill memory
+            cache.tokens[secret] = token
     if token is None:
         raise Unauthenticated("The API token is not valid.")
     if token.type is not kind:

@@ -96,6 +96,14 @@ class SqliteStore:
             self._lock = threading.RLock()
             with self._lock:
                 self._retry_locked(lambda: migrations.apply(self._db))
+            # revision() has its own connection: in WAL mode a reader never waits for the
+            # writer, so an event loop can ask for the revision without blocking on a write.
+            self._revision_lock = threading.Lock()
+            self._revision_conn = (
+                connection
+                if self.path == ":memory:"
+                else sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False)
+            )
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open the SQLite database {self.path!r}: {exc}") from exc
 
@@ -143,9 +151,13 @@ class SqliteStore:
             pass
 
     def revision(self) -> int:
-        with self._lock:
+        if self._revision_conn is self._db.conn:
+            lock: Any = self._lock  # one private in-memory database: one connection
+        else:
+            lock = self._revision_lock
+        with lock:
             try:
-                row = self._db.execute("SELECT max(id) FROM events").fetchone()
+                row = self._revision_conn.execute("SELECT max(id) FROM events").fetchone()
             except sqlite3.Error as exc:
                 raise StorageError(f"cannot read the revision: {exc}") from exc
         return int(row[0] or 0)
@@ -157,6 +169,8 @@ class SqliteStore:
     def close(self) -> None:
         with self._lock:
             try:
+                if self._revision_conn is not self._db.conn:
+                    self._revision_conn.close()
                 self._db.close()
             except sqlite3.Error as exc:  # pragma: no cover
                 raise StorageError(f"cannot close the database: {exc}") from exc

@@ -43,6 +43,8 @@ def _spec_version(request: web.Request) -> int:
 
 
 def _tags(request: web.Request) -> tuple[Tag, ...]:
+    if not request.query_string:
+        return ()
     tags = []
     for index, raw in enumerate(
         request.query.getall("tag[]", []) + request.query.getall("tag", [])
@@ -60,7 +62,8 @@ def _tags(request: web.Request) -> tuple[Tag, ...]:
 def _scope(request: web.Request) -> tuple[str, tuple[str, ...] | None]:
     """The environment and projects: a client token's scope wins over query parameters."""
     token: ApiToken | None = request.get(TOKEN)
-    asked = tuple(request.query.getall("project", []) + request.query.getall("project[]", []))
+    query = request.query if request.query_string else None
+    asked = tuple(query.getall("project", []) + query.getall("project[]", [])) if query else ()
     if token is not None:
         projects: tuple[str, ...] | None = token.projects
         if "*" in token.projects:
@@ -75,7 +78,7 @@ async def _revision(request: web.Request) -> int:
     known: int | None = request.get(REVISION)
     if known is not None:
         return known
-    revision = await call(request, service(request).store.revision)
+    revision = service(request).store.revision()
     cache.sync(revision)
     return revision
 

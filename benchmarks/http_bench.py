@@ -1,0 +1,215 @@
+"""HTTP benchmark: /api/client/features under load, against a bare aiohttp ceiling.
+
+Run by hand: ``.venv/bin/python benchmarks/http_bench.py [--seconds 15] [--connections 32]``.
+Needs ``wrk`` (Debian package ``wrk``). Everything runs on 127.0.0.1.
+
+1. Starts ``flagcore serve`` (SQLite, a temporary database) and seeds 100 flags with two
+   strategies with constraints each (a typical SDK payload, ~90 kB).
+2. Starts a bare aiohttp server in another process that answers the same bytes (200) or
+   a 304 for the same ETag: the ceiling of this stack, measured in the same run.
+3. Loads both with ``wrk -t2 -cN -dS --latency``: full 200s, then 304s (If-None-Match).
+4. Prints req/s, p50 and p99 for each, and flagcore's share of the ceiling, against the
+   targets: 304s >= 70% of the ceiling, 200s >= 50%, p99 < 20 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ADMIN = "*:*.bench-admin-secret"
+CLIENT = "default:development.bench-client-secret"
+SPEC = {"Unleash-Client-Spec": "5.1.9"}
+
+_BARE_SERVER = textwrap.dedent(
+    """
+    import sys
+    from aiohttp import web
+
+    body = open(sys.argv[1], "rb").read()
+    etag = sys.argv[2]
+
+    async def features(request):
+        if request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers={"ETag": etag})
+        return web.Response(body=body, headers={"ETag": etag, "Content-Type": "application/json"})
+
+    app = web.Application()
+    app.router.add_get("/api/client/features", features)
+    web.run_app(app, host="127.0.0.1", port=int(sys.argv[3]), print=None, access_log=None)
+    """
+)
+
+
+def _request(
+    url: str, method: str = "GET", body: Any = None, headers: dict[str, str] | None = None
+) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.read(), dict(response.headers)
+
+
+def _seed(base: str, flags: int) -> None:
+    admin = {"Authorization": ADMIN, "Content-Type": "application/json"}
+    features = f"{base}/api/admin/projects/default/features"
+    for index in range(flags):
+        name = f"bench.flag-{index:03d}"
+        _request(features, "POST", {"name": name, "description": "a benchmark flag"}, admin)
+        strategies = f"{features}/{name}/environments/development/strategies"
+        _request(
+            strategies,
+            "POST",
+            {
+                "name": "flexibleRollout",
+                "parameters": {"rollout": str(index % 101), "stickiness": "userId"},
+                "constraints": [
+                    {
+                        "contextName": "appName",
+                        "operator": "IN",
+                        "values": ["web", "ios", "android"],
+                    },
+                    {"contextName": "country", "operator": "NOT_IN", "values": ["XX", "YY"]},
+                ],
+            },
+            admin,
+        )
+        _request(
+            strategies,
+            "POST",
+            {
+                "name": "userWithId",
+                "parameters": {"userIds": ",".join(f"user-{index}-{n}" for n in range(8))},
+                "constraints": [
+                    {"contextName": "appVersion", "operator": "SEMVER_GTE", "value": "2.0.0"},
+                ],
+            },
+            admin,
+        )
+        _request(f"{features}/{name}/environments/development/on", "POST", None, admin)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_up(url: str) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=1).read()
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+def _wrk(url: str, headers: dict[str, str], seconds: int, connections: int) -> dict[str, float]:
+    command = ["wrk", "-t2", f"-c{connections}", f"-d{seconds}s", "--latency"]
+    for key, value in headers.items():
+        command += ["-H", f"{key}: {value}"]
+    output = subprocess.run([*command, url], capture_output=True, text=True, check=True).stdout
+    statuses = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    assert statuses is None, output
+
+    def latency(percent: str) -> float:
+        match = re.search(rf"^\s+{percent}%\s+([\d.]+)(us|ms|s)", output, re.M)
+        assert match, output
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    assert rate, output
+    return {"rps": float(rate.group(1)), "p50": latency("50"), "p99": latency("99")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=int, default=15)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--flags", type=int, default=100)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed: apt-get install wrk")
+    folder = Path(tempfile.mkdtemp())
+    port = _free_port()
+    env = {
+        **os.environ,
+        "FLAGCORE_DB": str(folder / "bench.db"),
+        "FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN,
+        "FLAGCORE_INIT_CLIENT_API_TOKENS": CLIENT,
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "flagcore_http", "serve", "--port", str(port), "--no-access-log"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    bare = None
+    try:
+        base = f"http://127.0.0.1:{port}"
+        _wait_up(base + "/health")
+        _seed(base, args.flags)
+        client = {"Authorization": CLIENT, **SPEC}
+        body, headers = _request(base + "/api/client/features", headers=client)
+        etag = headers["ETag"]
+        payload = folder / "payload.json"
+        payload.write_bytes(body)
+        bare_port = _free_port()
+        bare_script = folder / "bare.py"
+        bare_script.write_text(_BARE_SERVER)
+        bare = subprocess.Popen(
+            [sys.executable, str(bare_script), str(payload), etag, str(bare_port)]
+        )
+        _wait_up(f"http://127.0.0.1:{bare_port}/api/client/features")
+        print(f"payload: {args.flags} flags, {len(body) / 1000:.1f} kB, ETag {etag}")
+        print(f"load: wrk -t2 -c{args.connections} -d{args.seconds}s --latency, 127.0.0.1\n")
+        results = {}
+        for label, extra in (("200", {}), ("304", {"If-None-Match": etag})):
+            results[("flagcore", label)] = _wrk(
+                base + "/api/client/features", {**client, **extra}, args.seconds, args.connections
+            )
+            results[("bare aiohttp", label)] = _wrk(
+                f"http://127.0.0.1:{bare_port}/api/client/features",
+                extra,
+                args.seconds,
+                args.connections,
+            )
+        print(f"{'server':14} {'resp':5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
+        for (name, label), figures in results.items():
+            rps, p50, p99 = figures["rps"], figures["p50"], figures["p99"]
+            print(f"{name:14} {label:5} {rps:9.0f} {p50:8.2f} {p99:8.2f}")
+        share_200 = results[("flagcore", "200")]["rps"] / results[("bare aiohttp", "200")]["rps"]
+        share_304 = results[("flagcore", "304")]["rps"] / results[("bare aiohttp", "304")]["rps"]
+        p99 = max(results[("flagcore", label)]["p99"] for label in ("200", "304"))
+        print()
+        print(f"flagcore / ceiling: 200s {share_200:.0%} (target >= 50%)")
+        print(f"flagcore / ceiling: 304s {share_304:.0%} (target >= 70%)")
+        print(f"flagcore p99: {p99:.2f} ms (target < 20 ms)")
+        print("Unleash 8.2.0 (reference/, same wrk settings): 200s ~840 req/s, 304s ~1,840 req/s")
+    finally:
+        for process in (server, bare):
+            if process is not None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=20)
+
+
+if __name__ == "__main__":
+    main()
