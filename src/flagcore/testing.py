@@ -26,10 +26,13 @@ from flagcore.entities import StrategyDefinition, Tag, TokenType
 from flagcore.errors import (
     Conflict,
     FlagcoreError,
+    Forbidden,
     InvalidInput,
     LimitExceeded,
     NameConflict,
     NotFound,
+    RateLimited,
+    Unauthenticated,
 )
 from flagcore.limits import Limits
 from flagcore.model import Constraint, Dependency, Strategy, Variant, WeightType
@@ -37,6 +40,20 @@ from flagcore.ports import Store
 from flagcore.service import Service
 
 __all__ = ["StoreContract"]
+
+
+class _Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += dt.timedelta(seconds=seconds)
+
 
 DEV = "development"
 PROD = "production"
@@ -549,6 +566,85 @@ class StoreContract:
         assert (instance.sdk_version, instance.strategies) == ("python:6", ("tenant",))
         with pytest.raises(InvalidInput):
             service.record_metrics("shop", "i-1", DEV, start, {"f": {"yes": -1}})
+
+    # --- signals ---
+    def test_signal_endpoints_are_created_updated_and_deleted(self, service: Service) -> None:
+        endpoint = service.create_signal_endpoint("deploys", "from CI")
+        assert service.get_signal_endpoint(endpoint.id) == endpoint
+        with pytest.raises(NameConflict):
+            service.create_signal_endpoint("deploys")
+        with pytest.raises(InvalidInput):
+            service.create_signal_endpoint("not url friendly")
+        updated = service.update_signal_endpoint(endpoint.id, description="ci", enabled=False)
+        assert (updated.description, updated.enabled) == ("ci", False)
+        service.delete_signal_endpoint(endpoint.id)
+        assert service.list_signal_endpoints() == []
+        with pytest.raises(NotFound):
+            service.get_signal_endpoint(endpoint.id)
+
+    def test_signal_endpoint_and_token_limits_hold_at_the_edge(self, store: Store) -> None:
+        service = Service(store, limits=Limits(signal_endpoints=2, tokens_per_signal_endpoint=2))
+        first = service.create_signal_endpoint("a")
+        service.create_signal_endpoint("b")
+        with pytest.raises(LimitExceeded) as refused:
+            service.create_signal_endpoint("c")
+        assert refused.value.limit == "signal_endpoints"
+        assert [e.name for e in service.list_signal_endpoints()] == ["a", "b"]
+        secrets = {service.create_signal_endpoint_token(first.id, n).secret for n in ("t1", "t2")}
+        assert len(secrets) == 2
+        with pytest.raises(LimitExceeded) as refused:
+            service.create_signal_endpoint_token(first.id, "t3")
+        assert refused.value.limit == "tokens_per_signal_endpoint"
+        tokens = service.list_signal_endpoint_tokens(first.id)
+        assert [t.name for t in tokens] == ["t1", "t2"]
+        assert all(t.secret_hash not in secrets for t in tokens)
+        service.delete_signal_endpoint_token(first.id, tokens[0].id)
+        service.create_signal_endpoint_token(first.id, "t3")
+        with pytest.raises(NotFound):
+            service.delete_signal_endpoint_token(first.id, 9999)
+
+    def test_signals_are_checked_rate_limited_and_stored(self, store: Store) -> None:
+        clock = _Clock()
+        service = Service(store, clock=clock)
+        ci = service.create_signal_endpoint("ci")
+        other = service.create_signal_endpoint("other")
+        secret = service.create_signal_endpoint_token(ci.id, "github").secret
+        foreign = service.create_signal_endpoint_token(other.id, "x").secret
+        first = service.receive_signal("ci", secret, {"type": "deploy", "data": {"v": 1}})
+        assert (first.endpoint_id, first.payload) == (ci.id, {"type": "deploy", "data": {"v": 1}})
+        with pytest.raises(RateLimited) as limited:
+            service.receive_signal("ci", secret, None)
+        assert 0 < limited.value.retry_after <= 1
+        clock.advance(1.0)
+        second = service.receive_signal("ci", secret, None)
+        for refused_secret, error in (
+            (None, Unauthenticated),
+            ("wrong", Unauthenticated),
+            (foreign, Forbidden),
+        ):
+            clock.advance(5)
+            with pytest.raises(error):
+                service.receive_signal("ci", refused_secret, {})
+        with pytest.raises(NotFound):
+            service.receive_signal("nope", secret, {})
+        service.update_signal_endpoint(ci.id, enabled=False)
+        with pytest.raises(Forbidden):
+            service.receive_signal("ci", secret, {})
+        assert [s.id for s in service.list_signals(ci.id)] == [second.id, first.id]
+        assert [s.id for s in service.list_signals(ci.id, limit=1, before_id=second.id)] == [
+            first.id
+        ]
+        assert [s.id for s in service.list_signals()] == [second.id, first.id]
+
+    def test_a_signal_payload_over_the_limit_is_refused_and_not_stored(self, store: Store) -> None:
+        service = Service(store, limits=Limits(signal_payload_bytes=20))
+        endpoint = service.create_signal_endpoint("ci")
+        secret = service.create_signal_endpoint_token(endpoint.id, "t").secret
+        with pytest.raises(LimitExceeded) as refused:
+            service.receive_signal("ci", secret, {"text": "x" * 20})
+        assert refused.value.limit == "signal_payload_bytes"
+        assert service.list_signals() == []
+        service.receive_signal("ci", secret, {"t": "x" * 10})  # 16 bytes: within the limit
 
     # --- events, revision, atomicity ---
     def test_every_change_writes_an_event_and_moves_the_revision(self, service: Service) -> None:

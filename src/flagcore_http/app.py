@@ -22,6 +22,7 @@ from flagcore_http.routes import (
     health,
     projects,
     segments,
+    signals,
     tags,
     tokens,
 )
@@ -36,6 +37,7 @@ ROUTE_TABLES = (
     archive.routes,
     tags.routes,
     tokens.routes,
+    signals.routes,
     admin.routes,
     health.routes,
 )

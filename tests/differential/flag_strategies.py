@@ -12,7 +12,9 @@ generated so that the randomness cannot show for *any* of the drawn contexts (se
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
+import functools
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -56,6 +58,7 @@ STRINGS = (
     "ı",
     "e\u0301",
     "½",
+    "\ua7cb",  # Ɤ: a capital letter newer than Python 3.11's Unicode tables
     " pad ",
 )
 EMAILS = ("bob@example.com", "BOB@Example.COM", "alice@test.org", "@example.com", "example.com")
@@ -240,6 +243,7 @@ FRAGMENTS = (
     "i̇",
     "σ",
     "Σ",
+    "\u0264",  # ɤ, the lower case of Ɤ
     "1",
     "10.",
     "2024",
@@ -331,50 +335,91 @@ _TYPED_FIELDS: dict[str, tuple[str, ...]] = {
 _STRING_FIELDS = ("userId", "sessionId", "environment", "appName", "tenant", "email")
 
 
+# ---------------------------------------------------------------------------------------
+# Drawing economically. Shrinking time grows with the number of choices in an example, so
+# most decisions are a single draw from a weighted tuple (a value repeated k times is k
+# times as likely) whose first entry is the plainest choice, the one shrinking goes to.
+# The strategies are built once, here: building them inside the composites costs more
+# than the evaluation itself.
+
+_ABSENT: Any = object()  # "leave the key out", as Unleash may
+
+
 def _pool(field: str) -> Sequence[str]:
     return TOP_LEVEL_POOLS.get(field) or PROPERTY_POOLS.get(field) or STRINGS
 
 
-def _field_value(field: str) -> st.SearchStrategy[str]:
-    return st.one_of(st.sampled_from(_pool(field)), st.sampled_from(ALL_VALUES))
+def _weighted(*parts: tuple[Sequence[Any], int]) -> st.SearchStrategy[Any]:
+    """One draw from the concatenation of ``parts``, each repeated its weight times."""
+    return st.sampled_from(tuple(value for values, weight in parts for value in values * weight))
 
 
-def _maybe_key(draw: st.DrawFn, target: JSON, key: str, value: Any) -> None:
-    """Set ``key`` most of the time; leave it out (as Unleash may) otherwise."""
-    if draw(st.integers(0, 4)) > 0:
-        target[key] = value
+def _set(draw: st.DrawFn, target: JSON, key: str, values: st.SearchStrategy[Any]) -> None:
+    value = draw(values)
+    if value is not _ABSENT:
+        target[key] = copy.deepcopy(value)  # the pools' lists and dicts are shared
 
+
+def _usually(values: Sequence[Any]) -> st.SearchStrategy[Any]:
+    """Absent one time in five, else one of ``values``."""
+    return _weighted(([_ABSENT], len(values)), (values, 4))
+
+
+_BOOLEANS = st.booleans()
+_USUALLY_BOOLEAN = _usually((False, True))
+# A context value: usually from the field's own pool, else from any pool.
+_FIELD_VALUES = {field: _weighted((_pool(field), 6), (ALL_VALUES, 1)) for field in CONTEXT_NAMES}
+_STRING_ELEMENTS = {
+    field: _weighted((FRAGMENTS, 4), (_pool(field), 4), (ALL_VALUES, 1)) for field in CONTEXT_NAMES
+}
+
+
+def _rarely(draw: st.DrawFn, one_in: int) -> bool:
+    """True once in ``one_in`` draws; shrinks to False, so minimal examples stay plain."""
+    return draw(_RARELY[one_in]) == one_in
+
+
+_RARELY = {n: st.integers(1, n) for n in (4, 6, 10)}
 
 # ---------------------------------------------------------------------------------------
 # Contexts
+
+_TOP_LEVEL = tuple(TOP_LEVEL_POOLS)
+_PROPERTIES = tuple(PROPERTY_POOLS)
+# Which fields a context carries, as bits; one more bit sends an empty "properties".
+_TOP_LEVEL_MASKS = st.integers(0, 2 ** len(_TOP_LEVEL) - 1)
+_PROPERTY_MASKS = st.integers(0, 2 ** (len(_PROPERTIES) + 1) - 1)
+# Now and then a standard field sent as a property (as some SDKs do), or a custom field
+# sent at the top level instead of under "properties".
+_MISPLACED = _weighted(
+    ([None], 2 * (len(_TOP_LEVEL) + len(_PROPERTIES))),
+    ([("properties", field) for field in _TOP_LEVEL], 1),
+    ([("top", field) for field in _PROPERTIES], 1),
+)
 
 
 @st.composite
 def contexts(draw: st.DrawFn) -> JSON:
     """An Unleash context in its wire form: camelCase, every value a string."""
-    context: JSON = {}
-    for field in TOP_LEVEL_POOLS:
-        if draw(st.booleans()):
-            context[field] = draw(_field_value(field))
-    properties = {
-        field: draw(_field_value(field)) for field in PROPERTY_POOLS if draw(st.booleans())
+    top, props = draw(_TOP_LEVEL_MASKS), draw(_PROPERTY_MASKS)
+    context: JSON = {
+        field: draw(_FIELD_VALUES[field]) for i, field in enumerate(_TOP_LEVEL) if top >> i & 1
     }
-    if draw(st.integers(0, 5)) == 0:
-        # A standard field sent as a property, as some SDKs do.
-        field = draw(st.sampled_from(tuple(TOP_LEVEL_POOLS)))
-        properties[field] = draw(_field_value(field))
-    if draw(st.integers(0, 5)) == 0:
-        # A custom field sent at the top level instead of under "properties".
-        field = draw(st.sampled_from(tuple(PROPERTY_POOLS)))
-        context[field] = draw(_field_value(field))
-    if properties or draw(st.booleans()):
+    properties = {
+        field: draw(_FIELD_VALUES[field]) for i, field in enumerate(_PROPERTIES) if props >> i & 1
+    }
+    misplaced = draw(_MISPLACED)
+    if misplaced is not None:
+        where, field = misplaced
+        (properties if where == "properties" else context)[field] = draw(_FIELD_VALUES[field])
+    if properties or props >> len(_PROPERTIES):
         context["properties"] = properties
     return context
 
 
-def _present_fields(context: JSON) -> set[str]:
+def _present_fields(context: JSON) -> frozenset[str]:
     properties = context.get("properties") or {}
-    return {key for key in TOP_LEVEL_POOLS if key in context} | set(properties)
+    return frozenset({key for key in TOP_LEVEL_POOLS if key in context} | set(properties))
 
 
 @dataclass(frozen=True)
@@ -414,19 +459,10 @@ def _is_partial(raw: str) -> bool:
 # ---------------------------------------------------------------------------------------
 # Constraints and segments
 
-
-_SINGLE_VALUE_POOLS: dict[str, Sequence[str]] = {
-    "NUM": NUMBERS,
-    "DATE": DATES,
-    "SEMVER": SEMVERS,
-    "REGEX": REGEXES,
-}
-
-_ORDINAL_VALUES = (*NUMBERS, *DATES, *SEMVERS)
 # Constraint values both engines accept: most constraints should be usable, since a
 # constraint that cannot be read turns its whole flag off and hides everything else.
 _WELL_FORMED: dict[str, Sequence[str]] = {
-    "NUM": ("0", "-0", "0.0", "1", "1.0", "+1", "5", "12", "-1", "2.5", "1e3", "1000", "5."),
+    "NUM": ("5", "0", "-0", "0.0", "1", "1.0", "+1", "12", "-1", "2.5", "1e3", "1000", "5."),
     "DATE": (
         "2024-01-01T00:00:00Z",
         "2024-01-01T00:00:00.000Z",
@@ -449,218 +485,292 @@ _WELL_FORMED: dict[str, Sequence[str]] = {
         "2.0.0",
         "0.0.1",
     ),
+    "REGEX": REGEXES,
 }
+_ANY_VALUE: dict[str, Sequence[str]] = {
+    "NUM": NUMBERS,
+    "DATE": DATES,
+    "SEMVER": SEMVERS,
+    "REGEX": REGEXES,
+}
+_ORDINAL = (*NUMBERS, *DATES, *SEMVERS)
+# Mostly well formed; else anything of the family; now and then a literal of another
+# family (a number for a date operator, a date for a semver one...).
+_SINGLE_VALUES = {
+    family: _weighted(
+        (_WELL_FORMED[family], 700 // len(_WELL_FORMED[family])),
+        (_ANY_VALUE[family], 250 // len(_ANY_VALUE[family])),
+        (() if family == "REGEX" else _ORDINAL, 1),
+    )
+    for family in _ANY_VALUE
+}
+# The unknown operator (last) turns the whole flag off, so it comes up less often.
+_OPERATORS = _weighted((OPERATORS[:-1], 3), (OPERATORS[-1:], 1))
+_CONSTRAINT_FIELDS = {
+    fields: _weighted((fields, 12 // len(fields)), (CONTEXT_NAMES, 1))
+    for fields in (*_TYPED_FIELDS.values(), _STRING_FIELDS)
+}
+# Unleash sends single-value operators a "value"; older payloads carry "values".
+_VALUE_SHAPES = _weighted((["value"], 12), (["values", "both", "value, values null"], 1))
+_CIDR_ELEMENTS = st.sampled_from(CIDRS)
+_LIST_SIZES = _weighted(([1], 3), ([2, 3], 2), ([0], 1))  # no values breaks STR_* and IN_CIDR
+_INVERSIONS = st.sampled_from(
+    [(inverted, folded) for inverted in (_ABSENT, False, True) for folded in (_ABSENT, False, True)]
+)
 
 
 @st.composite
 def constraints(draw: st.DrawFn) -> JSON:
-    # The unknown operator (last) turns the whole flag off, so it comes up less often.
-    operator = draw(st.sampled_from(OPERATORS[: -1 if draw(st.integers(0, 3)) else None]))
-    family = next((prefix for prefix in _SINGLE_VALUE_POOLS if operator.startswith(prefix)), "")
+    operator = draw(_OPERATORS)
+    family = next((prefix for prefix in _SINGLE_VALUES if operator.startswith(prefix)), "")
     typed = _TYPED_FIELDS.get(family) or _TYPED_FIELDS.get(operator) or _STRING_FIELDS
-    context_name = draw(st.one_of(st.sampled_from(typed), st.sampled_from(CONTEXT_NAMES)))
+    context_name = draw(_CONSTRAINT_FIELDS[typed])
     constraint: JSON = {"contextName": context_name, "operator": operator}
     if family:
-        pool = _SINGLE_VALUE_POOLS[family]
-        dice = draw(st.integers(0, 9))
-        if family != "REGEX" and dice == 0:
-            pool = _ORDINAL_VALUES  # a number for a date operator, a date for a semver one...
-        elif family in _WELL_FORMED and dice < 7:
-            pool = _WELL_FORMED[family]
-        value = draw(st.sampled_from(pool))
-        # Unleash sends single-value operators a "value"; older payloads carry "values".
-        shape = draw(st.sampled_from(("value",) * 8 + ("values", "both")))
-        if shape in ("value", "both"):
+        value = draw(_SINGLE_VALUES[family])
+        shape = draw(_VALUE_SHAPES)
+        if shape != "values":
             constraint["value"] = value
-        if shape in ("values", "both"):
-            constraint["values"] = [value]
+        if shape != "value":
+            constraint["values"] = [value] if shape == "both" else None
     else:
         if operator == "IN_CIDR":
-            element = st.sampled_from(CIDRS)
+            element = _CIDR_ELEMENTS
         elif operator.startswith("STR_"):
-            element = st.one_of(st.sampled_from(FRAGMENTS), _field_value(context_name))
+            element = _STRING_ELEMENTS[context_name]
         else:
-            element = _field_value(context_name)
-        # An empty list breaks STR_* and IN_CIDR constraints: seldom.
-        at_least = 0 if draw(st.integers(0, 5)) == 0 else 1
-        constraint["values"] = draw(st.lists(element, min_size=at_least, max_size=3))
-        if draw(st.integers(0, 9)) == 0:
+            element = _FIELD_VALUES[context_name]
+        constraint["values"] = [draw(element) for _ in range(draw(_LIST_SIZES))]
+        if _rarely(draw, 10):
             constraint["value"] = draw(element)  # ignored by list operators
-    if "values" not in constraint and draw(st.integers(0, 9)) == 0:
-        constraint["values"] = None
-    _maybe_key(draw, constraint, "inverted", draw(st.booleans()))
-    _maybe_key(draw, constraint, "caseInsensitive", draw(st.booleans()))
+    inverted, folded = draw(_INVERSIONS)
+    if inverted is not _ABSENT:
+        constraint["inverted"] = inverted
+    if folded is not _ABSENT:
+        constraint["caseInsensitive"] = folded
     return constraint
 
 
-_constraint_lists = st.lists(constraints(), max_size=2)
+_CONSTRAINT_LISTS = st.lists(constraints(), max_size=2)
+# Segments 1 and 2 usually exist, 3 seldom: strategies refer to all three (and to 99).
+_SEGMENT_IDS = _weighted(([[1, 2]], 6), ([[], [1], [2], [1, 2, 3], [3]], 1))
 
 
 @st.composite
 def segments(draw: st.DrawFn) -> list[JSON]:
-    # Segments 1 and 2 usually exist, 3 seldom: strategies refer to all three (and to 99).
-    ids = [i for i in SEGMENT_IDS if draw(st.integers(0, 5 if i < 3 else 1)) > 0]
     return [
-        {"id": segment_id, "name": f"segment-{segment_id}", "constraints": draw(_constraint_lists)}
-        for segment_id in ids
+        {"id": segment_id, "name": f"segment-{segment_id}", "constraints": draw(_CONSTRAINT_LISTS)}
+        for segment_id in draw(_SEGMENT_IDS)
     ]
 
+
+_SEGMENT_LISTS = segments()
 
 # ---------------------------------------------------------------------------------------
 # Variants
 
+_COUNTS = st.integers(0, 3)
+_WEIGHTS = st.sampled_from(WEIGHTS)
+_VARIANT_NAMES = st.sampled_from(VARIANT_NAMES)
+_WEIGHT_TYPES = _usually(("variable", "fix"))
+_PAYLOADS = _usually(PAYLOADS)
+_PAYLOADS_OR_NULL = _usually((*PAYLOADS, None))
+_VARIANT_STICKINESS = st.sampled_from(
+    (None, "default", "userId", "sessionId", "tenant", "num", "random")
+)
+_OVERRIDE_FIELDS = st.sampled_from(CONTEXT_NAMES)
+_OVERRIDE_SHAPES = _weighted(([_ABSENT, "list"], 2), (["empty list", "null"], 1))
+
 
 def _weights(draw: st.DrawFn, count: int) -> list[int]:
-    weights = [draw(st.sampled_from(WEIGHTS)) for _ in range(count)]
+    weights = [draw(_WEIGHTS) for _ in range(count)]
     # A list whose weights add up to 0 makes yggdrasil panic: not a reference answer.
     if weights and sum(weights) == 0:
         weights[-1] = 1
     return weights
 
 
-@st.composite
-def _override(draw: st.DrawFn) -> JSON:
-    field = draw(st.sampled_from(CONTEXT_NAMES))
-    return {"contextName": field, "values": draw(st.lists(_field_value(field), max_size=3))}
+def _overrides(draw: st.DrawFn) -> Any:
+    shape = draw(_OVERRIDE_SHAPES)
+    if shape is _ABSENT or shape == "null":
+        return None if shape == "null" else _ABSENT
+    out = []
+    for _ in range(0 if shape == "empty list" else draw(_LIST_SIZES)):
+        field = draw(_OVERRIDE_FIELDS)
+        values = [draw(_FIELD_VALUES[field]) for _ in range(draw(_LIST_SIZES))]
+        out.append({"contextName": field, "values": values})
+    return out
 
 
-_overrides = _override()
-
-
-@st.composite
-def feature_variants(draw: st.DrawFn, pinning: _Pinning) -> list[JSON]:
-    count = draw(st.integers(0, 3))
-    stickiness = draw(
-        st.sampled_from((None, "default", "userId", "sessionId", "tenant", "num", "random"))
-    )
+def _feature_variants(draw: st.DrawFn, pinning: _Pinning) -> list[JSON]:
+    count = draw(_COUNTS)
+    stickiness = draw(_VARIANT_STICKINESS)
     if count >= 2 and not pinning.variants(stickiness):
         count = 1  # a single variant is picked whatever the hash says
     variants = []
     for weight in _weights(draw, count):
-        variant: JSON = {"name": draw(st.sampled_from(VARIANT_NAMES)), "weight": weight}
-        _maybe_key(draw, variant, "weightType", draw(st.sampled_from(("variable", "fix"))))
+        variant: JSON = {"name": draw(_VARIANT_NAMES), "weight": weight}
+        _set(draw, variant, "weightType", _WEIGHT_TYPES)
         if stickiness is not None:
             variant["stickiness"] = stickiness
-        _maybe_key(draw, variant, "payload", draw(st.sampled_from((*PAYLOADS, None))))
-        overrides = draw(st.lists(_overrides, max_size=2))
-        if overrides or draw(st.booleans()):
+        _set(draw, variant, "payload", _PAYLOADS_OR_NULL)
+        overrides = _overrides(draw)
+        if overrides is not _ABSENT:
             variant["overrides"] = overrides
-        elif draw(st.integers(0, 4)) == 0:
-            variant["overrides"] = None
         variants.append(variant)
     return variants
 
 
-@st.composite
-def strategy_variants(draw: st.DrawFn, variant_pinned: bool) -> list[JSON]:
-    count = draw(st.integers(0, 3))
-    if count >= 2 and not variant_pinned:
+def _strategy_variants(draw: st.DrawFn, pinned: bool) -> list[JSON]:
+    count = draw(_COUNTS)
+    if count >= 2 and not pinned:
         count = 1
     variants = []
     for weight in _weights(draw, count):
-        variant: JSON = {"name": draw(st.sampled_from(VARIANT_NAMES)), "weight": weight}
-        _maybe_key(draw, variant, "weightType", draw(st.sampled_from(("variable", "fix"))))
-        _maybe_key(draw, variant, "payload", draw(st.sampled_from(PAYLOADS)))
+        variant: JSON = {"name": draw(_VARIANT_NAMES), "weight": weight}
+        _set(draw, variant, "weightType", _WEIGHT_TYPES)
+        _set(draw, variant, "payload", _PAYLOADS)
         variants.append(variant)
     return variants
 
 
 # ---------------------------------------------------------------------------------------
-# Strategies
+# Activation strategies
+
+# Half of them "default", which is on unless its constraints say otherwise.
+_STRATEGY_NAMES = _weighted((["default"], len(STRATEGY_NAMES)), (STRATEGY_NAMES, 1))
+_PERCENTAGES = _weighted((ROLLOUTS, 2), (ROLLOUTS_JUNK, 1))
+# Anything strictly between 0 and 100 is a coin toss where the hash is random.
+_WHOLE_PERCENTAGES = st.sampled_from(
+    tuple(p for p in (*ROLLOUTS, *ROLLOUTS_JUNK) if not _is_partial(p))
+)
+_GROUP_IDS = _usually(GROUP_IDS)
+_ROLLOUT_STICKINESS = st.sampled_from(
+    (None, "default", "userId", "sessionId", "tenant", "random", "")
+)
+_DEFAULT_STICKINESS = _weighted(([None], 3), (["default", "userId", "tenant"], 1))
+_SEPARATORS = st.sampled_from((",", ", "))
+_PARTS = {
+    "userIds": st.sampled_from((*USER_IDS, 'a"b')),
+    "IPs": st.sampled_from((*CIDRS, *IPS)),
+    "hostNames": st.sampled_from(HOSTNAMES),
+}
+_PART_COUNTS = _weighted(([_ABSENT], 1), ([1], 4), ([0, 2, 3], 1))
+_SEGMENT_REFERENCES = _weighted(
+    ([_ABSENT, []], 12), ([[1], [2], [1, 2]], 2), ([[3], [MISSING_SEGMENT_ID], None], 1)
+)
+_STRATEGY_VARIANTS = _weighted(([_ABSENT, "list"], 2), ([None], 1))
+# Keys that Unleash's schema has and servers seldom send.
+_QUIRKS = _weighted(
+    ([None], 24),
+    ([("constraints", None), ("disabled", False), ("disabled", True)], 1),
+    ([("sortOrder", n) for n in (-1, 0, 1, 2)], 1),
+)
 
 
-def _join(draw: st.DrawFn, pool: Sequence[str]) -> str:
-    parts = draw(st.lists(st.sampled_from(pool), max_size=3))
-    return draw(st.sampled_from((",", ", "))).join(parts)
+def _join(draw: st.DrawFn, parameters: dict[str, str], key: str) -> None:
+    count = draw(_PART_COUNTS)
+    if count is not _ABSENT:
+        parts = [draw(_PARTS[key]) for _ in range(count)]
+        parameters[key] = draw(_SEPARATORS).join(parts)
 
 
 @st.composite
-def activation_strategies(draw: st.DrawFn, pinning: _Pinning) -> JSON:
-    # Half of them "default", which is on unless its constraints say otherwise.
-    name = draw(st.one_of(st.just("default"), st.sampled_from(STRATEGY_NAMES)))
+def _activation_strategies(draw: st.DrawFn, pinning: _Pinning) -> JSON:
+    name = draw(_STRATEGY_NAMES)
     parameters: dict[str, str] = {}
     stickiness: str | None = None
     if name == "userWithId":
-        _maybe_key(draw, parameters, "userIds", _join(draw, (*USER_IDS, 'a"b')))
+        _join(draw, parameters, "userIds")
     elif name in ("gradualRolloutUserId", "gradualRolloutSessionId"):
-        parameters["percentage"] = draw(st.sampled_from((*ROLLOUTS, *ROLLOUTS_JUNK)))
-        _maybe_key(draw, parameters, "groupId", draw(st.sampled_from(GROUP_IDS)))
+        parameters["percentage"] = draw(_PERCENTAGES)
+        _set(draw, parameters, "groupId", _GROUP_IDS)
     elif name == "gradualRolloutRandom":
-        # Anything strictly between 0 and 100 is a coin toss in both engines.
-        options = [p for p in (*ROLLOUTS, *ROLLOUTS_JUNK) if not _is_partial(p)]
-        parameters["percentage"] = draw(st.sampled_from(options))
+        parameters["percentage"] = draw(_WHOLE_PERCENTAGES)
     elif name == "flexibleRollout":
-        stickiness = draw(
-            st.sampled_from((None, "default", "userId", "sessionId", "tenant", "random", ""))
-        )
+        stickiness = draw(_ROLLOUT_STICKINESS)
         if stickiness is not None:
             parameters["stickiness"] = stickiness
-        options = [*ROLLOUTS, *ROLLOUTS_JUNK]
-        if not pinning.rollout(stickiness):
-            options = [p for p in options if not _is_partial(p)]
-        parameters["rollout"] = draw(st.sampled_from(options))
-        _maybe_key(draw, parameters, "groupId", draw(st.sampled_from(GROUP_IDS)))
+        pinned = pinning.rollout(stickiness)
+        parameters["rollout"] = draw(_PERCENTAGES if pinned else _WHOLE_PERCENTAGES)
+        _set(draw, parameters, "groupId", _GROUP_IDS)
     elif name == "remoteAddress":
-        _maybe_key(draw, parameters, "IPs", _join(draw, (*CIDRS, *IPS)))
+        _join(draw, parameters, "IPs")
     elif name == "applicationHostname":
-        _maybe_key(draw, parameters, "hostNames", _join(draw, HOSTNAMES))
+        _join(draw, parameters, "hostNames")
     elif name == "myCustomStrategy":
         parameters["anything"] = "goes"
     else:
         # The default strategy ignores parameters; a stickiness here still steers variants.
-        if draw(st.booleans()):
-            stickiness = draw(st.sampled_from(("default", "userId", "tenant")))
+        stickiness = draw(_DEFAULT_STICKINESS)
+        if stickiness is not None:
             parameters["stickiness"] = stickiness
-            _maybe_key(draw, parameters, "groupId", draw(st.sampled_from(GROUP_IDS)))
+            _set(draw, parameters, "groupId", _GROUP_IDS)
 
     strategy: JSON = {"name": name, "parameters": parameters}
-    _maybe_key(draw, strategy, "constraints", draw(_constraint_lists))
-    segment_ids = draw(st.sampled_from(([],) * 8 + ([1], [2], [1, 2], [3], [MISSING_SEGMENT_ID])))
-    if segment_ids or draw(st.booleans()):
-        strategy["segments"] = segment_ids
-    if draw(st.booleans()):
-        strategy["variants"] = draw(strategy_variants(pinning.variants(stickiness)))
-    for key in ("constraints", "segments", "variants"):
-        if not strategy.get(key, True) and draw(st.integers(0, 4)) == 0:
-            strategy[key] = None  # null where a list is expected: same as empty
-    if draw(st.integers(0, 9)) == 0:
-        strategy["disabled"] = draw(st.booleans())
-    if draw(st.integers(0, 4)) == 0:
-        strategy["sortOrder"] = draw(st.integers(-1, 3))
+    if listed := draw(_CONSTRAINT_LISTS):
+        strategy["constraints"] = listed
+    _set(draw, strategy, "segments", _SEGMENT_REFERENCES)
+    variants = draw(_STRATEGY_VARIANTS)
+    if variants == "list":
+        strategy["variants"] = _strategy_variants(draw, pinning.variants(stickiness))
+    elif variants is None:
+        strategy["variants"] = None  # null where a list is expected: same as none
+    quirk = draw(_QUIRKS)
+    if quirk is not None:
+        key, value = quirk
+        strategy[key] = value
     return strategy
 
 
 # ---------------------------------------------------------------------------------------
 # Flags and whole payloads
 
+_FLAG_NAMES = ("f0", "f1", "f2", "f3")
+_ODD_FLAG_NAMES = ("flåg.ünï", 'f"q', "f 2", "f-3")
+# Parents are named whether or not a flag of that name is drawn: a missing parent is fine.
+_PARENTS = st.sampled_from((*_FLAG_NAMES, *_ODD_FLAG_NAMES, "missing-parent"))
+_DEPENDENCY_COUNTS = _weighted(([0], 3), ([1], 2), ([2], 1))
+_DEPENDENCY_ENABLED = _usually((True, False))
+_DEPENDENCY_VARIANTS = _weighted(
+    ([_ABSENT], 4), ([[], ["a"], ["b"], ["a", "b"], ["disabled"]], 1), ([None], 1)
+)
+_ENABLED = _weighted(([True], 5), ([False], 1))
 
-@st.composite
-def dependencies(draw: st.DrawFn, names: Sequence[str]) -> list[JSON]:
+
+def _dependencies(draw: st.DrawFn) -> list[JSON]:
     out = []
-    for _ in range(draw(st.sampled_from((0, 0, 0, 1, 1, 2)))):
-        dependency: JSON = {"feature": draw(st.sampled_from((*names, "missing-parent")))}
-        _maybe_key(draw, dependency, "enabled", draw(st.booleans()))
-        if draw(st.booleans()):
-            dependency["variants"] = draw(st.lists(st.sampled_from(VARIANT_NAMES), max_size=2))
-        elif draw(st.integers(0, 4)) == 0:
-            dependency["variants"] = None
+    for _ in range(draw(_DEPENDENCY_COUNTS)):
+        dependency: JSON = {"feature": draw(_PARENTS)}
+        _set(draw, dependency, "enabled", _DEPENDENCY_ENABLED)
+        _set(draw, dependency, "variants", _DEPENDENCY_VARIANTS)
         out.append(dependency)
     return out
 
 
 @st.composite
-def flags(draw: st.DrawFn, name: str, names: Sequence[str], pinning: _Pinning) -> JSON:
+def _flags(draw: st.DrawFn, pinning: _Pinning) -> JSON:
     return {
-        "name": name,
+        "name": "",  # named by position, in scenarios()
         "type": "release",
-        "enabled": draw(st.integers(0, 5)) > 0,
-        "strategies": draw(st.lists(activation_strategies(pinning), max_size=3)),
-        "variants": draw(feature_variants(pinning)),
-        "dependencies": draw(dependencies(names)),
+        "enabled": draw(_ENABLED),
+        "strategies": draw(_strategy_lists(pinning)),
+        "variants": _feature_variants(draw, pinning),
+        "dependencies": _dependencies(draw),
     }
 
 
-_FLAG_NAMES = ("f0", "f1", "f2", "f3", "f4", "flåg.ünï", "f-5")
+@functools.cache
+def _strategy_lists(pinning: _Pinning) -> st.SearchStrategy[list[JSON]]:
+    return st.lists(_activation_strategies(pinning), max_size=3)
+
+
+@functools.cache
+def _flag_lists(pinning: _Pinning) -> st.SearchStrategy[list[JSON]]:
+    return st.lists(_flags(pinning), min_size=1, max_size=len(_FLAG_NAMES))
+
+
+_CONTEXT_LISTS = st.lists(contexts(), min_size=1, max_size=3)
 
 
 @dataclass(frozen=True)
@@ -677,14 +787,11 @@ class Scenario:
 
 @st.composite
 def scenarios(draw: st.DrawFn) -> Scenario:
-    drawn = tuple(draw(st.lists(contexts(), min_size=1, max_size=4)))
-    present = frozenset.intersection(*(frozenset(_present_fields(c)) for c in drawn))
-    pinning = _Pinning(present)
-    count = draw(st.integers(1, 5))
-    names = _FLAG_NAMES[:count] if draw(st.integers(0, 3)) else _FLAG_NAMES[-count:]
-    payload: JSON = {
-        "version": 2,
-        "features": [draw(flags(name, names, pinning)) for name in names],
-        "segments": draw(segments()),
-    }
+    drawn = tuple(draw(_CONTEXT_LISTS))
+    pinning = _Pinning(frozenset.intersection(*(_present_fields(c) for c in drawn)))
+    features = draw(_flag_lists(pinning))
+    names = _ODD_FLAG_NAMES if _rarely(draw, 4) else _FLAG_NAMES
+    for name, flag in zip(names, features, strict=False):
+        flag["name"] = name
+    payload: JSON = {"version": 2, "features": features, "segments": draw(_SEGMENT_LISTS)}
     return Scenario(payload, drawn)

@@ -12,11 +12,20 @@ from flagcore.service.flags import FlagsMixin
 from flagcore.service.metrics import MetricsMixin
 from flagcore.service.projects import ProjectsMixin
 from flagcore.service.segments import SegmentsMixin
+from flagcore.service.signals import CreatedSignalToken, SignalsMixin
 from flagcore.service.strategies import BUILTIN_DEFINITIONS, StrategiesMixin
 from flagcore.service.tags import TagsMixin
 from flagcore.service.tokens import CreatedToken, TokensMixin, hash_secret
 
-__all__ = ["BUILTIN_DEFINITIONS", "SYSTEM", "CreatedToken", "LiveEngine", "Service", "hash_secret"]
+__all__ = [
+    "BUILTIN_DEFINITIONS",
+    "SYSTEM",
+    "CreatedSignalToken",
+    "CreatedToken",
+    "LiveEngine",
+    "Service",
+    "hash_secret",
+]
 
 
 class Service(
@@ -27,6 +36,7 @@ class Service(
     TagsMixin,
     TokensMixin,
     MetricsMixin,
+    SignalsMixin,
     ClientMixin,
 ):
     """Every use case of flagcore over one `flagcore.ports.Store`.

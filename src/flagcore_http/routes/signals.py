@@ -1,0 +1,234 @@
+"""Signal endpoints (admin API) and the public endpoint that receives signals.
+
+``POST /api/signal-endpoint/<name>`` takes ``Authorization: Bearer <endpoint token>`` and
+an optional JSON body. The body is never read past the payload limit: a declared length
+over it is refused at once, and a streamed body is cut off at the limit (413).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import attrs
+from aiohttp import web
+
+from flagcore import codec
+from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
+from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
+from flagcore_http import render
+from flagcore_http.auth import presented_secret
+from flagcore_http.bodies import int_parameter, read_body
+from flagcore_http.calls import actor, call, service
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+ENDPOINTS = "/api/admin/signal-endpoints"
+
+
+@attrs.frozen
+class EndpointBody:
+    name: str
+    description: str | None = None
+    enabled: bool = True
+
+
+@attrs.frozen
+class EndpointUpdate:
+    name: str | None = None
+    description: str | None = None
+    enabled: bool | None = None
+
+
+@attrs.frozen
+class TokenBody:
+    name: str
+
+
+for _cls in (EndpointBody, EndpointUpdate, TokenBody):
+    codec.register_wire_type(_cls)
+
+
+def _endpoint(
+    value: SignalEndpoint, tokens: list[SignalEndpointToken] | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": value.id,
+        "name": value.name,
+        "description": value.description,
+        "enabled": value.enabled,
+        "createdAt": render.time(value.created_at),
+    }
+    if tokens is not None:
+        out["tokens"] = [_token(t) for t in tokens]
+    return out
+
+
+def _token(value: SignalEndpointToken) -> dict[str, Any]:
+    return {"id": value.id, "name": value.name, "createdAt": render.time(value.created_at)}
+
+
+def _signal(value: Signal) -> dict[str, Any]:
+    return {
+        "id": value.id,
+        "signalEndpointId": value.endpoint_id,
+        "tokenId": value.token_id,
+        "payload": value.payload,
+        "createdAt": render.time(value.created_at),
+    }
+
+
+@routes.get(ENDPOINTS)
+async def list_endpoints(request: web.Request) -> web.Response:
+    endpoints = await call(request, service(request).list_signal_endpoints)
+    return web.json_response({"signalEndpoints": [_endpoint(e) for e in endpoints]})
+
+
+@routes.post(ENDPOINTS)
+async def create_endpoint(request: web.Request) -> web.Response:
+    body = await read_body(request, EndpointBody)
+    created = await call(
+        request,
+        service(request).create_signal_endpoint,
+        body.name,
+        body.description,
+        enabled=body.enabled,
+        actor=actor(request),
+    )
+    return web.json_response(_endpoint(created, []), status=201)
+
+
+@routes.get(ENDPOINTS + "/{id}")
+async def get_endpoint(request: web.Request) -> web.Response:
+    endpoint_id = int_parameter(request, "id")
+    endpoint = await call(request, service(request).get_signal_endpoint, endpoint_id)
+    tokens = await call(request, service(request).list_signal_endpoint_tokens, endpoint_id)
+    return web.json_response(_endpoint(endpoint, tokens))
+
+
+@routes.put(ENDPOINTS + "/{id}")
+async def update_endpoint(request: web.Request) -> web.Response:
+    endpoint_id = int_parameter(request, "id")
+    body = await read_body(request, EndpointUpdate)
+    updated = await call(
+        request,
+        service(request).update_signal_endpoint,
+        endpoint_id,
+        name=body.name,
+        description=body.description,
+        enabled=body.enabled,
+        actor=actor(request),
+    )
+    return web.json_response(_endpoint(updated))
+
+
+@routes.delete(ENDPOINTS + "/{id}")
+async def delete_endpoint(request: web.Request) -> web.Response:
+    await call(
+        request,
+        service(request).delete_signal_endpoint,
+        int_parameter(request, "id"),
+        actor=actor(request),
+    )
+    return web.Response(status=200)
+
+
+@routes.get(ENDPOINTS + "/{id}/tokens")
+async def list_tokens(request: web.Request) -> web.Response:
+    tokens = await call(
+        request, service(request).list_signal_endpoint_tokens, int_parameter(request, "id")
+    )
+    return web.json_response({"tokens": [_token(t) for t in tokens]})
+
+
+@routes.post(ENDPOINTS + "/{id}/tokens")
+async def create_token(request: web.Request) -> web.Response:
+    endpoint_id = int_parameter(request, "id")
+    body = await read_body(request, TokenBody)
+    created = await call(
+        request,
+        service(request).create_signal_endpoint_token,
+        endpoint_id,
+        body.name,
+        actor=actor(request),
+    )
+    return web.json_response({**_token(created.token), "token": created.secret}, status=201)
+
+
+@routes.delete(ENDPOINTS + "/{id}/tokens/{token_id}")
+async def delete_token(request: web.Request) -> web.Response:
+    await call(
+        request,
+        service(request).delete_signal_endpoint_token,
+        int_parameter(request, "id"),
+        int_parameter(request, "token_id"),
+        actor=actor(request),
+    )
+    return web.Response(status=200)
+
+
+def _page(request: web.Request) -> tuple[int, int | None]:
+    limit_raw, before_raw = request.query.get("limit", "50"), request.query.get("before")
+    if not limit_raw.isdigit() or not 1 <= int(limit_raw) <= 1000:
+        raise InvalidInput(
+            "limit is a whole number from 1 to 1000", [ErrorDetail("1 to 1000", "/query/limit")]
+        )
+    if before_raw is not None and not before_raw.isdigit():
+        raise InvalidInput("before is a signal id", [ErrorDetail("a signal id", "/query/before")])
+    return int(limit_raw), None if before_raw is None else int(before_raw)
+
+
+@routes.get(ENDPOINTS + "/{id}/signals")
+async def endpoint_signals(request: web.Request) -> web.Response:
+    limit, before = _page(request)
+    signals = await call(
+        request,
+        service(request).list_signals,
+        int_parameter(request, "id"),
+        limit=limit,
+        before_id=before,
+    )
+    return web.json_response({"signals": [_signal(s) for s in signals]})
+
+
+@routes.get("/api/admin/signals")
+async def recent_signals(request: web.Request) -> web.Response:
+    limit, before = _page(request)
+    signals = await call(request, service(request).list_signals, limit=limit, before_id=before)
+    return web.json_response({"signals": [_signal(s) for s in signals]})
+
+
+async def _bounded_body(request: web.Request, limit: int) -> bytes:
+    declared = request.content_length
+    too_large = LimitExceeded(
+        f"a signal payload may have at most {limit} bytes", "signal_payload_bytes", limit
+    )
+    if declared is not None and declared > limit:
+        raise too_large
+    body = await request.content.read(limit + 1)
+    if len(body) > limit:
+        raise too_large
+    return body
+
+
+@routes.post("/api/signal-endpoint/{name}")
+async def receive_signal(request: web.Request) -> web.Response:
+    """Receive a signal (endpoint token required; body optional JSON)."""
+    svc = service(request)
+    body = await _bounded_body(request, svc.limits.signal_payload_bytes)
+    payload: Any = None
+    if body.strip():
+        content_type = request.content_type
+        if content_type != "application/json" and not content_type.endswith("+json"):
+            raise web.HTTPUnsupportedMediaType(text="A signal body must be application/json.")
+        try:
+            payload = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InvalidInput(
+                f"the body is not valid JSON: {exc}", [ErrorDetail(str(exc), "$")]
+            ) from None
+    signal = await call(
+        request, svc.receive_signal, request.match_info["name"], presented_secret(request), payload
+    )
+    return web.json_response({"id": signal.id}, status=202)

@@ -1,0 +1,150 @@
+"""Signal endpoints over HTTP on SQLite: lifecycle, every limit at its edge, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import itertools
+
+from flagcore.service import Service
+from tests.http.conftest import CLIENT, Api
+
+E = "/api/admin/signal-endpoints"
+
+
+async def _endpoint_with_token(api: Api, name: str) -> tuple[int, str]:
+    created = await api.json("POST", E, 201, json={"name": name, "description": "ci"})
+    token = await api.json("POST", f"{E}/{created['id']}/tokens", 201, json={"name": "t"})
+    return created["id"], token["token"]
+
+
+async def _send(api: Api, name: str, token: str | None, **kwargs: object) -> int:
+    headers = dict(kwargs.pop("headers", {}))  # type: ignore[call-overload]
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    response = await api.request(
+        "POST", f"/api/signal-endpoint/{name}", token=None, headers=headers, **kwargs
+    )
+    return response.status
+
+
+async def test_signal_lifecycle(api: Api) -> None:
+    endpoint_id, token = await _endpoint_with_token(api, "deploys")
+    listed = await api.json("GET", E)
+    assert [e["name"] for e in listed["signalEndpoints"]] == ["deploys"]
+    detail = await api.json("GET", f"{E}/{endpoint_id}")
+    assert [t["name"] for t in detail["tokens"]] == ["t"]
+    assert "token" not in detail["tokens"][0]
+
+    response = await api.request(
+        "POST",
+        "/api/signal-endpoint/deploys",
+        token=None,
+        headers={"Authorization": f"Bearer {token}"},
+        json={"type": "deploy", "data": {"v": "1.2"}},
+    )
+    assert response.status == 202
+    signal_id = (await response.json())["id"]
+    signals = await api.json("GET", f"{E}/{endpoint_id}/signals")
+    assert [(s["id"], s["payload"]) for s in signals["signals"]] == [
+        (signal_id, {"type": "deploy", "data": {"v": "1.2"}})
+    ]
+    recent = await api.json("GET", "/api/admin/signals?limit=5")
+    assert recent["signals"][0]["id"] == signal_id
+
+    await api.json("PUT", f"{E}/{endpoint_id}", json={"enabled": False})
+    assert await _send(api, "deploys", token) == 403
+    await api.json("DELETE", f"{E}/{endpoint_id}")
+    assert await _send(api, "deploys", token) == 404
+
+
+async def test_signal_auth_and_input_errors_store_nothing(api: Api, service: Service) -> None:
+    _first_id, first = await _endpoint_with_token(api, "first")
+    _second_id, second = await _endpoint_with_token(api, "second")
+    assert await _send(api, "first", None) == 401
+    assert await _send(api, "first", "wrong") == 401
+    assert await _send(api, "first", second) == 403
+    assert await _send(api, "nope", first) == 404
+    assert (
+        await _send(
+            api, "first", first, data=b"{oops", headers={"Content-Type": "application/json"}
+        )
+        == 400
+    )
+    assert (
+        await _send(api, "first", first, data=b"text", headers={"Content-Type": "text/plain"})
+        == 415
+    )
+    assert await _send(api, "first", CLIENT) == 401
+    assert service.list_signals() == []
+    assert await _send(api, "first", first) == 202  # no body at all is a valid signal
+
+
+async def test_payload_limit_at_the_edge(api: Api, service: Service) -> None:
+    _id, token = await _endpoint_with_token(api, "edge")
+    limit = service.limits.signal_payload_bytes
+    exactly = b'"' + b"a" * (limit - 2) + b'"'
+    assert len(exactly) == limit
+    over = b'"' + b"a" * (limit - 1) + b'"'
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    response = await api.request(
+        "POST", "/api/signal-endpoint/edge", token=None, data=over, headers=headers
+    )
+    assert response.status == 413
+    assert (await response.json())["name"] == "ContentTooLarge"
+    streamed = await api.request(
+        "POST", "/api/signal-endpoint/edge", token=None, data=io.BytesIO(over), headers=headers
+    )
+    assert streamed.status == 413
+    assert service.list_signals() == []
+    response = await api.request(
+        "POST", "/api/signal-endpoint/edge", token=None, data=exactly, headers=headers
+    )
+    assert response.status == 202
+
+
+async def test_endpoint_and_token_limits_at_the_edge(api: Api, service: Service) -> None:
+    limit = service.limits.signal_endpoints
+    for index in range(limit):
+        await api.json("POST", E, 201, json={"name": f"e{index}"})
+    refused = await api.json("POST", E, 400, json={"name": "one-too-many"})
+    assert refused["name"] == "ExceedsLimitError"
+    assert any(d.get("path") == "signal_endpoints" for d in refused["details"])
+    assert len((await api.json("GET", E))["signalEndpoints"]) == limit
+    endpoint_id = (await api.json("GET", E))["signalEndpoints"][0]["id"]
+    for index in range(service.limits.tokens_per_signal_endpoint):
+        await api.json("POST", f"{E}/{endpoint_id}/tokens", 201, json={"name": f"t{index}"})
+    refused = await api.json("POST", f"{E}/{endpoint_id}/tokens", 400, json={"name": "extra"})
+    assert any(d.get("path") == "tokens_per_signal_endpoint" for d in refused["details"])
+
+
+async def test_concurrent_signals_respect_the_rate_limit_and_lose_nothing(
+    api: Api, service: Service
+) -> None:
+    _id, token = await _endpoint_with_token(api, "busy")
+    statuses: list[int] = []
+    retry_after: list[str] = []
+
+    async def sender(number: int) -> None:
+        for attempt in range(6):
+            response = await api.request(
+                "POST",
+                "/api/signal-endpoint/busy",
+                token=None,
+                headers={"Authorization": f"Bearer {token}"},
+                json={"from": number, "try": attempt},
+            )
+            statuses.append(response.status)
+            if response.status == 429:
+                retry_after.append(response.headers["Retry-After"])
+            await asyncio.sleep(0.25)
+
+    await asyncio.gather(*(sender(n) for n in range(20)))
+    accepted = statuses.count(202)
+    assert set(statuses) <= {202, 429}
+    assert 1 <= accepted <= 3  # 1 per second over ~1.5 s of sending
+    assert all(value == "1" for value in retry_after)
+    stored = service.list_signals(limit=100)
+    assert len(stored) == accepted
+    times = sorted(s.created_at for s in stored)
+    assert all((b - a).total_seconds() >= 1.0 for a, b in itertools.pairwise(times))
