@@ -15,6 +15,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from flagcore import fast_reading
 from flagcore.context import context_value
+from flagcore.entities import ActionKind
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import (
     ClientFeatures,
@@ -148,6 +149,8 @@ def _register(cls: type) -> None:
 
 
 converter.register_structure_hook(WeightType, lambda value, _t: WeightType(value))
+converter.register_structure_hook(ActionKind, lambda value, _t: ActionKind(value))
+converter.register_unstructure_hook(ActionKind, lambda value: value.value)
 converter.register_unstructure_hook(WeightType, lambda value: value.value)
 for _cls in (Constraint, Segment, Payload, Override, Variant, Strategy, Dependency, Flag):
     _register(_cls)

@@ -13,9 +13,14 @@ from typing import Any
 
 import attrs
 
-from flagcore.model import Dependency, Strategy, Variant
+from flagcore.model import Constraint, Dependency, Strategy, Variant
 
 __all__ = [
+    "Action",
+    "ActionExecution",
+    "ActionKind",
+    "ActionOutcome",
+    "ActionSet",
     "ApiToken",
     "ClientInstance",
     "Environment",
@@ -197,6 +202,59 @@ class Signal:
     endpoint_id: int
     token_id: int | None
     payload: Any
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+
+
+class ActionKind(enum.StrEnum):
+    ENABLE_FLAG = "ENABLE_FLAG"
+    DISABLE_FLAG = "DISABLE_FLAG"
+    MARK_STALE = "MARK_STALE"
+
+
+@attrs.frozen
+class Action:
+    """One step of an action set: do ``kind`` to ``flag`` (in ``environment`` for switches)."""
+
+    kind: ActionKind
+    flag: str
+    environment: str | None = None
+
+
+@attrs.frozen
+class ActionSet:
+    """What to do when a signal arrives at ``source`` and its payload passes ``filters``.
+
+    Filters are constraints over the payload, flattened: ``payload.severity``,
+    ``payload.data.service``; they use the engine's operators.
+    """
+
+    id: int
+    name: str
+    project: str
+    source: int
+    actions: tuple[Action, ...]
+    filters: tuple[Constraint, ...] = ()
+    enabled: bool = True
+    description: str | None = None
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+
+
+@attrs.frozen
+class ActionOutcome:
+    action: Action
+    ok: bool
+    error: str | None = None
+
+
+@attrs.frozen
+class ActionExecution:
+    """One run of an action set for one signal: every action's outcome, in order."""
+
+    id: int
+    action_set_id: int
+    signal_id: int
+    ok: bool
+    outcomes: tuple[ActionOutcome, ...] = ()
     created_at: dt.datetime = attrs.field(factory=_utc_now)
 
 

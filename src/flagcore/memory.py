@@ -17,6 +17,8 @@ from typing import Any
 import attrs
 
 from flagcore.entities import (
+    ActionExecution,
+    ActionSet,
     ApiToken,
     ClientInstance,
     Environment,
@@ -40,6 +42,8 @@ __all__ = ["MemoryStore"]
 _MISSING = object()
 _TABLES = (
     "events",
+    "action_sets",
+    "action_executions",
     "projects",
     "environments",
     "flags",
@@ -344,6 +348,8 @@ class MemoryTransaction:
 
     def delete_signal_endpoint(self, endpoint_id: int) -> None:
         self._drop("signal_endpoints", endpoint_id)
+        for action_set in self.list_action_sets(source=endpoint_id):
+            self.delete_action_set(action_set.id)
         self._drop_where("endpoint_tokens", lambda _k, token: token.endpoint_id != endpoint_id)
         self._drop_where("signals", lambda _k, signal: signal.endpoint_id != endpoint_id)
 
@@ -382,6 +388,50 @@ class MemoryTransaction:
             and (before_id is None or signal.id < before_id)
         ]
         return sorted(signals, key=lambda s: -s.id)[:limit]
+
+    # --- action sets ---
+    def create_action_set(self, action_set: ActionSet) -> ActionSet:
+        created = attrs.evolve(action_set, id=self._next_id("action_sets"))
+        self._put("action_sets", created.id, created)
+        return created
+
+    def get_action_set(self, action_set_id: int) -> ActionSet | None:
+        return self._tables["action_sets"].get(action_set_id)
+
+    def list_action_sets(
+        self, *, project: str | None = None, source: int | None = None
+    ) -> Sequence[ActionSet]:
+        return sorted(
+            (
+                a
+                for a in self._tables["action_sets"].values()
+                if (project is None or a.project == project)
+                and (source is None or a.source == source)
+            ),
+            key=lambda a: a.id,
+        )
+
+    def save_action_set(self, action_set: ActionSet) -> None:
+        self._put("action_sets", action_set.id, action_set)
+
+    def delete_action_set(self, action_set_id: int) -> None:
+        self._drop("action_sets", action_set_id)
+        self._drop_where("action_executions", lambda _k, e: e.action_set_id != action_set_id)
+
+    def add_action_execution(self, execution: ActionExecution) -> ActionExecution:
+        created = attrs.evolve(execution, id=self._next_id("action_executions"))
+        self._put("action_executions", created.id, created)
+        return created
+
+    def list_action_executions(
+        self, *, action_set_id: int | None = None, limit: int = 50
+    ) -> Sequence[ActionExecution]:
+        executions = [
+            e
+            for e in self._tables["action_executions"].values()
+            if action_set_id is None or e.action_set_id == action_set_id
+        ]
+        return sorted(executions, key=lambda e: -e.id)[:limit]
 
     # --- metrics and instances ---
     def add_flag_metrics(self, rows: Iterable[FlagMetrics]) -> None:

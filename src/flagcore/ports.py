@@ -14,6 +14,8 @@ from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from flagcore.entities import (
+    ActionExecution,
+    ActionSet,
     ApiToken,
     ClientInstance,
     Environment,
@@ -148,6 +150,27 @@ class Transaction(Protocol):
     def list_signals(
         self, *, endpoint_id: int | None = None, limit: int = 50, before_id: int | None = None
     ) -> Sequence[Signal]:
+        """Newest first."""
+        ...
+
+    # --- action sets and their executions ---
+    def create_action_set(self, action_set: ActionSet) -> ActionSet:
+        """Store under a fresh id (the given ``id`` is ignored) and return it."""
+        ...
+
+    def get_action_set(self, action_set_id: int) -> ActionSet | None: ...
+    def list_action_sets(
+        self, *, project: str | None = None, source: int | None = None
+    ) -> Sequence[ActionSet]: ...
+    def save_action_set(self, action_set: ActionSet) -> None: ...
+    def delete_action_set(self, action_set_id: int) -> None: ...
+    def add_action_execution(self, execution: ActionExecution) -> ActionExecution:
+        """Store under a fresh id and return it."""
+        ...
+
+    def list_action_executions(
+        self, *, action_set_id: int | None = None, limit: int = 50
+    ) -> Sequence[ActionExecution]:
         """Newest first."""
         ...
 

@@ -22,7 +22,7 @@ import attrs
 import pytest
 
 from flagcore.engine import Engine
-from flagcore.entities import StrategyDefinition, Tag, TokenType
+from flagcore.entities import Action, ActionKind, StrategyDefinition, Tag, TokenType
 from flagcore.errors import (
     Conflict,
     FlagcoreError,
@@ -645,6 +645,111 @@ class StoreContract:
         assert refused.value.limit == "signal_payload_bytes"
         assert service.list_signals() == []
         service.receive_signal("ci", secret, {"t": "x" * 10})  # 16 bytes: within the limit
+
+    # --- action sets ---
+    @staticmethod
+    def _alerting(service: Service) -> int:
+        service.create_flag("default", "kill-checkout", type="kill-switch")
+        service.create_flag("default", "banner")
+        endpoint = service.create_signal_endpoint("alerts")
+        return endpoint.id
+
+    def test_a_matching_signal_runs_the_action_set_in_order(self, store: Store) -> None:
+        clock = _Clock()
+        service = Service(store, clock=clock)
+        source = self._alerting(service)
+        secret = service.create_signal_endpoint_token(source, "pager").secret
+        action_set = service.create_action_set(
+            "page-kills-checkout",
+            "default",
+            source,
+            [
+                Action(ActionKind.ENABLE_FLAG, "kill-checkout", PROD),
+                Action(ActionKind.MARK_STALE, "banner"),
+            ],
+            filters=[Constraint("payload.severity", "IN", ("critical",))],
+        )
+        quiet = service.receive_signal("alerts", secret, {"severity": "info"})
+        assert service.run_action_sets(quiet) == []
+        assert service.list_action_executions(action_set.id) == []
+        clock.advance(1)
+        critical = service.receive_signal("alerts", secret, {"severity": "critical"})
+        (execution,) = service.run_action_sets(critical)
+        assert execution.ok
+        assert [o.ok for o in execution.outcomes] == [True, True]
+        assert execution.signal_id == critical.id
+        details = service.get_flag("default", "kill-checkout")
+        assert [e.enabled for e in details.environments] == [False, True]
+        assert service.get_flag("default", "banner").flag.stale
+        assert service.list_action_executions(action_set.id) == [execution]
+        actors = {e.created_by for e in self._events(service) if e.feature_name == "kill-checkout"}
+        assert "action-set:page-kills-checkout" in actors
+
+    def test_a_failing_action_stops_the_rest_and_is_recorded(self, service: Service) -> None:
+        source = self._alerting(service)
+        action_set = service.create_action_set(
+            "two-steps",
+            "default",
+            source,
+            [
+                Action(ActionKind.DISABLE_FLAG, "banner", DEV),
+                Action(ActionKind.ENABLE_FLAG, "kill-checkout", DEV),
+            ],
+        )
+        service.archive_flag("default", "banner")
+        secret = service.create_signal_endpoint_token(source, "t").secret
+        (execution,) = service.run_action_sets(service.receive_signal("alerts", secret, None))
+        assert not execution.ok
+        (outcome,) = execution.outcomes
+        assert not outcome.ok
+        assert "banner" in (outcome.error or "")
+        assert not service.get_flag("default", "kill-checkout").environments[0].enabled
+        assert service.list_action_executions(action_set.id) == [execution]
+
+    def test_action_sets_are_validated_and_limited(self, store: Store) -> None:
+        limits = Limits(
+            action_sets_per_project=1,
+            filters_per_action_set=1,
+            values_per_action_filter=2,
+            actions_per_action_set=1,
+        )
+        service = Service(store, limits=limits)
+        source = self._alerting(service)
+        enable = [Action(ActionKind.ENABLE_FLAG, "banner", DEV)]
+        with pytest.raises(NotFound):
+            service.create_action_set("x", "default", 999, enable)
+        with pytest.raises(NotFound):
+            service.create_action_set(
+                "x", "default", source, [Action(ActionKind.ENABLE_FLAG, "nope", DEV)]
+            )
+        with pytest.raises(InvalidInput):
+            service.create_action_set(
+                "x", "default", source, [Action(ActionKind.ENABLE_FLAG, "banner")]
+            )
+        with pytest.raises(LimitExceeded) as refused:
+            service.create_action_set("x", "default", source, enable * 2)
+        assert refused.value.limit == "actions_per_action_set"
+        with pytest.raises(LimitExceeded) as refused:
+            service.create_action_set(
+                "x", "default", source, enable, filters=[_in("payload.a", "1")] * 2
+            )
+        assert refused.value.limit == "filters_per_action_set"
+        with pytest.raises(LimitExceeded) as refused:
+            service.create_action_set(
+                "x", "default", source, enable, filters=[_in("payload.a", *"123")]
+            )
+        assert refused.value.limit == "values_per_action_filter"
+        first = service.create_action_set(
+            "x", "default", source, enable, filters=[_in("payload.a", "1", "2")]
+        )
+        with pytest.raises(LimitExceeded) as refused:
+            service.create_action_set("y", "default", source, enable)
+        assert refused.value.limit == "action_sets_per_project"
+        assert [a.id for a in service.list_action_sets("default")] == [first.id]
+        service.update_action_set(first.id, attrs.evolve(first, name="renamed", enabled=False))
+        assert service.get_action_set(first.id).name == "renamed"
+        service.delete_action_set(first.id)
+        assert service.list_action_sets() == []
 
     # --- events, revision, atomicity ---
     def test_every_change_writes_an_event_and_moves_the_revision(self, service: Service) -> None:

@@ -15,6 +15,7 @@ from flagcore_http.config import ServerConfig
 from flagcore_http.errors import error_middleware
 from flagcore_http.keys import CACHE, CONFIG, SERVICE, WORKER
 from flagcore_http.routes import (
+    actions,
     admin,
     archive,
     client,
@@ -38,6 +39,7 @@ ROUTE_TABLES = (
     tags.routes,
     tokens.routes,
     signals.routes,
+    actions.routes,
     admin.routes,
     health.routes,
 )

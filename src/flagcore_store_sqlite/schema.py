@@ -162,6 +162,33 @@ def m001_initial(db: Database) -> None:
     )
 
 
+@migrations()
+def m002_action_sets(db: Database) -> None:
+    _run(
+        db,
+        """
+        CREATE TABLE action_sets (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,
+            project TEXT NOT NULL,
+            source INTEGER NOT NULL REFERENCES signal_endpoints(id) ON DELETE CASCADE,
+            body TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX action_sets_source ON action_sets(source);
+        CREATE TABLE action_executions (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            action_set_id INTEGER NOT NULL REFERENCES action_sets(id) ON DELETE CASCADE,
+            signal_id INTEGER NOT NULL,
+            ok INTEGER NOT NULL,
+            outcomes TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX action_executions_set ON action_executions(action_set_id, id);
+        """,
+    )
+
+
 def _run(db: Database, script: str) -> None:
     # executescript() would commit the migration's transaction; run statement by statement.
     for statement in script.split(";"):

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import attrs
 from sqlite_utils import Database
 
 from flagcore.codec import (
@@ -30,6 +31,10 @@ from flagcore.codec import (
     structure_variants,
 )
 from flagcore.entities import (
+    Action,
+    ActionExecution,
+    ActionOutcome,
+    ActionSet,
     ApiToken,
     ClientInstance,
     Environment,
@@ -772,6 +777,120 @@ class SqliteTransaction:
                 row["endpoint_id"],
                 row["token_id"],
                 json.loads(row["payload"]),
+                _required_time(row["created_at"]),
+            )
+            for row in rows
+        ]
+
+    # --- action sets ---
+    @staticmethod
+    def _action_set(row: Any) -> ActionSet:
+        body = json.loads(row["body"])
+        return ActionSet(
+            row["id"],
+            row["name"],
+            row["project"],
+            row["source"],
+            converter.structure(body["actions"], tuple[Action, ...]),
+            structure_constraints(body["filters"]),
+            body["enabled"],
+            body["description"],
+            _required_time(row["created_at"]),
+        )
+
+    @staticmethod
+    def _action_body(action_set: ActionSet) -> str:
+        return _dumps(
+            {
+                "actions": converter.unstructure(action_set.actions, tuple[Action, ...]),
+                "filters": converter.unstructure(action_set.filters, tuple[Constraint, ...]),
+                "enabled": action_set.enabled,
+                "description": action_set.description,
+            }
+        )
+
+    def create_action_set(self, action_set: ActionSet) -> ActionSet:
+        action_set_id = self._run(
+            "INSERT INTO action_sets (name, project, source, body, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [
+                action_set.name,
+                action_set.project,
+                action_set.source,
+                self._action_body(action_set),
+                _time(action_set.created_at),
+            ],
+        )
+        assert action_set_id is not None
+        return attrs.evolve(action_set, id=action_set_id)
+
+    def get_action_set(self, action_set_id: int) -> ActionSet | None:
+        row = self._one("SELECT * FROM action_sets WHERE id = ?", [action_set_id])
+        return None if row is None else self._action_set(row)
+
+    def list_action_sets(
+        self, *, project: str | None = None, source: int | None = None
+    ) -> Sequence[ActionSet]:
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        if project is not None:
+            where.append("project = ?")
+            params.append(project)
+        if source is not None:
+            where.append("source = ?")
+            params.append(source)
+        sql = f"SELECT * FROM action_sets WHERE {' AND '.join(where)} ORDER BY id"
+        return [self._action_set(row) for row in self._rows(sql, params)]
+
+    def save_action_set(self, action_set: ActionSet) -> None:
+        self._run(
+            "UPDATE action_sets SET name = ?, project = ?, source = ?, body = ? WHERE id = ?",
+            [
+                action_set.name,
+                action_set.project,
+                action_set.source,
+                self._action_body(action_set),
+                action_set.id,
+            ],
+        )
+
+    def delete_action_set(self, action_set_id: int) -> None:
+        self._run("DELETE FROM action_sets WHERE id = ?", [action_set_id])
+
+    def add_action_execution(self, execution: ActionExecution) -> ActionExecution:
+        execution_id = self._run(
+            "INSERT INTO action_executions (action_set_id, signal_id, ok, outcomes, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [
+                execution.action_set_id,
+                execution.signal_id,
+                execution.ok,
+                _dumps(converter.unstructure(execution.outcomes, tuple[ActionOutcome, ...])),
+                _time(execution.created_at),
+            ],
+        )
+        assert execution_id is not None
+        return attrs.evolve(execution, id=execution_id)
+
+    def list_action_executions(
+        self, *, action_set_id: int | None = None, limit: int = 50
+    ) -> Sequence[ActionExecution]:
+        where: list[str] = ["1"]
+        params: list[Any] = []
+        if action_set_id is not None:
+            where.append("action_set_id = ?")
+            params.append(action_set_id)
+        rows = self._rows(
+            f"SELECT * FROM action_executions WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [
+            ActionExecution(
+                row["id"],
+                row["action_set_id"],
+                row["signal_id"],
+                bool(row["ok"]),
+                converter.structure(json.loads(row["outcomes"]), tuple[ActionOutcome, ...]),
                 _required_time(row["created_at"]),
             )
             for row in rows

@@ -148,3 +148,71 @@ async def test_concurrent_signals_respect_the_rate_limit_and_lose_nothing(
     assert len(stored) == accepted
     times = sorted(s.created_at for s in stored)
     assert all((b - a).total_seconds() >= 1.0 for a, b in itertools.pairwise(times))
+
+
+async def test_an_action_set_flips_a_flag_that_sdks_then_see(api: Api, service: Service) -> None:
+    from flagcore import Engine
+
+    base = "/api/admin/projects/default/features"
+    await api.json("POST", base, 201, json={"name": "kill-checkout", "type": "kill-switch"})
+    endpoint_id, token = await _endpoint_with_token(api, "alerts")
+    created = await api.json(
+        "POST",
+        "/api/admin/projects/default/actions",
+        201,
+        json={
+            "name": "page",
+            "sourceId": endpoint_id,
+            "filters": [
+                {"contextName": "payload.severity", "operator": "IN", "values": ["critical"]}
+            ],
+            "actions": [
+                {
+                    "action": "ENABLE_FLAG",
+                    "featureName": "kill-checkout",
+                    "environment": "development",
+                }
+            ],
+        },
+    )
+    action_set_id = created["id"]
+    assert await _send(api, "alerts", token, json={"severity": "critical"}) == 202
+
+    async def executions() -> list[dict[str, object]]:
+        body = await api.json(
+            "GET", f"/api/admin/projects/default/actions/{action_set_id}/executions"
+        )
+        return list(body["executions"])
+
+    for _ in range(100):
+        if await executions():
+            break
+        await asyncio.sleep(0.05)
+    (execution,) = await executions()
+    assert execution["state"] == "success"
+    payload = await api.json("GET", "/api/client/features", token=CLIENT)
+    assert Engine.from_client_features(payload).is_enabled("kill-checkout", {"userId": "any"})
+    events = await api.json("GET", "/api/admin/events?feature=kill-checkout")
+    assert "action-set:page" in {e["createdBy"] for e in events["events"]}
+    # Validation and limits answer 4xx naming the problem.
+    bad = await api.json(
+        "POST",
+        "/api/admin/projects/default/actions",
+        404,
+        json={
+            "name": "x",
+            "sourceId": 999,
+            "actions": [{"action": "MARK_STALE", "featureName": "kill-checkout"}],
+        },
+    )
+    assert bad["name"] == "NotFoundError"
+    await api.json(
+        "POST",
+        "/api/admin/projects/default/actions",
+        400,
+        json={
+            "name": "x",
+            "sourceId": endpoint_id,
+            "actions": [{"action": "EXPLODE", "featureName": "f"}],
+        },
+    )

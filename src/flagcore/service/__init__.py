@@ -7,6 +7,7 @@ Each area lives in its own module; `Service` puts them together over one store.
 from __future__ import annotations
 
 from flagcore.service._base import SYSTEM
+from flagcore.service.actions import ActionsMixin
 from flagcore.service.client import ClientMixin, LiveEngine
 from flagcore.service.flags import FlagsMixin
 from flagcore.service.metrics import MetricsMixin
@@ -37,6 +38,7 @@ class Service(
     TokensMixin,
     MetricsMixin,
     SignalsMixin,
+    ActionsMixin,
     ClientMixin,
 ):
     """Every use case of flagcore over one `flagcore.ports.Store`.
