@@ -8,7 +8,6 @@ the way. A flag that cannot be read or compiled evaluates to off and is listed i
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -24,6 +23,7 @@ from flagcore.codec import (
 )
 from flagcore.context import Context, MappingContext
 from flagcore.errors import InvalidInput
+from flagcore.gc_pause import gc_paused
 from flagcore.model import ClientFeatures, Constraint, Flag, Segment, Strategy
 from flagcore.operators import BrokenRule, Predicate, compile_constraint
 from flagcore.strategies import (
@@ -303,16 +303,8 @@ class Engine:
         raw = self._sources.features.get(name)
         if raw is None:
             return None
-        # Compiling allocates many closures and tuples; the cyclic garbage collector would
-        # rescan them again and again (80% of compile time at 10,000 flags). Nothing made
-        # here is garbage, so collection waits until the flag is compiled.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             compiled = self._compile(name, raw)
-        finally:
-            if collecting:
-                gc.enable()
         self._flags[name] = compiled
         return compiled
 
@@ -333,14 +325,9 @@ class Engine:
 
     def compile_all(self) -> None:
         """Read and compile every flag now (loading does it lazily, flag by flag)."""
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             for name in self._sources.features:
                 self._compiled(name)
-        finally:
-            if collecting:
-                gc.enable()
 
     @property
     def snapshot(self) -> ClientFeatures:

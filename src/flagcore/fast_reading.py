@@ -78,14 +78,15 @@ def _bool(value: Any) -> bool:
     return value
 
 
+_ONLY_STR = {str}
+
+
 def _strings(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
-    if type(value) is not list:
+    # set(map(type, ...)) checks every item in C; these lists run to hundreds of values.
+    if type(value) is not list or (value and set(map(type, value)) != _ONLY_STR):
         raise NotFast
-    for item in value:
-        if type(item) is not str:
-            raise NotFast
     return tuple(value)
 
 
@@ -101,18 +102,22 @@ def _constraint(data: Any) -> Constraint:
     if type(data) is not dict:
         raise NotFast
     get = data.get
+    context_name = get("contextName")
+    operator = get("operator")
+    value = get("value")
+    inverted = get("inverted", False)
+    case_insensitive = get("caseInsensitive", False)
+    if (
+        type(context_name) is not str
+        or type(operator) is not str
+        or (value is not None and type(value) is not str)
+        or type(inverted) is not bool
+        or type(case_insensitive) is not bool
+    ):
+        raise NotFast
     return Constraint(
-        _str(data["contextName"]) if "contextName" in data else _missing(),
-        _str(data["operator"]) if "operator" in data else _missing(),
-        _strings(get("values")),
-        _opt_str(get("value")),
-        _bool(get("inverted", False)),
-        _bool(get("caseInsensitive", False)),
+        context_name, operator, _strings(get("values")), value, inverted, case_insensitive
     )
-
-
-def _missing() -> str:
-    raise NotFast
 
 
 def _payload(data: Any) -> Payload | None:

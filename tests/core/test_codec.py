@@ -165,3 +165,110 @@ def test_delta_events_update_remove_and_hydrate() -> None:
         {"events": [{"eventId": 5, "type": "hydration", "features": [], "segments": []}]}
     )
     assert engine.flag_names() == ()
+
+
+def _json_values() -> Any:
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-3, 1000),
+        st.floats(allow_nan=False),
+        st.sampled_from(["", "a", "IN", "fix", "variable", "default", "1.0", "x y"]),
+    )
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3), max_leaves=5)
+
+
+def _wire_flags() -> Any:
+    from hypothesis import strategies as st
+
+    def maybe(strategy: Any) -> Any:
+        return st.one_of(strategy, _json_values())
+
+    constraint = st.fixed_dictionaries(
+        {
+            "contextName": maybe(st.sampled_from(["userId", "x"])),
+            "operator": maybe(st.sampled_from(["IN", "NUM_GT"])),
+        },
+        optional={
+            "values": maybe(st.lists(st.sampled_from(["a", "b"]), max_size=3)),
+            "value": maybe(st.sampled_from(["1", "2"])),
+            "inverted": maybe(st.booleans()),
+            "caseInsensitive": maybe(st.booleans()),
+        },
+    )
+    variant = st.fixed_dictionaries(
+        {"name": maybe(st.sampled_from(["v1", "v2"])), "weight": maybe(st.integers(0, 1000))},
+        optional={
+            "weightType": maybe(st.sampled_from(["fix", "variable"])),
+            "stickiness": maybe(st.sampled_from(["default", "userId"])),
+            "payload": maybe(
+                st.fixed_dictionaries({"type": st.just("string"), "value": st.just("p")})
+            ),
+            "overrides": maybe(
+                st.lists(
+                    st.fixed_dictionaries(
+                        {
+                            "contextName": st.just("userId"),
+                            "values": st.lists(st.just("u"), max_size=2),
+                        }
+                    ),
+                    max_size=2,
+                )
+            ),
+        },
+    )
+    strategy = st.fixed_dictionaries(
+        {"name": maybe(st.sampled_from(["default", "flexibleRollout"]))},
+        optional={
+            "parameters": maybe(
+                st.dictionaries(
+                    st.sampled_from(["rollout", "groupId"]),
+                    st.one_of(st.just("50"), st.integers(0, 100), st.booleans()),
+                )
+            ),
+            "constraints": maybe(st.lists(constraint, max_size=2)),
+            "segments": maybe(st.lists(st.integers(1, 3), max_size=2)),
+            "variants": maybe(st.lists(variant, max_size=2)),
+            "disabled": maybe(st.booleans()),
+            "sortOrder": maybe(st.integers(0, 3)),
+        },
+    )
+    return st.fixed_dictionaries(
+        {"name": maybe(st.sampled_from(["f", "g"]))},
+        optional={
+            "enabled": maybe(st.booleans()),
+            "type": maybe(st.just("release")),
+            "strategies": maybe(st.lists(strategy, max_size=2)),
+            "variants": maybe(st.lists(variant, max_size=2)),
+            "dependencies": maybe(
+                st.lists(
+                    st.fixed_dictionaries(
+                        {"feature": st.just("p")}, optional={"enabled": st.booleans()}
+                    ),
+                    max_size=1,
+                )
+            ),
+            "impressionData": maybe(st.booleans()),
+            "stale": maybe(st.booleans()),
+        },
+    )
+
+
+def test_the_fast_reader_builds_what_the_converter_builds() -> None:
+    from hypothesis import given, settings
+
+    from flagcore import codec, fast_reading
+    from flagcore.model import Flag
+
+    @settings(max_examples=400)
+    @given(_wire_flags())
+    def check(data: dict[str, Any]) -> None:
+        try:
+            fast = fast_reading.read_flag(data)
+        except (fast_reading.NotFast, KeyError):
+            return  # the converter reads it (and reports problems); nothing to compare
+        assert fast == codec.converter.structure(data, Flag)
+
+    check()

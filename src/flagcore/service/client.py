@@ -11,6 +11,7 @@ from flagcore.context import Context
 from flagcore.engine import Engine
 from flagcore.entities import Tag
 from flagcore.errors import NotFound
+from flagcore.gc_pause import gc_paused
 from flagcore.model import ClientFeatures, Flag, Strategy
 from flagcore.service._base import ServiceBase
 from flagcore.strategies import CustomStrategy
@@ -34,7 +35,7 @@ class ClientMixin(ServiceBase):
         filter combine with AND. Archived flags and disabled strategies are left out.
         """
         all_projects = projects is None or "*" in projects
-        with self._read() as tx:
+        with gc_paused(), self._read() as tx:
             if tx.get_environment(environment) is None:
                 raise NotFound(f'there is no environment "{environment}"')
             flags = [
