@@ -58,9 +58,7 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         )
     cache = request.app[CACHE]
     service = request.app[SERVICE]
-    revision = service.store.revision()  # cheap, never waits on a writer (ports.Store)
-    cache.sync(revision)
-    request[REVISION] = revision
+    request[REVISION] = cache.current_revision(service)
     # Keyed by the presented secret itself: no digest to compute on the hot path. The cache
     # lives in this process only and is emptied whenever the revision moves.
     if secret in cache.tokens:
