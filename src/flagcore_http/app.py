@@ -9,7 +9,6 @@ from aiohttp import web
 
 from flagcore.service import Service
 from flagcore_http import openapi
-from flagcore_http.auth import auth_middleware
 from flagcore_http.client_cache import ClientCache
 from flagcore_http.config import ServerConfig
 from flagcore_http.errors import error_middleware
@@ -49,7 +48,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     """The whole API over ``service``; the caller owns the service's store and closes it."""
     config = config or ServerConfig()
     app = web.Application(
-        middlewares=[error_middleware, auth_middleware],
+        middlewares=[error_middleware],
         client_max_size=config.max_body_bytes,
     )
     app[SERVICE] = service

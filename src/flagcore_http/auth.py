@@ -7,8 +7,6 @@ none`` every request passes. Secrets are never logged: the log sees the token's 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from aiohttp import web
 
 from flagcore.entities import TokenType
@@ -17,11 +15,9 @@ from flagcore_http.calls import call
 from flagcore_http.config import AuthMode
 from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
 
-__all__ = ["auth_middleware", "presented_secret", "required_kind"]
+__all__ = ["authenticate", "presented_secret", "required_kind"]
 
 _TOKEN_CACHE_SIZE = 10_000
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def required_kind(path: str) -> TokenType | None:
@@ -46,11 +42,14 @@ def _article(word: str) -> str:
     return f"an {word}" if word[0] in "aeiou" else f"a {word}"
 
 
-@web.middleware
-async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+async def authenticate(request: web.Request) -> None:
+    """Check the request's token for its path; raise `Unauthenticated` or `Forbidden`.
+
+    Runs inside the error middleware (one middleware layer for both, on the hot path).
+    """
     kind = required_kind(request.path)
     if kind is None or request.app[CONFIG].auth is AuthMode.NONE:
-        return await handler(request)
+        return
     secret = presented_secret(request)
     if secret is None:
         raise Unauthenticated(
@@ -73,4 +72,3 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
         needed, given = _article(kind.value), _article(token.type.value)
         raise Forbidden(f"This endpoint needs {needed} token, not {given} token.")
     request[TOKEN] = token
-    return await handler(request)

@@ -25,6 +25,7 @@ from flagcore.errors import (
     StorageError,
     Unauthenticated,
 )
+from flagcore_http.auth import authenticate
 
 __all__ = ["error_middleware", "error_response"]
 
@@ -90,7 +91,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Authenticate, handle, and turn every failure into the JSON error shape."""
     try:
+        await authenticate(request)
         return await handler(request)
     except FlagcoreError as error:
         return _domain_response(error)
