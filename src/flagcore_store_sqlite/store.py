@@ -67,6 +67,12 @@ def _loads_list(text: str) -> Any:
     return [] if text == "[]" else orjson.loads(text)
 
 
+def _where(conditions: dict[str, Any]) -> tuple[str, list[Any]]:
+    """``{"flag = ?": value, ...}`` → a WHERE clause over the conditions whose value is set."""
+    kept = {sql: value for sql, value in conditions.items() if value is not None}
+    return " AND ".join(kept) or "1", list(kept.values())
+
+
 def _dumps(value: Any) -> str:
     return orjson.dumps(value).decode("utf-8")
 
@@ -253,16 +259,9 @@ class SqliteTransaction:
     def list_events(
         self, *, limit: int = 100, before_id: int | None = None, feature_name: str | None = None
     ) -> Sequence[Event]:
-        where: list[str] = ["1"]
-        params: list[Any] = []
-        if before_id is not None:
-            where.append("id < ?")
-            params.append(before_id)
-        if feature_name is not None:
-            where.append("feature_name = ?")
-            params.append(feature_name)
+        where_sql, params = _where({"id < ?": before_id, "feature_name = ?": feature_name})
         rows = self._rows(
-            f"SELECT * FROM events WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+            f"SELECT * FROM events WHERE {where_sql} ORDER BY id DESC LIMIT ?",
             [*params, limit],
         )
         return [
@@ -348,14 +347,11 @@ class SqliteTransaction:
     def list_flags(
         self, *, project: str | None = None, archived: bool | None = False
     ) -> Sequence[FlagDefinition]:
-        where: list[str] = ["1"]
-        params: list[Any] = []
-        if project is not None:
-            where.append("project = ?")
-            params.append(project)
+        archived_sql = {True: "archived_at IS NOT NULL", False: "archived_at IS NULL"}
+        where_sql, params = _where({"project = ?": project})
         if archived is not None:
-            where.append("archived_at IS NOT NULL" if archived else "archived_at IS NULL")
-        sql = f"SELECT * FROM flags WHERE {' AND '.join(where)} ORDER BY created_at, name"
+            where_sql += f" AND {archived_sql[archived]}"
+        sql = f"SELECT * FROM flags WHERE {where_sql} ORDER BY created_at, name"
         return [self._flag(row) for row in self._rows(sql, params)]
 
     def save_flag(self, flag: FlagDefinition) -> None:
@@ -401,18 +397,8 @@ class SqliteTransaction:
     def list_flag_environments(
         self, *, flag: str | None = None, environment: str | None = None
     ) -> Sequence[FlagEnvironment]:
-        where: list[str] = ["1"]
-        params: list[Any] = []
-        if flag is not None:
-            where.append("flag = ?")
-            params.append(flag)
-        if environment is not None:
-            where.append("environment = ?")
-            params.append(environment)
-        sql = (
-            f"SELECT * FROM flag_environments WHERE {' AND '.join(where)} "
-            "ORDER BY flag, environment"
-        )
+        where_sql, params = _where({"flag = ?": flag, "environment = ?": environment})
+        sql = f"SELECT * FROM flag_environments WHERE {where_sql} ORDER BY flag, environment"
         return [self._flag_environment(row) for row in self._rows(sql, params)]
 
     def save_flag_environment(self, state: FlagEnvironment) -> None:
@@ -479,15 +465,8 @@ class SqliteTransaction:
     def list_strategies(
         self, *, flag: str | None = None, environment: str | None = None
     ) -> Sequence[StrategyPlacement]:
-        where: list[str] = ["1"]
-        params: list[Any] = []
-        if flag is not None:
-            where.append("s.flag = ?")
-            params.append(flag)
-        if environment is not None:
-            where.append("s.environment = ?")
-            params.append(environment)
-        return self._placements(" AND ".join(where), params)
+        where_sql, params = _where({"s.flag = ?": flag, "s.environment = ?": environment})
+        return self._placements(where_sql, params)
 
     def save_strategy(self, placement: StrategyPlacement) -> None:
         strategy = placement.strategy
@@ -769,16 +748,9 @@ class SqliteTransaction:
     def list_signals(
         self, *, endpoint_id: int | None = None, limit: int = 50, before_id: int | None = None
     ) -> Sequence[Signal]:
-        where: list[str] = ["1"]
-        params: list[Any] = []
-        if endpoint_id is not None:
-            where.append("endpoint_id = ?")
-            params.append(endpoint_id)
-        if before_id is not None:
-            where.append("id < ?")
-            params.append(before_id)
+        where_sql, params = _where({"endpoint_id = ?": endpoint_id, "id < ?": before_id})
         rows = self._rows(
-            f"SELECT * FROM signals WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+            f"SELECT * FROM signals WHERE {where_sql} ORDER BY id DESC LIMIT ?",
             [*params, limit],
         )
         return [
@@ -841,15 +813,8 @@ class SqliteTransaction:
     def list_action_sets(
         self, *, project: str | None = None, source: int | None = None
     ) -> Sequence[ActionSet]:
-        where: list[str] = ["1"]
-        params: list[Any] = []
-        if project is not None:
-            where.append("project = ?")
-            params.append(project)
-        if source is not None:
-            where.append("source = ?")
-            params.append(source)
-        sql = f"SELECT * FROM action_sets WHERE {' AND '.join(where)} ORDER BY id"
+        where_sql, params = _where({"project = ?": project, "source = ?": source})
+        sql = f"SELECT * FROM action_sets WHERE {where_sql} ORDER BY id"
         return [self._action_set(row) for row in self._rows(sql, params)]
 
     def save_action_set(self, action_set: ActionSet) -> None:
@@ -885,13 +850,9 @@ class SqliteTransaction:
     def list_action_executions(
         self, *, action_set_id: int | None = None, limit: int = 50
     ) -> Sequence[ActionExecution]:
-        where: list[str] = ["1"]
-        params: list[Any] = []
-        if action_set_id is not None:
-            where.append("action_set_id = ?")
-            params.append(action_set_id)
+        where_sql, params = _where({"action_set_id = ?": action_set_id})
         rows = self._rows(
-            f"SELECT * FROM action_executions WHERE {' AND '.join(where)} ORDER BY id DESC LIMIT ?",
+            f"SELECT * FROM action_executions WHERE {where_sql} ORDER BY id DESC LIMIT ?",
             [*params, limit],
         )
         return [
