@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["Limits"]
+from flagcore.errors import LimitExceeded
+
+__all__ = ["Limits", "enforce"]
 
 
 @attrs.frozen(kw_only=True)
@@ -24,3 +26,10 @@ class Limits:
     filters_per_action_set: int = 5
     values_per_action_filter: int = 25
     actions_per_action_set: int = 10
+
+
+def enforce(limits: Limits, name: str, count: int, what: str) -> None:
+    """Raise `LimitExceeded` naming ``name`` if ``count`` (of ``what``) is over that limit."""
+    maximum = getattr(limits, name)
+    if count > maximum:
+        raise LimitExceeded(f"{count} {what}, over the limit of {maximum}", name, maximum)

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
-from flagcore.limits import Limits
+from flagcore.limits import Limits, enforce
 from flagcore.model import Constraint, Strategy, Variant, WeightType
 from flagcore.operators import OPERATORS, BrokenRule, compile_constraint
 from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
@@ -115,12 +115,7 @@ def check_constraints(
         here = f"{path}[{index}]"
         problems.extend(_constraint_problems(constraint, here))
         count = len(constraint.values)
-        if count > limits.constraint_values:
-            raise LimitExceeded(
-                f"a constraint has {count} values; the limit is {limits.constraint_values}",
-                "constraint_values",
-                limits.constraint_values,
-            )
+        enforce(limits, "constraint_values", count, "values in one constraint")
     if problems:
         raise InvalidInput(problems[0].message, problems)
     if values_limit is not None:
@@ -208,17 +203,9 @@ def check_strategy(
                 f"{parameter} must be a whole number from 0 to 100",
                 [ErrorDetail("a whole number from 0 to 100", f"$.parameters.{parameter}")],
             )
-    if len(strategy.constraints) > limits.constraints_per_strategy:
-        raise LimitExceeded(
-            f"a strategy may have at most {limits.constraints_per_strategy} constraints",
-            "constraints_per_strategy",
-            limits.constraints_per_strategy,
-        )
-    if len(strategy.segments) > limits.segments_per_strategy:
-        raise LimitExceeded(
-            f"a strategy may use at most {limits.segments_per_strategy} segments",
-            "segments_per_strategy",
-            limits.segments_per_strategy,
-        )
+    enforce(
+        limits, "constraints_per_strategy", len(strategy.constraints), "constraints on one strategy"
+    )
+    enforce(limits, "segments_per_strategy", len(strategy.segments), "segments on one strategy")
     check_constraints(strategy.constraints, limits, "$.constraints")
     check_variants(strategy.variants, "$.variants")

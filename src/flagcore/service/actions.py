@@ -22,7 +22,8 @@ from flagcore.entities import (
     ActionSet,
     Signal,
 )
-from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, LimitExceeded, NotFound
+from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
+from flagcore.limits import enforce
 from flagcore.model import Constraint
 from flagcore.operators import compile_constraint
 from flagcore.ports import Transaction
@@ -186,37 +187,25 @@ class ActionsMixin(ServiceBase):
         if tx.get_signal_endpoint(action_set.source) is None:
             raise NotFound(f"there is no signal endpoint with id {action_set.source}")
         others = [a for a in tx.list_action_sets(project=action_set.project) if a.id != exclude]
-        if len(others) >= limits.action_sets_per_project:
-            raise LimitExceeded(
-                f"a project may have at most {limits.action_sets_per_project} action sets",
-                "action_sets_per_project",
-                limits.action_sets_per_project,
+        enforce(limits, "action_sets_per_project", len(others) + 1, "action sets in one project")
+        enforce(
+            limits, "filters_per_action_set", len(action_set.filters), "filters on one action set"
+        )
+        for constraint in action_set.filters:
+            enforce(
+                limits,
+                "values_per_action_filter",
+                len(constraint.values),
+                "values in one action filter",
             )
-        if len(action_set.filters) > limits.filters_per_action_set:
-            raise LimitExceeded(
-                f"an action set may have at most {limits.filters_per_action_set} filters",
-                "filters_per_action_set",
-                limits.filters_per_action_set,
-            )
-        for index, constraint in enumerate(action_set.filters):
-            if len(constraint.values) > limits.values_per_action_filter:
-                raise LimitExceeded(
-                    f"filter {index} has {len(constraint.values)} values; "
-                    f"the limit is {limits.values_per_action_filter}",
-                    "values_per_action_filter",
-                    limits.values_per_action_filter,
-                )
         check_constraints(action_set.filters, limits, "$.filters")
         if not action_set.actions:
             raise InvalidInput(
                 "an action set needs at least one action", [ErrorDetail("empty", "$.actions")]
             )
-        if len(action_set.actions) > limits.actions_per_action_set:
-            raise LimitExceeded(
-                f"an action set may have at most {limits.actions_per_action_set} actions",
-                "actions_per_action_set",
-                limits.actions_per_action_set,
-            )
+        enforce(
+            limits, "actions_per_action_set", len(action_set.actions), "actions in one action set"
+        )
         for index, action in enumerate(action_set.actions):
             flag = tx.get_flag(action.flag)
             if flag is None or flag.project != action_set.project:

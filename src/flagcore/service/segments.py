@@ -11,10 +11,10 @@ from flagcore.errors import (
     Conflict,
     ErrorDetail,
     InvalidInput,
-    LimitExceeded,
     NameConflict,
     NotFound,
 )
+from flagcore.limits import enforce
 from flagcore.model import Constraint, Segment
 from flagcore.ports import Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
@@ -51,15 +51,10 @@ class SegmentsMixin(ServiceBase):
         project: str | None = None,
         actor: str = SYSTEM,
     ) -> Segment:
-        self._check(name, constraints)
+        self._check_segment(name, constraints)
         with self._unit() as tx:
             existing = tx.list_segments()
-            if len(existing) >= self.limits.segments:
-                raise LimitExceeded(
-                    f"the limit of {self.limits.segments} segments is reached",
-                    "segments",
-                    self.limits.segments,
-                )
+            enforce(self.limits, "segments", len(existing) + 1, "segments")
             self._check_unique(tx, name, None)
             self._check_project(tx, project)
             segment = tx.create_segment(Segment(0, name, tuple(constraints), description, project))
@@ -77,7 +72,7 @@ class SegmentsMixin(ServiceBase):
         actor: str = SYSTEM,
     ) -> Segment:
         """Replace a segment; a segment used outside ``project`` cannot be narrowed to it."""
-        self._check(name, constraints)
+        self._check_segment(name, constraints)
         with self._unit() as tx:
             before = self._segment(tx, segment_id)
             self._check_unique(tx, name, segment_id)
@@ -176,12 +171,7 @@ class SegmentsMixin(ServiceBase):
                     f"there is no segment with id {missing[0]}",
                     [ErrorDetail(f"unknown segment {i}", "$.segmentIds") for i in missing],
                 )
-            if len(wanted) > self.limits.segments_per_strategy:
-                raise LimitExceeded(
-                    f"a strategy may use at most {self.limits.segments_per_strategy} segments",
-                    "segments_per_strategy",
-                    self.limits.segments_per_strategy,
-                )
+            enforce(self.limits, "segments_per_strategy", len(wanted), "segments on one strategy")
             before = placement.strategy.segments
             updated = attrs.evolve(
                 placement, strategy=attrs.evolve(placement.strategy, segments=wanted)
@@ -199,7 +189,7 @@ class SegmentsMixin(ServiceBase):
         return updated
 
     # --- shared ---
-    def _check(self, name: str, constraints: Sequence[Constraint]) -> None:
+    def _check_segment(self, name: str, constraints: Sequence[Constraint]) -> None:
         if not isinstance(name, str) or not name.strip():
             raise InvalidInput(
                 "a segment needs a name", [ErrorDetail("must not be empty", "$.name")]

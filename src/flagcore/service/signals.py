@@ -14,12 +14,12 @@ from flagcore.errors import (
     ErrorDetail,
     Forbidden,
     InvalidInput,
-    LimitExceeded,
     NameConflict,
     NotFound,
     RateLimited,
     Unauthenticated,
 )
+from flagcore.limits import enforce
 from flagcore.ports import Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
 from flagcore.service.tokens import hash_secret
@@ -49,12 +49,7 @@ class SignalsMixin(ServiceBase):
         check_name(name, "signal endpoint")
         with self._unit() as tx:
             existing = tx.list_signal_endpoints()
-            if len(existing) >= self.limits.signal_endpoints:
-                raise LimitExceeded(
-                    f"the limit of {self.limits.signal_endpoints} signal endpoints is reached",
-                    "signal_endpoints",
-                    self.limits.signal_endpoints,
-                )
+            enforce(self.limits, "signal_endpoints", len(existing) + 1, "signal endpoints")
             if tx.find_signal_endpoint(name) is not None:
                 raise NameConflict(f'a signal endpoint named "{name}" already exists')
             endpoint = tx.create_signal_endpoint(name, description, enabled, self.clock())
@@ -118,13 +113,12 @@ class SignalsMixin(ServiceBase):
         with self._unit() as tx:
             self._endpoint(tx, endpoint_id)
             tokens = tx.list_signal_endpoint_tokens(endpoint_id)
-            if len(tokens) >= self.limits.tokens_per_signal_endpoint:
-                raise LimitExceeded(
-                    f"a signal endpoint may have at most "
-                    f"{self.limits.tokens_per_signal_endpoint} tokens",
-                    "tokens_per_signal_endpoint",
-                    self.limits.tokens_per_signal_endpoint,
-                )
+            enforce(
+                self.limits,
+                "tokens_per_signal_endpoint",
+                len(tokens) + 1,
+                "tokens on one signal endpoint",
+            )
             secret = secrets.token_hex(32)
             token = tx.create_signal_endpoint_token(
                 endpoint_id, name, hash_secret(secret), self.clock()
@@ -166,12 +160,12 @@ class SignalsMixin(ServiceBase):
         `RateLimited` with the seconds to wait. A refused signal stores nothing.
         """
         text = json.dumps(payload, separators=(",", ":"))
-        if len(text.encode("utf-8")) > self.limits.signal_payload_bytes:
-            raise LimitExceeded(
-                f"a signal payload may have at most {self.limits.signal_payload_bytes} bytes",
-                "signal_payload_bytes",
-                self.limits.signal_payload_bytes,
-            )
+        enforce(
+            self.limits,
+            "signal_payload_bytes",
+            len(text.encode("utf-8")),
+            "bytes of signal payload",
+        )
         digest = hash_secret(secret) if secret else None
         with self.store.transaction() as tx:
             endpoint = tx.find_signal_endpoint(endpoint_name)
