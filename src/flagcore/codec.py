@@ -336,9 +336,9 @@ def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) 
                 for constraint in segments[segment_id].constraints
             ]
             strategy["constraints"] = inlined + strategy["constraints"]
-        for key in ("id", "title", "sortOrder"):
-            if strategy[key] is None:
-                del strategy[key]
+        # The client view of a strategy: admin-only fields stay out, as in Unleash.
+        for key in ("id", "title", "sortOrder", "disabled"):
+            del strategy[key]
     # SDKs older than Unleash 4 read a single strategy from these two legacy fields.
     first = data["strategies"][0] if data["strategies"] else {"name": "default", "parameters": {}}
     data["strategy"] = first["name"]

@@ -51,17 +51,10 @@ class ClientMixin(ServiceBase):
             states = {s.flag: s for s in tx.list_flag_environments(environment=environment)}
             strategies: dict[str, list[Strategy]] = {}
             for placement in tx.list_strategies(environment=environment):
-                strategy = placement.strategy
-                if not strategy.disabled:
-                    strategies.setdefault(placement.flag, []).append(
-                        Strategy(
-                            strategy.name,
-                            strategy.parameters,
-                            strategy.constraints,
-                            strategy.segments,
-                            strategy.variants,
-                        )
-                    )
+                if not placement.strategy.disabled:
+                    # Ids, titles and sort order stay on the value; the client wire format
+                    # leaves them out (`codec.unstructure_flag`).
+                    strategies.setdefault(placement.flag, []).append(placement.strategy)
             segments = {segment.id: segment for segment in tx.list_segments()}
         used: set[int] = set()
         features = []
