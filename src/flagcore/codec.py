@@ -108,6 +108,7 @@ _NULL_MEANS_DEFAULT: dict[type, tuple[str, ...]] = {
     Variant: ("overrides", "stickiness", "weightType"),
     Strategy: ("constraints", "segments", "variants", "parameters"),
     Flag: ("strategies", "variants", "dependencies", "type", "project", "stale", "impressionData"),
+    Dependency: ("enabled", "variants"),
 }
 
 

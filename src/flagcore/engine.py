@@ -226,6 +226,19 @@ def _off(name: str) -> _CompiledFlag:
     return _CompiledFlag(Flag(name, enabled=False), False, _never, None, (), None)
 
 
+def _broken(flag: Flag) -> _CompiledFlag:
+    """A flag whose rules cannot compile: off, but its parents and variants still count.
+
+    Unleash keeps them: a child that requires this flag to be off, or one of its variants,
+    is judged against them as for any other parent.
+    """
+    variants = compile_variant_picker(
+        flag.variants, flag.name, flag.variants[0].stickiness if flag.variants else None
+    )
+    off = attrs.evolve(flag, enabled=False)
+    return _CompiledFlag(off, bool(flag.dependencies), _never, None, (), variants)
+
+
 def compile_snapshot(
     snapshot: ClientFeatures,
     custom_strategies: Mapping[str, CustomStrategy] | None = None,
@@ -318,7 +331,7 @@ class Engine:
             compiled = self._compiler.flag(flag, self._compiled)
         except Exception as exc:  # a flag that cannot compile is off, never fatal
             self._problems[name] = EngineWarning(name, f"could not compile: {exc}")
-            return _off(name)
+            return _broken(flag)
         # The model is smaller than the JSON it came from; the JSON is not needed again.
         self._sources.features[name] = flag
         return compiled

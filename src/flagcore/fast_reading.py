@@ -198,7 +198,7 @@ def _dependency(data: Any) -> Dependency:
     if type(data) is not dict or "feature" not in data:
         raise NotFast
     return Dependency(
-        _str(data["feature"]), _bool(data.get("enabled", True)), _strings(data.get("variants"))
+        _str(data["feature"]), _bool_or(data.get("enabled"), True), _strings(data.get("variants"))
     )
 
 

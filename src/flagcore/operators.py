@@ -38,6 +38,7 @@ __all__ = [
     "parse_context_date",
     "parse_context_number",
     "parse_ip_address",
+    "parse_network",
 ]
 
 Predicate = Callable[[Context], bool]
@@ -127,13 +128,14 @@ def _constraint_number(raw: str | None) -> float:
 
 # Constraint dates: RFC 3339 with an upper-case T and zone, and no or exactly 3 fraction digits.
 _CONSTRAINT_DATE = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{3}))?(?:(Z)|([+-])(\d{2}):(\d{2}))"
+    r"[ \t]*([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{3}))?"
+    r"(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))[ \t]*"
 )
 # Context dates are read leniently, like chrono's parser: t/T/spaces, unpadded fields, any
 # fraction, Z/z/UTC or a numeric zone with or without a colon, surrounding whitespace.
 _CONTEXT_DATE = re.compile(
-    r"\s*\+?(\d{4,})-(\d{1,2})-(\d{1,2})(?:[Tt]| +)(\d{1,2}):(\d{1,2}):(\d{1,2})(?:\.(\d+))?"
-    r" *(?:([Zz]|UTC|utc)|([+-])(\d{2}):?(\d{2}))\s*"
+    r"\s*\+?([0-9]{4,})-([0-9]{1,2})-([0-9]{1,2})(?:[Tt]| +)([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})"
+    r"(?:\.([0-9]+))?[ \t]*(?:([Zz]|UTC|utc)|([+-])([0-9]{2}):?([0-9]{2}))\s*"
 )
 
 
@@ -193,11 +195,33 @@ def semver_key(text: str) -> SemverKey | None:
     if match is None:
         return None
     major, minor, patch, pre = match.groups()
+    if (
+        max(len(major), len(minor), len(patch)) > 19
+        and max(int(major), int(minor), int(patch)) >= 2**64
+    ):
+        return None  # Unleash's versions are 64-bit unsigned numbers
     if pre is None:
         return int(major), int(minor), int(patch), _RELEASE
     # Numeric identifiers sort numerically and below alphanumeric ones.
     identifiers = tuple((0, int(part)) if part.isdigit() else (1, part) for part in pre.split("."))
     return int(major), int(minor), int(patch), ((0, 0), *identifiers)
+
+
+_PREFIX = re.compile(r"\+?[0-9]+")
+
+
+def parse_network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
+    """A CIDR range or a bare address, as Unleash reads it: host bits may be set, the
+    prefix is a number (``/+8`` too), and there are no netmasks or zone ids."""
+    address, slash, prefix = text.partition("/")
+    if "%" in text or (slash and not _PREFIX.fullmatch(prefix)):
+        return None
+    try:
+        return ipaddress.ip_network(
+            f"{address}/{prefix.lstrip('+')}" if slash else address, strict=False
+        )
+    except ValueError:
+        return None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -288,7 +312,7 @@ def _date_operator(after: bool) -> Callable[[Constraint], _ValueTest]:
 def _semver_operator(compare: Callable[[int], bool]) -> Callable[[Constraint], _ValueTest | None]:
     def prepare(constraint: Constraint) -> _ValueTest | None:
         raw = constraint.value
-        if raw is not None and raw.lstrip(" \t").startswith("v"):
+        if raw is not None and raw.startswith("v"):
             return None  # Unleash reads "v1.2.3" as a constant false
         target = semver_key(raw.strip(" \t")) if raw is not None else None
         if target is None:
@@ -319,12 +343,8 @@ def _regex(constraint: Constraint) -> _ValueTest:
 def _in_cidr(constraint: Constraint) -> _ValueTest:
     if not constraint.values:
         raise BrokenRule("IN_CIDR needs at least one value")
-    networks = []
-    for raw in constraint.values:
-        try:
-            networks.append(ipaddress.ip_network(raw, strict=False))
-        except ValueError:
-            continue  # Unleash skips entries it cannot read
+    # Unleash skips entries it cannot read.
+    networks = [n for raw in constraint.values if (n := parse_network(raw)) is not None]
 
     def test(value: str) -> bool:
         address = parse_ip_address(value)

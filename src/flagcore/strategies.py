@@ -7,7 +7,6 @@ every Unleash SDK, until an implementation is registered under their name.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import random
 import re
@@ -17,7 +16,13 @@ from collections.abc import Callable, Mapping
 from flagcore.context import Context
 from flagcore.hashing import percentage_bucket
 from flagcore.model import Strategy
-from flagcore.operators import BrokenRule, Predicate, field_reader, parse_ip_address
+from flagcore.operators import (
+    BrokenRule,
+    Predicate,
+    field_reader,
+    parse_ip_address,
+    parse_network,
+)
 
 __all__ = [
     "BUILTIN_STRATEGIES",
@@ -120,11 +125,10 @@ def _user_with_id(strategy: Strategy, _flag: str) -> Predicate:
 def _gradual_rollout(read: Callable[[Context], str | None]) -> StrategyBuilder:
     def build(strategy: Strategy, _flag: str) -> Predicate:
         parameters = strategy.parameters
-        percentage = _sticky_percentage(parameters, "percentage")
         group_id = parameters.get("groupId")
         if group_id is None:
-            return _never  # these legacy strategies have no default group
-        return _rollout(percentage, group_id, read)
+            return _never  # these legacy strategies have no default group (checked first)
+        return _rollout(_sticky_percentage(parameters, "percentage"), group_id, read)
 
     return build
 
@@ -150,12 +154,8 @@ def _remote_address(strategy: Strategy, _flag: str) -> Predicate:
     raw_list = strategy.parameters.get("IPs")
     if raw_list is None:
         return _never
-    networks = []
-    for raw in raw_list.split(","):
-        try:
-            networks.append(ipaddress.ip_network(raw.strip(), strict=False))
-        except ValueError:
-            continue  # Unleash skips entries it cannot read
+    # Unleash skips entries it cannot read.
+    networks = [n for raw in raw_list.split(",") if (n := parse_network(raw.strip())) is not None]
     if not networks:
         return _never
 

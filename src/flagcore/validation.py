@@ -8,7 +8,6 @@ the service accepts, the engine evaluates as intended.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable, Mapping
 
@@ -17,7 +16,7 @@ import attrs
 from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
 from flagcore.limits import Limits, enforce
 from flagcore.model import Constraint, Strategy, Variant, WeightType
-from flagcore.operators import OPERATORS, BrokenRule, compile_constraint
+from flagcore.operators import OPERATORS, BrokenRule, compile_constraint, parse_network
 from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
 from flagcore.strategies import parse_percentage
 
@@ -98,11 +97,7 @@ def _constraint_problems(constraint: Constraint, path: str) -> list[ErrorDetail]
 
 
 def _is_network(value: str) -> bool:
-    try:
-        ipaddress.ip_network(value, strict=False)
-    except ValueError:
-        return False
-    return True
+    return parse_network(value) is not None
 
 
 def check_constraints(
