@@ -11,7 +11,6 @@ test in ``tests/core/test_codec.py`` checks it).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from sys import intern
 from typing import Any
 
 from flagcore.context import context_value
@@ -88,7 +87,7 @@ def _strings(value: Any) -> tuple[str, ...]:
     # set(map(type, ...)) checks every item in C; these lists run to hundreds of values.
     if type(value) is not list or (value and set(map(type, value)) != _ONLY_STR):
         raise NotFast
-    return tuple(map(intern, value))
+    return tuple(value)
 
 
 def _list(value: Any) -> list[Any]:
