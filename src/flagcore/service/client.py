@@ -34,14 +34,15 @@ class ClientMixin(ServiceBase):
         Several ``projects`` (or several ``tags``) combine with OR; different kinds of
         filter combine with AND. Archived flags and disabled strategies are left out.
         """
-        all_projects = projects is None or "*" in projects
+        wanted_projects = frozenset(projects or ())
+        all_projects = projects is None or "*" in wanted_projects
         with gc_paused(), self._read() as tx:
             if tx.get_environment(environment) is None:
                 raise NotFound(f'there is no environment "{environment}"')
             flags = [
                 flag
                 for flag in tx.list_flags(archived=False)
-                if (all_projects or flag.project in projects)  # type: ignore[operator]
+                if (all_projects or flag.project in wanted_projects)
                 and (not name_prefix or flag.name.startswith(name_prefix))
             ]
             if tags:

@@ -8,7 +8,7 @@ import attrs
 
 from flagcore.entities import EnvironmentState, FlagDefinition, FlagDetails
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
-from flagcore.model import Dependency, FlagType
+from flagcore.model import Dependency, FlagType, Strategy
 from flagcore.ports import Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
 from flagcore.validation import check_name
@@ -216,14 +216,14 @@ class FlagsMixin(ServiceBase):
     @staticmethod
     def _details(tx: Transaction, flag: FlagDefinition) -> FlagDetails:
         states = {state.environment: state for state in tx.list_flag_environments(flag=flag.name)}
-        strategies: dict[str, list[object]] = {}
+        strategies: dict[str, list[Strategy]] = {}
         for placement in tx.list_strategies(flag=flag.name):
             strategies.setdefault(placement.environment, []).append(placement.strategy)
         environments = tuple(
             EnvironmentState(
                 environment,
                 states[environment.name].enabled if environment.name in states else False,
-                tuple(strategies.get(environment.name, ())),  # type: ignore[arg-type]
+                tuple(strategies.get(environment.name, ())),
                 states[environment.name].variants if environment.name in states else (),
             )
             for environment in tx.list_environments()
