@@ -26,6 +26,8 @@ from flagcore.errors import InvalidInput
 from flagcore.gc_pause import gc_paused
 from flagcore.model import ClientFeatures, Constraint, Flag, Segment, Strategy
 from flagcore.operators import BrokenRule, Predicate, compile_constraint
+from flagcore.operators import always as _always
+from flagcore.operators import never as _never
 from flagcore.strategies import (
     BUILTIN_STRATEGIES,
     CustomStrategy,
@@ -48,14 +50,6 @@ class EngineWarning:
 
     flag: str
     message: str
-
-
-def _always(_ctx: Context) -> bool:
-    return True
-
-
-def _never(_ctx: Context) -> bool:
-    return False
 
 
 def _all_of(checks: tuple[Predicate, ...], then: Predicate) -> Predicate:
@@ -191,31 +185,28 @@ def _dependencies_gate(flag: Flag, lookup: Callable[[str], _CompiledFlag | None]
     return parents_allow
 
 
-def _variant_of_matching_strategy(compiled: _CompiledFlag, ctx: Context) -> VariantResult | None:
-    """The variant from the first matching strategy's variants, else the flag's."""
+def _matching_picker(compiled: _CompiledFlag, ctx: Context) -> tuple[bool, VariantPicker | None]:
+    """Whether a strategy matches, and whose variants apply: the first matching strategy's
+    own, else the flag's (as in Unleash's engine). No strategies counts as a match."""
     picker = compiled.variants
     for predicate, strategy_variants in compiled.strategies:
         if predicate(ctx):
-            if strategy_variants is not None:
-                picker = strategy_variants
-            break
+            return True, strategy_variants if strategy_variants is not None else picker
+    return not compiled.strategies, picker
+
+
+def _variant_of_matching_strategy(compiled: _CompiledFlag, ctx: Context) -> VariantResult | None:
+    """The variant from the first matching strategy's variants, else the flag's."""
+    _matched, picker = _matching_picker(compiled, ctx)
     return picker(ctx) if picker is not None else None
 
 
 def _pick_variant(compiled: _CompiledFlag, ctx: Context) -> VariantResult:
-    # One pass over the strategies: the first that matches decides both "on" and whose
-    # variants apply (its own, else the flag's), as in Unleash's engine.
     if not compiled.flag.enabled or (compiled.gate is not None and not compiled.gate(ctx)):
         return DISABLED_VARIANT
-    picker = compiled.variants
-    if compiled.strategies:
-        for predicate, strategy_variants in compiled.strategies:
-            if predicate(ctx):
-                if strategy_variants is not None:
-                    picker = strategy_variants
-                break
-        else:
-            return DISABLED_VARIANT
+    matched, picker = _matching_picker(compiled, ctx)
+    if not matched:
+        return DISABLED_VARIANT
     if picker is None:
         return _ENABLED_NO_VARIANT
     return picker(ctx) or _ENABLED_NO_VARIANT

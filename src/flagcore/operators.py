@@ -33,8 +33,10 @@ __all__ = [
     "BrokenRule",
     "FieldReader",
     "Predicate",
+    "always",
     "compile_constraint",
     "field_reader",
+    "never",
     "parse_context_date",
     "parse_context_number",
     "parse_ip_address",
@@ -59,7 +61,13 @@ _TOP_LEVEL_FIELDS = {
 }
 
 
-def _never(_ctx: Context) -> bool:
+def always(_ctx: Context) -> bool:
+    """The predicate that holds for every context."""
+    return True
+
+
+def never(_ctx: Context) -> bool:
+    """The predicate that holds for none (a rule that cannot match)."""
     return False
 
 
@@ -388,7 +396,7 @@ def compile_constraint(constraint: Constraint) -> Predicate:
         raise BrokenRule(f"unknown operator {constraint.operator!r}")
     test = prepare(constraint)
     if test is None:
-        return _never
+        return never
     read = field_reader(constraint.context_name)
     inverted = constraint.inverted
     missing = (constraint.operator == "NOT_IN") != inverted

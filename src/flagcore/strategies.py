@@ -23,6 +23,12 @@ from flagcore.operators import (
     parse_ip_address,
     parse_network,
 )
+from flagcore.operators import (
+    always as _always,
+)
+from flagcore.operators import (
+    never as _never,
+)
 
 __all__ = [
     "BUILTIN_STRATEGIES",
@@ -43,14 +49,6 @@ _read_session_id = field_reader("sessionId")
 _read_remote_address = field_reader("remoteAddress")
 _PERCENTAGE = re.compile(r"\+?[0-9]+")
 _MAX_PERCENTAGE_DIGITS = 19  # Unleash reads percentages as a 64-bit unsigned integer
-
-
-def _always(_ctx: Context) -> bool:
-    return True
-
-
-def _never(_ctx: Context) -> bool:
-    return False
 
 
 def _random_bucket() -> int:

@@ -76,7 +76,7 @@ def _constraint_problems(constraint: Constraint, path: str) -> list[ErrorDetail]
             return [
                 ErrorDetail(f"{value!r} is not an IP address or CIDR range", f"{path}.values[{i}]")
                 for i, value in enumerate(constraint.values)
-                if not _is_network(value)
+                if parse_network(value) is None
             ]
         return []
     if constraint.value is None:
@@ -94,10 +94,6 @@ def _constraint_problems(constraint: Constraint, path: str) -> list[ErrorDetail]
     except BrokenRule as exc:
         return [ErrorDetail(str(exc), f"{path}.value")]
     return []
-
-
-def _is_network(value: str) -> bool:
-    return parse_network(value) is not None
 
 
 def check_constraints(
