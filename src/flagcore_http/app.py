@@ -11,7 +11,7 @@ from flagcore.service import Service
 from flagcore_http import openapi
 from flagcore_http.client_cache import ClientCache
 from flagcore_http.config import ServerConfig
-from flagcore_http.errors import error_middleware
+from flagcore_http.errors import UNMATCHED_PATH, guarded, unmatched_handler
 from flagcore_http.keys import CACHE, CONFIG, SERVICE, WORKER
 from flagcore_http.routes import (
     actions,
@@ -47,17 +47,19 @@ ROUTE_TABLES = (
 def create_app(service: Service, config: ServerConfig | None = None) -> web.Application:
     """The whole API over ``service``; the caller owns the service's store and closes it."""
     config = config or ServerConfig()
-    app = web.Application(
-        middlewares=[error_middleware],
-        client_max_size=config.max_body_bytes,
-    )
+    app = web.Application(client_max_size=config.max_body_bytes)
     app[SERVICE] = service
     app[CONFIG] = config
     app[CACHE] = ClientCache()
     app[WORKER] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flagcore-store")
     for table in ROUTE_TABLES:
-        app.add_routes(table)
-    app.router.add_get("/docs/openapi.json", openapi.handler)
+        for route in table:
+            assert isinstance(route, web.RouteDef), route
+            web.RouteDef(route.method, route.path, guarded(route.handler), route.kwargs).register(
+                app.router
+            )
+    app.router.add_get("/docs/openapi.json", guarded(openapi.handler))
+    app.router.add_route("*", UNMATCHED_PATH, unmatched_handler)  # last: tried after all
     app.cleanup_ctx.append(_worker_lifetime)
     return app
 

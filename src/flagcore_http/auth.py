@@ -45,7 +45,7 @@ def _article(word: str) -> str:
 async def authenticate(request: web.Request) -> None:
     """Check the request's token for its path; raise `Unauthenticated` or `Forbidden`.
 
-    Runs inside the error middleware (one middleware layer for both, on the hot path).
+    Runs inside `errors.guarded`, the one wrapper around every handler.
     """
     kind = required_kind(request.path)
     if kind is None or request.app[CONFIG].auth is AuthMode.NONE:

@@ -3,10 +3,15 @@
 Domain errors map to their status here, once; aiohttp's own errors (no route, wrong
 method, body too large) get the same shape; anything unexpected is a 500 that says
 nothing about the internals (and is logged with its traceback).
+
+This is a wrapper around each route's handler, not an aiohttp middleware: the first
+middleware makes aiohttp add a second layer of its own, and together they cost about 6%
+of a 304's throughput. Unknown paths and methods reach `unmatched`, a catch-all route.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -27,7 +32,7 @@ from flagcore.errors import (
 )
 from flagcore_http.auth import authenticate
 
-__all__ = ["error_middleware", "error_response"]
+__all__ = ["UNMATCHED_PATH", "error_response", "guarded", "unmatched_handler"]
 
 _log = logging.getLogger("flagcore_http")
 
@@ -89,30 +94,59 @@ def _domain_response(error: FlagcoreError) -> web.Response:
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-@web.middleware
-async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Authenticate, handle, and turn every failure into the JSON error shape."""
-    try:
-        await authenticate(request)
-        return await handler(request)
-    except FlagcoreError as error:
-        return _domain_response(error)
-    except web.HTTPException as http_error:
-        if http_error.status < 400:
-            raise
-        status = http_error.status
-        if status == 404:
-            message = f"The path you were looking for ({request.path}) is not available."
-        elif status == 405:
-            message = f"{request.method} is not allowed on {request.path}."
-            allowed = http_error.headers.get("Allow")
-            headers = {"Allow": allowed} if allowed else None
-            return error_response(405, "MethodNotAllowed", message, headers=headers)
-        elif status == 413:
-            message = "The request body is too large."
-        else:
-            message = http_error.text or http_error.reason
-        return error_response(status, _HTTP_NAMES.get(status, "HttpError"), message)
-    except Exception:
-        _log.exception("unexpected error on %s %s", request.method, request.path)
-        return error_response(500, "InternalError", "Something went wrong on our side.")
+def guarded(handler: Handler) -> Handler:
+    """``handler`` authenticated, with every failure turned into the JSON error shape."""
+
+    @functools.wraps(handler)
+    async def guarded_handler(request: web.Request) -> web.StreamResponse:
+        try:
+            await authenticate(request)
+            return await handler(request)
+        except FlagcoreError as error:
+            return _domain_response(error)
+        except web.HTTPException as http_error:
+            if http_error.status < 400:
+                raise
+            return _http_error_response(request, http_error)
+        except Exception:
+            _log.exception("unexpected error on %s %s", request.method, request.path)
+            return error_response(500, "InternalError", "Something went wrong on our side.")
+
+    return guarded_handler
+
+
+def _http_error_response(request: web.Request, http_error: web.HTTPException) -> web.Response:
+    status = http_error.status
+    if status == 404:
+        message = f"The path you were looking for ({request.path}) is not available."
+    elif status == 405:
+        message = f"{request.method} is not allowed on {request.path}."
+        allowed = http_error.headers.get("Allow")
+        headers = {"Allow": allowed} if allowed else None
+        return error_response(405, "MethodNotAllowed", message, headers=headers)
+    elif status == 413:
+        message = "The request body is too large."
+    else:
+        message = http_error.text or http_error.reason
+    return error_response(status, _HTTP_NAMES.get(status, "HttpError"), message)
+
+
+async def unmatched(request: web.Request) -> web.StreamResponse:
+    """No route: 405 with ``Allow`` when the path exists for other methods, else 404.
+
+    Registered last, on `UNMATCHED_PATH` for every method, so aiohttp tries every real
+    route first.
+    """
+    allowed: set[str] = set()
+    for resource in request.app.router.resources():
+        if any(route.handler is unmatched_handler for route in resource):
+            continue  # this catch-all itself
+        _match, methods = await resource.resolve(request)
+        allowed |= methods
+    if allowed:
+        raise web.HTTPMethodNotAllowed(request.method, sorted(allowed))
+    raise web.HTTPNotFound()
+
+
+UNMATCHED_PATH = "/{unmatched_path:.*}"
+unmatched_handler = guarded(unmatched)

@@ -39,7 +39,7 @@ def document(app: web.Application) -> dict[str, Any]:
     for route in app.router.routes():
         info = route.resource.get_info() if route.resource is not None else {}
         path = info.get("path") or info.get("formatter")
-        if not path or route.method == "HEAD":
+        if not path or route.method in ("HEAD", "*"):
             continue
         handler = route.handler
         summary = (handler.__doc__ or handler.__name__.replace("_", " ")).strip().splitlines()[0]

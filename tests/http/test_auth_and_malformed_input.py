@@ -21,7 +21,8 @@ def _routes() -> list[tuple[str, str]]:
     for route in app.router.routes():
         info = route.resource.get_info() if route.resource is not None else {}
         path = info.get("path") or info.get("formatter")
-        if path and route.method != "HEAD":
+        # "*" is the catch-all for unknown paths: test_unknown_paths_and_methods_answer_json.
+        if path and route.method not in ("HEAD", "*"):
             out.append((route.method, path))
     return sorted(set(out))
 
@@ -134,9 +135,16 @@ async def test_malformed_input_never_makes_a_500(api: Api, method: str, path: st
 async def test_unknown_paths_and_methods_answer_json(api: Api) -> None:
     missing = await api.json("GET", "/api/admin/nope", 404)
     assert missing["name"] == "NotFoundError"
+    assert (await api.json("GET", "/nope/deeper", 404))["name"] == "NotFoundError"
     wrong_method = await api.request("PATCH", "/api/client/features", token=CLIENT)
     assert wrong_method.status == 405
     assert (await wrong_method.json())["name"] == "MethodNotAllowed"
+    assert set(wrong_method.headers["Allow"].split(",")) == {"GET", "HEAD"}
+    on_a_variable_path = await api.request("PUT", "/api/admin/archive/some-flag")
+    assert on_a_variable_path.status == 405
+    assert "DELETE" in on_a_variable_path.headers["Allow"]
+    # Unknown paths under the admin API still need a token: nothing is revealed without one.
+    assert (await api.request("GET", "/api/admin/nope", token=None)).status == 401
 
 
 def test_every_route_is_in_the_openapi_document() -> None:

@@ -78,6 +78,8 @@ async def _revision(request: web.Request) -> int:
 def _etag_matches(header: str | None, etag: str) -> bool:
     if not header:
         return False
+    if header == etag:  # what SDKs send: the ETag they were given, as it was given
+        return True
     return any(part.strip().removeprefix("W/") == etag for part in header.split(","))
 
 
@@ -139,7 +141,7 @@ def _render(
 async def client_features(request: web.Request) -> web.StreamResponse:
     version = _spec_version(request)
     tags = _tags(request)
-    name_prefix = request.query.get("namePrefix") or None
+    name_prefix = (request.query.get("namePrefix") or None) if request.query_string else None
     environment, projects = _scope(request)
     revision = await _revision(request)
     cache = request.app[CACHE]
