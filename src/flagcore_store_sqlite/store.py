@@ -200,8 +200,8 @@ class SqliteTransaction:
             raise Conflict(f"the change conflicts with stored data: {exc}") from exc
         except sqlite3.Error as exc:
             raise StorageError(f"the database failed: {exc}") from exc
-        columns = [d[0] for d in cursor.description] if cursor.description else []
-        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]  # type: ignore[misc]
+        cursor.row_factory = sqlite3.Row  # read by column name, in C; no dict per row
+        return cursor.fetchall()
 
     def _run(self, sql: str, params: Sequence[Any] = ()) -> int | None:
         try:
@@ -416,16 +416,23 @@ class SqliteTransaction:
     # --- strategies ---
     def _placements(self, where: str, params: Sequence[Any]) -> list[StrategyPlacement]:
         try:
-            cursor = self._db.execute(
+            rows = self._db.execute(
                 "SELECT id, flag, environment, name, parameters, constraints, variants, disabled, "
-                "title, sort_order, (SELECT group_concat(segment_id) FROM (SELECT segment_id "
-                "FROM strategy_segments WHERE strategy_id = s.id ORDER BY position)) "
-                f"FROM strategies s WHERE {where} ORDER BY flag, environment, sort_order, id",
+                f"title, sort_order FROM strategies s WHERE {where} "
+                "ORDER BY flag, environment, sort_order, id",
                 list(params),
-            )
-            rows = cursor.fetchall()
+            ).fetchall()
+            # One query for every segment reference, not one subquery per strategy.
+            segment_rows = self._db.execute(
+                "SELECT strategy_id, segment_id FROM strategy_segments WHERE strategy_id IN "
+                f"(SELECT id FROM strategies s WHERE {where}) ORDER BY strategy_id, position",
+                list(params),
+            ).fetchall()
         except sqlite3.Error as exc:
             raise StorageError(f"the database failed: {exc}") from exc
+        segments: dict[str, list[int]] = {}
+        for strategy_id, segment_id in segment_rows:
+            segments.setdefault(strategy_id, []).append(segment_id)
         loads = orjson.loads
         return [
             StrategyPlacement(
@@ -435,7 +442,7 @@ class SqliteTransaction:
                     name,
                     loads(parameters),
                     structure_constraints(_loads_list(constraints)),
-                    tuple(int(i) for i in segment_ids.split(",")) if segment_ids else (),
+                    tuple(segments[strategy_id]) if strategy_id in segments else (),
                     structure_variants(_loads_list(variants)),
                     bool(disabled),
                     strategy_id,
@@ -454,7 +461,6 @@ class SqliteTransaction:
                 disabled,
                 title,
                 sort_order,
-                segment_ids,
             ) in rows
         ]
 
