@@ -274,8 +274,16 @@ def _index_segment(indexed: IndexedClientFeatures, segment: Any, where: str) -> 
         indexed.unnamed.append((where, problem))
 
 
-def apply_delta_events(indexed: IndexedClientFeatures, delta: Mapping[str, Any]) -> None:
-    """Apply Unleash's delta events in order: hydration, feature-/segment- updated and removed."""
+def apply_delta_events(
+    indexed: IndexedClientFeatures,
+    delta: Mapping[str, Any],
+    changed: Callable[[str, Any], None] | None = None,
+) -> None:
+    """Apply Unleash's delta events in order: hydration, feature-/segment- updated and removed.
+
+    ``changed(kind, key)`` hears of each change once it is indexed: ``("hydration", None)``,
+    ``("feature", name)`` or ``("segment", id)``.
+    """
     events = delta.get("events") if isinstance(delta, Mapping) else None
     if not isinstance(events, Sequence):
         raise InvalidInput("a delta payload must carry a list of events")
@@ -283,19 +291,39 @@ def apply_delta_events(indexed: IndexedClientFeatures, delta: Mapping[str, Any])
         if not isinstance(event, Mapping):
             continue
         kind = event.get("type")
+        key: Any = None
         if kind == "hydration":
             indexed.features.clear()
             indexed.segments.clear()
             indexed.unnamed.clear()
             _index_into(indexed, event.get("features"), event.get("segments"))
+            change = "hydration"
         elif kind == "feature-updated":
-            _index_feature(indexed, event.get("feature"), "feature-updated")
+            feature = event.get("feature")
+            key = feature.get("name") if isinstance(feature, Mapping) else None
+            _index_feature(indexed, feature, "feature-updated")
+            change = "feature"
         elif kind == "feature-removed":
-            indexed.features.pop(event.get("featureName"), None)  # type: ignore[arg-type]
+            key = event.get("featureName")
+            indexed.features.pop(key, None)
+            change = "feature"
         elif kind == "segment-updated":
-            _index_segment(indexed, event.get("segment"), "segment-updated")
+            segment = event.get("segment")
+            key = segment.get("id") if isinstance(segment, Mapping) else None
+            _index_segment(indexed, segment, "segment-updated")
+            change = "segment"
         elif kind == "segment-removed":
-            indexed.segments.pop(event.get("segmentId"), None)
+            key = event.get("segmentId")
+            indexed.segments.pop(key, None)
+            change = "segment"
+        else:
+            continue
+        if changed is not None:
+            try:
+                hash(key)
+            except TypeError:
+                continue  # not a name or an id: nothing was indexed under it
+            changed(change, key)
 
 
 @attrs.frozen

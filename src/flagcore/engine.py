@@ -1,9 +1,9 @@
-"""The evaluation engine: compile a snapshot once, then answer from closures.
+"""The evaluation engine: compile a payload once, then answer from closures.
 
-Every flag becomes two closures at compile time (is it on? which variant?), so an
-evaluation is a dictionary lookup and a few calls, with nothing parsed or allocated on
-the way. A flag that cannot be read or compiled evaluates to off and is listed in
-`Engine.warnings`; evaluation itself never raises.
+Every flag becomes closures at compile time (`flagcore.compiler`), so an evaluation is a
+dictionary lookup and a few calls, with nothing parsed or allocated on the way. A flag
+that cannot be read or compiled evaluates to off and is listed in `Engine.warnings`;
+evaluation itself never raises.
 """
 
 from __future__ import annotations
@@ -17,16 +17,20 @@ import attrs
 from flagcore.codec import (
     IndexedClientFeatures,
     apply_delta_events,
+    converter,
     index_client_features,
     structure_flag,
     structure_segment,
+    unstructure_client_features,
+    unstructure_flag,
 )
+from flagcore.compiler import CompiledFlag, RuleCompiler, SegmentSlot
 from flagcore.context import Context, MappingContext
 from flagcore.errors import InvalidInput
+from flagcore.fast_reading import NotFast
 from flagcore.gc_pause import gc_paused
-from flagcore.model import ClientFeatures, Constraint, Flag, Segment, Strategy
-from flagcore.operators import BrokenRule, Predicate, compile_constraint
-from flagcore.operators import always as _always
+from flagcore.model import ClientFeatures
+from flagcore.operators import Predicate
 from flagcore.operators import never as _never
 from flagcore.strategies import (
     BUILTIN_STRATEGIES,
@@ -34,7 +38,7 @@ from flagcore.strategies import (
     StrategyBuilder,
     custom_strategy_builder,
 )
-from flagcore.variants import DISABLED_VARIANT, VariantPicker, VariantResult, compile_variant_picker
+from flagcore.variants import DISABLED_VARIANT, VariantPicker, VariantResult
 
 __all__ = ["Engine", "EngineWarning", "compile_snapshot"]
 
@@ -52,140 +56,31 @@ class EngineWarning:
     message: str
 
 
-def _all_of(checks: tuple[Predicate, ...], then: Predicate) -> Predicate:
-    if not checks:
-        return then
-    if len(checks) == 1:
-        (only,) = checks
-
-        def one(ctx: Context) -> bool:
-            return only(ctx) and then(ctx)
-
-        return one
-
-    def every(ctx: Context) -> bool:
-        for check in checks:
-            if not check(ctx):
-                return False
-        return then(ctx)
-
-    return every
-
-
-@attrs.define
-class _CompiledFlag:
-    """What evaluation needs of one flag, prepared."""
-
-    flag: Flag
-    has_dependencies: bool
-    is_on: Predicate
-    # Dependencies on other flags, checked before the strategies; None when there are none.
-    gate: Predicate | None
-    # (strategy predicate, its own variants) in evaluation order; used by get_variant.
-    strategies: tuple[tuple[Predicate, VariantPicker | None], ...]
-    variants: VariantPicker | None
-
-
-class _Compiler:
-    def __init__(
-        self, segments: Callable[[int], Segment | None], builders: Mapping[str, StrategyBuilder]
-    ) -> None:
-        self._builders = builders
-        self._segments = segments
-        self._compiled_segments: dict[int, tuple[Predicate, ...]] = {}
-        # Equal constraints (shared lists, inlined segments) compile once per snapshot.
-        self._constraints: dict[Constraint, Predicate] = {}
-
-    def constraint(self, constraint: Constraint) -> Predicate:
-        predicate = self._constraints.get(constraint)
-        if predicate is None:
-            predicate = self._constraints[constraint] = compile_constraint(constraint)
-        return predicate
-
-    def segment(self, segment_id: int) -> tuple[Predicate, ...]:
-        compiled = self._compiled_segments.get(segment_id)
-        if compiled is None:
-            segment = self._segments(segment_id)
-            if segment is None:
-                raise BrokenRule(f"segment {segment_id} does not exist")
-            # Compiled on first use: a broken segment breaks only the flags that use it.
-            compiled = tuple(self.constraint(c) for c in segment.constraints)
-            self._compiled_segments[segment_id] = compiled
-        return compiled
-
-    def strategy(self, strategy: Strategy, flag_name: str) -> Predicate:
-        checks = [self.constraint(c) for c in strategy.constraints]
-        for segment_id in strategy.segments:
-            checks.extend(self.segment(segment_id))
-        builder = self._builders.get(strategy.name)
-        if builder is None:
-            return _never  # unknown strategies are off in every Unleash SDK
-        return _all_of(tuple(checks), builder(strategy, flag_name))
-
-    def flag(self, flag: Flag, lookup: Callable[[str], _CompiledFlag | None]) -> _CompiledFlag:
-        strategies = tuple(
-            (
-                self.strategy(strategy, flag.name),
-                compile_variant_picker(
-                    strategy.variants,
-                    strategy.parameters.get("groupId", flag.name),
-                    strategy.parameters.get("stickiness"),
-                    with_overrides=False,
-                ),
-            )
-            # Unleash's engine ignores `disabled` here: servers leave such strategies out.
-            for strategy in flag.strategies
-        )
-        variants = compile_variant_picker(
-            flag.variants, flag.name, flag.variants[0].stickiness if flag.variants else None
-        )
-        is_on = _strategies_on(tuple(predicate for predicate, _ in strategies))
-        gate = _dependencies_gate(flag, lookup) if flag.dependencies else None
-        if gate is not None:
-            is_on = _all_of((gate,), is_on)
-        if not flag.enabled:
-            is_on = _never
-        return _CompiledFlag(flag, bool(flag.dependencies), is_on, gate, strategies, variants)
-
-
-def _strategies_on(predicates: tuple[Predicate, ...]) -> Predicate:
-    if not predicates:
-        return _always  # an enabled flag without strategies is on for everyone
-    if len(predicates) == 1:
-        return predicates[0]
-
-    def any_on(ctx: Context) -> bool:
-        for predicate in predicates:
-            if predicate(ctx):
-                return True
-        return False
-
-    return any_on
-
-
-def _dependencies_gate(flag: Flag, lookup: Callable[[str], _CompiledFlag | None]) -> Predicate:
+def _dependencies_gate(
+    flag: CompiledFlag, lookup: Callable[[str], CompiledFlag | None]
+) -> Predicate:
     dependencies = flag.dependencies
 
     def parents_allow(ctx: Context) -> bool:
-        for dependency in dependencies:
-            parent = lookup(dependency.feature)
+        for feature, enabled, variants in dependencies:
+            parent = lookup(feature)
             # Unleash allows one level only: a parent that has parents itself never satisfies.
-            if parent is None or parent.has_dependencies:
+            if parent is None or parent.dependencies:
                 return False
-            if dependency.variants:
+            if variants:
                 # As in Unleash: the parent's variant counts even when the parent is off,
                 # and a parent without variants satisfies any variant list.
                 variant = _variant_of_matching_strategy(parent, ctx)
-                if variant is not None and variant.name not in dependency.variants:
+                if variant is not None and variant.name not in variants:
                     return False
-            if parent.is_on(ctx) is not dependency.enabled:
+            if parent.is_on(ctx) is not enabled:
                 return False
         return True
 
     return parents_allow
 
 
-def _matching_picker(compiled: _CompiledFlag, ctx: Context) -> tuple[bool, VariantPicker | None]:
+def _matching_picker(compiled: CompiledFlag, ctx: Context) -> tuple[bool, VariantPicker | None]:
     """Whether a strategy matches, and whose variants apply: the first matching strategy's
     own, else the flag's (as in Unleash's engine). No strategies counts as a match."""
     picker = compiled.variants
@@ -195,14 +90,14 @@ def _matching_picker(compiled: _CompiledFlag, ctx: Context) -> tuple[bool, Varia
     return not compiled.strategies, picker
 
 
-def _variant_of_matching_strategy(compiled: _CompiledFlag, ctx: Context) -> VariantResult | None:
+def _variant_of_matching_strategy(compiled: CompiledFlag, ctx: Context) -> VariantResult | None:
     """The variant from the first matching strategy's variants, else the flag's."""
     _matched, picker = _matching_picker(compiled, ctx)
     return picker(ctx) if picker is not None else None
 
 
-def _pick_variant(compiled: _CompiledFlag, ctx: Context) -> VariantResult:
-    if not compiled.flag.enabled or (compiled.gate is not None and not compiled.gate(ctx)):
+def _pick_variant(compiled: CompiledFlag, ctx: Context) -> VariantResult:
+    if not compiled.enabled or (compiled.gate is not None and not compiled.gate(ctx)):
         return DISABLED_VARIANT
     matched, picker = _matching_picker(compiled, ctx)
     if not matched:
@@ -212,22 +107,9 @@ def _pick_variant(compiled: _CompiledFlag, ctx: Context) -> VariantResult:
     return picker(ctx) or _ENABLED_NO_VARIANT
 
 
-def _off(name: str) -> _CompiledFlag:
-    """Stand-in for a flag that could not be read or compiled: known, and off."""
-    return _CompiledFlag(Flag(name, enabled=False), False, _never, None, (), None)
-
-
-def _broken(flag: Flag) -> _CompiledFlag:
-    """A flag whose rules cannot compile: off, but its parents and variants still count.
-
-    Unleash keeps them: a child that requires this flag to be off, or one of its variants,
-    is judged against them as for any other parent.
-    """
-    variants = compile_variant_picker(
-        flag.variants, flag.name, flag.variants[0].stickiness if flag.variants else None
-    )
-    off = attrs.evolve(flag, enabled=False)
-    return _CompiledFlag(off, bool(flag.dependencies), _never, None, (), variants)
+def _off(name: str) -> CompiledFlag:
+    """Stand-in for a flag that could not be read: known, and off."""
+    return CompiledFlag(name, False, False, (), None, (), (), None)
 
 
 def compile_snapshot(
@@ -244,9 +126,10 @@ class Engine:
     Build it with `Engine.from_client_features` (Unleash's client payload or a delta) or
     from a `ClientFeatures` snapshot. `is_enabled` and `get_variant` never raise.
 
-    Loading only indexes the payload by flag name; each flag is read and compiled the
-    first time it is evaluated (or by `compile_all`), so a process that asks about 50 of
-    20,000 flags never pays for the rest.
+    Loading only indexes the payload by flag name; each flag is compiled the first time
+    it is evaluated (or by `compile_all`), so a process that asks about 50 of 20,000 flags
+    never pays for the rest. Once compiled, a flag's JSON is let go: the engine keeps only
+    what evaluation needs.
     """
 
     def __init__(
@@ -258,10 +141,11 @@ class Engine:
         self._builders: dict[str, StrategyBuilder] = dict(BUILTIN_STRATEGIES)
         for name, implementation in (custom_strategies or {}).items():
             self._builders[name] = custom_strategy_builder(implementation)
-        self._sources = IndexedClientFeatures()
-        if snapshot is not None:
-            self._sources.features.update((flag.name, flag) for flag in snapshot.features)
-            self._sources.segments.update((segment.id, segment) for segment in snapshot.segments)
+        self._sources = (
+            index_client_features(unstructure_client_features(snapshot))
+            if snapshot is not None
+            else IndexedClientFeatures()
+        )
         self._reset()
 
     @classmethod
@@ -274,77 +158,116 @@ class Engine:
         """Load Unleash's ``/api/client/features`` payload, or a delta that hydrates."""
         engine = cls(custom_strategies=custom_strategies)
         engine._sources = index_client_features(payload)
+        engine._reset()
         return engine
 
     def apply_delta(self, payload: Mapping[str, Any]) -> None:
         """Apply delta events: ``hydration``, ``feature-*`` and ``segment-*`` changes."""
-        apply_delta_events(self._sources, payload)
-        self._reset()
+        apply_delta_events(self._sources, payload, self._changed)
+        for where, problem in self._sources.unnamed:
+            self._problems.setdefault(where, _warning(where, problem))
+
+    def _changed(self, kind: str, key: Any) -> None:
+        if kind == "hydration":
+            self._reset()
+        elif kind == "feature":
+            self._flags.pop(key, None)  # compiled again, from the new JSON, on first use
+            self._problems.pop(key, None)
+        elif kind == "segment" and (slot := self._slots.get(key)) is not None:
+            self._load_segment(key, slot)
+            for name in tuple(slot.users):
+                compiled = self._flags.get(name)
+                if compiled is None or slot not in compiled.slots:
+                    slot.users.discard(name)  # that flag was replaced or removed since
+                    continue
+                compiled.refresh()
+                self._note_problem(compiled)
 
     def _reset(self) -> None:
-        self._flags: dict[str, _CompiledFlag] = {}
+        self._flags: dict[str, CompiledFlag] = {}
+        self._slots: dict[int, SegmentSlot] = {}
         self._problems: dict[str, EngineWarning] = {
             where: _warning(where, problem) for where, problem in self._sources.unnamed
         }
-        self._segments: dict[int, Segment | None] = {}
-        self._compiler = _Compiler(self._segment, self._builders)
+        self._compiler = RuleCompiler(self._builders)
 
-    def _segment(self, segment_id: int) -> Segment | None:
-        if segment_id not in self._segments:
-            raw = self._sources.segments.get(segment_id)
+    def _slot(self, segment_id: int) -> SegmentSlot:
+        slot = self._slots.get(segment_id)
+        if slot is None:
+            slot = self._slots[segment_id] = SegmentSlot()
+            self._load_segment(segment_id, slot)
+        return slot
+
+    def _load_segment(self, segment_id: int, slot: SegmentSlot) -> None:
+        raw = self._sources.segments.get(segment_id)
+        slot.check, slot.problem = _never, f"segment {segment_id} does not exist"
+        if raw is None:
+            return
+        try:
             try:
-                self._segments[segment_id] = (
-                    raw if raw is None or isinstance(raw, Segment) else structure_segment(raw)
-                )
-            except InvalidInput:
-                self._segments[segment_id] = None  # strategies using it break, with a warning
-        return self._segments[segment_id]
+                slot.check = self._compiler.segment(raw)
+            except (NotFast, KeyError):
+                canonical = converter.unstructure(structure_segment(raw))
+                slot.check = self._compiler.segment(canonical)
+            slot.problem = None
+        except InvalidInput as problem:
+            slot.problem = f"segment {segment_id} could not be read: {_details(problem)}"
+        except Exception as exc:  # a segment that cannot compile turns its flags off
+            slot.problem = f"segment {segment_id}: {exc}"
 
-    def _compiled(self, name: str) -> _CompiledFlag | None:
+    def _compiled(self, name: str) -> CompiledFlag | None:
         compiled = self._flags.get(name)
         if compiled is not None:
             return compiled
-        raw = self._sources.features.get(name)
-        if raw is None:
+        if name not in self._sources.features:
             return None
         with gc_paused():
-            compiled = self._compile(name, raw)
-        self._flags[name] = compiled
-        return compiled
+            return self._compile(name)
 
-    def _compile(self, name: str, raw: Any) -> _CompiledFlag:
+    def _compile(self, name: str) -> CompiledFlag:
+        raw = self._sources.features[name]
         try:
-            flag = raw if isinstance(raw, Flag) else structure_flag(raw)
+            try:
+                compiled = self._compiler.flag(raw, self._slot)
+            except (NotFast, KeyError):
+                # Not plainly well-typed: the codec explains what is wrong, or normalises
+                # what it can (numbers as text), and its JSON compiles.
+                compiled = self._compiler.flag(unstructure_flag(structure_flag(raw)), self._slot)
         except InvalidInput as problem:
             self._problems[name] = _warning(name, problem)
-            return _off(name)
-        try:
-            compiled = self._compiler.flag(flag, self._compiled)
+            compiled = _off(name)
         except Exception as exc:  # a flag that cannot compile is off, never fatal
             self._problems[name] = EngineWarning(name, f"could not compile: {exc}")
-            return _broken(flag)
-        # The model is smaller than the JSON it came from; the JSON is not needed again.
-        self._sources.features[name] = flag
+            compiled = _off(name)
+        else:
+            if compiled.dependencies:
+                compiled.gate = _dependencies_gate(compiled, self._compiled)
+            compiled.refresh()
+            for slot in compiled.slots:
+                slot.users.add(name)
+            self._note_problem(compiled)
+        self._flags[name] = compiled
+        # The compiled flag replaces its JSON, which is not needed again.
+        self._sources.features[name] = compiled
         return compiled
 
+    def _note_problem(self, compiled: CompiledFlag) -> None:
+        if compiled.problem is None:
+            self._problems.pop(compiled.name, None)
+        else:
+            message = compiled.problem
+            if not message.startswith("could not compile"):
+                message = f"could not compile: {message}"
+            self._problems[compiled.name] = EngineWarning(compiled.name, message)
+
     def compile_all(self) -> None:
-        """Read and compile every flag now (loading does it lazily, flag by flag)."""
+        """Compile every flag now (loading does it lazily, flag by flag)."""
         with gc_paused():
             for name in self._sources.features:
-                self._compiled(name)
-
-    @property
-    def snapshot(self) -> ClientFeatures:
-        """The flags and segments as read (flags that could not be read are left out)."""
-        features = tuple(
-            compiled.flag
-            for name in self._sources.features
-            if (compiled := self._compiled(name)) is not None and name not in self._problems
-        )
-        segments = tuple(
-            segment for i in self._sources.segments if (segment := self._segment(i)) is not None
-        )
-        return ClientFeatures(features, segments)
+                if name not in self._flags:
+                    self._compile(name)
+        # Every flag is compiled: the cache of equal constraints would only hold memory.
+        self._compiler.release_caches()
 
     @property
     def warnings(self) -> tuple[EngineWarning, ...]:
@@ -387,12 +310,15 @@ class Engine:
 
     def is_impression_data_enabled(self, name: str) -> bool:
         compiled = self._compiled(name)
-        return compiled is not None and compiled.flag.impression_data
+        return compiled is not None and compiled.impression_data
+
+
+def _details(problem: InvalidInput) -> str:
+    return "; ".join(f"{d.path}: {d.message}" for d in problem.details) or problem.message
 
 
 def _warning(where: str, problem: InvalidInput) -> EngineWarning:
-    details = "; ".join(f"{d.path}: {d.message}" for d in problem.details)
-    return EngineWarning(where, details or problem.message)
+    return EngineWarning(where, _details(problem))
 
 
 def _as_context(context: Any) -> Context:

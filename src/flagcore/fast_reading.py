@@ -28,6 +28,13 @@ from flagcore.model import (
 
 __all__ = [
     "NotFast",
+    "as_bool",
+    "as_bool_or",
+    "as_list",
+    "as_opt_str",
+    "as_str",
+    "as_str_or",
+    "as_strings",
     "read_constraints",
     "read_dependencies",
     "read_flag",
@@ -43,19 +50,19 @@ class NotFast(Exception):
 _WEIGHT_TYPES = {"variable": WeightType.VARIABLE, "fix": WeightType.FIX}
 
 
-def _str(value: Any) -> str:
+def as_str(value: Any) -> str:
     if type(value) is not str:
         raise NotFast
     return value
 
 
-def _opt_str(value: Any) -> str | None:
+def as_opt_str(value: Any) -> str | None:
     if value is None or type(value) is str:
         return value
     raise NotFast
 
 
-def _str_or(value: Any, default: str) -> str:
+def as_str_or(value: Any, default: str) -> str:
     # Unleash sends null for some optional fields; null means the default.
     if value is None:
         return default
@@ -64,7 +71,7 @@ def _str_or(value: Any, default: str) -> str:
     return value
 
 
-def _bool_or(value: Any, default: bool) -> bool:
+def as_bool_or(value: Any, default: bool) -> bool:
     if value is None:
         return default
     if type(value) is not bool:
@@ -72,13 +79,13 @@ def _bool_or(value: Any, default: bool) -> bool:
     return value
 
 
-def _bool(value: Any) -> bool:
+def as_bool(value: Any) -> bool:
     if type(value) is not bool:
         raise NotFast
     return value
 
 
-def _strings(value: Any) -> tuple[str, ...]:
+def as_strings(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
     if type(value) is not list:
@@ -92,7 +99,7 @@ def _strings(value: Any) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _list(value: Any) -> list[Any]:
+def as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     if type(value) is not list:
@@ -118,7 +125,7 @@ def _constraint(data: Any) -> Constraint:
     ):
         raise NotFast
     return Constraint(
-        context_name, operator, _strings(get("values")), value, inverted, case_insensitive
+        context_name, operator, as_strings(get("values")), value, inverted, case_insensitive
     )
 
 
@@ -127,13 +134,13 @@ def _payload(data: Any) -> Payload | None:
         return None
     if type(data) is not dict or "type" not in data or "value" not in data:
         raise NotFast
-    return Payload(_str(data["type"]), _str(data["value"]))
+    return Payload(as_str(data["type"]), as_str(data["value"]))
 
 
 def _override(data: Any) -> Override:
     if type(data) is not dict or "contextName" not in data:
         raise NotFast
-    return Override(_str(data["contextName"]), _strings(data.get("values")))
+    return Override(as_str(data["contextName"]), as_strings(data.get("values")))
 
 
 def _variant(data: Any) -> Variant:
@@ -143,16 +150,16 @@ def _variant(data: Any) -> Variant:
     weight = get("weight", 0)
     if type(weight) is not int:
         raise NotFast
-    weight_type = _WEIGHT_TYPES.get(_str_or(get("weightType"), "variable"))
+    weight_type = _WEIGHT_TYPES.get(as_str_or(get("weightType"), "variable"))
     if weight_type is None:
         raise NotFast
     return Variant(
-        _str(data["name"]),
+        as_str(data["name"]),
         weight,
         weight_type,
-        _str_or(get("stickiness"), "default"),
+        as_str_or(get("stickiness"), "default"),
         _payload(get("payload")),
-        tuple(_override(o) for o in _list(get("overrides"))),
+        tuple(_override(o) for o in as_list(get("overrides"))),
     )
 
 
@@ -178,19 +185,19 @@ def _strategy(data: Any) -> Strategy:
     if type(data) is not dict or "name" not in data:
         raise NotFast
     get = data.get
-    segments = _list(get("segments"))
+    segments = as_list(get("segments"))
     for segment in segments:
         if type(segment) is not int:
             raise NotFast
     return Strategy(
-        _str(data["name"]),
+        as_str(data["name"]),
         _parameters(get("parameters")),
-        tuple(_constraint(c) for c in _list(get("constraints"))),
+        tuple(_constraint(c) for c in as_list(get("constraints"))),
         tuple(segments),
-        tuple(_variant(v) for v in _list(get("variants"))),
-        _bool(get("disabled", False)),
-        _opt_str(get("id")),
-        _opt_str(get("title")),
+        tuple(_variant(v) for v in as_list(get("variants"))),
+        as_bool(get("disabled", False)),
+        as_opt_str(get("id")),
+        as_opt_str(get("title")),
         _int_or_none(get("sortOrder")),
     )
 
@@ -199,7 +206,9 @@ def _dependency(data: Any) -> Dependency:
     if type(data) is not dict or "feature" not in data:
         raise NotFast
     return Dependency(
-        _str(data["feature"]), _bool_or(data.get("enabled"), True), _strings(data.get("variants"))
+        as_str(data["feature"]),
+        as_bool_or(data.get("enabled"), True),
+        as_strings(data.get("variants")),
     )
 
 
@@ -209,16 +218,16 @@ def read_flag(data: Any) -> Flag:
         raise NotFast
     get = data.get
     return Flag(
-        _str(data["name"]),
-        _bool(get("enabled", False)),
-        _str_or(get("type"), "release"),
-        _opt_str(get("description")),
-        _str_or(get("project"), "default"),
-        _bool_or(get("stale"), False),
-        _bool_or(get("impressionData"), False),
-        tuple(_strategy(s) for s in _list(get("strategies"))),
-        tuple(_variant(v) for v in _list(get("variants"))),
-        tuple(_dependency(d) for d in _list(get("dependencies"))),
+        as_str(data["name"]),
+        as_bool(get("enabled", False)),
+        as_str_or(get("type"), "release"),
+        as_opt_str(get("description")),
+        as_str_or(get("project"), "default"),
+        as_bool_or(get("stale"), False),
+        as_bool_or(get("impressionData"), False),
+        tuple(_strategy(s) for s in as_list(get("strategies"))),
+        tuple(_variant(v) for v in as_list(get("variants"))),
+        tuple(_dependency(d) for d in as_list(get("dependencies"))),
     )
 
 
@@ -229,20 +238,20 @@ def read_segment(data: Any) -> Segment:
     get = data.get
     return Segment(
         data["id"],
-        _str(get("name", "")),
-        tuple(_constraint(c) for c in _list(get("constraints"))),
-        _opt_str(get("description")),
-        _opt_str(get("project")),
+        as_str(get("name", "")),
+        tuple(_constraint(c) for c in as_list(get("constraints"))),
+        as_opt_str(get("description")),
+        as_opt_str(get("project")),
     )
 
 
 def read_constraints(data: Any) -> tuple[Constraint, ...]:
-    return tuple(_constraint(c) for c in _list(data))
+    return tuple(_constraint(c) for c in as_list(data))
 
 
 def read_variants(data: Any) -> tuple[Variant, ...]:
-    return tuple(_variant(v) for v in _list(data))
+    return tuple(_variant(v) for v in as_list(data))
 
 
 def read_dependencies(data: Any) -> tuple[Dependency, ...]:
-    return tuple(_dependency(d) for d in _list(data))
+    return tuple(_dependency(d) for d in as_list(data))

@@ -22,7 +22,7 @@ import functools
 import ipaddress
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from flagcore.context import Context, context_value
 from flagcore.model import Constraint
@@ -36,6 +36,7 @@ __all__ = [
     "always",
     "compile_constraint",
     "field_reader",
+    "membership_test",
     "never",
     "parse_context_date",
     "parse_context_number",
@@ -173,6 +174,7 @@ def parse_context_date(text: str) -> dt.datetime | None:
     return _date_from(match) if match else None
 
 
+@functools.lru_cache(maxsize=4096)
 def _constraint_date(raw: str | None) -> dt.datetime:
     match = _CONSTRAINT_DATE.fullmatch(raw) if raw is not None else None
     moment = _date_from(match) if match else None
@@ -218,6 +220,7 @@ def semver_key(text: str) -> SemverKey | None:
 _PREFIX = re.compile(r"\+?[0-9]+")
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
     """A CIDR range or a bare address, as Unleash reads it: host bits may be set, the
     prefix is a number (``/+8`` too), and there are no netmasks or zone ids."""
@@ -243,13 +246,37 @@ def parse_ip_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address
         return None
 
 
+# Up to this many values a tuple is searched in order. Longer lists become one string,
+# the values joined by NUL, searched in C: no object per value and no hash table. At
+# 20,000 flags with IN lists of 10-100 values, frozensets of the values held 115 MB
+# (hash tables plus one string object per value); the joined strings hold 5 MB, build
+# 10x faster, and answer in ~0.4 µs instead of ~0.03 µs.
+_TUPLE_SEARCH_MAX = 4
+_SEPARATOR = "\x00"
+
+
+def membership_test(values: Sequence[str]) -> _ValueTest:
+    """``value in values``, lean in memory and quick to build."""
+    if len(values) <= _TUPLE_SEARCH_MAX:
+        return tuple(values).__contains__
+    joined = _SEPARATOR.join(values)
+    if joined.count(_SEPARATOR) != len(values) - 1:  # a value holds the separator itself
+        return frozenset(values).__contains__
+    haystack = f"{_SEPARATOR}{joined}{_SEPARATOR}"
+
+    def is_member(value: str) -> bool:
+        return _SEPARATOR not in value and f"{_SEPARATOR}{value}{_SEPARATOR}" in haystack
+
+    return is_member
+
+
 def _in(constraint: Constraint) -> _ValueTest:
-    return frozenset(constraint.values).__contains__
+    return membership_test(constraint.values)
 
 
 def _not_in(constraint: Constraint) -> _ValueTest:
-    values = frozenset(constraint.values)
-    return lambda value: value not in values
+    is_member = membership_test(constraint.values)
+    return lambda value: not is_member(value)
 
 
 def _string_values(constraint: Constraint) -> tuple[str, ...]:
@@ -394,12 +421,24 @@ def compile_constraint(constraint: Constraint) -> Predicate:
     prepare = OPERATORS.get(constraint.operator)
     if prepare is None:
         raise BrokenRule(f"unknown operator {constraint.operator!r}")
-    test = prepare(constraint)
-    if test is None:
-        return never
     read = field_reader(constraint.context_name)
     inverted = constraint.inverted
     missing = (constraint.operator == "NOT_IN") != inverted
+    if prepare is _in or prepare is _not_in:
+        # The commonest operators, as one closure: a field read and a membership test.
+        is_member = membership_test(constraint.values)
+        negate = (prepare is _not_in) != inverted
+
+        def member_predicate(ctx: Context) -> bool:
+            value = read(ctx)
+            if value is None:
+                return missing
+            return is_member(value) != negate
+
+        return member_predicate
+    test = prepare(constraint)
+    if test is None:
+        return never
 
     def predicate(ctx: Context) -> bool:
         value = read(ctx)

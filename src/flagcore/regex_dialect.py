@@ -18,6 +18,7 @@ into an equivalent Python pattern, or refuses it:
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 
@@ -239,6 +240,7 @@ def _open_group(pattern: str, i: int, out: list[str], scopes: list[_Scope]) -> i
     return flags.end()
 
 
+@functools.lru_cache(maxsize=1024)
 def compile_rust_pattern(pattern: str, *, case_insensitive: bool = False) -> re.Pattern[str]:
     """Compile a Rust-dialect pattern; raise `UnsupportedPattern` if Unleash would not match it."""
     translated = translate_rust_pattern(pattern)

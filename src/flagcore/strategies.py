@@ -7,6 +7,7 @@ every Unleash SDK, until an implementation is registered under their name.
 
 from __future__ import annotations
 
+import functools
 import os
 import random
 import re
@@ -15,7 +16,6 @@ from collections.abc import Callable, Mapping
 
 from flagcore.context import Context
 from flagcore.hashing import percentage_bucket
-from flagcore.model import Strategy
 from flagcore.operators import (
     BrokenRule,
     Predicate,
@@ -38,8 +38,8 @@ __all__ = [
     "stickiness_reader",
 ]
 
-StrategyBuilder = Callable[[Strategy, str], Predicate]
-"""Builds the predicate of one strategy of the flag named by the second argument."""
+StrategyBuilder = Callable[[Mapping[str, str], str], Predicate]
+"""Builds the predicate of one strategy from its parameters and the name of its flag."""
 
 CustomStrategy = Callable[[Mapping[str, str], Context], bool]
 """A user's strategy: gets the strategy's parameters and the context, answers on/off."""
@@ -70,6 +70,7 @@ def _sticky_percentage(parameters: Mapping[str, str], name: str) -> int | None:
     return percentage
 
 
+@functools.cache
 def stickiness_reader(stickiness: str | None) -> Callable[[Context], str | None]:
     """The identifier a rollout hashes; ``default`` is userId, else sessionId, else random.
 
@@ -103,12 +104,12 @@ def _rollout(
     return predicate
 
 
-def _default(_strategy: Strategy, _flag: str) -> Predicate:
+def _default(_parameters: Mapping[str, str], _flag: str) -> Predicate:
     return _always
 
 
-def _user_with_id(strategy: Strategy, _flag: str) -> Predicate:
-    raw = strategy.parameters.get("userIds")
+def _user_with_id(parameters: Mapping[str, str], _flag: str) -> Predicate:
+    raw = parameters.get("userIds")
     if raw is None:
         return _never
     user_ids = frozenset(part.strip() for part in raw.split(","))
@@ -121,8 +122,7 @@ def _user_with_id(strategy: Strategy, _flag: str) -> Predicate:
 
 
 def _gradual_rollout(read: Callable[[Context], str | None]) -> StrategyBuilder:
-    def build(strategy: Strategy, _flag: str) -> Predicate:
-        parameters = strategy.parameters
+    def build(parameters: Mapping[str, str], _flag: str) -> Predicate:
         group_id = parameters.get("groupId")
         if group_id is None:
             return _never  # these legacy strategies have no default group (checked first)
@@ -131,16 +131,15 @@ def _gradual_rollout(read: Callable[[Context], str | None]) -> StrategyBuilder:
     return build
 
 
-def _gradual_rollout_random(strategy: Strategy, _flag: str) -> Predicate:
-    percentage = parse_percentage(strategy.parameters.get("percentage"))
+def _gradual_rollout_random(parameters: Mapping[str, str], _flag: str) -> Predicate:
+    percentage = parse_percentage(parameters.get("percentage"))
     if percentage is None or percentage <= 1:
         return _never
     # Unleash draws 1..99 and compares strictly: p% means a (p-1)/99 chance, 100% always.
     return lambda _ctx: random.randint(1, 99) < percentage
 
 
-def _flexible_rollout(strategy: Strategy, flag: str) -> Predicate:
-    parameters = strategy.parameters
+def _flexible_rollout(parameters: Mapping[str, str], flag: str) -> Predicate:
     return _rollout(
         _sticky_percentage(parameters, "rollout"),
         parameters.get("groupId", flag),
@@ -148,8 +147,8 @@ def _flexible_rollout(strategy: Strategy, flag: str) -> Predicate:
     )
 
 
-def _remote_address(strategy: Strategy, _flag: str) -> Predicate:
-    raw_list = strategy.parameters.get("IPs")
+def _remote_address(parameters: Mapping[str, str], _flag: str) -> Predicate:
+    raw_list = parameters.get("IPs")
     if raw_list is None:
         return _never
     # Unleash skips entries it cannot read.
@@ -170,12 +169,10 @@ def _remote_address(strategy: Strategy, _flag: str) -> Predicate:
     return predicate
 
 
-def _application_hostname(strategy: Strategy, _flag: str) -> Predicate:
+def _application_hostname(parameters: Mapping[str, str], _flag: str) -> Predicate:
     # Unleash's documented rule: on when this machine's hostname is listed (case-insensitive).
     # HOSTNAME wins over the OS name, as in Unleash's SDKs.
-    host_names = {
-        part.strip().lower() for part in strategy.parameters.get("hostNames", "").split(",")
-    }
+    host_names = {part.strip().lower() for part in parameters.get("hostNames", "").split(",")}
     hostname = os.environ.get("HOSTNAME") or socket.gethostname()
     return _always if hostname.lower() in host_names else _never
 
@@ -195,8 +192,8 @@ BUILTIN_STRATEGIES: Mapping[str, StrategyBuilder] = {
 def custom_strategy_builder(implementation: CustomStrategy) -> StrategyBuilder:
     """Wrap a user's strategy so a failure in it means off, never an exception."""
 
-    def build(strategy: Strategy, _flag: str) -> Predicate:
-        parameters = dict(strategy.parameters)
+    def build(strategy_parameters: Mapping[str, str], _flag: str) -> Predicate:
+        parameters = dict(strategy_parameters)
 
         def predicate(ctx: Context) -> bool:
             try:

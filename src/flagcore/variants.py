@@ -7,17 +7,25 @@ reaches the bucket. A missing stickiness value means a random bucket, as in ever
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import attrs
 
 from flagcore.context import Context, context_value
+from flagcore.fast_reading import NotFast, as_list, as_opt_str, as_str, as_strings
 from flagcore.hashing import VARIANT_SEED, normalized_hash
-from flagcore.model import Variant
 from flagcore.operators import field_reader
 
-__all__ = ["DISABLED_VARIANT", "VariantPicker", "VariantResult", "compile_variant_picker"]
+__all__ = [
+    "DISABLED_VARIANT",
+    "VariantPicker",
+    "VariantResult",
+    "compile_variant_picker",
+    "variants_stickiness",
+]
 
 
 @attrs.frozen
@@ -52,6 +60,7 @@ _FIELD_STICKINESS = frozenset({"userId", "sessionId", "environment", "appName", 
 _U32 = 2**32  # Unleash sums weights as unsigned 32-bit integers, wrapping around
 
 
+@functools.cache
 def _seed_reader(stickiness: str | None) -> Callable[[Context], str | None]:
     """The value a variant bucket hashes; None means "pick at random"."""
     if stickiness is None or stickiness == "default":
@@ -75,43 +84,66 @@ def _seed_reader(stickiness: str | None) -> Callable[[Context], str | None]:
     return property_seed
 
 
-def _result(variant: Variant) -> VariantResult:
-    payload = (
-        None
-        if variant.payload is None
-        else {"type": variant.payload.type, "value": variant.payload.value}
-    )
-    return VariantResult(variant.name, True, True, payload)
+_WEIGHT_TYPES = ("variable", "fix")  # a tuple: `in` must not hash what it is given
+
+
+def _result(variant: dict[str, Any]) -> VariantResult:
+    payload = variant.get("payload")
+    if payload is not None:
+        if type(payload) is not dict:
+            raise NotFast
+        payload = {"type": as_str(payload.get("type")), "value": as_str(payload.get("value"))}
+    return VariantResult(as_str(variant.get("name")), True, True, payload)
+
+
+def variants_stickiness(variants: list[Any]) -> str | None:
+    """The stickiness of a flag's variants: the first variant's, as in Unleash."""
+    if not variants or type(variants[0]) is not dict:
+        return None
+    return as_opt_str(variants[0].get("stickiness"))
 
 
 def compile_variant_picker(
-    variants: tuple[Variant, ...],
+    variants: list[Any],
     group_id: str,
     stickiness: str | None,
     *,
     with_overrides: bool = True,
 ) -> VariantPicker | None:
-    """Prepare selection among ``variants``; ``None`` if there is nothing to pick from.
+    """Prepare selection among ``variants`` (Unleash's JSON); ``None`` if there is nothing
+    to pick from. Raises `NotFast` on anything but plainly well-typed variants.
 
     Overrides come first and win even over a zero weight; Unleash honours them on flag
     variants only, not on strategy variants.
     """
     if not variants:
         return None
-    results = [_result(variant) for variant in variants]
-    overrides = (
-        [
-            (field_reader(override.context_name), frozenset(override.values), result)
-            for variant, result in zip(variants, results, strict=True)
-            for override in variant.overrides
-        ]
-        if with_overrides
-        else []
-    )
+    overrides = []
     thresholds: list[tuple[int, VariantResult]] = []
     running = 0
-    for variant, result in zip(variants, results, strict=True):
-        running = (running + variant.weight) % _U32
+    for variant in variants:
+        if type(variant) is not dict:
+            raise NotFast
+        get = variant.get
+        weight = get("weight", 0)
+        weight_type = get("weightType")
+        if (
+            type(weight) is not int
+            or (
+                weight_type is not None
+                and (type(weight_type) is not str or weight_type not in _WEIGHT_TYPES)
+            )
+            or (get("stickiness") is not None and type(get("stickiness")) is not str)
+        ):
+            raise NotFast
+        result = _result(variant)
+        for override in as_list(get("overrides")):
+            if type(override) is not dict:
+                raise NotFast
+            if with_overrides:
+                reader = field_reader(as_str(override.get("contextName")))
+                overrides.append((reader, frozenset(as_strings(override.get("values"))), result))
+        running = (running + weight) % _U32
         thresholds.append((running, result))
     total = running
     if total == 0 and not overrides:

@@ -1,0 +1,268 @@
+"""Compiling Unleash's client JSON straight into predicates, without model objects.
+
+Reading 20,000 flags into `flagcore.model` first cost more time than compiling them, and
+the model, kept for later, held most of the engine's memory. So the compiler reads each
+flag's JSON once, checks the type of every field it uses, and keeps only closures and
+the values they compare against (long IN lists as one joined string: see
+`flagcore.operators.membership_test`). At the first surprise it raises `NotFast`; the
+engine then reads that flag with the codec (which explains what is wrong, or normalises
+what it can, such as numbers as parameters) and compiles the codec's canonical JSON.
+Fields the engine never evaluates (description, project, ids, titles) are not checked.
+
+Strategies reach segments through a `SegmentSlot`, so a delta that changes a segment
+replaces its predicate in place and the flags that use it need no recompiling (their JSON
+is gone by then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+
+from flagcore.context import Context
+from flagcore.fast_reading import NotFast, as_bool, as_bool_or, as_list, as_str, as_strings
+from flagcore.model import Constraint
+from flagcore.operators import BrokenRule, Predicate, always, compile_constraint, never
+from flagcore.strategies import StrategyBuilder
+from flagcore.variants import VariantPicker, compile_variant_picker, variants_stickiness
+
+__all__ = ["CompiledFlag", "RuleCompiler", "SegmentSlot", "all_of", "any_of"]
+
+_SEPARATOR = "\x00"
+
+
+def all_of(checks: tuple[Predicate, ...], then: Predicate = always) -> Predicate:
+    """Every check, then ``then``, in order, stopping at the first that fails."""
+    if not checks:
+        return then
+    if len(checks) == 1:
+        (only,) = checks
+        if then is always:
+            return only
+
+        def one(ctx: Context) -> bool:
+            return only(ctx) and then(ctx)
+
+        return one
+
+    def every(ctx: Context) -> bool:
+        for check in checks:
+            if not check(ctx):
+                return False
+        return then(ctx)
+
+    return every
+
+
+def any_of(predicates: tuple[Predicate, ...]) -> Predicate:
+    """Any predicate; none at all means everyone (an enabled flag without strategies)."""
+    if not predicates:
+        return always
+    if len(predicates) == 1:
+        return predicates[0]
+
+    def any_on(ctx: Context) -> bool:
+        for predicate in predicates:
+            if predicate(ctx):
+                return True
+        return False
+
+    return any_on
+
+
+class SegmentSlot:
+    """One segment as strategies see it; updated in place when the segment changes."""
+
+    __slots__ = ("call", "check", "problem", "users")
+
+    def __init__(self) -> None:
+        self.check: Predicate = never
+        # Why the segment cannot be used (missing, unreadable, a broken constraint): every
+        # flag using it is then off, as in Unleash.
+        self.problem: str | None = None
+        self.users: set[str] = set()  # names of the compiled flags that use it
+        slot = self
+
+        def call(ctx: Context) -> bool:
+            return slot.check(ctx)
+
+        self.call: Predicate = call
+
+
+Dependency = tuple[str, bool, tuple[str, ...]]  # (parent flag, must be enabled, variants)
+Rule = tuple[Predicate, VariantPicker | None]  # a strategy: its predicate, its own variants
+
+
+@attrs.define(eq=False)
+class CompiledFlag:
+    """What evaluation needs of one flag. The effective fields follow its segments."""
+
+    name: str
+    declared_enabled: bool
+    impression_data: bool
+    dependencies: tuple[Dependency, ...]
+    variants: VariantPicker | None
+    rules: tuple[Rule, ...]
+    slots: tuple[SegmentSlot, ...]
+    # Why the flag's own rules cannot be evaluated; None when they compiled.
+    rule_problem: str | None
+    # Dependencies on other flags, checked before the strategies (set by the engine).
+    gate: Predicate | None = None
+    # Effective state, recomputed by `refresh`:
+    enabled: bool = False
+    is_on: Predicate = never
+    strategies: tuple[Rule, ...] = ()
+    problem: str | None = None
+
+    def refresh(self) -> None:
+        """Recompute the effective state (after compiling, or when a segment changed)."""
+        problem = self.rule_problem
+        if problem is None:
+            problem = next((slot.problem for slot in self.slots if slot.problem), None)
+        self.problem = problem
+        if problem is not None:
+            # Off, but its dependencies and variants still count for children, as in Unleash.
+            self.enabled, self.is_on, self.strategies = False, never, ()
+            return
+        self.enabled = self.declared_enabled
+        self.strategies = self.rules
+        is_on = any_of(tuple(predicate for predicate, _ in self.rules))
+        if self.gate is not None:
+            is_on = all_of((self.gate,), is_on)
+        self.is_on = is_on if self.enabled else never
+
+
+class RuleCompiler:
+    """Compiles one snapshot's flags and segments; equal constraints compile once."""
+
+    def __init__(self, builders: Mapping[str, StrategyBuilder]) -> None:
+        self._builders = builders
+        self._constraints: dict[tuple[Any, ...], Predicate] = {}
+
+    def release_caches(self) -> None:
+        """Forget the constraint cache (once every flag is compiled, it only holds memory)."""
+        self._constraints = {}
+
+    def constraint(self, data: Any) -> Predicate:
+        if type(data) is not dict:
+            raise NotFast
+        get = data.get
+        context_name = get("contextName")
+        operator = get("operator")
+        value = get("value")
+        inverted = get("inverted", False)
+        case_insensitive = get("caseInsensitive", False)
+        if (
+            type(context_name) is not str
+            or type(operator) is not str
+            or (value is not None and type(value) is not str)
+            or type(inverted) is not bool
+            or type(case_insensitive) is not bool
+        ):
+            raise NotFast
+        raw_values = get("values")
+        if raw_values is None:
+            raw_values = []
+        elif type(raw_values) is not list:
+            raise NotFast
+        try:
+            # Checks that every value is a string, in C, and makes a key for the cache
+            # that costs one string, not a tuple of them.
+            joined = _SEPARATOR.join(raw_values)
+        except TypeError:
+            raise NotFast from None
+        count = len(raw_values)
+        if joined.count(_SEPARATOR) > count - 1:  # a value holds the separator: not a key
+            key_values: object = tuple(raw_values)
+        else:
+            key_values = joined
+        key = (context_name, operator, key_values, count, value, inverted, case_insensitive)
+        predicate = self._constraints.get(key)
+        if predicate is None:
+            constraint = Constraint(
+                context_name, operator, tuple(raw_values), value, inverted, case_insensitive
+            )
+            predicate = self._constraints[key] = compile_constraint(constraint)
+        return predicate
+
+    def segment(self, data: Any) -> Predicate:
+        """All of a segment's constraints, as one predicate."""
+        if type(data) is not dict:
+            raise NotFast
+        return all_of(tuple(self.constraint(c) for c in as_list(data.get("constraints"))))
+
+    def strategy(
+        self,
+        data: Any,
+        flag_name: str,
+        slot: Callable[[int], SegmentSlot],
+        slots: list[SegmentSlot],
+    ) -> Rule:
+        if type(data) is not dict:
+            raise NotFast
+        get = data.get
+        name = as_str(get("name"))
+        parameters = get("parameters")
+        if parameters is None:
+            parameters = {}
+        elif type(parameters) is not dict:
+            raise NotFast
+        else:
+            for item in parameters.values():
+                if type(item) is not str:
+                    raise NotFast  # numbers as parameters: the codec turns them into text
+        checks = [self.constraint(c) for c in as_list(get("constraints"))]
+        for segment_id in as_list(get("segments")):
+            if type(segment_id) is not int:
+                raise NotFast
+            used = slot(segment_id)
+            slots.append(used)
+            checks.append(used.call)
+        picker = compile_variant_picker(
+            as_list(get("variants")),
+            parameters.get("groupId", flag_name),
+            parameters.get("stickiness"),
+            with_overrides=False,
+        )
+        builder = self._builders.get(name)
+        if builder is None:
+            return never, picker  # unknown strategies are off in every Unleash SDK
+        return all_of(tuple(checks), builder(parameters, flag_name)), picker
+
+    def flag(self, data: Any, slot: Callable[[int], SegmentSlot]) -> CompiledFlag:
+        """Compile one flag; `NotFast` if its JSON is not plainly well-typed."""
+        if type(data) is not dict:
+            raise NotFast
+        get = data.get
+        name = as_str(get("name"))
+        variants = as_list(get("variants"))
+        picker = compile_variant_picker(variants, name, variants_stickiness(variants))
+        dependencies = tuple(_dependency(d) for d in as_list(get("dependencies")))
+        slots: list[SegmentSlot] = []
+        rule_problem = None
+        try:
+            rules = tuple(self.strategy(s, name, slot, slots) for s in as_list(get("strategies")))
+        except BrokenRule as exc:
+            rules, rule_problem = (), f"could not compile: {exc}"
+        return CompiledFlag(
+            name,
+            as_bool(get("enabled", False)),
+            as_bool_or(get("impressionData"), False),
+            dependencies,
+            picker,
+            rules,
+            tuple(slots),
+            rule_problem,
+        )
+
+
+def _dependency(data: Any) -> Dependency:
+    if type(data) is not dict:
+        raise NotFast
+    return (
+        as_str(data.get("feature")),
+        as_bool_or(data.get("enabled"), True),
+        as_strings(data.get("variants")),
+    )
