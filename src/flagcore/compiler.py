@@ -34,7 +34,11 @@ _SEPARATOR = "\x00"
 
 
 def all_of(checks: tuple[Predicate, ...], then: Predicate = always) -> Predicate:
-    """Every check, then ``then``, in order, stopping at the first that fails."""
+    """Every check, then ``then``, in order, stopping at the first that fails.
+
+    The predicates built here bind what they use as default arguments (one tuple, not a
+    cell per variable: see `flagcore.operators`); callers pass only the context.
+    """
     if not checks:
         return then
     if len(checks) == 1:
@@ -42,12 +46,12 @@ def all_of(checks: tuple[Predicate, ...], then: Predicate = always) -> Predicate
         if then is always:
             return only
 
-        def one(ctx: Context) -> bool:
+        def one(ctx: Context, only: Predicate = only, then: Predicate = then) -> bool:
             return only(ctx) and then(ctx)
 
         return one
 
-    def every(ctx: Context) -> bool:
+    def every(ctx: Context, checks: tuple[Predicate, ...] = checks, then: Predicate = then) -> bool:
         for check in checks:
             if not check(ctx):
                 return False
@@ -63,7 +67,7 @@ def any_of(predicates: tuple[Predicate, ...]) -> Predicate:
     if len(predicates) == 1:
         return predicates[0]
 
-    def any_on(ctx: Context) -> bool:
+    def any_on(ctx: Context, predicates: tuple[Predicate, ...] = predicates) -> bool:
         for predicate in predicates:
             if predicate(ctx):
                 return True

@@ -1,5 +1,10 @@
 """Constraint operators, each prepared once into a predicate over a `Context`.
 
+Predicates take what they close over as default arguments, not as closure cells: one
+tuple per function instead of a cell per variable, which at 20,000 flags is ~400,000 fewer
+objects for the garbage collector to scan, and locals are read faster than cells.
+Callers pass only the context.
+
 Everything that can be parsed ahead of time is (value sets, lowered strings, numbers,
 dates, semvers, regexes, networks), so evaluating a constraint is a field read and a
 comparison. The rules are those of Unleash's engine (yggdrasil):
@@ -264,7 +269,7 @@ def membership_test(values: Sequence[str]) -> _ValueTest:
         return frozenset(values).__contains__
     haystack = f"{_SEPARATOR}{joined}{_SEPARATOR}"
 
-    def is_member(value: str) -> bool:
+    def is_member(value: str, haystack: str = haystack) -> bool:
         return _SEPARATOR not in value and f"{_SEPARATOR}{value}{_SEPARATOR}" in haystack
 
     return is_member
@@ -429,7 +434,13 @@ def compile_constraint(constraint: Constraint) -> Predicate:
         is_member = membership_test(constraint.values)
         negate = (prepare is _not_in) != inverted
 
-        def member_predicate(ctx: Context) -> bool:
+        def member_predicate(
+            ctx: Context,
+            read: FieldReader = read,
+            is_member: _ValueTest = is_member,
+            missing: bool = missing,
+            negate: bool = negate,
+        ) -> bool:
             value = read(ctx)
             if value is None:
                 return missing
@@ -440,7 +451,13 @@ def compile_constraint(constraint: Constraint) -> Predicate:
     if test is None:
         return never
 
-    def predicate(ctx: Context) -> bool:
+    def predicate(
+        ctx: Context,
+        read: FieldReader = read,
+        test: _ValueTest = test,
+        missing: bool = missing,
+        inverted: bool = inverted,
+    ) -> bool:
         value = read(ctx)
         if value is None:
             return missing

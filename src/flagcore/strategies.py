@@ -97,7 +97,13 @@ def _rollout(
     if percentage is None or percentage <= 0:
         return _never  # buckets start at 1, so 0% is nobody
 
-    def predicate(ctx: Context) -> bool:
+    # Bound as defaults, not closure cells: see flagcore.operators.
+    def predicate(
+        ctx: Context,
+        identify: Callable[[Context], str | None] = identify,
+        group_id: str = group_id,
+        percentage: int = percentage,
+    ) -> bool:
         identifier = identify(ctx)
         return identifier is not None and percentage_bucket(group_id, identifier) <= percentage
 

@@ -84,6 +84,7 @@ def _seed_reader(stickiness: str | None) -> Callable[[Context], str | None]:
     return property_seed
 
 
+_Override = tuple[Callable[[Context], "str | None"], frozenset[str], VariantResult]
 _WEIGHT_TYPES = ("variable", "fix")  # a tuple: `in` must not hash what it is given
 
 
@@ -118,7 +119,7 @@ def compile_variant_picker(
     """
     if not variants:
         return None
-    overrides = []
+    overrides: list[_Override] = []
     thresholds: list[tuple[int, VariantResult]] = []
     running = 0
     for variant in variants:
@@ -148,10 +149,21 @@ def compile_variant_picker(
     total = running
     if total == 0 and not overrides:
         return None
+
+    override_rules = tuple(overrides)
+    buckets = tuple(thresholds)
     seed = _seed_reader(stickiness)
 
-    def pick(ctx: Context) -> VariantResult | None:
-        for read, values, result in overrides:
+    # Bound as defaults, not closure cells: see flagcore.operators.
+    def pick(
+        ctx: Context,
+        override_rules: tuple[_Override, ...] = override_rules,
+        total: int = total,
+        seed: Callable[[Context], str | None] = seed,
+        group_id: str = group_id,
+        buckets: tuple[tuple[int, VariantResult], ...] = buckets,
+    ) -> VariantResult | None:
+        for read, values, result in override_rules:
             value = read(ctx)
             if value is not None and value in values:
                 return result
@@ -162,7 +174,7 @@ def compile_variant_picker(
             target = random.randint(1, total)
         else:
             target = normalized_hash(group_id, identifier, total, VARIANT_SEED)
-        for threshold, result in thresholds:
+        for threshold, result in buckets:
             if target <= threshold:
                 return result
         return None
