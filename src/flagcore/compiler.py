@@ -24,7 +24,15 @@ import attrs
 from flagcore.context import Context
 from flagcore.fast_reading import NotFast, as_bool, as_bool_or, as_list, as_str, as_strings
 from flagcore.model import Constraint
-from flagcore.operators import BrokenRule, Predicate, always, compile_constraint, never
+from flagcore.operators import (
+    BrokenRule,
+    Predicate,
+    always,
+    compile_constraint,
+    field_reader,
+    membership_predicate,
+    never,
+)
 from flagcore.strategies import StrategyBuilder
 from flagcore.variants import VariantPicker, compile_variant_picker, variants_stickiness
 
@@ -131,8 +139,8 @@ class CompiledFlag:
             self.enabled, self.is_on, self.strategies = False, never, ()
             return
         self.enabled = self.declared_enabled
-        self.strategies = self.rules
-        is_on = any_of(tuple(predicate for predicate, _ in self.rules))
+        self.strategies = rules = self.rules
+        is_on = rules[0][0] if len(rules) == 1 else any_of(tuple([rule[0] for rule in rules]))
         if self.gate is not None:
             is_on = all_of((self.gate,), is_on)
         self.is_on = is_on if self.enabled else never
@@ -185,10 +193,21 @@ class RuleCompiler:
         key = (context_name, operator, key_values, count, value, inverted, case_insensitive)
         predicate = self._constraints.get(key)
         if predicate is None:
-            constraint = Constraint(
-                context_name, operator, tuple(raw_values), value, inverted, case_insensitive
-            )
-            predicate = self._constraints[key] = compile_constraint(constraint)
+            if operator == "IN" or operator == "NOT_IN":
+                predicate = membership_predicate(
+                    field_reader(context_name),
+                    raw_values,
+                    not_in=operator == "NOT_IN",
+                    inverted=inverted,
+                    joined=key_values if type(key_values) is str else None,
+                )
+            else:
+                predicate = compile_constraint(
+                    Constraint(
+                        context_name, operator, tuple(raw_values), value, inverted, case_insensitive
+                    )
+                )
+            self._constraints[key] = predicate
         return predicate
 
     def segment(self, data: Any) -> Predicate:

@@ -262,7 +262,7 @@ class Engine:
 
     def compile_all(self) -> None:
         """Compile every flag now (loading does it lazily, flag by flag)."""
-        with gc_paused():
+        with gc_paused(promote=True):
             for name in self._sources.features:
                 if name not in self._flags:
                     self._compile(name)

@@ -27,7 +27,8 @@ import functools
 import ipaddress
 import re
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any
 
 from flagcore.context import Context, context_value
 from flagcore.model import Constraint
@@ -41,7 +42,7 @@ __all__ = [
     "always",
     "compile_constraint",
     "field_reader",
-    "membership_test",
+    "membership_predicate",
     "never",
     "parse_context_date",
     "parse_context_number",
@@ -260,28 +261,67 @@ _TUPLE_SEARCH_MAX = 4
 _SEPARATOR = "\x00"
 
 
-def membership_test(values: Sequence[str]) -> _ValueTest:
-    """``value in values``, lean in memory and quick to build."""
+def membership_predicate(
+    read: Callable[[Any], str | None],
+    values: Sequence[str],
+    *,
+    not_in: bool,
+    inverted: bool,
+    joined: str | None = None,
+) -> Callable[[Any], bool]:
+    """IN / NOT_IN as one predicate: read a field, look it up in ``values``.
+
+    ``joined`` is ``values`` joined by NUL, when the caller has it already. A missing field
+    is in no list, so it satisfies NOT_IN (and an inverted IN).
+    """
+    flip = not_in != inverted
+    members: Collection[str]
     if len(values) <= _TUPLE_SEARCH_MAX:
-        return tuple(values).__contains__
-    joined = _SEPARATOR.join(values)
-    if joined.count(_SEPARATOR) != len(values) - 1:  # a value holds the separator itself
-        return frozenset(values).__contains__
-    haystack = f"{_SEPARATOR}{joined}{_SEPARATOR}"
+        members = tuple(values)
+    else:
+        if joined is None:
+            joined = _SEPARATOR.join(values)
+        if joined.count(_SEPARATOR) == len(values) - 1:
+            haystack = f"\x00{joined}\x00"
 
-    def is_member(value: str, haystack: str = haystack) -> bool:
-        return _SEPARATOR not in value and f"{_SEPARATOR}{value}{_SEPARATOR}" in haystack
+            def in_haystack(
+                ctx: Any,
+                read: Callable[[Any], str | None] = read,
+                haystack: str = haystack,
+                flip: bool = flip,
+            ) -> bool:
+                value = read(ctx)
+                if value is None:
+                    return flip
+                return ("\x00" not in value and f"\x00{value}\x00" in haystack) != flip
 
-    return is_member
+            return in_haystack
+        members = frozenset(values)  # a value holds the separator itself
+
+    def in_members(
+        ctx: Any,
+        read: Callable[[Any], str | None] = read,
+        members: Collection[str] = members,
+        flip: bool = flip,
+    ) -> bool:
+        value = read(ctx)
+        if value is None:
+            return flip
+        return (value in members) != flip
+
+    return in_members
+
+
+def _same(value: str) -> str:
+    return value
 
 
 def _in(constraint: Constraint) -> _ValueTest:
-    return membership_test(constraint.values)
+    return membership_predicate(_same, constraint.values, not_in=False, inverted=False)
 
 
 def _not_in(constraint: Constraint) -> _ValueTest:
-    is_member = membership_test(constraint.values)
-    return lambda value: not is_member(value)
+    return membership_predicate(_same, constraint.values, not_in=True, inverted=False)
 
 
 def _string_values(constraint: Constraint) -> tuple[str, ...]:
@@ -428,25 +468,12 @@ def compile_constraint(constraint: Constraint) -> Predicate:
         raise BrokenRule(f"unknown operator {constraint.operator!r}")
     read = field_reader(constraint.context_name)
     inverted = constraint.inverted
-    missing = (constraint.operator == "NOT_IN") != inverted
     if prepare is _in or prepare is _not_in:
-        # The commonest operators, as one closure: a field read and a membership test.
-        is_member = membership_test(constraint.values)
-        negate = (prepare is _not_in) != inverted
-
-        def member_predicate(
-            ctx: Context,
-            read: FieldReader = read,
-            is_member: _ValueTest = is_member,
-            missing: bool = missing,
-            negate: bool = negate,
-        ) -> bool:
-            value = read(ctx)
-            if value is None:
-                return missing
-            return is_member(value) != negate
-
-        return member_predicate
+        # The commonest operators, as one function: a field read and a lookup.
+        return membership_predicate(
+            read, constraint.values, not_in=prepare is _not_in, inverted=inverted
+        )
+    missing = inverted
     test = prepare(constraint)
     if test is None:
         return never

@@ -55,6 +55,7 @@ def _random_bucket() -> int:
     return random.randint(1, 100)
 
 
+@functools.lru_cache(maxsize=1024)  # a payload repeats the same few percentages
 def parse_percentage(raw: str | None) -> int | None:
     """Read a percentage as Unleash does: digits only (``"50.5"``, ``" 5"`` are not numbers)."""
     if raw is None or _PERCENTAGE.fullmatch(raw) is None:

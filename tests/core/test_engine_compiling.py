@@ -9,7 +9,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from flagcore import Engine, read_client_features
-from flagcore.operators import membership_test
+from flagcore.operators import membership_predicate
 
 
 def _payload() -> dict[str, Any]:
@@ -124,7 +124,16 @@ def test_a_flag_replaced_by_a_delta_follows_its_new_segments_only() -> None:
 @example(values=["a", "b", "aa", "ab", "ba"], probe="a\x00b")  # spans two joined values
 def test_membership_is_exactly_list_membership(values: list[str], probe: str) -> None:
     # NUL is the separator of long lists: values and probes holding it must not confuse it.
-    assert membership_test(values)(probe) == (probe in values)
+    def test(*, not_in: bool, inverted: bool) -> bool:
+        return membership_predicate(_same, values, not_in=not_in, inverted=inverted)(probe)
+
+    assert test(not_in=False, inverted=False) == (probe in values)
+    assert test(not_in=True, inverted=False) == (probe not in values)
+    assert test(not_in=False, inverted=True) == (probe not in values)
+
+
+def _same(value: str) -> str:
+    return value
 
 
 def test_lists_that_join_to_the_same_text_are_different_constraints() -> None:

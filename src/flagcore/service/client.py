@@ -36,51 +36,52 @@ class ClientMixin(ServiceBase):
         """
         wanted_projects = frozenset(projects or ())
         all_projects = projects is None or "*" in wanted_projects
-        with gc_paused(), self._read() as tx:
-            if tx.get_environment(environment) is None:
-                raise NotFound(f'there is no environment "{environment}"')
-            flags = [
-                flag
-                for flag in tx.list_flags(archived=False)
-                if (all_projects or flag.project in wanted_projects)
-                and (not name_prefix or flag.name.startswith(name_prefix))
-            ]
-            if tags:
-                wanted = set(tags)
-                tagged = {name for name, tag in tx.list_flag_tags() if tag in wanted}
-                flags = [flag for flag in flags if flag.name in tagged]
-            states = {s.flag: s for s in tx.list_flag_environments(environment=environment)}
-            strategies: dict[str, list[Strategy]] = {}
-            for placement in tx.list_strategies(environment=environment):
-                if not placement.strategy.disabled:
-                    # Ids, titles and sort order stay on the value; the client wire format
-                    # leaves them out (`codec.unstructure_flag`).
-                    strategies.setdefault(placement.flag, []).append(placement.strategy)
-            segments = {segment.id: segment for segment in tx.list_segments()}
-        used: set[int] = set()
-        features = []
-        for flag in flags:
-            state = states.get(flag.name)
-            flag_strategies = tuple(strategies.get(flag.name, ()))
-            for strategy in flag_strategies:
-                used.update(strategy.segments)
-            features.append(
-                Flag(
-                    name=flag.name,
-                    enabled=state.enabled if state else False,
-                    type=flag.type,
-                    description=flag.description,
-                    project=flag.project,
-                    stale=flag.stale,
-                    impression_data=flag.impression_data,
-                    strategies=flag_strategies,
-                    variants=state.variants if state else (),
-                    dependencies=flag.dependencies,
+        with gc_paused(promote=True):
+            with self._read() as tx:
+                if tx.get_environment(environment) is None:
+                    raise NotFound(f'there is no environment "{environment}"')
+                flags = [
+                    flag
+                    for flag in tx.list_flags(archived=False)
+                    if (all_projects or flag.project in wanted_projects)
+                    and (not name_prefix or flag.name.startswith(name_prefix))
+                ]
+                if tags:
+                    wanted = set(tags)
+                    tagged = {name for name, tag in tx.list_flag_tags() if tag in wanted}
+                    flags = [flag for flag in flags if flag.name in tagged]
+                states = {s.flag: s for s in tx.list_flag_environments(environment=environment)}
+                strategies: dict[str, list[Strategy]] = {}
+                for placement in tx.list_strategies(environment=environment):
+                    if not placement.strategy.disabled:
+                        # Ids, titles and sort order stay on the value; the client wire format
+                        # leaves them out (`codec.unstructure_flag`).
+                        strategies.setdefault(placement.flag, []).append(placement.strategy)
+                segments = {segment.id: segment for segment in tx.list_segments()}
+            used: set[int] = set()
+            features = []
+            for flag in flags:
+                state = states.get(flag.name)
+                flag_strategies = tuple(strategies.get(flag.name, ()))
+                for strategy in flag_strategies:
+                    used.update(strategy.segments)
+                features.append(
+                    Flag(
+                        name=flag.name,
+                        enabled=state.enabled if state else False,
+                        type=flag.type,
+                        description=flag.description,
+                        project=flag.project,
+                        stale=flag.stale,
+                        impression_data=flag.impression_data,
+                        strategies=flag_strategies,
+                        variants=state.variants if state else (),
+                        dependencies=flag.dependencies,
+                    )
                 )
+            return ClientFeatures(
+                tuple(features), tuple(segments[i] for i in sorted(used) if i in segments)
             )
-        return ClientFeatures(
-            tuple(features), tuple(segments[i] for i in sorted(used) if i in segments)
-        )
 
     def engine(
         self,
