@@ -13,10 +13,11 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from flagcore import fast_reading
+from flagcore import fast_reading, fast_writing
 from flagcore.context import context_value
 from flagcore.entities import ActionKind
 from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.gc_pause import gc_paused
 from flagcore.model import (
     ClientFeatures,
     Constraint,
@@ -355,11 +356,11 @@ def read_client_features(payload: Mapping[str, Any]) -> ClientFeaturesReading:
 
 def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) -> dict[str, Any]:
     """A flag as Unleash serves it; with ``segments`` their constraints are inlined (format 1)."""
-    data: dict[str, Any] = converter.unstructure(flag)
+    data = fast_writing.write_flag(flag)
     for strategy in data["strategies"]:
         if segments is not None:
             inlined = [
-                converter.unstructure(constraint)
+                fast_writing.write_constraint(constraint)
                 for segment_id in strategy.pop("segments")
                 if segment_id in segments
                 for constraint in segments[segment_id].constraints
@@ -377,11 +378,13 @@ def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) 
 
 def unstructure_client_features(snapshot: ClientFeatures, *, version: int = 2) -> dict[str, Any]:
     """Format 2 keeps segment ids on strategies and lists segments; format 1 inlines them."""
-    if version >= 2:
-        return {
-            "version": version,
-            "features": [unstructure_flag(flag) for flag in snapshot.features],
-            "segments": [converter.unstructure(segment) for segment in snapshot.segments],
-        }
-    by_id = {segment.id: segment for segment in snapshot.segments}
-    return {"version": 1, "features": [unstructure_flag(flag, by_id) for flag in snapshot.features]}
+    with gc_paused():  # hundreds of thousands of dicts and lists, none of them garbage yet
+        if version >= 2:
+            return {
+                "version": version,
+                "features": [unstructure_flag(flag) for flag in snapshot.features],
+                "segments": [fast_writing.write_segment(s) for s in snapshot.segments],
+            }
+        by_id = {segment.id: segment for segment in snapshot.segments}
+        features = [unstructure_flag(flag, by_id) for flag in snapshot.features]
+        return {"version": 1, "features": features}

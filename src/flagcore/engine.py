@@ -17,19 +17,18 @@ import attrs
 from flagcore.codec import (
     IndexedClientFeatures,
     apply_delta_events,
-    converter,
     index_client_features,
     structure_flag,
     structure_segment,
-    unstructure_client_features,
     unstructure_flag,
 )
 from flagcore.compiler import CompiledFlag, RuleCompiler, SegmentSlot
 from flagcore.context import Context, MappingContext
 from flagcore.errors import InvalidInput
 from flagcore.fast_reading import NotFast
+from flagcore.fast_writing import write_flag, write_segment
 from flagcore.gc_pause import gc_paused
-from flagcore.model import ClientFeatures
+from flagcore.model import ClientFeatures, Flag, Segment
 from flagcore.operators import Predicate
 from flagcore.operators import never as _never
 from flagcore.strategies import (
@@ -141,11 +140,11 @@ class Engine:
         self._builders: dict[str, StrategyBuilder] = dict(BUILTIN_STRATEGIES)
         for name, implementation in (custom_strategies or {}).items():
             self._builders[name] = custom_strategy_builder(implementation)
-        self._sources = (
-            index_client_features(unstructure_client_features(snapshot))
-            if snapshot is not None
-            else IndexedClientFeatures()
-        )
+        self._sources = IndexedClientFeatures()
+        if snapshot is not None:
+            # Model values stay as they are until compiled, then become JSON one at a time.
+            self._sources.features.update((flag.name, flag) for flag in snapshot.features)
+            self._sources.segments.update((segment.id, segment) for segment in snapshot.segments)
         self._reset()
 
     @classmethod
@@ -203,11 +202,13 @@ class Engine:
         slot.check, slot.problem = _never, f"segment {segment_id} does not exist"
         if raw is None:
             return
+        if isinstance(raw, Segment):
+            raw = write_segment(raw)
         try:
             try:
                 slot.check = self._compiler.segment(raw)
             except (NotFast, KeyError):
-                canonical = converter.unstructure(structure_segment(raw))
+                canonical = write_segment(structure_segment(raw))
                 slot.check = self._compiler.segment(canonical)
             slot.problem = None
         except InvalidInput as problem:
@@ -226,6 +227,8 @@ class Engine:
 
     def _compile(self, name: str) -> CompiledFlag:
         raw = self._sources.features[name]
+        if isinstance(raw, Flag):
+            raw = write_flag(raw)
         try:
             try:
                 compiled = self._compiler.flag(raw, self._slot)

@@ -272,3 +272,72 @@ def test_the_fast_reader_builds_what_the_converter_builds() -> None:
         assert fast == codec.converter.structure(data, Flag)
 
     check()
+
+
+def test_the_fast_writer_writes_what_the_converter_writes() -> None:
+    from hypothesis import given, settings
+
+    from flagcore import codec, fast_writing
+    from flagcore.model import Segment
+
+    @settings(max_examples=400)
+    @given(_wire_flags())
+    def check(data: dict[str, Any]) -> None:
+        try:
+            flag = codec.structure_flag(data)
+        except InvalidInput:
+            return
+        assert fast_writing.write_flag(flag) == codec.converter.unstructure(flag)
+        for strategy in flag.strategies:
+            segment = Segment(1, "s", strategy.constraints, "about", "project")
+            assert fast_writing.write_segment(segment) == codec.converter.unstructure(segment)
+
+    check()
+
+
+def test_the_fast_writer_writes_every_field_the_converter_writes() -> None:
+    from flagcore import codec, fast_writing
+    from flagcore.model import (
+        Constraint,
+        Dependency,
+        Flag,
+        Override,
+        Payload,
+        Strategy,
+        Variant,
+        WeightType,
+    )
+
+    variant = Variant(
+        "blue",
+        40,
+        WeightType.FIX,
+        "sessionId",
+        Payload("json", '{"a": 1}'),
+        (Override("userId", ("u1", "u2")),),
+    )
+    flag = Flag(
+        "everything",
+        True,
+        "experiment",
+        "a description",
+        "web",
+        True,
+        True,
+        (
+            Strategy(
+                "flexibleRollout",
+                {"rollout": "50"},
+                (Constraint("country", "STR_STARTS_WITH", ("N",), "x", True, True),),
+                (3, 1),
+                (variant,),
+                True,
+                "strategy-id",
+                "a title",
+                7,
+            ),
+        ),
+        (variant,),
+        (Dependency("parent", False, ("blue",)),),
+    )
+    assert fast_writing.write_flag(flag) == codec.converter.unstructure(flag)
