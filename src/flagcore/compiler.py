@@ -236,18 +236,26 @@ class RuleCompiler:
             for item in parameters.values():
                 if type(item) is not str:
                     raise NotFast  # numbers as parameters: the codec turns them into text
-        checks = [self.constraint(c) for c in as_list(get("constraints"))]
-        for segment_id in as_list(get("segments")):
-            if type(segment_id) is not int:
-                raise NotFast
-            used = slot(segment_id)
-            slots.append(used)
-            checks.append(used.call)
-        picker = compile_variant_picker(
-            as_list(get("variants")),
-            parameters.get("groupId", flag_name),
-            parameters.get("stickiness"),
-            with_overrides=False,
+        constraint = self.constraint
+        checks = [constraint(c) for c in as_list(get("constraints"))]
+        segments = as_list(get("segments"))
+        if segments:
+            for segment_id in segments:
+                if type(segment_id) is not int:
+                    raise NotFast
+                used = slot(segment_id)
+                slots.append(used)
+                checks.append(used.call)
+        variants = as_list(get("variants"))
+        picker = (
+            compile_variant_picker(
+                variants,
+                parameters.get("groupId", flag_name),
+                parameters.get("stickiness"),
+                with_overrides=False,
+            )
+            if variants
+            else None
         )
         builder = self._builders.get(name)
         if builder is None:
@@ -261,19 +269,24 @@ class RuleCompiler:
         get = data.get
         name = as_str(get("name"))
         variants = as_list(get("variants"))
-        picker = compile_variant_picker(variants, name, variants_stickiness(variants))
-        dependencies = tuple(_dependency(d) for d in as_list(get("dependencies")))
+        picker = (
+            compile_variant_picker(variants, name, variants_stickiness(variants))
+            if variants
+            else None
+        )
+        dependencies = as_list(get("dependencies"))
         slots: list[SegmentSlot] = []
         rule_problem = None
+        strategy = self.strategy
         try:
-            rules = tuple(self.strategy(s, name, slot, slots) for s in as_list(get("strategies")))
+            rules = tuple([strategy(s, name, slot, slots) for s in as_list(get("strategies"))])
         except BrokenRule as exc:
             rules, rule_problem = (), f"could not compile: {exc}"
         return CompiledFlag(
             name,
             as_bool(get("enabled", False)),
             as_bool_or(get("impressionData"), False),
-            dependencies,
+            tuple([_dependency(d) for d in dependencies]) if dependencies else (),
             picker,
             rules,
             tuple(slots),
