@@ -294,10 +294,14 @@ def apply_delta_events(
         kind = event.get("type")
         key: Any = None
         if kind == "hydration":
+            fresh = IndexedClientFeatures()
+            # Read first: a hydration that cannot be read leaves the old state in place.
+            _index_into(fresh, event.get("features"), event.get("segments"))
             indexed.features.clear()
+            indexed.features.update(fresh.features)
             indexed.segments.clear()
-            indexed.unnamed.clear()
-            _index_into(indexed, event.get("features"), event.get("segments"))
+            indexed.segments.update(fresh.segments)
+            indexed.unnamed[:] = fresh.unnamed
             change = "hydration"
         elif kind == "feature-updated":
             feature = event.get("feature")
@@ -306,6 +310,8 @@ def apply_delta_events(
             change = "feature"
         elif kind == "feature-removed":
             key = event.get("featureName")
+            if not isinstance(key, str):
+                continue  # names no flag
             indexed.features.pop(key, None)
             change = "feature"
         elif kind == "segment-updated":
@@ -315,14 +321,14 @@ def apply_delta_events(
             change = "segment"
         elif kind == "segment-removed":
             key = event.get("segmentId")
+            if not isinstance(key, int) or isinstance(key, bool):
+                continue  # names no segment
             indexed.segments.pop(key, None)
             change = "segment"
         else:
             continue
         if changed is not None:
-            try:
-                hash(key)
-            except TypeError:
+            if change != "hydration" and not isinstance(key, str | int):
                 continue  # not a name or an id: nothing was indexed under it
             changed(change, key)
 

@@ -87,9 +87,10 @@ def any_of(predicates: tuple[Predicate, ...]) -> Predicate:
 class SegmentSlot:
     """One segment as strategies see it; updated in place when the segment changes."""
 
-    __slots__ = ("call", "check", "problem", "users")
+    __slots__ = ("call", "check", "problem", "segment_id", "users")
 
-    def __init__(self) -> None:
+    def __init__(self, segment_id: int) -> None:
+        self.segment_id = segment_id
         self.check: Predicate = never
         # Why the segment cannot be used (missing, unreadable, a broken constraint): every
         # flag using it is then off, as in Unleash.
@@ -134,16 +135,20 @@ class CompiledFlag:
         if problem is None:
             problem = next((slot.problem for slot in self.slots if slot.problem), None)
         self.problem = problem
+        # Ordered for threads evaluating meanwhile: turning off, `enabled` goes first;
+        # turning on, it goes last, once the rules it guards are in place.
         if problem is not None:
             # Off, but its dependencies and variants still count for children, as in Unleash.
-            self.enabled, self.is_on, self.strategies = False, never, ()
+            self.enabled = False
+            self.is_on, self.strategies = never, ()
             return
-        self.enabled = self.declared_enabled
-        self.strategies = rules = self.rules
+        rules = self.rules
         is_on = rules[0][0] if len(rules) == 1 else any_of(tuple([rule[0] for rule in rules]))
         if self.gate is not None:
             is_on = all_of((self.gate,), is_on)
-        self.is_on = is_on if self.enabled else never
+        self.strategies = rules
+        self.is_on = is_on if self.declared_enabled else never
+        self.enabled = self.declared_enabled
 
 
 class RuleCompiler:
@@ -277,11 +282,16 @@ class RuleCompiler:
         dependencies = as_list(get("dependencies"))
         slots: list[SegmentSlot] = []
         rule_problem = None
-        strategy = self.strategy
-        try:
-            rules = tuple([strategy(s, name, slot, slots) for s in as_list(get("strategies"))])
-        except BrokenRule as exc:
-            rules, rule_problem = (), f"could not compile: {exc}"
+        rules_list = []
+        for data_strategy in as_list(get("strategies")):
+            try:
+                rules_list.append(self.strategy(data_strategy, name, slot, slots))
+            except BrokenRule as exc:
+                # Off; the remaining strategies are still read, so JSON that cannot be
+                # read anywhere in the flag is reported as such (`NotFast`).
+                if rule_problem is None:
+                    rule_problem = f"could not compile: {exc}"
+        rules = () if rule_problem is not None else tuple(rules_list)
         return CompiledFlag(
             name,
             as_bool(get("enabled", False)),

@@ -45,6 +45,7 @@ _log = logging.getLogger(__name__)
 ContextLike = Context | Mapping[str, Any] | None
 _EMPTY_CONTEXT = Context()
 _ENABLED_NO_VARIANT = VariantResult("disabled", False, True)
+_BULK_BUILD = 1_000  # flags compiled at once before gc_paused(promote=True) is worth it
 
 
 @attrs.frozen
@@ -161,26 +162,41 @@ class Engine:
         return engine
 
     def apply_delta(self, payload: Mapping[str, Any]) -> None:
-        """Apply delta events: ``hydration``, ``feature-*`` and ``segment-*`` changes."""
-        apply_delta_events(self._sources, payload, self._changed)
-        for where, problem in self._sources.unnamed:
-            self._problems.setdefault(where, _warning(where, problem))
+        """Apply delta events: ``hydration``, ``feature-*`` and ``segment-*`` changes.
+
+        Other threads may evaluate meanwhile: each flag answers from its old or its new
+        rules. Events apply in order; one that cannot be read raises `InvalidInput` and
+        leaves the events before it applied.
+        """
+        try:
+            apply_delta_events(self._sources, payload, self._changed)
+        finally:
+            for where, problem in self._sources.unnamed:
+                self._problems.setdefault(where, _warning(where, problem))
+            # Deltas are small: the cache of equal constraints would only grow with them.
+            self._compiler.release_caches()
 
     def _changed(self, kind: str, key: Any) -> None:
         if kind == "hydration":
             self._reset()
         elif kind == "feature":
-            self._flags.pop(key, None)  # compiled again, from the new JSON, on first use
+            old = self._flags.pop(key, None)  # compiled again, from the new JSON, on first use
             self._problems.pop(key, None)
-        elif kind == "segment" and (slot := self._slots.get(key)) is not None:
-            self._load_segment(key, slot)
-            for name in tuple(slot.users):
-                compiled = self._flags.get(name)
-                if compiled is None or slot not in compiled.slots:
-                    slot.users.discard(name)  # that flag was replaced or removed since
-                    continue
+            if old is not None:
+                for used in old.slots:
+                    used.users.discard(key)
+                    self._drop_if_unused(used)
+        elif kind == "segment" and (changed := self._slots.get(key)) is not None:
+            self._load_segment(key, changed)
+            for name in tuple(changed.users):
+                compiled = self._flags[name]  # users are always current: see above
                 compiled.refresh()
                 self._note_problem(compiled)
+
+    def _drop_if_unused(self, slot: SegmentSlot) -> None:
+        """Forget a slot no compiled flag uses (it is made again if a flag needs it)."""
+        if not slot.users and self._slots.get(slot.segment_id) is slot:
+            del self._slots[slot.segment_id]
 
     def _reset(self) -> None:
         self._flags: dict[str, CompiledFlag] = {}
@@ -193,28 +209,33 @@ class Engine:
     def _slot(self, segment_id: int) -> SegmentSlot:
         slot = self._slots.get(segment_id)
         if slot is None:
-            slot = self._slots[segment_id] = SegmentSlot()
+            slot = self._slots[segment_id] = SegmentSlot(segment_id)
             self._load_segment(segment_id, slot)
         return slot
 
     def _load_segment(self, segment_id: int, slot: SegmentSlot) -> None:
+        # Worked out first and set together, so a concurrent evaluation sees the old
+        # segment or the new one, never a half-made one.
+        check: Predicate = _never
+        problem: str | None = f"segment {segment_id} does not exist"
         raw = self._sources.segments.get(segment_id)
-        slot.check, slot.problem = _never, f"segment {segment_id} does not exist"
-        if raw is None:
-            return
-        if isinstance(raw, Segment):
-            raw = write_segment(raw)
-        try:
+        if raw is not None:
+            if isinstance(raw, Segment):
+                raw = write_segment(raw)
             try:
-                slot.check = self._compiler.segment(raw)
-            except (NotFast, KeyError):
-                canonical = write_segment(structure_segment(raw))
-                slot.check = self._compiler.segment(canonical)
-            slot.problem = None
-        except InvalidInput as problem:
-            slot.problem = f"segment {segment_id} could not be read: {_details(problem)}"
-        except Exception as exc:  # a segment that cannot compile turns its flags off
-            slot.problem = f"segment {segment_id}: {exc}"
+                try:
+                    check = self._compiler.segment(raw)
+                except (NotFast, KeyError):
+                    check = self._compiler.segment(write_segment(structure_segment(raw)))
+                problem = None
+            except InvalidInput as unreadable:
+                problem = f"segment {segment_id} could not be read: {_details(unreadable)}"
+            except Exception as exc:  # a segment that cannot compile turns its flags off
+                problem = f"segment {segment_id}: {exc}"
+        if problem is None:
+            slot.check, slot.problem = check, None
+        else:
+            slot.problem, slot.check = problem, _never
 
     def _compiled(self, name: str) -> CompiledFlag | None:
         compiled = self._flags.get(name)
@@ -265,10 +286,12 @@ class Engine:
 
     def compile_all(self) -> None:
         """Compile every flag now (loading does it lazily, flag by flag)."""
-        with gc_paused(promote=True):
-            for name in self._sources.features:
-                if name not in self._flags:
-                    self._compile(name)
+        pending = [name for name in self._sources.features if name not in self._flags]
+        # Promoting what was built to the oldest GC generation pays off for a bulk build
+        # only; done often, it would keep young collections from ever running.
+        with gc_paused(promote=len(pending) >= _BULK_BUILD):
+            for name in pending:
+                self._compile(name)
         # Every flag is compiled: the cache of equal constraints would only hold memory.
         self._compiler.release_caches()
 

@@ -22,6 +22,7 @@ comparison. The rules are those of Unleash's engine (yggdrasil):
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import ipaddress
@@ -185,11 +186,14 @@ def _constraint_date(raw: str | None) -> dt.datetime:
     match = _CONSTRAINT_DATE.fullmatch(raw) if raw is not None else None
     if match is None:
         raise BrokenRule(f"{raw!r} is not an RFC 3339 date")
-    try:
-        # The pattern admits only what fromisoformat reads the same way, in C, 5x quicker;
-        # it refuses a leap second, which _date_from places at :59.999999.
-        return dt.datetime.fromisoformat(match.string.strip(" \t"))
-    except ValueError:
+    # The pattern admits only what fromisoformat reads the same way, in C, 5x quicker,
+    # except hour 24 (Python 3.14 reads it as the next midnight; Unleash refuses it). It
+    # refuses a leap second, which _date_from places at :59.999999.
+    moment: dt.datetime | None = None
+    if match.group(4) < "24":
+        with contextlib.suppress(ValueError):
+            moment = dt.datetime.fromisoformat(match.string.strip(" \t"))
+    if moment is None:
         moment = _date_from(match)
     if moment is None:
         raise BrokenRule(f"{raw!r} is not an RFC 3339 date")

@@ -71,7 +71,7 @@ def _sticky_percentage(parameters: Mapping[str, str], name: str) -> int | None:
     return percentage
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)
 def stickiness_reader(stickiness: str | None) -> Callable[[Context], str | None]:
     """The identifier a rollout hashes; ``default`` is userId, else sessionId, else random.
 

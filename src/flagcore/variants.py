@@ -60,7 +60,7 @@ _FIELD_STICKINESS = frozenset({"userId", "sessionId", "environment", "appName", 
 _U32 = 2**32  # Unleash sums weights as unsigned 32-bit integers, wrapping around
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)
 def _seed_reader(stickiness: str | None) -> Callable[[Context], str | None]:
     """The value a variant bucket hashes; None means "pick at random"."""
     if stickiness is None or stickiness == "default":
@@ -141,9 +141,10 @@ def compile_variant_picker(
         for override in as_list(get("overrides")):
             if type(override) is not dict:
                 raise NotFast
-            if with_overrides:
-                reader = field_reader(as_str(override.get("contextName")))
-                overrides.append((reader, frozenset(as_strings(override.get("values"))), result))
+            context_name = as_str(override.get("contextName"))
+            values = as_strings(override.get("values"))
+            if with_overrides:  # read either way: malformed JSON is reported wherever it is
+                overrides.append((field_reader(context_name), frozenset(values), result))
         running = (running + weight) % _U32
         thresholds.append((running, result))
     total = running

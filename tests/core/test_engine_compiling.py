@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from flagcore import Engine, read_client_features
+from flagcore import Engine, InvalidInput, read_client_features
 from flagcore.operators import membership_predicate
 
 
@@ -174,3 +175,121 @@ def test_an_engine_built_from_models_answers_like_one_built_from_json() -> None:
         for context in contexts:
             assert from_models.is_enabled(name, context) == from_json.is_enabled(name, context)
     assert from_models.flag_names() == from_json.flag_names()
+
+
+def test_reading_warnings_again_and_again_lets_young_collections_run() -> None:
+    import gc
+    import weakref
+
+    class Node:
+        def __init__(self) -> None:
+            self.me = self
+
+    engine = Engine.from_client_features(_payload())
+    engine.compile_all()
+    alive = []
+    for _ in range(3_000):
+        node = Node()
+        alive.append(weakref.ref(node))
+        del node
+        assert engine.warnings == ()
+    # No gc.collect() here: the collector's own young collections must have freed them.
+    assert sum(ref() is not None for ref in alive) < 1_000
+    gc.collect()
+
+
+def test_a_hydration_that_cannot_be_read_leaves_the_old_flags() -> None:
+    engine = Engine.from_client_features({"features": [{"name": "f", "enabled": True}]})
+    assert engine.is_enabled("f")
+    with pytest.raises(InvalidInput):
+        engine.apply_delta({"events": [{"type": "hydration", "features": 5}]})
+    new = {"name": "g", "enabled": True}
+    engine.apply_delta({"events": [{"type": "feature-updated", "feature": new}]})
+    assert engine.flag_names() == ("f", "g")
+    assert engine.is_enabled("f")
+    assert engine.is_enabled("g")
+
+
+def test_a_long_stream_of_deltas_keeps_no_slots_for_what_is_gone() -> None:
+    engine = Engine.from_client_features({"features": []})
+    for segment_id in range(300):
+        flag = {
+            "name": "f",
+            "enabled": True,
+            "strategies": [{"name": "default", "segments": [segment_id]}],
+        }
+        segment = {"id": segment_id, "constraints": [_user_in(f"user-{segment_id}")]}
+        engine.apply_delta(
+            {
+                "events": [
+                    {"type": "segment-updated", "segment": segment},
+                    {"type": "feature-updated", "feature": flag},
+                ]
+            }
+        )
+        assert engine.is_enabled("f", {"userId": f"user-{segment_id}"})
+        engine.apply_delta({"events": [{"type": "segment-removed", "segmentId": segment_id}]})
+        assert not engine.is_enabled("f", {"userId": f"user-{segment_id}"})
+    assert len(engine._slots) <= 1  # the last flag's segment only
+    assert len(engine._compiler._constraints) == 0
+
+
+def test_events_naming_nothing_are_ignored() -> None:
+    engine = Engine.from_client_features({"features": [{"name": "f", "enabled": True}]})
+    engine.apply_delta(
+        {
+            "events": [
+                {"type": "feature-removed", "featureName": []},
+                {"type": "segment-removed", "segmentId": True},
+            ]
+        }
+    )
+    assert engine.is_enabled("f")
+
+
+def test_a_broken_rule_does_not_hide_json_that_cannot_be_read() -> None:
+    # The parent has a rule Unleash cannot evaluate *and* a constraint with a number for a
+    # name: it cannot be read at all, so it is off without variants, and the child that
+    # wants the parent off and not in variant "zz" is on.
+    parent = {
+        "name": "p",
+        "enabled": True,
+        "variants": [{"name": "v1", "weight": 100}],
+        "strategies": [
+            {"name": "default", "constraints": [{"contextName": "x", "operator": "BOGUS"}]},
+            {"name": "default", "constraints": [{"contextName": 5, "operator": "IN"}]},
+        ],
+    }
+    child = {
+        "name": "c",
+        "enabled": True,
+        "dependencies": [{"feature": "p", "enabled": False, "variants": ["zz"]}],
+    }
+    engine = Engine.from_client_features({"features": [parent, child]})
+    assert engine.is_enabled("c", {"userId": "1"})
+    warnings = {w.flag: w.message for w in engine.warnings}
+    assert "$.strategies[1].constraints[0]" in warnings["p"]
+
+
+def test_malformed_overrides_on_strategy_variants_are_reported() -> None:
+    strategy = {
+        "name": "default",
+        "variants": [{"name": "v1", "weight": 100, "overrides": [{"values": [1]}]}],
+    }
+    engine = Engine.from_client_features(
+        {"features": [{"name": "f", "enabled": True, "strategies": [strategy]}]}
+    )
+    assert not engine.is_enabled("f")
+    assert [w.flag for w in engine.warnings] == ["f"]
+
+
+def test_hour_24_is_not_a_constraint_date() -> None:
+    constraint = {"contextName": "t", "operator": "DATE_AFTER", "value": "2024-01-01T24:00:00Z"}
+    flag = {
+        "name": "f",
+        "enabled": True,
+        "strategies": [{"name": "default", "constraints": [constraint]}],
+    }
+    engine = Engine.from_client_features({"features": [flag]})
+    assert not engine.is_enabled("f", {"properties": {"t": "2025-01-01T00:00:00Z"}})
+    assert [w.flag for w in engine.warnings] == ["f"]
