@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from flagcore.context import Context
+from flagcore.context import Readable
 from flagcore.fast_reading import NotFast, as_bool, as_bool_or, as_list, as_str, as_strings
 from flagcore.model import Constraint
 from flagcore.operators import (
@@ -54,12 +54,14 @@ def all_of(checks: tuple[Predicate, ...], then: Predicate = always) -> Predicate
         if then is always:
             return only
 
-        def one(ctx: Context, only: Predicate = only, then: Predicate = then) -> bool:
+        def one(ctx: Readable, only: Predicate = only, then: Predicate = then) -> bool:
             return only(ctx) and then(ctx)
 
         return one
 
-    def every(ctx: Context, checks: tuple[Predicate, ...] = checks, then: Predicate = then) -> bool:
+    def every(
+        ctx: Readable, checks: tuple[Predicate, ...] = checks, then: Predicate = then
+    ) -> bool:
         for check in checks:
             if not check(ctx):
                 return False
@@ -75,7 +77,7 @@ def any_of(predicates: tuple[Predicate, ...]) -> Predicate:
     if len(predicates) == 1:
         return predicates[0]
 
-    def any_on(ctx: Context, predicates: tuple[Predicate, ...] = predicates) -> bool:
+    def any_on(ctx: Readable, predicates: tuple[Predicate, ...] = predicates) -> bool:
         for predicate in predicates:
             if predicate(ctx):
                 return True
@@ -98,7 +100,7 @@ class SegmentSlot:
         self.users: set[str] = set()  # names of the compiled flags that use it
         slot = self
 
-        def call(ctx: Context) -> bool:
+        def call(ctx: Readable) -> bool:
             return slot.check(ctx)
 
         self.call: Predicate = call

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Context", "MappingContext", "context_value"]
+__all__ = ["Context", "MappingContext", "Readable", "context_value"]
 
 _CAMEL_FIELDS = {
     "userId": "user_id",
@@ -140,6 +140,12 @@ class MappingContext(Context):
             merged = Context.from_mapping(self._data).properties
             object.__setattr__(self, "_merged", merged)
         return merged
+
+
+Readable = Context | dict[str, Any]
+"""What compiled rules read: a `Context`, or a plain dict in Unleash's camelCase, read
+directly (the field readers in `flagcore.operators` know both; a wrapper per evaluation
+cost as much as the evaluation itself)."""
 
 
 def context_value(value: object) -> str | None:

@@ -23,7 +23,7 @@ from flagcore.codec import (
     unstructure_flag,
 )
 from flagcore.compiler import CompiledFlag, RuleCompiler, SegmentSlot
-from flagcore.context import Context, MappingContext
+from flagcore.context import Context, MappingContext, Readable
 from flagcore.errors import InvalidInput
 from flagcore.fast_reading import NotFast
 from flagcore.fast_writing import write_flag, write_segment
@@ -61,7 +61,7 @@ def _dependencies_gate(
 ) -> Predicate:
     dependencies = flag.dependencies
 
-    def parents_allow(ctx: Context) -> bool:
+    def parents_allow(ctx: Readable) -> bool:
         for feature, enabled, variants in dependencies:
             parent = lookup(feature)
             # Unleash allows one level only: a parent that has parents itself never satisfies.
@@ -80,7 +80,7 @@ def _dependencies_gate(
     return parents_allow
 
 
-def _matching_picker(compiled: CompiledFlag, ctx: Context) -> tuple[bool, VariantPicker | None]:
+def _matching_picker(compiled: CompiledFlag, ctx: Readable) -> tuple[bool, VariantPicker | None]:
     """Whether a strategy matches, and whose variants apply: the first matching strategy's
     own, else the flag's (as in Unleash's engine). No strategies counts as a match."""
     picker = compiled.variants
@@ -90,13 +90,13 @@ def _matching_picker(compiled: CompiledFlag, ctx: Context) -> tuple[bool, Varian
     return not compiled.strategies, picker
 
 
-def _variant_of_matching_strategy(compiled: CompiledFlag, ctx: Context) -> VariantResult | None:
+def _variant_of_matching_strategy(compiled: CompiledFlag, ctx: Readable) -> VariantResult | None:
     """The variant from the first matching strategy's variants, else the flag's."""
     _matched, picker = _matching_picker(compiled, ctx)
     return picker(ctx) if picker is not None else None
 
 
-def _pick_variant(compiled: CompiledFlag, ctx: Context) -> VariantResult:
+def _pick_variant(compiled: CompiledFlag, ctx: Readable) -> VariantResult:
     if not compiled.enabled or (compiled.gate is not None and not compiled.gate(ctx)):
         return DISABLED_VARIANT
     matched, picker = _matching_picker(compiled, ctx)
@@ -310,9 +310,8 @@ class Engine:
         if compiled is None:
             return default
         try:
-            if type(context) is dict:
-                context = MappingContext(context)
-            elif type(context) is not Context:
+            # Plain dicts and Contexts are read as they are (see flagcore.context.Readable).
+            if type(context) is not dict and type(context) is not Context:
                 context = _as_context(context)
             return compiled.is_on(context)
         except Exception:
@@ -325,9 +324,8 @@ class Engine:
         if compiled is None:
             return DISABLED_VARIANT
         try:
-            if type(context) is dict:
-                context = MappingContext(context)
-            elif type(context) is not Context:
+            # Plain dicts and Contexts are read as they are (see flagcore.context.Readable).
+            if type(context) is not dict and type(context) is not Context:
                 context = _as_context(context)
             return _pick_variant(compiled, context)
         except Exception:
@@ -347,7 +345,7 @@ def _warning(where: str, problem: InvalidInput) -> EngineWarning:
     return EngineWarning(where, _details(problem))
 
 
-def _as_context(context: Any) -> Context:
+def _as_context(context: Any) -> Readable:
     if context is None:
         return _EMPTY_CONTEXT
     if isinstance(context, Context):

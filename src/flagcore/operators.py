@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from flagcore.context import Context, context_value
+from flagcore.context import Readable, context_value
 from flagcore.model import Constraint
 from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
 
@@ -51,8 +51,8 @@ __all__ = [
     "parse_network",
 ]
 
-Predicate = Callable[[Context], bool]
-FieldReader = Callable[[Context], "str | None"]
+Predicate = Callable[[Readable], bool]
+FieldReader = Callable[[Readable], "str | None"]
 _ValueTest = Callable[[str], bool]
 
 
@@ -69,12 +69,12 @@ _TOP_LEVEL_FIELDS = {
 }
 
 
-def always(_ctx: Context) -> bool:
+def always(_ctx: Readable) -> bool:
     """The predicate that holds for every context."""
     return True
 
 
-def never(_ctx: Context) -> bool:
+def never(_ctx: Readable) -> bool:
     """The predicate that holds for none (a rule that cannot match)."""
     return False
 
@@ -83,31 +83,55 @@ def never(_ctx: Context) -> bool:
 def field_reader(context_name: str) -> FieldReader:
     """A reader for one context field: Unleash's standard names, else a property.
 
-    A missing ``currentTime`` reads as now (to the second, UTC), as in Unleash.
+    It reads a `Context`, or a plain camelCase dict as `MappingContext` would (a standard
+    field absent from the top level is taken from ``properties``; a top-level string under
+    any other name wins over ``properties``). A missing ``currentTime`` reads as now (to
+    the second, UTC), as in Unleash.
     """
     if context_name == "currentTime":
         return _current_time
     attribute = _TOP_LEVEL_FIELDS.get(context_name)
     if attribute is not None:
-        return _attribute_reader(attribute)
+        return _attribute_reader(attribute, context_name)
 
-    def read_property(ctx: Context) -> str | None:
-        value = ctx.property_value(context_name)
+    def read_property(ctx: Readable, name: str = context_name) -> str | None:
+        if isinstance(ctx, dict):
+            value = ctx.get(name)
+            if type(value) is not str or name == "properties":
+                properties = ctx.get("properties")
+                if type(properties) is dict or isinstance(properties, Mapping):
+                    value = properties.get(name)
+                else:
+                    value = None
+        else:
+            value = ctx.property_value(name)
         return value if type(value) is str else context_value(value)
 
     return read_property
 
 
-def _attribute_reader(attribute: str) -> FieldReader:
-    def read(ctx: Context) -> str | None:
-        value = getattr(ctx, attribute)
+def _standard_field(ctx: dict[str, Any], camel: str) -> Any:
+    if camel in ctx:
+        return ctx[camel]
+    properties = ctx.get("properties")
+    if type(properties) is dict or isinstance(properties, Mapping):
+        return properties.get(camel)
+    return None
+
+
+def _attribute_reader(attribute: str, camel: str) -> FieldReader:
+    def read(ctx: Readable, attribute: str = attribute, camel: str = camel) -> str | None:
+        if isinstance(ctx, dict):
+            value = ctx[camel] if camel in ctx else _standard_field(ctx, camel)
+        else:
+            value = getattr(ctx, attribute)
         return value if type(value) is str else context_value(value)
 
     return read
 
 
-def _current_time(ctx: Context) -> str:
-    value = ctx.current_time
+def _current_time(ctx: Readable) -> str:
+    value = _standard_field(ctx, "currentTime") if isinstance(ctx, dict) else ctx.current_time
     if type(value) is str:
         return value
     text = context_value(value)
@@ -175,8 +199,20 @@ def _date_from(match: re.Match[str]) -> dt.datetime | None:
     return moment
 
 
+# The shape SDKs send (RFC 3339, upper-case T and Z, up to microseconds), which
+# fromisoformat reads exactly as _date_from does, in C, 20x quicker. Hour 24 is left to
+# _date_from, as Python 3.14's fromisoformat reads it as the next midnight.
+_CANONICAL_DATE = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
+    r"(?:Z|[+-][0-9]{2}:[0-9]{2})"
+)
+
+
 @functools.lru_cache(maxsize=4096)
 def parse_context_date(text: str) -> dt.datetime | None:
+    if _CANONICAL_DATE.fullmatch(text) is not None:
+        with contextlib.suppress(ValueError):  # a leap second, a day 31 in April, ...
+            return dt.datetime.fromisoformat(text)
     match = _CONTEXT_DATE.fullmatch(text)
     return _date_from(match) if match else None
 
@@ -490,7 +526,7 @@ def compile_constraint(constraint: Constraint) -> Predicate:
         return never
 
     def predicate(
-        ctx: Context,
+        ctx: Readable,
         read: FieldReader = read,
         test: _ValueTest = test,
         missing: bool = missing,

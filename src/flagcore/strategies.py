@@ -14,7 +14,7 @@ import re
 import socket
 from collections.abc import Callable, Mapping
 
-from flagcore.context import Context
+from flagcore.context import Context, MappingContext, Readable
 from flagcore.hashing import percentage_bucket
 from flagcore.operators import (
     BrokenRule,
@@ -72,14 +72,14 @@ def _sticky_percentage(parameters: Mapping[str, str], name: str) -> int | None:
 
 
 @functools.lru_cache(maxsize=1024)
-def stickiness_reader(stickiness: str | None) -> Callable[[Context], str | None]:
+def stickiness_reader(stickiness: str | None) -> Callable[[Readable], str | None]:
     """The identifier a rollout hashes; ``default`` is userId, else sessionId, else random.
 
     Any other stickiness names a field; when the context lacks it the rollout is off.
     """
     if stickiness is None or stickiness == "default":
 
-        def default_identifier(ctx: Context) -> str | None:
+        def default_identifier(ctx: Readable) -> str | None:
             user_id = _read_user_id(ctx)
             if user_id is not None:
                 return user_id
@@ -93,15 +93,15 @@ def stickiness_reader(stickiness: str | None) -> Callable[[Context], str | None]
 
 
 def _rollout(
-    percentage: int | None, group_id: str, identify: Callable[[Context], str | None]
+    percentage: int | None, group_id: str, identify: Callable[[Readable], str | None]
 ) -> Predicate:
     if percentage is None or percentage <= 0:
         return _never  # buckets start at 1, so 0% is nobody
 
     # Bound as defaults, not closure cells: see flagcore.operators.
     def predicate(
-        ctx: Context,
-        identify: Callable[[Context], str | None] = identify,
+        ctx: Readable,
+        identify: Callable[[Readable], str | None] = identify,
         group_id: str = group_id,
         percentage: int = percentage,
     ) -> bool:
@@ -121,14 +121,14 @@ def _user_with_id(parameters: Mapping[str, str], _flag: str) -> Predicate:
         return _never
     user_ids = frozenset(part.strip() for part in raw.split(","))
 
-    def predicate(ctx: Context) -> bool:
+    def predicate(ctx: Readable) -> bool:
         user_id = _read_user_id(ctx)
         return user_id is not None and user_id in user_ids
 
     return predicate
 
 
-def _gradual_rollout(read: Callable[[Context], str | None]) -> StrategyBuilder:
+def _gradual_rollout(read: Callable[[Readable], str | None]) -> StrategyBuilder:
     def build(parameters: Mapping[str, str], _flag: str) -> Predicate:
         group_id = parameters.get("groupId")
         if group_id is None:
@@ -163,7 +163,7 @@ def _remote_address(parameters: Mapping[str, str], _flag: str) -> Predicate:
     if not networks:
         return _never
 
-    def predicate(ctx: Context) -> bool:
+    def predicate(ctx: Readable) -> bool:
         raw = _read_remote_address(ctx)
         address = parse_ip_address(raw) if raw is not None else None
         if address is None:
@@ -202,9 +202,12 @@ def custom_strategy_builder(implementation: CustomStrategy) -> StrategyBuilder:
     def build(strategy_parameters: Mapping[str, str], _flag: str) -> Predicate:
         parameters = dict(strategy_parameters)
 
-        def predicate(ctx: Context) -> bool:
+        def predicate(ctx: Readable) -> bool:
             try:
-                return bool(implementation(parameters, ctx))
+                # Users' strategies get a Context, whatever the caller passed.
+                context = MappingContext(ctx) if type(ctx) is dict else ctx
+                assert isinstance(context, Context)
+                return bool(implementation(parameters, context))
             except Exception:
                 return False
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from flagcore.context import Context, context_value
+from flagcore.context import Readable
 from flagcore.fast_reading import NotFast, as_list, as_opt_str, as_str, as_strings
 from flagcore.hashing import VARIANT_SEED, normalized_hash
 from flagcore.operators import field_reader
@@ -51,7 +51,7 @@ class VariantResult:
 
 DISABLED_VARIANT = VariantResult("disabled", False, False)
 
-VariantPicker = Callable[[Context], "VariantResult | None"]
+VariantPicker = Callable[[Readable], "VariantResult | None"]
 """Picks a variant of an enabled flag; ``None`` when none applies."""
 
 _read_user_id = field_reader("userId")
@@ -61,30 +61,24 @@ _U32 = 2**32  # Unleash sums weights as unsigned 32-bit integers, wrapping aroun
 
 
 @functools.lru_cache(maxsize=1024)
-def _seed_reader(stickiness: str | None) -> Callable[[Context], str | None]:
+def _seed_reader(stickiness: str | None) -> Callable[[Readable], str | None]:
     """The value a variant bucket hashes; None means "pick at random"."""
     if stickiness is None or stickiness == "default":
 
-        def default_seed(ctx: Context) -> str | None:
+        def default_seed(ctx: Readable) -> str | None:
             user_id = _read_user_id(ctx)
             return user_id if user_id is not None else _read_session_id(ctx)
 
         return default_seed
-    if stickiness in _FIELD_STICKINESS:
-        return field_reader(stickiness)
     if stickiness == "currentTime":
         return lambda _ctx: None  # Unleash never makes variants sticky on time
-
-    def property_seed(ctx: Context) -> str | None:
-        # Any other name is a custom field (docs/engine.md: unlike Unleash, a top-level
-        # string counts too, as it does for constraints).
-        value = ctx.property_value(stickiness)
-        return value if type(value) is str else context_value(value)
-
-    return property_seed
+    # userId, sessionId, environment, appName, remoteAddress are those fields; any other
+    # name is a custom field (docs/engine.md: unlike Unleash, a top-level string counts
+    # too, as it does for constraints).
+    return field_reader(stickiness)
 
 
-_Override = tuple[Callable[[Context], "str | None"], frozenset[str], VariantResult]
+_Override = tuple[Callable[[Readable], "str | None"], frozenset[str], VariantResult]
 _WEIGHT_TYPES = ("variable", "fix")  # a tuple: `in` must not hash what it is given
 
 
@@ -157,10 +151,10 @@ def compile_variant_picker(
 
     # Bound as defaults, not closure cells: see flagcore.operators.
     def pick(
-        ctx: Context,
+        ctx: Readable,
         override_rules: tuple[_Override, ...] = override_rules,
         total: int = total,
-        seed: Callable[[Context], str | None] = seed,
+        seed: Callable[[Readable], str | None] = seed,
         group_id: str = group_id,
         buckets: tuple[tuple[int, VariantResult], ...] = buckets,
     ) -> VariantResult | None:

@@ -3,6 +3,7 @@ the codec as fallback for JSON that is not plainly typed, and model snapshots.""
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
@@ -293,3 +294,29 @@ def test_hour_24_is_not_a_constraint_date() -> None:
     engine = Engine.from_client_features({"features": [flag]})
     assert not engine.is_enabled("f", {"properties": {"t": "2025-01-01T00:00:00Z"}})
     assert [w.flag for w in engine.warnings] == ["f"]
+
+
+@given(
+    st.datetimes(
+        min_value=dt.datetime(1, 1, 2),
+        max_value=dt.datetime(9999, 12, 30),
+        timezones=st.one_of(
+            st.just(dt.UTC),
+            st.integers(-23 * 60 - 59, 23 * 60 + 59).map(
+                lambda minutes: dt.timezone(dt.timedelta(minutes=minutes))
+            ),
+        ),
+    ),
+    st.sampled_from(["seconds", "milliseconds", "microseconds"]),
+)
+def test_context_dates_in_the_sdk_shape_read_as_the_general_reader_reads_them(
+    moment: dt.datetime, timespec: str
+) -> None:
+    # parse_context_date reads this shape with fromisoformat; it must agree with the
+    # general (chrono-like) reader on every such text.
+    from flagcore.operators import _CONTEXT_DATE, _date_from, parse_context_date
+
+    text = moment.isoformat(timespec=timespec).replace("+00:00", "Z")
+    match = _CONTEXT_DATE.fullmatch(text)
+    assert match is not None
+    assert parse_context_date(text) == _date_from(match)
