@@ -22,7 +22,15 @@ from typing import Any
 import attrs
 
 from flagcore.context import Readable
-from flagcore.fast_reading import NotFast, as_bool, as_bool_or, as_list, as_str, as_strings
+from flagcore.fast_reading import (
+    NotFast,
+    as_bool,
+    as_bool_or,
+    as_list,
+    as_str,
+    as_strings,
+    constraint_fields,
+)
 from flagcore.model import Constraint
 from flagcore.operators import (
     BrokenRule,
@@ -165,23 +173,8 @@ class RuleCompiler:
         self._constraints = {}
 
     def constraint(self, data: Any) -> Predicate:
-        if type(data) is not dict:
-            raise NotFast
-        get = data.get
-        context_name = get("contextName")
-        operator = get("operator")
-        value = get("value")
-        inverted = get("inverted", False)
-        case_insensitive = get("caseInsensitive", False)
-        if (
-            type(context_name) is not str
-            or type(operator) is not str
-            or (value is not None and type(value) is not str)
-            or type(inverted) is not bool
-            or type(case_insensitive) is not bool
-        ):
-            raise NotFast
-        raw_values = get("values")
+        context_name, operator, value, inverted, case_insensitive = constraint_fields(data)
+        raw_values = data.get("values")
         if raw_values is None:
             raw_values = []
         elif type(raw_values) is not list:

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["Context", "MappingContext", "Readable", "context_value"]
+__all__ = ["Context", "MappingContext", "Readable", "context_value", "standard_field"]
 
 _CAMEL_FIELDS = {
     "userId": "user_id",
@@ -107,13 +107,7 @@ class MappingContext(Context):
         object.__setattr__(self, "_merged", None)
 
     def _field(self, name: str) -> Any:
-        data = self._data
-        if name in data:
-            return data[name]
-        properties = data.get("properties")
-        if type(properties) is dict or isinstance(properties, Mapping):
-            return properties.get(name)
-        return None
+        return standard_field(self._data, name)
 
     user_id = property(lambda self: self._field("userId"))
     session_id = property(lambda self: self._field("sessionId"))
@@ -140,6 +134,16 @@ class MappingContext(Context):
             merged = Context.from_mapping(self._data).properties
             object.__setattr__(self, "_merged", merged)
         return merged
+
+
+def standard_field(data: Mapping[str, Any], camel: str) -> Any:
+    """A standard field of a camelCase context: top level first, else ``properties``."""
+    if camel in data:
+        return data[camel]
+    properties = data.get("properties")
+    if type(properties) is dict or isinstance(properties, Mapping):
+        return properties.get(camel)
+    return None
 
 
 Readable = Context | dict[str, Any]

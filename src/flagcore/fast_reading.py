@@ -35,6 +35,7 @@ __all__ = [
     "as_str",
     "as_str_or",
     "as_strings",
+    "constraint_fields",
     "read_constraints",
     "read_dependencies",
     "read_flag",
@@ -107,7 +108,9 @@ def as_list(value: Any) -> list[Any]:
     return value
 
 
-def _constraint(data: Any) -> Constraint:
+def constraint_fields(data: Any) -> tuple[str, str, str | None, bool, bool]:
+    """A plainly typed constraint's contextName, operator, value, inverted and
+    caseInsensitive (its values are read by the caller, who knows what it needs)."""
     if type(data) is not dict:
         raise NotFast
     get = data.get
@@ -124,8 +127,13 @@ def _constraint(data: Any) -> Constraint:
         or type(case_insensitive) is not bool
     ):
         raise NotFast
+    return context_name, operator, value, inverted, case_insensitive
+
+
+def _constraint(data: Any) -> Constraint:
+    context_name, operator, value, inverted, case_insensitive = constraint_fields(data)
     return Constraint(
-        context_name, operator, as_strings(get("values")), value, inverted, case_insensitive
+        context_name, operator, as_strings(data.get("values")), value, inverted, case_insensitive
     )
 
 

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from flagcore.context import Readable, context_value
+from flagcore.context import Readable, context_value, standard_field
 from flagcore.model import Constraint
 from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
 
@@ -110,19 +110,10 @@ def field_reader(context_name: str) -> FieldReader:
     return read_property
 
 
-def _standard_field(ctx: dict[str, Any], camel: str) -> Any:
-    if camel in ctx:
-        return ctx[camel]
-    properties = ctx.get("properties")
-    if type(properties) is dict or isinstance(properties, Mapping):
-        return properties.get(camel)
-    return None
-
-
 def _attribute_reader(attribute: str, camel: str) -> FieldReader:
     def read(ctx: Readable, attribute: str = attribute, camel: str = camel) -> str | None:
         if isinstance(ctx, dict):
-            value = ctx[camel] if camel in ctx else _standard_field(ctx, camel)
+            value = ctx[camel] if camel in ctx else standard_field(ctx, camel)
         else:
             value = getattr(ctx, attribute)
         return value if type(value) is str else context_value(value)
@@ -131,7 +122,7 @@ def _attribute_reader(attribute: str, camel: str) -> FieldReader:
 
 
 def _current_time(ctx: Readable) -> str:
-    value = _standard_field(ctx, "currentTime") if isinstance(ctx, dict) else ctx.current_time
+    value = standard_field(ctx, "currentTime") if isinstance(ctx, dict) else ctx.current_time
     if type(value) is str:
         return value
     text = context_value(value)
