@@ -47,6 +47,7 @@ from flagcore.variants import VariantPicker, compile_variant_picker, variants_st
 __all__ = ["CompiledFlag", "RuleCompiler", "SegmentSlot", "all_of", "any_of"]
 
 _SEPARATOR = "\x00"
+_UNCACHED_MEMBERSHIP = 8  # IN / NOT_IN lists longer than this skip the constraint cache
 
 
 def all_of(checks: tuple[Predicate, ...], then: Predicate = always) -> Predicate:
@@ -186,6 +187,17 @@ class RuleCompiler:
         except TypeError:
             raise NotFast from None
         count = len(raw_values)
+        membership = operator == "IN" or operator == "NOT_IN"
+        if membership and count > _UNCACHED_MEMBERSHIP:
+            # Long lists are rarely equal and cheap to prepare: hashing them for the cache
+            # cost more than it saved.
+            return membership_predicate(
+                field_reader(context_name),
+                raw_values,
+                not_in=operator == "NOT_IN",
+                inverted=inverted,
+                joined=joined,
+            )
         if joined.count(_SEPARATOR) > count - 1:  # a value holds the separator: not a key
             key_values: object = tuple(raw_values)
         else:
@@ -193,7 +205,7 @@ class RuleCompiler:
         key = (context_name, operator, key_values, count, value, inverted, case_insensitive)
         predicate = self._constraints.get(key)
         if predicate is None:
-            if operator == "IN" or operator == "NOT_IN":
+            if membership:
                 predicate = membership_predicate(
                     field_reader(context_name),
                     raw_values,
