@@ -227,11 +227,45 @@ async def test_client_filters_combine(api: Api) -> None:
 
 
 async def test_single_client_feature(api: Api) -> None:
-    await _flag(api, "f")
-    flag = await api.json("GET", "/api/client/features/f", token=CLIENT)
+    strategy_id = await _flag(api, "f")
+    segment = await api.json(
+        "POST",
+        "/api/admin/segments",
+        201,
+        json={
+            "name": "beta",
+            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["u1"]}],
+        },
+    )
+    await api.json(
+        "POST",
+        "/api/admin/segments/strategies",
+        201,
+        json={
+            "strategyId": strategy_id,
+            "segmentIds": [segment["id"]],
+            "projectId": "default",
+            "environmentId": "development",
+        },
+    )
+    # Spec 4.2+: segment ids on the strategy, as in the list; older SDKs: constraints inlined.
+    flag = await api.json(
+        "GET", "/api/client/features/f", token=CLIENT, headers={"Unleash-Client-Spec": "5.0.0"}
+    )
     assert flag["name"] == "f"
     assert "version" not in flag
+    assert flag["strategies"][0]["segments"] == [segment["id"]]
+    inlined = await api.json("GET", "/api/client/features/f", token=CLIENT)
+    assert inlined["strategies"][0]["constraints"][0]["values"] == ["u1"]
     await api.json("GET", "/api/client/features/nope", 404, token=CLIENT)
+    # Outside the token's projects, or archived: not there for SDKs either.
+    await api.json("POST", "/api/admin/projects", 201, json={"id": "web", "name": "Web"})
+    await _flag(api, "elsewhere", project="web")
+    await api.json("GET", "/api/client/features/elsewhere", 404, token=CLIENT)
+    await api.json("GET", "/api/client/features/elsewhere", token=ALL_PROJECTS_CLIENT)
+    archived = await api.request("DELETE", "/api/admin/projects/default/features/f")
+    assert archived.status == 202
+    await api.json("GET", "/api/client/features/f", 404, token=CLIENT)
 
 
 async def test_archive_revive_and_delete(api: Api) -> None:

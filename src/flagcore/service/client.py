@@ -83,6 +83,49 @@ class ClientMixin(ServiceBase):
                 tuple(features), tuple(segments[i] for i in sorted(used) if i in segments)
             )
 
+    def client_feature(
+        self, environment: str, name: str, *, projects: Collection[str] | None = None
+    ) -> ClientFeatures:
+        """One flag of ``environment`` as SDKs see it, with the segments it uses; no flags
+        when it does not exist there, is archived, or is outside ``projects``.
+
+        Reads that one flag, not the environment's snapshot.
+        """
+        wanted_projects = frozenset(projects or ())
+        with self._read() as tx:
+            if tx.get_environment(environment) is None:
+                raise NotFound(f'there is no environment "{environment}"')
+            flag = tx.get_flag(name)
+            if (
+                flag is None
+                or flag.archived
+                or not (
+                    projects is None or "*" in wanted_projects or flag.project in wanted_projects
+                )
+            ):
+                return ClientFeatures()
+            state = tx.get_flag_environment(name, environment)
+            strategies = tuple(
+                placement.strategy
+                for placement in tx.list_strategies(flag=name, environment=environment)
+                if not placement.strategy.disabled
+            )
+            used = sorted({i for strategy in strategies for i in strategy.segments})
+            segments = tuple(s for i in used if (s := tx.get_segment(i)) is not None)
+        client_flag = Flag(
+            name=flag.name,
+            enabled=state.enabled if state else False,
+            type=flag.type,
+            description=flag.description,
+            project=flag.project,
+            stale=flag.stale,
+            impression_data=flag.impression_data,
+            strategies=strategies,
+            variants=state.variants if state else (),
+            dependencies=flag.dependencies,
+        )
+        return ClientFeatures((client_flag,), segments)
+
     def engine(
         self,
         environment: str,

@@ -169,11 +169,15 @@ async def client_feature(request: web.Request) -> web.Response:
     version = _spec_version(request)
     environment, projects = _scope(request)
     name = request.match_info["name"]
-    snapshot = await call(request, service(request).client_features, environment, projects=projects)
+    try:
+        snapshot = await call(
+            request, service(request).client_feature, environment, name, projects=projects
+        )
+    except NotFound:  # an environment that does not exist has no flags
+        snapshot = ClientFeatures()
     for flag in snapshot.features:
-        if flag.name == name:
-            segments = None if version >= 2 else {s.id: s for s in snapshot.segments}
-            return web.json_response(unstructure_flag(flag, segments))
+        segments = None if version >= 2 else {s.id: s for s in snapshot.segments}
+        return web.json_response(unstructure_flag(flag, segments))
     raise NotFound(f"Could not find feature flag {name}")
 
 
