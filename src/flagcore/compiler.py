@@ -143,7 +143,7 @@ class CompiledFlag:
     def refresh(self) -> None:
         """Recompute the effective state (after compiling, or when a segment changed)."""
         problem = self.rule_problem
-        if problem is None:
+        if problem is None and self.slots:
             problem = next((slot.problem for slot in self.slots if slot.problem), None)
         self.problem = problem
         # Ordered for threads evaluating meanwhile: turning off, `enabled` goes first;
