@@ -33,6 +33,7 @@ from flagcore.fast_reading import (
 )
 from flagcore.model import Constraint
 from flagcore.operators import (
+    MEMBERSHIP_SEPARATOR,
     BrokenRule,
     Predicate,
     always,
@@ -46,7 +47,6 @@ from flagcore.variants import VariantPicker, compile_variant_picker, variants_st
 
 __all__ = ["CompiledFlag", "RuleCompiler", "SegmentSlot", "all_of", "any_of"]
 
-_SEPARATOR = "\x00"
 _UNCACHED_MEMBERSHIP = 8  # IN / NOT_IN lists longer than this skip the constraint cache
 
 
@@ -183,7 +183,7 @@ class RuleCompiler:
         try:
             # Checks that every value is a string, in C, and makes a key for the cache
             # that costs one string, not a tuple of them.
-            joined = _SEPARATOR.join(raw_values)
+            joined = MEMBERSHIP_SEPARATOR.join(raw_values)
         except TypeError:
             raise NotFast from None
         count = len(raw_values)
@@ -198,7 +198,7 @@ class RuleCompiler:
                 inverted=inverted,
                 joined=joined,
             )
-        if joined.count(_SEPARATOR) > count - 1:  # a value holds the separator: not a key
+        if joined.count(MEMBERSHIP_SEPARATOR) > count - 1:  # a value holds the separator: not a key
             key_values: object = tuple(raw_values)
         else:
             key_values = joined
@@ -297,7 +297,7 @@ class RuleCompiler:
                 # Off; the remaining strategies are still read, so JSON that cannot be
                 # read anywhere in the flag is reported as such (`NotFast`).
                 if rule_problem is None:
-                    rule_problem = f"could not compile: {exc}"
+                    rule_problem = str(exc)
         rules = () if rule_problem is not None else tuple(rules_list)
         return CompiledFlag(
             name,

@@ -20,7 +20,6 @@ from flagcore.codec import (
     index_client_features,
     structure_flag,
     structure_segment,
-    unstructure_flag,
 )
 from flagcore.compiler import CompiledFlag, RuleCompiler, SegmentSlot
 from flagcore.context import Context, MappingContext, Readable
@@ -256,7 +255,7 @@ class Engine:
             except (NotFast, KeyError):
                 # Not plainly well-typed: the codec explains what is wrong, or normalises
                 # what it can (numbers as text), and its JSON compiles.
-                compiled = self._compiler.flag(unstructure_flag(structure_flag(raw)), self._slot)
+                compiled = self._compiler.flag(write_flag(structure_flag(raw)), self._slot)
         except InvalidInput as problem:
             self._problems[name] = _warning(name, problem)
             compiled = _off(name)
@@ -279,9 +278,7 @@ class Engine:
         if compiled.problem is None:
             self._problems.pop(compiled.name, None)
         else:
-            message = compiled.problem
-            if not message.startswith("could not compile"):
-                message = f"could not compile: {message}"
+            message = f"could not compile: {compiled.problem}"
             self._problems[compiled.name] = EngineWarning(compiled.name, message)
 
     def compile_all(self) -> None:

@@ -36,6 +36,7 @@ from flagcore.model import Constraint
 from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
 
 __all__ = [
+    "MEMBERSHIP_SEPARATOR",
     "OPERATORS",
     "BrokenRule",
     "FieldReader",
@@ -296,7 +297,7 @@ def parse_ip_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address
 # (hash tables plus one string object per value); the joined strings hold 5 MB, build
 # 10x faster, and answer in ~0.4 µs instead of ~0.03 µs.
 _TUPLE_SEARCH_MAX = 4
-_SEPARATOR = "\x00"
+MEMBERSHIP_SEPARATOR = "\x00"  # joins long IN lists; see membership_predicate
 
 
 def membership_predicate(
@@ -318,8 +319,8 @@ def membership_predicate(
         members = tuple(values)
     else:
         if joined is None:
-            joined = _SEPARATOR.join(values)
-        if joined.count(_SEPARATOR) == len(values) - 1:
+            joined = MEMBERSHIP_SEPARATOR.join(values)
+        if joined.count(MEMBERSHIP_SEPARATOR) == len(values) - 1:
             haystack = f"\x00{joined}\x00"
 
             def in_haystack(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from flagcore.context import Context
 from flagcore.engine import Engine
-from flagcore.entities import Tag
+from flagcore.entities import FlagDefinition, FlagEnvironment, Tag
 from flagcore.errors import NotFound
 from flagcore.gc_pause import gc_paused
 from flagcore.model import ClientFeatures, Flag, Strategy
@@ -34,16 +34,16 @@ class ClientMixin(ServiceBase):
         Several ``projects`` (or several ``tags``) combine with OR; different kinds of
         filter combine with AND. Archived flags and disabled strategies are left out.
         """
-        wanted_projects = frozenset(projects or ())
-        all_projects = projects is None or "*" in wanted_projects
-        with gc_paused(promote=True):
+        in_projects = _project_filter(projects)
+        # Paused, not promoted (see gc_pause): this runs per request on a cache miss.
+        with gc_paused():
             with self._read() as tx:
                 if tx.get_environment(environment) is None:
                     raise NotFound(f'there is no environment "{environment}"')
                 flags = [
                     flag
                     for flag in tx.list_flags(archived=False)
-                    if (all_projects or flag.project in wanted_projects)
+                    if in_projects(flag.project)
                     and (not name_prefix or flag.name.startswith(name_prefix))
                 ]
                 if tags:
@@ -65,20 +65,7 @@ class ClientMixin(ServiceBase):
                 flag_strategies = tuple(strategies.get(flag.name, ()))
                 for strategy in flag_strategies:
                     used.update(strategy.segments)
-                features.append(
-                    Flag(
-                        name=flag.name,
-                        enabled=state.enabled if state else False,
-                        type=flag.type,
-                        description=flag.description,
-                        project=flag.project,
-                        stale=flag.stale,
-                        impression_data=flag.impression_data,
-                        strategies=flag_strategies,
-                        variants=state.variants if state else (),
-                        dependencies=flag.dependencies,
-                    )
-                )
+                features.append(_client_flag(flag, state, flag_strategies))
             return ClientFeatures(
                 tuple(features), tuple(segments[i] for i in sorted(used) if i in segments)
             )
@@ -91,18 +78,11 @@ class ClientMixin(ServiceBase):
 
         Reads that one flag, not the environment's snapshot.
         """
-        wanted_projects = frozenset(projects or ())
         with self._read() as tx:
             if tx.get_environment(environment) is None:
                 raise NotFound(f'there is no environment "{environment}"')
             flag = tx.get_flag(name)
-            if (
-                flag is None
-                or flag.archived
-                or not (
-                    projects is None or "*" in wanted_projects or flag.project in wanted_projects
-                )
-            ):
+            if flag is None or flag.archived or not _project_filter(projects)(flag.project):
                 return ClientFeatures()
             state = tx.get_flag_environment(name, environment)
             strategies = tuple(
@@ -112,19 +92,7 @@ class ClientMixin(ServiceBase):
             )
             used = sorted({i for strategy in strategies for i in strategy.segments})
             segments = tuple(s for i in used if (s := tx.get_segment(i)) is not None)
-        client_flag = Flag(
-            name=flag.name,
-            enabled=state.enabled if state else False,
-            type=flag.type,
-            description=flag.description,
-            project=flag.project,
-            stale=flag.stale,
-            impression_data=flag.impression_data,
-            strategies=strategies,
-            variants=state.variants if state else (),
-            dependencies=flag.dependencies,
-        )
-        return ClientFeatures((client_flag,), segments)
+        return ClientFeatures((_client_flag(flag, state, strategies),), segments)
 
     def engine(
         self,
@@ -136,6 +104,31 @@ class ClientMixin(ServiceBase):
     ) -> LiveEngine:
         """An in-process engine for ``environment`` that follows the store (see `LiveEngine`)."""
         return LiveEngine(self, environment, projects, custom_strategies, poll_interval)
+
+
+def _project_filter(projects: Collection[str] | None) -> Callable[[str], bool]:
+    """Whether a project is wanted: every one without a list or with ``*`` in it."""
+    if projects is None or "*" in projects:
+        return lambda _project: True
+    return frozenset(projects).__contains__
+
+
+def _client_flag(
+    flag: FlagDefinition, state: FlagEnvironment | None, strategies: tuple[Strategy, ...]
+) -> Flag:
+    """A flag as SDKs see it in one environment (not there: off, no variants)."""
+    return Flag(
+        name=flag.name,
+        enabled=state.enabled if state else False,
+        type=flag.type,
+        description=flag.description,
+        project=flag.project,
+        stale=flag.stale,
+        impression_data=flag.impression_data,
+        strategies=strategies,
+        variants=state.variants if state else (),
+        dependencies=flag.dependencies,
+    )
 
 
 class LiveEngine:
