@@ -24,26 +24,29 @@ import attrs
 from flagcore.context import Readable
 from flagcore.fast_reading import (
     NotFast,
-    as_bool,
     as_bool_or,
     as_list,
     as_str,
     as_strings,
     constraint_fields,
 )
-from flagcore.model import Constraint
 from flagcore.operators import (
     MEMBERSHIP_SEPARATOR,
     BrokenRule,
     Predicate,
     always,
-    compile_constraint,
+    constraint_predicate,
     field_reader,
     membership_predicate,
     never,
 )
 from flagcore.strategies import StrategyBuilder
-from flagcore.variants import VariantPicker, compile_variant_picker, variants_stickiness
+from flagcore.variants import (
+    ResultCache,
+    VariantPicker,
+    compile_variant_picker,
+    variants_stickiness,
+)
 
 __all__ = ["CompiledFlag", "RuleCompiler", "SegmentSlot", "all_of", "any_of"]
 
@@ -168,59 +171,36 @@ class RuleCompiler:
     def __init__(self, builders: Mapping[str, StrategyBuilder]) -> None:
         self._builders = builders
         self._constraints: dict[tuple[Any, ...], Predicate] = {}
+        self._results: ResultCache = {}
 
     def release_caches(self) -> None:
-        """Forget the constraint cache (once every flag is compiled, it only holds memory)."""
+        """Forget what equal constraints and variants share (once every flag is compiled,
+        the caches only hold memory)."""
         self._constraints = {}
+        self._results = {}
 
     def constraint(self, data: Any) -> Predicate:
         context_name, operator, value, inverted, case_insensitive = constraint_fields(data)
-        raw_values = data.get("values")
-        if raw_values is None:
-            raw_values = []
-        elif type(raw_values) is not list:
+        values = data.get("values")
+        if values is None:
+            values = []
+        elif type(values) is not list:
             raise NotFast
         try:
-            # Checks that every value is a string, in C, and makes a key for the cache
-            # that costs one string, not a tuple of them.
-            joined = MEMBERSHIP_SEPARATOR.join(raw_values)
+            joined = MEMBERSHIP_SEPARATOR.join(values)  # checks, in C, that all are strings
         except TypeError:
             raise NotFast from None
-        count = len(raw_values)
-        membership = operator == "IN" or operator == "NOT_IN"
-        if membership and count > _UNCACHED_MEMBERSHIP:
-            # Long lists are rarely equal and cheap to prepare: hashing them for the cache
-            # cost more than it saved.
+        if operator == "IN" or operator == "NOT_IN":
             return membership_predicate(
                 field_reader(context_name),
-                raw_values,
+                values,
                 not_in=operator == "NOT_IN",
                 inverted=inverted,
                 joined=joined,
             )
-        if joined.count(MEMBERSHIP_SEPARATOR) > count - 1:  # a value holds the separator: not a key
-            key_values: object = tuple(raw_values)
-        else:
-            key_values = joined
-        key = (context_name, operator, key_values, count, value, inverted, case_insensitive)
-        predicate = self._constraints.get(key)
-        if predicate is None:
-            if membership:
-                predicate = membership_predicate(
-                    field_reader(context_name),
-                    raw_values,
-                    not_in=operator == "NOT_IN",
-                    inverted=inverted,
-                    joined=key_values if type(key_values) is str else None,
-                )
-            else:
-                predicate = compile_constraint(
-                    Constraint(
-                        context_name, operator, tuple(raw_values), value, inverted, case_insensitive
-                    )
-                )
-            self._constraints[key] = predicate
-        return predicate
+        return constraint_predicate(
+            context_name, operator, values, value, inverted, case_insensitive
+        )
 
     def segment(self, data: Any) -> Predicate:
         """All of a segment's constraints, as one predicate."""
@@ -238,37 +218,49 @@ class RuleCompiler:
         if type(data) is not dict:
             raise NotFast
         get = data.get
-        name = as_str(get("name"))
+        name = get("name")
         parameters = get("parameters")
+        constraints = get("constraints")
+        segments = get("segments")
+        variants = get("variants")
+        if type(name) is not str:
+            raise NotFast
         if parameters is None:
             parameters = {}
         elif type(parameters) is not dict:
             raise NotFast
         else:
-            for item in parameters.values():
-                if type(item) is not str:
-                    raise NotFast  # numbers as parameters: the codec turns them into text
-        constraint = self.constraint
-        checks = [constraint(c) for c in as_list(get("constraints"))]
-        segments = as_list(get("segments"))
+            try:
+                "".join(parameters.values())  # checks, in C, that every value is a string
+            except TypeError:
+                raise NotFast from None  # numbers as parameters: the codec turns them into text
+        if constraints is None:
+            checks = []
+        elif type(constraints) is list:
+            constraint = self.constraint
+            checks = [constraint(c) for c in constraints]
+        else:
+            raise NotFast
         if segments:
-            for segment_id in segments:
+            for segment_id in as_list(segments):
                 if type(segment_id) is not int:
                     raise NotFast
                 used = slot(segment_id)
                 slots.append(used)
                 checks.append(used.call)
-        variants = as_list(get("variants"))
-        picker = (
-            compile_variant_picker(
-                variants,
+        elif segments is not None and type(segments) is not list:
+            raise NotFast
+        picker = None
+        if variants:
+            picker = compile_variant_picker(
+                as_list(variants),
                 parameters.get("groupId", flag_name),
                 parameters.get("stickiness"),
                 with_overrides=False,
+                results=self._results,
             )
-            if variants
-            else None
-        )
+        elif variants is not None and type(variants) is not list:
+            raise NotFast
         builder = self._builders.get(name)
         if builder is None:
             return never, picker  # unknown strategies are off in every Unleash SDK
@@ -279,34 +271,50 @@ class RuleCompiler:
         if type(data) is not dict:
             raise NotFast
         get = data.get
-        name = as_str(get("name"))
-        variants = as_list(get("variants"))
-        picker = (
-            compile_variant_picker(variants, name, variants_stickiness(variants))
-            if variants
-            else None
-        )
-        dependencies = as_list(get("dependencies"))
+        name = get("name")
+        enabled = get("enabled", False)
+        impression_data = get("impressionData")
+        variants = get("variants")
+        dependencies = get("dependencies")
+        strategies = get("strategies")
+        if (
+            type(name) is not str
+            or type(enabled) is not bool
+            or (impression_data is not None and type(impression_data) is not bool)
+        ):
+            raise NotFast
+        picker = None
+        if variants:
+            picker = compile_variant_picker(
+                as_list(variants), name, variants_stickiness(variants), results=self._results
+            )
+        elif variants is not None and type(variants) is not list:
+            raise NotFast
         slots: list[SegmentSlot] = []
         rule_problem = None
         rules_list = []
-        for data_strategy in as_list(get("strategies")):
-            try:
-                rules_list.append(self.strategy(data_strategy, name, slot, slots))
-            except BrokenRule as exc:
-                # Off; the remaining strategies are still read, so JSON that cannot be
-                # read anywhere in the flag is reported as such (`NotFast`).
-                if rule_problem is None:
-                    rule_problem = str(exc)
-        rules = () if rule_problem is not None else tuple(rules_list)
+        if strategies:
+            strategy = self.strategy
+            for data_strategy in as_list(strategies):
+                try:
+                    rules_list.append(strategy(data_strategy, name, slot, slots))
+                except BrokenRule as exc:
+                    # Off; the remaining strategies are still read, so JSON that cannot be
+                    # read anywhere in the flag is reported as such (`NotFast`).
+                    if rule_problem is None:
+                        rule_problem = str(exc)
+        elif strategies is not None and type(strategies) is not list:
+            raise NotFast
         return CompiledFlag(
             name,
-            as_bool(get("enabled", False)),
-            as_bool_or(get("impressionData"), False),
-            tuple([_dependency(d) for d in dependencies]) if dependencies else (),
+            enabled,
+            impression_data is True,
+            tuple([_dependency(d) for d in as_list(dependencies)])
+            if dependencies is not None
+            else (),
             picker,
-            rules,
-            tuple(slots),
+            () if rule_problem is not None else tuple(rules_list),
+            tuple(slots) if slots else (),
             rule_problem,
         )
 

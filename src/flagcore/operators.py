@@ -29,6 +29,7 @@ import ipaddress
 import re
 import sys
 from collections.abc import Callable, Collection, Mapping, Sequence
+from operator import eq, ge, gt, le, lt
 from typing import Any
 
 from flagcore.context import Readable, context_value, standard_field
@@ -43,6 +44,7 @@ __all__ = [
     "Predicate",
     "always",
     "compile_constraint",
+    "constraint_predicate",
     "field_reader",
     "membership_predicate",
     "never",
@@ -54,7 +56,6 @@ __all__ = [
 
 Predicate = Callable[[Readable], bool]
 FieldReader = Callable[[Readable], "str | None"]
-_ValueTest = Callable[[str], bool]
 
 
 class BrokenRule(ValueError):
@@ -351,182 +352,227 @@ def membership_predicate(
     return in_members
 
 
-def _same(value: str) -> str:
-    return value
+# What each operator builds its predicate from: the field reader, the constraint's values
+# and value, inverted and caseInsensitive. One function per constraint (no separate value
+# test): at 20,000 flags that is ~30,000 fewer objects to build, and a call less per
+# evaluation.
+ConstraintBuilder = Callable[[FieldReader, Sequence[str], "str | None", bool, bool], Predicate]
 
 
-def _in(constraint: Constraint) -> _ValueTest:
-    return membership_predicate(_same, constraint.values, not_in=False, inverted=False)
+def _membership(not_in: bool) -> ConstraintBuilder:
+    def build(
+        read: FieldReader, values: Sequence[str], _value: str | None, inverted: bool, _fold: bool
+    ) -> Predicate:
+        return membership_predicate(read, values, not_in=not_in, inverted=inverted)
+
+    return build
 
 
-def _not_in(constraint: Constraint) -> _ValueTest:
-    return membership_predicate(_same, constraint.values, not_in=True, inverted=False)
+def _string_values(values: Sequence[str], fold: bool, operator: str) -> tuple[str, ...]:
+    if not values:
+        raise BrokenRule(f"{operator} needs at least one value")
+    return tuple([value.lower() for value in values]) if fold else tuple(values)
 
 
-def _string_values(constraint: Constraint) -> tuple[str, ...]:
-    if not constraint.values:
-        raise BrokenRule(f"{constraint.operator} needs at least one value")
-    if constraint.case_insensitive:
-        return tuple(value.lower() for value in constraint.values)
-    return constraint.values
+def _affix(method: Callable[[str, tuple[str, ...]], bool], operator: str) -> ConstraintBuilder:
+    """STR_STARTS_WITH / STR_ENDS_WITH: ``method`` is `str.startswith` or `str.endswith`."""
+
+    def build(
+        read: FieldReader, values: Sequence[str], _value: str | None, inverted: bool, fold: bool
+    ) -> Predicate:
+        affixes = _string_values(values, fold, operator)
+
+        def predicate(
+            ctx: Readable,
+            read: FieldReader = read,
+            method: Callable[[str, tuple[str, ...]], bool] = method,
+            affixes: tuple[str, ...] = affixes,
+            fold: bool = fold,
+            inverted: bool = inverted,
+        ) -> bool:
+            text = read(ctx)
+            if text is None:
+                return inverted
+            return method(text.lower() if fold else text, affixes) != inverted
+
+        return predicate
+
+    return build
 
 
-def _starts_with(constraint: Constraint) -> _ValueTest:
-    values = _string_values(constraint)
-    if constraint.case_insensitive:
-        return lambda value: value.lower().startswith(values)
-    return lambda value: value.startswith(values)
+def _contains(
+    read: FieldReader, values: Sequence[str], _value: str | None, inverted: bool, fold: bool
+) -> Predicate:
+    needles = _string_values(values, fold, "STR_CONTAINS")
 
-
-def _ends_with(constraint: Constraint) -> _ValueTest:
-    values = _string_values(constraint)
-    if constraint.case_insensitive:
-        return lambda value: value.lower().endswith(values)
-    return lambda value: value.endswith(values)
-
-
-def _contains(constraint: Constraint) -> _ValueTest:
-    values = _string_values(constraint)
-    fold = constraint.case_insensitive
-
-    def contains(value: str) -> bool:
+    def predicate(
+        ctx: Readable,
+        read: FieldReader = read,
+        needles: tuple[str, ...] = needles,
+        fold: bool = fold,
+        inverted: bool = inverted,
+    ) -> bool:
+        text = read(ctx)
+        if text is None:
+            return inverted
         if fold:
-            value = value.lower()
-        for needle in values:
-            if needle in value:
-                return True
-        return False
+            text = text.lower()
+        for needle in needles:
+            if needle in text:
+                return not inverted
+        return inverted
 
-    return contains
-
-
-def _number_operator(compare: Callable[[float, float], bool]) -> Callable[[Constraint], _ValueTest]:
-    def prepare(constraint: Constraint) -> _ValueTest:
-        target = _constraint_number(constraint.value)
-
-        def test(value: str) -> bool:
-            number = parse_context_number(value)
-            return number is not None and compare(number, target)
-
-        return test
-
-    return prepare
+    return predicate
 
 
-def _date_operator(after: bool) -> Callable[[Constraint], _ValueTest]:
-    def prepare(constraint: Constraint) -> _ValueTest:
-        target = _constraint_date(constraint.value)
+def _comparison(
+    parse_target: Callable[[str | None], Any],
+    parse_value: Callable[[str], Any],
+    compare: Callable[[Any, Any], bool],
+) -> ConstraintBuilder:
+    """Numbers, dates and versions: the constraint's value parsed once (`BrokenRule` if it
+    does not parse; None for a constant false), the context's on each evaluation (a value
+    that does not parse fails, like a missing one)."""
 
-        def test(value: str) -> bool:
-            moment = parse_context_date(value)
-            if moment is None:
-                return False
-            return moment > target if after else moment < target
-
-        return test
-
-    return prepare
-
-
-def _semver_operator(compare: Callable[[int], bool]) -> Callable[[Constraint], _ValueTest | None]:
-    def prepare(constraint: Constraint) -> _ValueTest | None:
-        raw = constraint.value
-        if raw is not None and raw.startswith("v"):
-            return None  # Unleash reads "v1.2.3" as a constant false
-        target = semver_key(raw.strip(" \t")) if raw is not None else None
+    def build(
+        read: FieldReader, _values: Sequence[str], value: str | None, inverted: bool, _fold: bool
+    ) -> Predicate:
+        target = parse_target(value)
         if target is None:
-            raise BrokenRule(f"{raw!r} is not a semantic version")
+            return never
 
-        def test(value: str) -> bool:
-            version = semver_key(value)
-            if version is None:
-                return False
-            return compare((version > target) - (version < target))
+        def predicate(
+            ctx: Readable,
+            read: FieldReader = read,
+            parse_value: Callable[[str], Any] = parse_value,
+            compare: Callable[[Any, Any], bool] = compare,
+            target: Any = target,
+            inverted: bool = inverted,
+        ) -> bool:
+            text = read(ctx)
+            if text is None:
+                return inverted
+            parsed = parse_value(text)
+            return (parsed is not None and compare(parsed, target)) != inverted
 
-        return test
+        return predicate
 
-    return prepare
+    return build
 
 
-def _regex(constraint: Constraint) -> _ValueTest:
+def _semver_target(raw: str | None) -> SemverKey | None:
+    if raw is not None and raw.startswith("v"):
+        return None  # Unleash reads "v1.2.3" as a constant false
+    target = semver_key(raw.strip(" \t")) if raw is not None else None
+    if target is None:
+        raise BrokenRule(f"{raw!r} is not a semantic version")
+    return target
+
+
+def _regex(
+    read: FieldReader, _values: Sequence[str], value: str | None, inverted: bool, fold: bool
+) -> Predicate:
     try:
-        pattern = compile_rust_pattern(
-            constraint.value or "", case_insensitive=constraint.case_insensitive
-        )
+        pattern = compile_rust_pattern(value or "", case_insensitive=fold)
     except UnsupportedPattern:
-        return lambda _value: False
-    search = pattern.search
-    return lambda value: search(value) is not None
+        return always if inverted else never  # false, whatever the context holds
+
+    def predicate(
+        ctx: Readable,
+        read: FieldReader = read,
+        search: Callable[[str], object] = pattern.search,
+        inverted: bool = inverted,
+    ) -> bool:
+        text = read(ctx)
+        if text is None:
+            return inverted
+        return (search(text) is not None) != inverted
+
+    return predicate
 
 
-def _in_cidr(constraint: Constraint) -> _ValueTest:
-    if not constraint.values:
+def _in_cidr(
+    read: FieldReader, values: Sequence[str], _value: str | None, inverted: bool, _fold: bool
+) -> Predicate:
+    if not values:
         raise BrokenRule("IN_CIDR needs at least one value")
     # Unleash skips entries it cannot read.
-    networks = [n for raw in constraint.values if (n := parse_network(raw)) is not None]
+    networks = tuple([n for raw in values if (n := parse_network(raw)) is not None])
 
-    def test(value: str) -> bool:
-        address = parse_ip_address(value)
-        if address is None:
-            return False
-        for network in networks:
-            if address in network:
-                return True
-        return False
+    def predicate(
+        ctx: Readable,
+        read: FieldReader = read,
+        networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = networks,
+        inverted: bool = inverted,
+    ) -> bool:
+        text = read(ctx)
+        if text is None:
+            return inverted
+        address = parse_ip_address(text)
+        if address is not None:
+            for network in networks:
+                if address in network:
+                    return not inverted
+        return inverted
 
-    return test
+    return predicate
 
 
-OPERATORS: Mapping[str, Callable[[Constraint], _ValueTest | None]] = {
-    "IN": _in,
-    "NOT_IN": _not_in,
+def _number_equal(a: float, b: float) -> bool:
+    return abs(a - b) < _EPSILON
+
+
+_number = functools.partial(_comparison, _constraint_number, parse_context_number)
+_date = functools.partial(_comparison, _constraint_date, parse_context_date)
+_semver = functools.partial(_comparison, _semver_target, semver_key)
+
+OPERATORS: Mapping[str, ConstraintBuilder] = {
+    "IN": _membership(not_in=False),
+    "NOT_IN": _membership(not_in=True),
     "STR_CONTAINS": _contains,
-    "STR_STARTS_WITH": _starts_with,
-    "STR_ENDS_WITH": _ends_with,
-    "NUM_EQ": _number_operator(lambda a, b: abs(a - b) < _EPSILON),
-    "NUM_GT": _number_operator(lambda a, b: a > b),
-    "NUM_GTE": _number_operator(lambda a, b: a >= b),
-    "NUM_LT": _number_operator(lambda a, b: a < b),
-    "NUM_LTE": _number_operator(lambda a, b: a <= b),
-    "DATE_AFTER": _date_operator(after=True),
-    "DATE_BEFORE": _date_operator(after=False),
-    "SEMVER_EQ": _semver_operator(lambda c: c == 0),
-    "SEMVER_GT": _semver_operator(lambda c: c > 0),
-    "SEMVER_GTE": _semver_operator(lambda c: c >= 0),
-    "SEMVER_LT": _semver_operator(lambda c: c < 0),
-    "SEMVER_LTE": _semver_operator(lambda c: c <= 0),
+    "STR_STARTS_WITH": _affix(str.startswith, "STR_STARTS_WITH"),
+    "STR_ENDS_WITH": _affix(str.endswith, "STR_ENDS_WITH"),
+    "NUM_EQ": _number(_number_equal),
+    "NUM_GT": _number(gt),
+    "NUM_GTE": _number(ge),
+    "NUM_LT": _number(lt),
+    "NUM_LTE": _number(le),
+    "DATE_AFTER": _date(gt),
+    "DATE_BEFORE": _date(lt),
+    # Keys order as SemVer precedence, and are equal when the versions are (build ignored).
+    "SEMVER_EQ": _semver(eq),
+    "SEMVER_GT": _semver(gt),
+    "SEMVER_GTE": _semver(ge),
+    "SEMVER_LT": _semver(lt),
+    "SEMVER_LTE": _semver(le),
     "REGEX": _regex,
     "IN_CIDR": _in_cidr,
 }
 
 
+def constraint_predicate(
+    context_name: str,
+    operator: str,
+    values: Sequence[str],
+    value: str | None,
+    inverted: bool,
+    case_insensitive: bool,
+) -> Predicate:
+    """Prepare one constraint, given field by field; raise `BrokenRule` if it cannot be
+    evaluated."""
+    build = OPERATORS.get(operator)
+    if build is None:
+        raise BrokenRule(f"unknown operator {operator!r}")
+    return build(field_reader(context_name), values, value, inverted, case_insensitive)
+
+
 def compile_constraint(constraint: Constraint) -> Predicate:
     """Prepare ``constraint`` into a predicate; raise `BrokenRule` if it cannot be evaluated."""
-    prepare = OPERATORS.get(constraint.operator)
-    if prepare is None:
-        raise BrokenRule(f"unknown operator {constraint.operator!r}")
-    read = field_reader(constraint.context_name)
-    inverted = constraint.inverted
-    if prepare is _in or prepare is _not_in:
-        # The commonest operators, as one function: a field read and a lookup.
-        return membership_predicate(
-            read, constraint.values, not_in=prepare is _not_in, inverted=inverted
-        )
-    missing = inverted
-    test = prepare(constraint)
-    if test is None:
-        return never
-
-    def predicate(
-        ctx: Readable,
-        read: FieldReader = read,
-        test: _ValueTest = test,
-        missing: bool = missing,
-        inverted: bool = inverted,
-    ) -> bool:
-        value = read(ctx)
-        if value is None:
-            return missing
-        return test(value) != inverted
-
-    return predicate
+    return constraint_predicate(
+        constraint.context_name,
+        constraint.operator,
+        constraint.values,
+        constraint.value,
+        constraint.inverted,
+        constraint.case_insensitive,
+    )
