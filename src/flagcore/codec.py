@@ -247,8 +247,15 @@ def _index_into(indexed: IndexedClientFeatures, features: Any, segments: Any) ->
     segments = segments or ()
     if not isinstance(features, Sequence) or not isinstance(segments, Sequence):
         raise InvalidInput("features and segments must be lists")
+    named = indexed.features
     for position, feature in enumerate(features):
-        _index_feature(indexed, feature, f"features[{position}]")
+        name = (
+            feature.get("name") if type(feature) is dict or isinstance(feature, Mapping) else None
+        )
+        if type(name) is str or isinstance(name, str):
+            named[name] = feature  # a later duplicate wins, as in Unleash
+        else:
+            _unnamed_feature(indexed, f"features[{position}]")
     for position, segment in enumerate(segments):
         _index_segment(indexed, segment, f"segments[{position}]")
 
@@ -258,10 +265,14 @@ def _index_feature(indexed: IndexedClientFeatures, feature: Any, where: str) -> 
     if isinstance(name, str):
         indexed.features[name] = feature  # a later duplicate wins, as in Unleash
     else:
-        problem = InvalidInput(
-            "a flag needs a name", [ErrorDetail("missing or not a string", "$.name")]
-        )
-        indexed.unnamed.append((where, problem))
+        _unnamed_feature(indexed, where)
+
+
+def _unnamed_feature(indexed: IndexedClientFeatures, where: str) -> None:
+    problem = InvalidInput(
+        "a flag needs a name", [ErrorDetail("missing or not a string", "$.name")]
+    )
+    indexed.unnamed.append((where, problem))
 
 
 def _index_segment(indexed: IndexedClientFeatures, segment: Any, where: str) -> None:

@@ -28,14 +28,13 @@ from flagcore.fast_reading import (
     as_list,
     as_str,
     as_strings,
-    constraint_fields,
 )
 from flagcore.operators import (
     MEMBERSHIP_SEPARATOR,
+    OPERATORS,
     BrokenRule,
     Predicate,
     always,
-    constraint_predicate,
     field_reader,
     membership_predicate,
     never,
@@ -180,8 +179,25 @@ class RuleCompiler:
         self._results = {}
 
     def constraint(self, data: Any) -> Predicate:
-        context_name, operator, value, inverted, case_insensitive = constraint_fields(data)
-        values = data.get("values")
+        # `fast_reading.constraint_fields` and `operators.constraint_predicate`, inlined:
+        # this runs for every constraint of every flag, and calls are what it costs.
+        if type(data) is not dict:
+            raise NotFast
+        get = data.get
+        context_name = get("contextName")
+        operator = get("operator")
+        value = get("value")
+        inverted = get("inverted", False)
+        case_insensitive = get("caseInsensitive", False)
+        values = get("values")
+        if (
+            type(context_name) is not str
+            or type(operator) is not str
+            or (value is not None and type(value) is not str)
+            or type(inverted) is not bool
+            or type(case_insensitive) is not bool
+        ):
+            raise NotFast
         if values is None:
             values = []
         elif type(values) is not list:
@@ -190,17 +206,14 @@ class RuleCompiler:
             joined = MEMBERSHIP_SEPARATOR.join(values)  # checks, in C, that all are strings
         except TypeError:
             raise NotFast from None
-        if operator == "IN" or operator == "NOT_IN":
-            return membership_predicate(
-                field_reader(context_name),
-                values,
-                not_in=operator == "NOT_IN",
-                inverted=inverted,
-                joined=joined,
-            )
-        return constraint_predicate(
-            context_name, operator, values, value, inverted, case_insensitive
-        )
+        if operator == "IN":
+            return membership_predicate(field_reader(context_name), values, False, inverted, joined)
+        if operator == "NOT_IN":
+            return membership_predicate(field_reader(context_name), values, True, inverted, joined)
+        build = OPERATORS.get(operator)
+        if build is None:
+            raise BrokenRule(f"unknown operator {operator!r}")
+        return build(field_reader(context_name), values, value, inverted, case_insensitive)
 
     def segment(self, data: Any) -> Predicate:
         """All of a segment's constraints, as one predicate."""

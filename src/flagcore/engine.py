@@ -247,7 +247,7 @@ class Engine:
 
     def _compile(self, name: str) -> CompiledFlag:
         raw = self._sources.features[name]
-        if isinstance(raw, Flag):
+        if type(raw) is not dict and isinstance(raw, Flag):
             raw = write_flag(raw)
         try:
             try:
@@ -268,7 +268,8 @@ class Engine:
             compiled.refresh()
             for slot in compiled.slots:
                 slot.users.add(name)
-            self._note_problem(compiled)
+            if compiled.problem is not None or self._problems:
+                self._note_problem(compiled)
         self._flags[name] = compiled
         # The compiled flag replaces its JSON, which is not needed again.
         self._sources.features[name] = compiled

@@ -304,7 +304,6 @@ MEMBERSHIP_SEPARATOR = "\x00"  # joins long IN lists; see membership_predicate
 def membership_predicate(
     read: Callable[[Any], str | None],
     values: Sequence[str],
-    *,
     not_in: bool,
     inverted: bool,
     joined: str | None = None,

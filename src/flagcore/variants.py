@@ -89,25 +89,9 @@ _WEIGHT_TYPES = ("variable", "fix")  # a tuple: `in` must not hash what it is gi
 ResultCache = dict[object, VariantResult]
 
 
-def _result(name: Any, payload: Any, results: ResultCache) -> VariantResult:
-    if type(name) is not str:
-        raise NotFast
-    if payload is None:
-        result = results.get(name)
-        if result is None:
-            result = results[name] = VariantResult(name, True, True, None)
-        return result
-    if type(payload) is not dict:
-        raise NotFast
-    kind = payload.get("type")
-    value = payload.get("value")
-    if type(kind) is not str or type(value) is not str:
-        raise NotFast
-    key = (name, kind, value)
-    result = results.get(key)
-    if result is None:
-        result = results[key] = VariantResult(name, True, True, {"type": kind, "value": value})
-    return result
+def _new_result(name: str, payload: dict[str, str] | None) -> VariantResult:
+    copied = None if payload is None else {"type": payload["type"], "value": payload["value"]}
+    return VariantResult(name, True, True, copied)
 
 
 def variants_stickiness(variants: list[Any]) -> str | None:
@@ -153,7 +137,23 @@ def compile_variant_picker(
             or (own_stickiness is not None and type(own_stickiness) is not str)
         ):
             raise NotFast
-        result = _result(get("name"), get("payload"), results)
+        name = get("name")
+        payload = get("payload")
+        if type(name) is not str:
+            raise NotFast
+        if payload is None:
+            key: object = name
+        elif type(payload) is dict:
+            kind = payload.get("type")
+            value = payload.get("value")
+            if type(kind) is not str or type(value) is not str:
+                raise NotFast
+            key = (name, kind, value)
+        else:
+            raise NotFast
+        result = results.get(key)
+        if result is None:
+            result = results[key] = _new_result(name, payload)
         variant_overrides = get("overrides")
         if variant_overrides is not None:
             for override in as_list(variant_overrides):
