@@ -79,7 +79,7 @@ def parse_args(argv: Sequence[str] | None) -> Settings:
             args.flags, args.contexts, args.seed, 30_000, 10_000, 3, (3, 3, 1), args.allow_mismatch
         )
     return Settings(
-        args.flags, args.contexts, args.seed, 300_000, 60_000, 5, (5, 5, 3), args.allow_mismatch
+        args.flags, args.contexts, args.seed, 300_000, 60_000, 5, (5, 5, 5), args.allow_mismatch
     )
 
 
