@@ -145,8 +145,11 @@ class CompiledFlag:
     def refresh(self) -> None:
         """Recompute the effective state (after compiling, or when a segment changed)."""
         problem = self.rule_problem
-        if problem is None and self.slots:
-            problem = next((slot.problem for slot in self.slots if slot.problem), None)
+        if problem is None:
+            for slot in self.slots:
+                if slot.problem is not None:
+                    problem = slot.problem
+                    break
         self.problem = problem
         # Ordered for threads evaluating meanwhile: turning off, `enabled` goes first;
         # turning on, it goes last, once the rules it guards are in place.
@@ -156,7 +159,12 @@ class CompiledFlag:
             self.is_on, self.strategies = never, ()
             return
         rules = self.rules
-        is_on = rules[0][0] if len(rules) == 1 else any_of(tuple([rule[0] for rule in rules]))
+        if len(rules) == 1:
+            is_on = rules[0][0]
+        elif rules:
+            is_on = any_of(tuple([rule[0] for rule in rules]))
+        else:
+            is_on = always  # enabled without strategies: on for everyone
         if self.gate is not None:
             is_on = all_of((self.gate,), is_on)
         self.strategies = rules
