@@ -30,7 +30,6 @@ from flagcore.fast_reading import (
     as_strings,
 )
 from flagcore.operators import (
-    MEMBERSHIP_SEPARATOR,
     OPERATORS,
     BrokenRule,
     Predicate,
@@ -48,8 +47,6 @@ from flagcore.variants import (
 )
 
 __all__ = ["CompiledFlag", "RuleCompiler", "SegmentSlot", "all_of", "any_of"]
-
-_UNCACHED_MEMBERSHIP = 8  # IN / NOT_IN lists longer than this skip the constraint cache
 
 
 def all_of(checks: tuple[Predicate, ...], then: Predicate = always) -> Predicate:
@@ -173,17 +170,15 @@ class CompiledFlag:
 
 
 class RuleCompiler:
-    """Compiles one snapshot's flags and segments; equal constraints compile once."""
+    """Compiles one snapshot's flags and segments; equal variant answers are shared."""
 
     def __init__(self, builders: Mapping[str, StrategyBuilder]) -> None:
         self._builders = builders
-        self._constraints: dict[tuple[Any, ...], Predicate] = {}
         self._results: ResultCache = {}
 
     def release_caches(self) -> None:
-        """Forget what equal constraints and variants share (once every flag is compiled,
-        the caches only hold memory)."""
-        self._constraints = {}
+        """Forget the variant answers flags share (once every flag is compiled, the cache
+        only holds memory)."""
         self._results = {}
 
     def constraint(self, data: Any) -> Predicate:
@@ -211,13 +206,14 @@ class RuleCompiler:
         elif type(values) is not list:
             raise NotFast
         try:
-            joined = MEMBERSHIP_SEPARATOR.join(values)  # checks, in C, that all are strings
+            # Both check, in C, that every value is a string.
+            if operator == "IN" or operator == "NOT_IN":
+                return membership_predicate(
+                    field_reader(context_name), values, operator == "NOT_IN", inverted
+                )
+            "".join(values)
         except TypeError:
             raise NotFast from None
-        if operator == "IN":
-            return membership_predicate(field_reader(context_name), values, False, inverted, joined)
-        if operator == "NOT_IN":
-            return membership_predicate(field_reader(context_name), values, True, inverted, joined)
         build = OPERATORS.get(operator)
         if build is None:
             raise BrokenRule(f"unknown operator {operator!r}")

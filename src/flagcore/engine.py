@@ -172,7 +172,7 @@ class Engine:
         finally:
             for where, problem in self._sources.unnamed:
                 self._problems.setdefault(where, _warning(where, problem))
-            # Deltas are small: the cache of equal constraints would only grow with them.
+            # Deltas are small: the cache of shared variant answers would only grow with them.
             self._compiler.release_caches()
 
     def _changed(self, kind: str, key: Any) -> None:
@@ -290,7 +290,7 @@ class Engine:
         with gc_paused(promote=len(pending) >= _BULK_BUILD):
             for name in pending:
                 self._compile(name)
-        # Every flag is compiled: the cache of equal constraints would only hold memory.
+        # Every flag is compiled: the cache of shared variant answers would only hold memory.
         self._compiler.release_caches()
 
     @property

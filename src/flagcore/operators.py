@@ -306,22 +306,21 @@ def membership_predicate(
     values: Sequence[str],
     not_in: bool,
     inverted: bool,
-    joined: str | None = None,
 ) -> Callable[[Any], bool]:
     """IN / NOT_IN as one predicate: read a field, look it up in ``values``.
 
-    ``joined`` is ``values`` joined by NUL, when the caller has it already. A missing field
-    is in no list, so it satisfies NOT_IN (and an inverted IN).
+    A missing field is in no list, so it satisfies NOT_IN (and an inverted IN). Raises
+    TypeError if a value is not a string (checked by the joins, in C).
     """
     flip = not_in != inverted
     members: Collection[str]
     if len(values) <= _TUPLE_SEARCH_MAX:
         members = tuple(values)
+        "".join(members)
     else:
-        if joined is None:
-            joined = MEMBERSHIP_SEPARATOR.join(values)
-        if joined.count(MEMBERSHIP_SEPARATOR) == len(values) - 1:
-            haystack = f"\x00{joined}\x00"
+        # Separators at both ends too, made by the one join.
+        haystack = MEMBERSHIP_SEPARATOR.join(["", *values, ""])
+        if haystack.count(MEMBERSHIP_SEPARATOR) == len(values) + 1:
 
             def in_haystack(
                 ctx: Any,

@@ -232,7 +232,7 @@ def test_a_long_stream_of_deltas_keeps_no_slots_for_what_is_gone() -> None:
         engine.apply_delta({"events": [{"type": "segment-removed", "segmentId": segment_id}]})
         assert not engine.is_enabled("f", {"userId": f"user-{segment_id}"})
     assert len(engine._slots) <= 1  # the last flag's segment only
-    assert len(engine._compiler._constraints) == 0
+    assert len(engine._compiler._results) == 0
 
 
 def test_events_naming_nothing_are_ignored() -> None:
