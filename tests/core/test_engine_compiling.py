@@ -284,7 +284,6 @@ def test_malformed_overrides_on_strategy_variants_are_reported() -> None:
     assert [w.flag for w in engine.warnings] == ["f"]
 
 
-
 def test_strategy_variants_stick_to_the_strategy_stickiness_not_the_user() -> None:
     # The variants carry no stickiness of their own, so the strategy's field decides.
     variants = [{"name": name, "weight": 1} for name in ("a", "b", "c", "d")]
@@ -302,6 +301,7 @@ def test_strategy_variants_stick_to_the_strategy_stickiness_not_the_user() -> No
             for user in range(10)
         }
         assert len({v.name for v in picked}) == 1, f"tenant {tenant} got {picked}"
+
 
 def test_hour_24_is_not_a_constraint_date() -> None:
     constraint = {"contextName": "t", "operator": "DATE_AFTER", "value": "2024-01-01T24:00:00Z"}
