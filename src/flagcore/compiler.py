@@ -28,6 +28,7 @@ from flagcore.fast_reading import (
     as_list,
     as_str,
     as_strings,
+    constraint_fields,
 )
 from flagcore.operators import (
     OPERATORS,
@@ -182,25 +183,10 @@ class RuleCompiler:
         self._results = {}
 
     def constraint(self, data: Any) -> Predicate:
-        # `fast_reading.constraint_fields` and `operators.constraint_predicate`, inlined:
-        # this runs for every constraint of every flag, and calls are what it costs.
-        if type(data) is not dict:
-            raise NotFast
-        get = data.get
-        context_name = get("contextName")
-        operator = get("operator")
-        value = get("value")
-        inverted = get("inverted", False)
-        case_insensitive = get("caseInsensitive", False)
-        values = get("values")
-        if (
-            type(context_name) is not str
-            or type(operator) is not str
-            or (value is not None and type(value) is not str)
-            or type(inverted) is not bool
-            or type(case_insensitive) is not bool
-        ):
-            raise NotFast
+        # `operators.constraint_predicate`, inlined: this runs for every constraint of
+        # every flag, and calls are most of what it costs.
+        context_name, operator, value, inverted, case_insensitive = constraint_fields(data)
+        values = data.get("values")
         if values is None:
             values = []
         elif type(values) is not list:
