@@ -372,55 +372,40 @@ def _string_values(values: Sequence[str], fold: bool, operator: str) -> tuple[st
     return tuple([value.lower() for value in values]) if fold else tuple(values)
 
 
-def _affix(method: Callable[[str, tuple[str, ...]], bool], operator: str) -> ConstraintBuilder:
-    """STR_STARTS_WITH / STR_ENDS_WITH: ``method`` is `str.startswith` or `str.endswith`."""
+def _string_test(
+    method: Callable[[str, tuple[str, ...]], bool], operator: str
+) -> ConstraintBuilder:
+    """The STR_ operators: ``method`` is `str.startswith`, `str.endswith` or `_contains_any`,
+    given the context's text and the constraint's values (both lowered when folding)."""
 
     def build(
         read: FieldReader, values: Sequence[str], _value: str | None, inverted: bool, fold: bool
     ) -> Predicate:
-        affixes = _string_values(values, fold, operator)
+        needles = _string_values(values, fold, operator)
 
         def predicate(
             ctx: Readable,
             read: FieldReader = read,
             method: Callable[[str, tuple[str, ...]], bool] = method,
-            affixes: tuple[str, ...] = affixes,
+            needles: tuple[str, ...] = needles,
             fold: bool = fold,
             inverted: bool = inverted,
         ) -> bool:
             text = read(ctx)
             if text is None:
                 return inverted
-            return method(text.lower() if fold else text, affixes) != inverted
+            return method(text.lower() if fold else text, needles) != inverted
 
         return predicate
 
     return build
 
 
-def _contains(
-    read: FieldReader, values: Sequence[str], _value: str | None, inverted: bool, fold: bool
-) -> Predicate:
-    needles = _string_values(values, fold, "STR_CONTAINS")
-
-    def predicate(
-        ctx: Readable,
-        read: FieldReader = read,
-        needles: tuple[str, ...] = needles,
-        fold: bool = fold,
-        inverted: bool = inverted,
-    ) -> bool:
-        text = read(ctx)
-        if text is None:
-            return inverted
-        if fold:
-            text = text.lower()
-        for needle in needles:
-            if needle in text:
-                return not inverted
-        return inverted
-
-    return predicate
+def _contains_any(text: str, needles: tuple[str, ...]) -> bool:
+    for needle in needles:
+        if needle in text:
+            return True
+    return False
 
 
 def _comparison(
@@ -527,9 +512,9 @@ _semver = functools.partial(_comparison, _semver_target, semver_key)
 OPERATORS: Mapping[str, ConstraintBuilder] = {
     "IN": _membership(not_in=False),
     "NOT_IN": _membership(not_in=True),
-    "STR_CONTAINS": _contains,
-    "STR_STARTS_WITH": _affix(str.startswith, "STR_STARTS_WITH"),
-    "STR_ENDS_WITH": _affix(str.endswith, "STR_ENDS_WITH"),
+    "STR_CONTAINS": _string_test(_contains_any, "STR_CONTAINS"),
+    "STR_STARTS_WITH": _string_test(str.startswith, "STR_STARTS_WITH"),
+    "STR_ENDS_WITH": _string_test(str.endswith, "STR_ENDS_WITH"),
     "NUM_EQ": _number(_number_equal),
     "NUM_GT": _number(gt),
     "NUM_GTE": _number(ge),
