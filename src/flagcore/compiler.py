@@ -4,7 +4,7 @@ Reading 20,000 flags into `flagcore.model` first cost more time than compiling t
 the model, kept for later, held most of the engine's memory. So the compiler reads each
 flag's JSON once, checks the type of every field it uses, and keeps only closures and
 the values they compare against (long IN lists as one joined string: see
-`flagcore.operators.membership_test`). At the first surprise it raises `NotFast`; the
+`flagcore.operators.membership_predicate`). At the first surprise it raises `NotFast`; the
 engine then reads that flag with the codec (which explains what is wrong, or normalises
 what it can, such as numbers as parameters) and compiles the codec's canonical JSON.
 Fields the engine never evaluates (description, project, ids, titles) are not checked.
@@ -192,7 +192,8 @@ class RuleCompiler:
         elif type(values) is not list:
             raise NotFast
         try:
-            # Both check, in C, that every value is a string.
+            # A join checks, in C, that every value is a string: membership_predicate's
+            # own for IN and NOT_IN, this one for the rest.
             if operator == "IN" or operator == "NOT_IN":
                 return membership_predicate(
                     field_reader(context_name), values, operator == "NOT_IN", inverted
