@@ -247,43 +247,39 @@ def _index_into(indexed: IndexedClientFeatures, features: Any, segments: Any) ->
     segments = segments or ()
     if not isinstance(features, Sequence) or not isinstance(segments, Sequence):
         raise InvalidInput("features and segments must be lists")
-    named = indexed.features
     for position, feature in enumerate(features):
-        name = (
-            feature.get("name") if type(feature) is dict or isinstance(feature, Mapping) else None
-        )
-        if type(name) is str or isinstance(name, str):
-            named[name] = feature  # a later duplicate wins, as in Unleash
-        else:
-            _unnamed_feature(indexed, f"features[{position}]")
+        if _index_feature(indexed, feature) is None:
+            _unreadable(indexed, f"features[{position}]", _NO_NAME)
     for position, segment in enumerate(segments):
-        _index_segment(indexed, segment, f"segments[{position}]")
+        if _index_segment(indexed, segment) is None:
+            _unreadable(indexed, f"segments[{position}]", _NO_ID)
 
 
-def _index_feature(indexed: IndexedClientFeatures, feature: Any, where: str) -> None:
+def _index_feature(indexed: IndexedClientFeatures, feature: Any) -> str | None:
+    """Index ``feature`` under its name and return the name; None if it has none."""
     name = feature.get("name") if isinstance(feature, Mapping) else None
-    if isinstance(name, str):
-        indexed.features[name] = feature  # a later duplicate wins, as in Unleash
-    else:
-        _unnamed_feature(indexed, where)
+    if not isinstance(name, str):
+        return None
+    indexed.features[name] = feature  # a later duplicate wins, as in Unleash
+    return name
 
 
-def _unnamed_feature(indexed: IndexedClientFeatures, where: str) -> None:
-    problem = InvalidInput(
-        "a flag needs a name", [ErrorDetail("missing or not a string", "$.name")]
-    )
-    indexed.unnamed.append((where, problem))
-
-
-def _index_segment(indexed: IndexedClientFeatures, segment: Any, where: str) -> None:
+def _index_segment(indexed: IndexedClientFeatures, segment: Any) -> int | None:
+    """Index ``segment`` under its id and return the id; None if it has no integer id."""
     segment_id = segment.get("id") if isinstance(segment, Mapping) else None
-    if isinstance(segment_id, int) and not isinstance(segment_id, bool):
-        indexed.segments[segment_id] = segment
-    else:
-        problem = InvalidInput(
-            "a segment needs an integer id", [ErrorDetail("not an integer", "$.id")]
-        )
-        indexed.unnamed.append((where, problem))
+    if not isinstance(segment_id, int) or isinstance(segment_id, bool):
+        return None
+    indexed.segments[segment_id] = segment
+    return segment_id
+
+
+_NO_NAME = ("a flag needs a name", ErrorDetail("missing or not a string", "$.name"))
+_NO_ID = ("a segment needs an integer id", ErrorDetail("not an integer", "$.id"))
+
+
+def _unreadable(indexed: IndexedClientFeatures, where: str, why: tuple[str, ErrorDetail]) -> None:
+    message, detail = why
+    indexed.unnamed.append((where, InvalidInput(message, [detail])))
 
 
 def apply_delta_events(
@@ -315,9 +311,10 @@ def apply_delta_events(
             indexed.unnamed[:] = fresh.unnamed
             change = "hydration"
         elif kind == "feature-updated":
-            feature = event.get("feature")
-            key = feature.get("name") if isinstance(feature, Mapping) else None
-            _index_feature(indexed, feature, "feature-updated")
+            key = _index_feature(indexed, event.get("feature"))
+            if key is None:
+                _unreadable(indexed, "feature-updated", _NO_NAME)
+                continue  # nothing was indexed
             change = "feature"
         elif kind == "feature-removed":
             key = event.get("featureName")
@@ -326,9 +323,10 @@ def apply_delta_events(
             indexed.features.pop(key, None)
             change = "feature"
         elif kind == "segment-updated":
-            segment = event.get("segment")
-            key = segment.get("id") if isinstance(segment, Mapping) else None
-            _index_segment(indexed, segment, "segment-updated")
+            key = _index_segment(indexed, event.get("segment"))
+            if key is None:
+                _unreadable(indexed, "segment-updated", _NO_ID)
+                continue  # nothing was indexed
             change = "segment"
         elif kind == "segment-removed":
             key = event.get("segmentId")
@@ -339,8 +337,6 @@ def apply_delta_events(
         else:
             continue
         if changed is not None:
-            if change != "hydration" and not isinstance(key, str | int):
-                continue  # not a name or an id: nothing was indexed under it
             changed(change, key)
 
 

@@ -31,10 +31,10 @@ from flagcore.fast_reading import (
     constraint_fields,
 )
 from flagcore.operators import (
-    OPERATORS,
     BrokenRule,
     Predicate,
     always,
+    constraint_predicate,
     field_reader,
     membership_predicate,
     never,
@@ -183,8 +183,6 @@ class RuleCompiler:
         self._results = {}
 
     def constraint(self, data: Any) -> Predicate:
-        # `operators.constraint_predicate`, inlined: this runs for every constraint of
-        # every flag, and calls are most of what it costs.
         context_name, operator, value, inverted, case_insensitive = constraint_fields(data)
         values = data.get("values")
         if values is None:
@@ -201,10 +199,9 @@ class RuleCompiler:
             "".join(values)
         except TypeError:
             raise NotFast from None
-        build = OPERATORS.get(operator)
-        if build is None:
-            raise BrokenRule(f"unknown operator {operator!r}")
-        return build(field_reader(context_name), values, value, inverted, case_insensitive)
+        return constraint_predicate(
+            context_name, operator, values, value, inverted, case_insensitive
+        )
 
     def segment(self, data: Any) -> Predicate:
         """All of a segment's constraints, as one predicate."""

@@ -19,15 +19,11 @@ from flagcore.hashing import percentage_bucket
 from flagcore.operators import (
     BrokenRule,
     Predicate,
+    always,
     field_reader,
+    never,
     parse_ip_address,
     parse_network,
-)
-from flagcore.operators import (
-    always as _always,
-)
-from flagcore.operators import (
-    never as _never,
 )
 
 __all__ = [
@@ -96,7 +92,7 @@ def _rollout(
     percentage: int | None, group_id: str, identify: Callable[[Readable], str | None]
 ) -> Predicate:
     if percentage is None or percentage <= 0:
-        return _never  # buckets start at 1, so 0% is nobody
+        return never  # buckets start at 1, so 0% is nobody
 
     # Bound as defaults, not closure cells: see flagcore.operators.
     def predicate(
@@ -112,13 +108,13 @@ def _rollout(
 
 
 def _default(_parameters: Mapping[str, str], _flag: str) -> Predicate:
-    return _always
+    return always
 
 
 def _user_with_id(parameters: Mapping[str, str], _flag: str) -> Predicate:
     raw = parameters.get("userIds")
     if raw is None:
-        return _never
+        return never
     user_ids = frozenset(map(str.strip, raw.split(",")))
 
     def predicate(ctx: Readable) -> bool:
@@ -132,7 +128,7 @@ def _gradual_rollout(read: Callable[[Readable], str | None]) -> StrategyBuilder:
     def build(parameters: Mapping[str, str], _flag: str) -> Predicate:
         group_id = parameters.get("groupId")
         if group_id is None:
-            return _never  # these legacy strategies have no default group (checked first)
+            return never  # these legacy strategies have no default group (checked first)
         return _rollout(_sticky_percentage(parameters, "percentage"), group_id, read)
 
     return build
@@ -141,19 +137,14 @@ def _gradual_rollout(read: Callable[[Readable], str | None]) -> StrategyBuilder:
 def _gradual_rollout_random(parameters: Mapping[str, str], _flag: str) -> Predicate:
     percentage = parse_percentage(parameters.get("percentage"))
     if percentage is None or percentage <= 1:
-        return _never
+        return never
     # Unleash draws 1..99 and compares strictly: p% means a (p-1)/99 chance, 100% always.
     return lambda _ctx: random.randint(1, 99) < percentage
 
 
 def _flexible_rollout(parameters: Mapping[str, str], flag: str) -> Predicate:
-    # The commonest strategy by far, so its percentage is read here, not through
-    # `_sticky_percentage` (calls are most of what compiling costs).
-    percentage = parse_percentage(parameters.get("rollout"))
-    if percentage is not None and percentage > 100:
-        raise BrokenRule(f"rollout {percentage} is over 100%")
     return _rollout(
-        percentage,
+        _sticky_percentage(parameters, "rollout"),
         parameters.get("groupId", flag),
         stickiness_reader(parameters.get("stickiness")),
     )
@@ -162,11 +153,11 @@ def _flexible_rollout(parameters: Mapping[str, str], flag: str) -> Predicate:
 def _remote_address(parameters: Mapping[str, str], _flag: str) -> Predicate:
     raw_list = parameters.get("IPs")
     if raw_list is None:
-        return _never
+        return never
     # Unleash skips entries it cannot read.
     networks = [n for raw in raw_list.split(",") if (n := parse_network(raw.strip())) is not None]
     if not networks:
-        return _never
+        return never
 
     def predicate(ctx: Readable) -> bool:
         raw = _read_remote_address(ctx)
@@ -186,7 +177,7 @@ def _application_hostname(parameters: Mapping[str, str], _flag: str) -> Predicat
     # HOSTNAME wins over the OS name, as in Unleash's SDKs.
     host_names = {part.strip().lower() for part in parameters.get("hostNames", "").split(",")}
     hostname = os.environ.get("HOSTNAME") or socket.gethostname()
-    return _always if hostname.lower() in host_names else _never
+    return always if hostname.lower() in host_names else never
 
 
 BUILTIN_STRATEGIES: Mapping[str, StrategyBuilder] = {

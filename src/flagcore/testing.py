@@ -751,6 +751,21 @@ class StoreContract:
         service.delete_action_set(first.id)
         assert service.list_action_sets() == []
 
+    def test_an_action_set_is_only_found_in_its_own_project(self, service: Service) -> None:
+        source = self._alerting(service)
+        service.create_project("other", "Other")
+        enable = [Action(ActionKind.ENABLE_FLAG, "banner", DEV)]
+        action_set = service.create_action_set("x", "default", source, enable)
+        with pytest.raises(NotFound):
+            service.get_action_set(action_set.id, project="other")
+        with pytest.raises(NotFound):
+            service.list_action_executions(action_set.id, project="other")
+        with pytest.raises(NotFound):
+            service.update_action_set(action_set.id, attrs.evolve(action_set, project="other"))
+        with pytest.raises(NotFound):
+            service.delete_action_set(action_set.id, project="other")
+        assert service.get_action_set(action_set.id, project="default") == action_set
+
     # --- events, revision, atomicity ---
     def test_every_change_writes_an_event_and_moves_the_revision(self, service: Service) -> None:
         revisions = [service.store.revision()]

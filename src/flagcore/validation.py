@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
+from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.limits import Limits, enforce
 from flagcore.model import Constraint, Strategy, Variant, WeightType
 from flagcore.operators import OPERATORS, BrokenRule, compile_constraint, parse_network
@@ -96,11 +96,8 @@ def _constraint_problems(constraint: Constraint, path: str) -> list[ErrorDetail]
     return []
 
 
-def check_constraints(
-    constraints: Iterable[Constraint], limits: Limits, path: str, *, values_limit: int | None = None
-) -> None:
+def check_constraints(constraints: Iterable[Constraint], limits: Limits, path: str) -> None:
     """Refuse constraints the engine could not evaluate, and those over the limits."""
-    constraints = tuple(constraints)
     problems: list[ErrorDetail] = []
     for index, constraint in enumerate(constraints):
         here = f"{path}[{index}]"
@@ -109,14 +106,6 @@ def check_constraints(
         enforce(limits, "constraint_values", count, "values in one constraint")
     if problems:
         raise InvalidInput(problems[0].message, problems)
-    if values_limit is not None:
-        total = sum(len(c.values) + (c.value is not None) for c in constraints)
-        if total > values_limit:
-            raise LimitExceeded(
-                f"the constraints hold {total} values; the limit is {values_limit}",
-                "segment_values",
-                values_limit,
-            )
 
 
 def check_variants(variants: Iterable[Variant], path: str) -> None:

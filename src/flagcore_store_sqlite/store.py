@@ -415,21 +415,18 @@ class SqliteTransaction:
 
     # --- strategies ---
     def _placements(self, where: str, params: Sequence[Any]) -> list[StrategyPlacement]:
-        try:
-            rows = self._db.execute(
-                "SELECT id, flag, environment, name, parameters, constraints, variants, disabled, "
-                f"title, sort_order FROM strategies s WHERE {where} "
-                "ORDER BY flag, environment, sort_order, id",
-                list(params),
-            ).fetchall()
-            # One query for every segment reference, not one subquery per strategy.
-            segment_rows = self._db.execute(
-                "SELECT strategy_id, segment_id FROM strategy_segments WHERE strategy_id IN "
-                f"(SELECT id FROM strategies s WHERE {where}) ORDER BY strategy_id, position",
-                list(params),
-            ).fetchall()
-        except sqlite3.Error as exc:
-            raise StorageError(f"the database failed: {exc}") from exc
+        rows = self._rows(
+            "SELECT id, flag, environment, name, parameters, constraints, variants, disabled, "
+            f"title, sort_order FROM strategies s WHERE {where} "
+            "ORDER BY flag, environment, sort_order, id",
+            params,
+        )
+        # One query for every segment reference, not one subquery per strategy.
+        segment_rows = self._rows(
+            "SELECT strategy_id, segment_id FROM strategy_segments WHERE strategy_id IN "
+            f"(SELECT id FROM strategies s WHERE {where}) ORDER BY strategy_id, position",
+            params,
+        )
         segments: dict[str, list[int]] = {}
         for strategy_id, segment_id in segment_rows:
             segments.setdefault(strategy_id, []).append(segment_id)

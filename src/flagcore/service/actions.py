@@ -87,8 +87,9 @@ class ActionsMixin(ServiceBase):
     def update_action_set(
         self, action_set_id: int, replacement: ActionSet, *, actor: str = SYSTEM
     ) -> ActionSet:
+        """Replace an action set; it stays in its project (``replacement.project``)."""
         with self._unit() as tx:
-            before = self._action_set(tx, action_set_id)
+            before = self._action_set(tx, action_set_id, replacement.project)
             after = attrs.evolve(replacement, id=action_set_id, created_at=before.created_at)
             self._check_action_set(tx, after, exclude=action_set_id)
             tx.save_action_set(after)
@@ -101,9 +102,11 @@ class ActionsMixin(ServiceBase):
             )
         return after
 
-    def delete_action_set(self, action_set_id: int, *, actor: str = SYSTEM) -> None:
+    def delete_action_set(
+        self, action_set_id: int, *, project: str | None = None, actor: str = SYSTEM
+    ) -> None:
         with self._unit() as tx:
-            action_set = self._action_set(tx, action_set_id)
+            action_set = self._action_set(tx, action_set_id, project)
             tx.delete_action_set(action_set_id)
             self._event(
                 tx,
@@ -113,20 +116,21 @@ class ActionsMixin(ServiceBase):
                 data={"id": action_set_id, "name": action_set.name},
             )
 
-    def get_action_set(self, action_set_id: int) -> ActionSet:
+    def get_action_set(self, action_set_id: int, *, project: str | None = None) -> ActionSet:
+        """The action set; with ``project``, only if it belongs to that project."""
         with self._read() as tx:
-            return self._action_set(tx, action_set_id)
+            return self._action_set(tx, action_set_id, project)
 
     def list_action_sets(self, project: str | None = None) -> list[ActionSet]:
         with self._read() as tx:
             return list(tx.list_action_sets(project=project))
 
     def list_action_executions(
-        self, action_set_id: int | None = None, *, limit: int = 50
+        self, action_set_id: int | None = None, *, project: str | None = None, limit: int = 50
     ) -> list[ActionExecution]:
         with self._read() as tx:
             if action_set_id is not None:
-                self._action_set(tx, action_set_id)
+                self._action_set(tx, action_set_id, project)
             return list(tx.list_action_executions(action_set_id=action_set_id, limit=limit))
 
     def run_action_sets(self, signal: Signal) -> list[ActionExecution]:
@@ -160,7 +164,7 @@ class ActionsMixin(ServiceBase):
                 outcomes.append(ActionOutcome(action, False, error.message))
                 break  # a failed action stops the ones after it
             outcomes.append(ActionOutcome(action, True))
-        ok = len(outcomes) == len(action_set.actions) and all(o.ok for o in outcomes)
+        ok = all(o.ok for o in outcomes)  # a failure is the last outcome
         with self._unit() as tx:
             return tx.add_action_execution(
                 ActionExecution(0, action_set.id, signal.id, ok, tuple(outcomes), self.clock())
@@ -168,10 +172,13 @@ class ActionsMixin(ServiceBase):
 
     # --- shared ---
     @staticmethod
-    def _action_set(tx: Transaction, action_set_id: int) -> ActionSet:
+    def _action_set(tx: Transaction, action_set_id: int, project: str | None = None) -> ActionSet:
+        """The action set, which must be in ``project`` when one is given."""
         action_set = tx.get_action_set(action_set_id)
         if action_set is None:
             raise NotFound(f"there is no action set with id {action_set_id}")
+        if project is not None and action_set.project != project:
+            raise NotFound(f"there is no action set {action_set_id} in this project")
         return action_set
 
     def _check_action_set(

@@ -194,9 +194,9 @@ class SegmentsMixin(ServiceBase):
             raise InvalidInput(
                 "a segment needs a name", [ErrorDetail("must not be empty", "$.name")]
             )
-        check_constraints(
-            constraints, self.limits, "$.constraints", values_limit=self.limits.segment_values
-        )
+        check_constraints(constraints, self.limits, "$.constraints")
+        values = sum(len(c.values) + (c.value is not None) for c in constraints)
+        enforce(self.limits, "segment_values", values, "values in one segment's constraints")
 
     @staticmethod
     def _segment(tx: Transaction, segment_id: int) -> Segment:

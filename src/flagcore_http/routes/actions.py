@@ -9,7 +9,6 @@ from aiohttp import web
 
 from flagcore import codec
 from flagcore.entities import Action, ActionExecution, ActionKind, ActionSet
-from flagcore.errors import NotFound
 from flagcore.model import Constraint
 from flagcore_http import render
 from flagcore_http.bodies import int_parameter, read_body
@@ -83,13 +82,6 @@ def _execution(value: ActionExecution) -> dict[str, Any]:
     }
 
 
-async def _in_project(request: web.Request) -> ActionSet:
-    action_set = await call(request, service(request).get_action_set, int_parameter(request, "id"))
-    if action_set.project != request.match_info["project"]:
-        raise NotFound(f"there is no action set {action_set.id} in this project")
-    return action_set
-
-
 @routes.get(ACTIONS)
 async def list_action_sets(request: web.Request) -> web.Response:
     sets = await call(request, service(request).list_action_sets, request.match_info["project"])
@@ -116,37 +108,56 @@ async def create_action_set(request: web.Request) -> web.Response:
 
 @routes.get(ACTIONS + "/{id}")
 async def get_action_set(request: web.Request) -> web.Response:
-    return web.json_response(_render(await _in_project(request)))
+    action_set = await call(
+        request,
+        service(request).get_action_set,
+        int_parameter(request, "id"),
+        project=request.match_info["project"],
+    )
+    return web.json_response(_render(action_set))
 
 
 @routes.put(ACTIONS + "/{id}")
 async def update_action_set(request: web.Request) -> web.Response:
-    before = await _in_project(request)
     body = await read_body(request, ActionSetBody)
-    replacement = attrs.evolve(
-        before,
-        name=body.name,
-        source=body.source_id,
-        actions=_actions(body),
-        filters=body.filters,
-        enabled=body.enabled,
-        description=body.description,
+    replacement = ActionSet(
+        0,  # the id and creation time are the stored action set's
+        body.name,
+        request.match_info["project"],
+        body.source_id,
+        _actions(body),
+        body.filters,
+        body.enabled,
+        body.description,
     )
     updated = await call(
-        request, service(request).update_action_set, before.id, replacement, actor=actor(request)
+        request,
+        service(request).update_action_set,
+        int_parameter(request, "id"),
+        replacement,
+        actor=actor(request),
     )
     return web.json_response(_render(updated))
 
 
 @routes.delete(ACTIONS + "/{id}")
 async def delete_action_set(request: web.Request) -> web.Response:
-    action_set = await _in_project(request)
-    await call(request, service(request).delete_action_set, action_set.id, actor=actor(request))
+    await call(
+        request,
+        service(request).delete_action_set,
+        int_parameter(request, "id"),
+        project=request.match_info["project"],
+        actor=actor(request),
+    )
     return web.Response(status=200)
 
 
 @routes.get(ACTIONS + "/{id}/executions")
 async def executions(request: web.Request) -> web.Response:
-    action_set = await _in_project(request)
-    runs = await call(request, service(request).list_action_executions, action_set.id)
+    runs = await call(
+        request,
+        service(request).list_action_executions,
+        int_parameter(request, "id"),
+        project=request.match_info["project"],
+    )
     return web.json_response({"executions": [_execution(e) for e in runs]})

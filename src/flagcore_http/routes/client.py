@@ -175,10 +175,10 @@ async def client_feature(request: web.Request) -> web.Response:
         )
     except NotFound:  # an environment that does not exist has no flags
         snapshot = ClientFeatures()
-    for flag in snapshot.features:
-        segments = None if version >= 2 else {s.id: s for s in snapshot.segments}
-        return web.json_response(unstructure_flag(flag, segments))
-    raise NotFound(f"Could not find feature flag {name}")
+    if not snapshot.features:
+        raise NotFound(f"Could not find feature flag {name}")
+    segments = None if version >= 2 else {s.id: s for s in snapshot.segments}
+    return web.json_response(unstructure_flag(snapshot.features[0], segments))
 
 
 def _timestamp(value: Any, path: str) -> dt.datetime | None:
