@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import io
 import itertools
+import math
+import time
 
 from flagcore.service import Service
 from tests.http.conftest import CLIENT, Api
@@ -139,10 +141,13 @@ async def test_concurrent_signals_respect_the_rate_limit_and_lose_nothing(
                 retry_after.append(response.headers["Retry-After"])
             await asyncio.sleep(0.25)
 
+    started = time.monotonic()
     await asyncio.gather(*(sender(n) for n in range(20)))
+    elapsed = time.monotonic() - started
     accepted = statuses.count(202)
     assert set(statuses) <= {202, 429}
-    assert 1 <= accepted <= 3  # 1 per second over ~1.5 s of sending
+    # 1 per second: ~1.5 s of sending on a quiet machine, longer on a busy one.
+    assert 1 <= accepted <= math.floor(elapsed) + 1
     assert all(value == "1" for value in retry_after)
     stored = service.list_signals(limit=100)
     assert len(stored) == accepted
