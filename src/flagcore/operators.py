@@ -37,7 +37,6 @@ from flagcore.model import Constraint
 from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
 
 __all__ = [
-    "MEMBERSHIP_SEPARATOR",
     "OPERATORS",
     "BrokenRule",
     "FieldReader",
@@ -115,6 +114,7 @@ def field_reader(context_name: str) -> FieldReader:
 def _attribute_reader(attribute: str, camel: str) -> FieldReader:
     def read(ctx: Readable, attribute: str = attribute, camel: str = camel) -> str | None:
         if isinstance(ctx, dict):
+            # standard_field's first case inline: a call less for the usual top-level field.
             value = ctx[camel] if camel in ctx else standard_field(ctx, camel)
         else:
             value = getattr(ctx, attribute)
@@ -312,7 +312,7 @@ def parse_ip_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address
 # (hash tables plus one string object per value); the joined strings hold 5 MB, build
 # 10x faster, and answer in ~0.4 µs instead of ~0.03 µs.
 _TUPLE_SEARCH_MAX = 4
-MEMBERSHIP_SEPARATOR = "\x00"  # joins long IN lists; see membership_predicate
+_SEPARATOR = "\x00"  # joins long IN lists; see membership_predicate
 
 
 def membership_predicate(
@@ -333,8 +333,8 @@ def membership_predicate(
         "".join(members)
     else:
         # Separators at both ends too, made by the one join.
-        haystack = MEMBERSHIP_SEPARATOR.join(["", *values, ""])
-        if haystack.count(MEMBERSHIP_SEPARATOR) == len(values) + 1:
+        haystack = _SEPARATOR.join(["", *values, ""])
+        if haystack.count(_SEPARATOR) == len(values) + 1:
 
             def in_haystack(
                 ctx: Any,
@@ -345,6 +345,7 @@ def membership_predicate(
                 value = read(ctx)
                 if value is None:
                     return flip
+                # _SEPARATOR written out: a constant, not a global read per call.
                 return ("\x00" not in value and f"\x00{value}\x00" in haystack) != flip
 
             return in_haystack

@@ -201,8 +201,7 @@ def custom_strategy_builder(implementation: CustomStrategy) -> StrategyBuilder:
         def predicate(ctx: Readable) -> bool:
             try:
                 # Users' strategies get a Context, whatever the caller passed.
-                context = MappingContext(ctx) if type(ctx) is dict else ctx
-                assert isinstance(context, Context)
+                context = MappingContext(ctx) if isinstance(ctx, dict) else ctx
                 return bool(implementation(parameters, context))
             except Exception:
                 return False

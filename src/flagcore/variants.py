@@ -57,7 +57,6 @@ VariantPicker = Callable[[Readable], "VariantResult | None"]
 
 _read_user_id = field_reader("userId")
 _read_session_id = field_reader("sessionId")
-_FIELD_STICKINESS = frozenset({"userId", "sessionId", "environment", "appName", "remoteAddress"})
 _U32 = 2**32  # Unleash sums weights as unsigned 32-bit integers, wrapping around
 
 
