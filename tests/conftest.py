@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-_DEFAULT_SPEC = Path(__file__).resolve().parents[1].parent / "shared" / "client-specification"
+_DEFAULT_SPEC = Path(__file__).resolve().parent / "spec" / "client-specification"
 
 
 def client_spec_dir() -> Path:
-    """``FLAGCORE_CLIENT_SPEC`` or ``../shared/client-specification`` beside the checkout."""
+    """``FLAGCORE_CLIENT_SPEC``, or the copy vendored in ``tests/spec/client-specification``."""
     return Path(os.environ.get("FLAGCORE_CLIENT_SPEC", _DEFAULT_SPEC))
 
 

@@ -1,7 +1,7 @@
 """Every case of Unleash's client specification, one pytest case each.
 
-The data is Unleash's own conformance suite (``../shared/client-specification``, or
-``FLAGCORE_CLIENT_SPEC``). A missing directory is a failure, not a skip: the engine's
+The data is Unleash's own conformance suite, vendored in ``tests/spec/client-specification``
+(or ``FLAGCORE_CLIENT_SPEC``). A missing directory is a failure, not a skip: the engine's
 claim to match Unleash rests on these cases.
 """
 
