@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from flagcore.model import Constraint, Dependency, Strategy, Variant
+from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant
 
 __all__ = [
     "Action",
@@ -31,6 +31,8 @@ __all__ = [
     "FlagEnvironment",
     "FlagMetrics",
     "Project",
+    "SegmentDefinition",
+    "SegmentDetails",
     "Signal",
     "SignalEndpoint",
     "SignalEndpointToken",
@@ -155,6 +157,29 @@ class FlagDetails:
     flag: FlagDefinition
     environments: tuple[EnvironmentState, ...] = ()
     tags: tuple[Tag, ...] = ()
+
+
+@attrs.frozen
+class SegmentDefinition:
+    """A segment as admins keep it: the rule SDKs get, plus who created it and when."""
+
+    segment: Segment
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+    created_by: str | None = None
+
+    @property
+    def id(self) -> int:
+        return self.segment.id
+
+
+@attrs.frozen
+class SegmentDetails:
+    """A segment with what Unleash's segment list shows about its use: how many projects
+    and flags use it, counting active flags only (archived ones do not hold it)."""
+
+    definition: SegmentDefinition
+    used_in_projects: int = 0
+    used_in_features: int = 0
 
 
 class TokenType(enum.StrEnum):

@@ -27,6 +27,7 @@ from flagcore.entities import (
     FlagEnvironment,
     FlagMetrics,
     Project,
+    SegmentDefinition,
     Signal,
     SignalEndpoint,
     SignalEndpointToken,
@@ -254,20 +255,36 @@ class MemoryTransaction:
             if segment_id in placement.strategy.segments
         ]
 
-    # --- segments ---
+    # --- segments (kept as `SegmentDefinition`s: the rule and its creation) ---
     def get_segment(self, segment_id: int) -> Segment | None:
-        return self._tables["segments"].get(segment_id)
+        definition = self.get_segment_definition(segment_id)
+        return None if definition is None else definition.segment
 
     def list_segments(self) -> Sequence[Segment]:
-        return sorted(self._tables["segments"].values(), key=lambda s: s.id)
+        return [definition.segment for definition in self.list_segment_definitions()]
 
-    def create_segment(self, segment: Segment) -> Segment:
+    def get_segment_definition(self, segment_id: int) -> SegmentDefinition | None:
+        return self._tables["segments"].get(segment_id)
+
+    def list_segment_definitions(self) -> Sequence[SegmentDefinition]:
+        return sorted(self._tables["segments"].values(), key=lambda d: d.id)
+
+    def create_segment(
+        self,
+        segment: Segment,
+        *,
+        created_by: str | None = None,
+        created_at: dt.datetime | None = None,
+    ) -> Segment:
         created = attrs.evolve(segment, id=self._next_id("segments"))
-        self._put("segments", created.id, created)
+        definition = SegmentDefinition(created, created_at or dt.datetime.now(dt.UTC), created_by)
+        self._put("segments", created.id, definition)
         return created
 
     def save_segment(self, segment: Segment) -> None:
-        self._put("segments", segment.id, segment)
+        before = self._tables["segments"].get(segment.id)
+        definition = SegmentDefinition(segment) if before is None else before
+        self._put("segments", segment.id, attrs.evolve(definition, segment=segment))
 
     def delete_segment(self, segment_id: int) -> None:
         self._drop("segments", segment_id)

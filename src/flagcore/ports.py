@@ -24,6 +24,7 @@ from flagcore.entities import (
     FlagEnvironment,
     FlagMetrics,
     Project,
+    SegmentDefinition,
     Signal,
     SignalEndpoint,
     SignalEndpointToken,
@@ -96,8 +97,25 @@ class Transaction(Protocol):
     # --- segments ---
     def get_segment(self, segment_id: int) -> Segment | None: ...
     def list_segments(self) -> Sequence[Segment]: ...
-    def create_segment(self, segment: Segment) -> Segment:
-        """Store ``segment`` under a fresh id (its own ``id`` is ignored) and return it."""
+    def get_segment_definition(self, segment_id: int) -> SegmentDefinition | None:
+        """The segment with when and by whom it was created."""
+        ...
+
+    def list_segment_definitions(self) -> Sequence[SegmentDefinition]:
+        """Every segment with its creation, ordered by id."""
+        ...
+
+    def create_segment(
+        self,
+        segment: Segment,
+        *,
+        created_by: str | None = None,
+        created_at: dt.datetime | None = None,
+    ) -> Segment:
+        """Store ``segment`` under a fresh id (its own ``id`` is ignored) and return it.
+
+        ``created_at`` defaults to now; creation is kept as it was by `save_segment`.
+        """
         ...
 
     def save_segment(self, segment: Segment) -> None: ...

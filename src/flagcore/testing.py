@@ -22,7 +22,14 @@ import attrs
 import pytest
 
 from flagcore.engine import Engine
-from flagcore.entities import Action, ActionKind, StrategyDefinition, Tag, TokenType
+from flagcore.entities import (
+    Action,
+    ActionKind,
+    SegmentDefinition,
+    StrategyDefinition,
+    Tag,
+    TokenType,
+)
 from flagcore.errors import (
     Conflict,
     FlagcoreError,
@@ -35,7 +42,7 @@ from flagcore.errors import (
     Unauthenticated,
 )
 from flagcore.limits import Limits
-from flagcore.model import Constraint, Dependency, Strategy, Variant, WeightType
+from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant, WeightType
 from flagcore.ports import Store
 from flagcore.service import Service
 
@@ -365,10 +372,11 @@ class StoreContract:
     def test_disabled_strategies_do_not_reach_sdks(self, service: Service) -> None:
         service.create_flag("default", "f")
         service.add_strategy("default", "f", DEV, Strategy("default", disabled=True))
+        active = service.add_strategy("default", "f", DEV, _rollout(50))
         service.set_environment_enabled("default", "f", DEV, True)
         (flag,) = service.client_features(DEV).features
         assert flag.enabled
-        assert flag.strategies == ()
+        assert [s.id for s in flag.strategies] == [active.id]
 
     # --- segments ---
     def test_segments_are_created_read_updated_and_deleted(self, service: Service) -> None:
@@ -388,6 +396,27 @@ class StoreContract:
             service.get_segment(other.id)
         with pytest.raises(NotFound):
             service.update_segment(999, "x", [])
+
+    def test_segments_keep_when_and_by_whom_they_were_created(self, store: Store) -> None:
+        at = dt.datetime(2026, 2, 3, 4, 5, 6, 789000, tzinfo=dt.UTC)
+        with store.transaction() as tx:
+            created = tx.create_segment(
+                Segment(0, "beta", (_in("userId", "1"),)), created_by="alice", created_at=at
+            )
+            unsigned = tx.create_segment(Segment(0, "ios"))
+        renamed = attrs.evolve(created, name="beta-users", description="testers")
+        with store.transaction() as tx:
+            tx.save_segment(renamed)
+        with store.transaction(write=False) as tx:
+            definition = tx.get_segment_definition(created.id)
+            assert definition == SegmentDefinition(renamed, at, "alice")
+            assert definition.created_at.tzinfo is not None
+            other = tx.get_segment_definition(unsigned.id)
+            assert other is not None
+            assert other.created_by is None
+            assert abs(other.created_at - dt.datetime.now(dt.UTC)) < dt.timedelta(minutes=5)
+            assert list(tx.list_segment_definitions()) == [definition, other]
+            assert tx.get_segment_definition(999) is None
 
     def test_a_segment_in_use_by_an_active_flag_cannot_be_deleted(self, service: Service) -> None:
         segment = service.create_segment("beta", [_in("userId", "1")])

@@ -13,6 +13,8 @@ from flagcore.entities import (
     FlagDefinition,
     FlagDetails,
     Project,
+    SegmentDefinition,
+    SegmentDetails,
     StrategyDefinition,
     StrategyPlacement,
 )
@@ -25,6 +27,7 @@ __all__ = [
     "placement",
     "project",
     "segment",
+    "segment_with_usage",
     "strategy",
     "strategy_definition",
     "time",
@@ -86,16 +89,29 @@ def flag_details(details: FlagDetails) -> dict[str, Any]:
     }
 
 
-def segment(value: Segment) -> dict[str, Any]:
+def segment(value: SegmentDefinition) -> dict[str, Any]:
+    """A segment as Unleash's create and read answers show it (``project`` only if set)."""
+    rule: Segment = value.segment
     out: dict[str, Any] = {
-        "id": value.id,
-        "name": value.name,
-        "description": value.description,
-        "constraints": converter.unstructure(value.constraints),
+        "id": rule.id,
+        "name": rule.name,
+        "description": rule.description,
+        "constraints": converter.unstructure(rule.constraints),
     }
-    if value.project is not None:
-        out["project"] = value.project
+    if rule.project is not None:
+        out["project"] = rule.project
+    out["createdBy"] = value.created_by
+    out["createdAt"] = time(value.created_at)
     return out
+
+
+def segment_with_usage(value: SegmentDetails) -> dict[str, Any]:
+    """A segment as Unleash's segment list shows it: with the counts of its users."""
+    return {
+        **segment(value.definition),
+        "usedInProjects": value.used_in_projects,
+        "usedInFeatures": value.used_in_features,
+    }
 
 
 def placement(value: StrategyPlacement, project: str | None) -> dict[str, Any]:

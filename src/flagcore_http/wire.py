@@ -25,11 +25,18 @@ __all__ = [
 
 
 @attrs.frozen
+class TagBody:
+    type: str
+    value: str
+
+
+@attrs.frozen
 class CreateFlag:
     name: str
     description: str | None = None
     type: str = "release"
     impression_data: bool = False
+    tags: tuple[TagBody, ...] = ()
 
 
 @attrs.frozen
@@ -85,12 +92,6 @@ class CreateToken:
 
 
 @attrs.frozen
-class TagBody:
-    type: str
-    value: str
-
-
-@attrs.frozen
 class CreateTagType:
     name: str
     description: str | None = None
@@ -112,6 +113,7 @@ class CreateStrategyDefinition:
 
 
 for _cls, _renames in (
+    (TagBody, {}),
     (CreateFlag, {"impression_data": "impressionData"}),
     (UpdateFlag, {"impression_data": "impressionData"}),
     (SortOrderItem, {"sort_order": "sortOrder"}),
@@ -128,7 +130,6 @@ for _cls, _renames in (
     (CreateProject, {}),
     (UpdateProject, {}),
     (CreateToken, {"token_name": "tokenName"}),
-    (TagBody, {}),
     (CreateTagType, {}),
     (CreateEnvironment, {"sort_order": "sortOrder"}),
     (StrategyParameter, {}),

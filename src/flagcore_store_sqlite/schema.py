@@ -203,6 +203,32 @@ def m003_strategies_in_snapshot_order(db: Database) -> None:
     )
 
 
+@migrations()
+def m005_segment_created(db: Database) -> None:
+    # Unleash shows when and by whom a segment was created. Segments made before this
+    # migration take both from their "segment-created" event when the log still has it,
+    # else the time of the migration and no author.
+    _run(
+        db,
+        """
+        ALTER TABLE segments ADD COLUMN created_at TEXT;
+        ALTER TABLE segments ADD COLUMN created_by TEXT;
+        UPDATE segments SET
+            created_at = COALESCE(
+                (SELECT e.created_at FROM events e
+                  WHERE e.type = 'segment-created' AND json_valid(e.data)
+                    AND json_extract(e.data, '$.id') = segments.id
+                  ORDER BY e.id LIMIT 1),
+                strftime('%Y-%m-%dT%H:%M:%f+00:00', 'now')
+            ),
+            created_by = (SELECT e.created_by FROM events e
+                  WHERE e.type = 'segment-created' AND json_valid(e.data)
+                    AND json_extract(e.data, '$.id') = segments.id
+                  ORDER BY e.id LIMIT 1)
+        """,
+    )
+
+
 def _run(db: Database, script: str) -> None:
     # executescript() would commit the migration's transaction; run statement by statement.
     for statement in script.split(";"):

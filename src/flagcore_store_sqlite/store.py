@@ -43,6 +43,7 @@ from flagcore.entities import (
     FlagEnvironment,
     FlagMetrics,
     Project,
+    SegmentDefinition,
     Signal,
     SignalEndpoint,
     SignalEndpointToken,
@@ -521,6 +522,12 @@ class SqliteTransaction:
             row["project"],
         )
 
+    @classmethod
+    def _segment_definition(cls, row: Any) -> SegmentDefinition:
+        return SegmentDefinition(
+            cls._segment(row), _required_time(row["created_at"]), row["created_by"]
+        )
+
     def get_segment(self, segment_id: int) -> Segment | None:
         row = self._one("SELECT * FROM segments WHERE id = ?", [segment_id])
         return None if row is None else self._segment(row)
@@ -528,14 +535,31 @@ class SqliteTransaction:
     def list_segments(self) -> Sequence[Segment]:
         return [self._segment(row) for row in self._rows("SELECT * FROM segments ORDER BY id")]
 
-    def create_segment(self, segment: Segment) -> Segment:
+    def get_segment_definition(self, segment_id: int) -> SegmentDefinition | None:
+        row = self._one("SELECT * FROM segments WHERE id = ?", [segment_id])
+        return None if row is None else self._segment_definition(row)
+
+    def list_segment_definitions(self) -> Sequence[SegmentDefinition]:
+        rows = self._rows("SELECT * FROM segments ORDER BY id")
+        return [self._segment_definition(row) for row in rows]
+
+    def create_segment(
+        self,
+        segment: Segment,
+        *,
+        created_by: str | None = None,
+        created_at: dt.datetime | None = None,
+    ) -> Segment:
         segment_id = self._run(
-            "INSERT INTO segments (name, description, project, constraints) VALUES (?, ?, ?, ?)",
+            "INSERT INTO segments (name, description, project, constraints, created_at, "
+            "created_by) VALUES (?, ?, ?, ?, ?, ?)",
             [
                 segment.name,
                 segment.description,
                 segment.project,
                 _dumps(converter.unstructure(segment.constraints, tuple[Constraint, ...])),
+                _time(created_at or dt.datetime.now(dt.UTC)),
+                created_by,
             ],
         )
         assert segment_id is not None

@@ -57,6 +57,10 @@ class ServiceBase:
     @staticmethod
     def _active_flag(tx: Transaction, project: str | None, name: str) -> FlagDefinition:
         flag = tx.get_flag(name)
+        # A typo in a project name should say so, not look like a missing flag.
+        misplaced = project is not None and (flag is None or flag.project != project)
+        if misplaced and project is not None and tx.get_project(project) is None:
+            raise NotFound(f'there is no project "{project}"')
         if flag is None or flag.archived:
             where = f' in project "{project}"' if project else ""
             raise NotFound(f'there is no active flag named "{name}"{where}')

@@ -6,11 +6,13 @@ from collections.abc import Sequence
 
 import attrs
 
-from flagcore.entities import EnvironmentState, FlagDefinition, FlagDetails
+from flagcore.entities import EnvironmentState, FlagDefinition, FlagDetails, Tag
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.model import Dependency, FlagType, Strategy
 from flagcore.ports import Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
+from flagcore.service.projects import require_project
+from flagcore.service.tags import checked_tag, require_tag_type, tag_flag
 from flagcore.validation import check_name
 
 __all__ = ["FlagsMixin"]
@@ -47,13 +49,21 @@ class FlagsMixin(ServiceBase):
         type: str = "release",
         description: str | None = None,
         impression_data: bool = False,
+        tags: Sequence[Tag] = (),
         actor: str = SYSTEM,
     ) -> FlagDefinition:
+        """Create a flag, with ``tags`` if given: all of it or, on any error, nothing.
+
+        Every tag's type must exist already (Unleash 8.2 answers a missing one with a 500
+        after rolling back; here it is `InvalidInput` naming the type, at ``$.tags[i].type``).
+        """
         check_name(name, "flag")
         _check_type(type)
+        checked = [checked_tag(tag, f"$.tags[{index}]") for index, tag in enumerate(tags)]
         with self._unit() as tx:
-            if tx.get_project(project) is None:
-                raise NotFound(f'there is no project "{project}"')
+            require_project(tx, project)
+            for index, tag in enumerate(checked):
+                require_tag_type(tx, tag, f"$.tags[{index}]")
             existing = tx.get_flag(name)
             if existing is not None:
                 where = "an archived flag" if existing.archived else "a flag"
@@ -63,6 +73,8 @@ class FlagsMixin(ServiceBase):
             )
             tx.save_flag(flag)
             self._event(tx, "feature-created", actor, flag=flag, data=flag_data(flag))
+            for tag in dict.fromkeys(checked):
+                tag_flag(tx, flag, tag, actor)
         return flag
 
     def check_flag_name(self, name: str) -> None:
@@ -80,7 +92,10 @@ class FlagsMixin(ServiceBase):
             return self._details(tx, flag)
 
     def list_flags(self, project: str | None = None) -> list[FlagDefinition]:
+        """Active flags, of one project (which must exist: `NotFound` otherwise) or all."""
         with self._read() as tx:
+            if project is not None:
+                require_project(tx, project)
             return list(tx.list_flags(project=project, archived=False))
 
     def update_flag(
@@ -176,7 +191,10 @@ class FlagsMixin(ServiceBase):
         return archived
 
     def list_archived_flags(self, project: str | None = None) -> list[FlagDetails]:
+        """Archived flags, of one project (which must exist: `NotFound` otherwise) or all."""
         with self._read() as tx:
+            if project is not None:
+                require_project(tx, project)
             return [
                 self._details(tx, flag) for flag in tx.list_flags(project=project, archived=True)
             ]

@@ -6,16 +6,26 @@ import attrs
 
 from flagcore.entities import Environment, Project, TagType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
+from flagcore.ports import Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
 from flagcore.validation import check_name
 
-__all__ = ["ProjectsMixin"]
+__all__ = ["ProjectsMixin", "require_project"]
 
 DEFAULT_PROJECT = Project("default", "Default", "Default project")
 DEFAULT_ENVIRONMENTS = (
     Environment("development", "development", 2),
     Environment("production", "production", 3),
 )
+
+
+def require_project(tx: Transaction, project_id: str) -> Project:
+    """The project, or `NotFound`: a project-scoped call on an unknown project is an error,
+    not an empty answer (Unleash 8.2 lists an unknown project's flags as ``[]``)."""
+    project = tx.get_project(project_id)
+    if project is None:
+        raise NotFound(f'there is no project "{project_id}"')
+    return project
 
 
 class ProjectsMixin(ServiceBase):
@@ -39,10 +49,7 @@ class ProjectsMixin(ServiceBase):
 
     def get_project(self, project_id: str) -> Project:
         with self._read() as tx:
-            project = tx.get_project(project_id)
-        if project is None:
-            raise NotFound(f'there is no project "{project_id}"')
-        return project
+            return require_project(tx, project_id)
 
     def create_project(
         self, project_id: str, name: str, description: str | None = None, *, actor: str = SYSTEM
@@ -70,9 +77,7 @@ class ProjectsMixin(ServiceBase):
         if name is not None:
             _check_display_name(name)
         with self._unit() as tx:
-            before = tx.get_project(project_id)
-            if before is None:
-                raise NotFound(f'there is no project "{project_id}"')
+            before = require_project(tx, project_id)
             after = attrs.evolve(
                 before,
                 name=before.name if name is None else name,
@@ -91,8 +96,7 @@ class ProjectsMixin(ServiceBase):
 
     def delete_project(self, project_id: str, *, actor: str = SYSTEM) -> None:
         with self._unit() as tx:
-            if tx.get_project(project_id) is None:
-                raise NotFound(f'there is no project "{project_id}"')
+            require_project(tx, project_id)
             active = tx.list_flags(project=project_id, archived=False)
             if active:
                 raise Conflict(

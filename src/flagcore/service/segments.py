@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from flagcore.entities import StrategyPlacement
+from flagcore.entities import SegmentDefinition, SegmentDetails, StrategyPlacement
 from flagcore.errors import (
     Conflict,
     ErrorDetail,
@@ -18,6 +18,7 @@ from flagcore.limits import enforce
 from flagcore.model import Constraint, Segment
 from flagcore.ports import Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
+from flagcore.service.projects import require_project
 from flagcore.validation import check_constraints
 
 __all__ = ["SegmentsMixin"]
@@ -38,9 +39,33 @@ class SegmentsMixin(ServiceBase):
         with self._read() as tx:
             return list(tx.list_segments())
 
+    def list_segment_details(self) -> list[SegmentDetails]:
+        """Every segment with its creation and how many projects and active flags use it
+        (Unleash's ``usedInProjects`` and ``usedInFeatures``), ordered by id."""
+        with self._read() as tx:
+            active = {flag.name: flag for flag in tx.list_flags(archived=False)}
+            details = []
+            for definition in tx.list_segment_definitions():
+                flags = {
+                    active[placement.flag]
+                    for placement in tx.strategies_using_segment(definition.id)
+                    if placement.flag in active
+                }
+                projects = {flag.project for flag in flags}
+                details.append(SegmentDetails(definition, len(projects), len(flags)))
+            return details
+
     def get_segment(self, segment_id: int) -> Segment:
         with self._read() as tx:
             return self._segment(tx, segment_id)
+
+    def get_segment_definition(self, segment_id: int) -> SegmentDefinition:
+        """The segment with when and by whom it was created."""
+        with self._read() as tx:
+            definition = tx.get_segment_definition(segment_id)
+        if definition is None:
+            raise NotFound(f"there is no segment with id {segment_id}")
+        return definition
 
     def create_segment(
         self,
@@ -51,15 +76,34 @@ class SegmentsMixin(ServiceBase):
         project: str | None = None,
         actor: str = SYSTEM,
     ) -> Segment:
+        return self.define_segment(
+            name, constraints, description=description, project=project, actor=actor
+        ).segment
+
+    def define_segment(
+        self,
+        name: str,
+        constraints: Sequence[Constraint],
+        *,
+        description: str | None = None,
+        project: str | None = None,
+        actor: str = SYSTEM,
+    ) -> SegmentDefinition:
+        """Create a segment; the result says when and by whom (``actor``), as Unleash shows."""
         self._check_segment(name, constraints)
+        created_at = self.clock()
         with self._unit() as tx:
             existing = tx.list_segments()
             enforce(self.limits, "segments", len(existing) + 1, "segments")
             self._check_unique(tx, name, None)
             self._check_project(tx, project)
-            segment = tx.create_segment(Segment(0, name, tuple(constraints), description, project))
+            segment = tx.create_segment(
+                Segment(0, name, tuple(constraints), description, project),
+                created_by=actor,
+                created_at=created_at,
+            )
             self._event(tx, "segment-created", actor, project=project, data=_segment_data(segment))
-        return segment
+        return SegmentDefinition(segment, created_at, actor)
 
     def update_segment(
         self,
@@ -136,12 +180,16 @@ class SegmentsMixin(ServiceBase):
                 if (flag := tx.get_flag(placement.flag)) is not None
             ]
 
-    def segments_of_strategy(self, strategy_id: str) -> list[Segment]:
+    def segments_of_strategy(self, strategy_id: str) -> list[SegmentDefinition]:
         with self._read() as tx:
             placement = tx.get_strategy(strategy_id)
             if placement is None:
                 raise NotFound(f'there is no strategy "{strategy_id}"')
-            return [self._segment(tx, segment_id) for segment_id in placement.strategy.segments]
+            return [
+                definition
+                for segment_id in placement.strategy.segments
+                if (definition := tx.get_segment_definition(segment_id)) is not None
+            ]
 
     def replace_strategy_segments(
         self,
@@ -213,8 +261,8 @@ class SegmentsMixin(ServiceBase):
 
     @staticmethod
     def _check_project(tx: Transaction, project: str | None) -> None:
-        if project is not None and tx.get_project(project) is None:
-            raise NotFound(f'there is no project "{project}"')
+        if project is not None:
+            require_project(tx, project)
 
     @staticmethod
     def _active_users(tx: Transaction, segment_id: int) -> list[StrategyPlacement]:

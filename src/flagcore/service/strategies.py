@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from flagcore.collation import locale_compare_key
 from flagcore.entities import (
     FlagDefinition,
     FlagEnvironment,
@@ -25,7 +26,12 @@ from flagcore.validation import (
     normalise_variant_weights,
 )
 
-__all__ = ["BUILTIN_DEFINITIONS", "StrategiesMixin", "new_strategy_id"]
+__all__ = [
+    "BUILTIN_DEFINITIONS",
+    "StrategiesMixin",
+    "new_strategy_id",
+    "variants_in_unleash_order",
+]
 
 _ULID_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
@@ -129,10 +135,9 @@ class StrategiesMixin(ServiceBase):
         with self._unit() as tx:
             definition = self._active_flag(tx, project, flag)
             self._environment(tx, environment)
-            existing = tx.list_strategies(flag=flag, environment=environment)
             order = strategy.sort_order
             if order is None:
-                order = max((p.strategy.sort_order or 0 for p in existing), default=-1) + 1
+                order = _next_sort_order(tx.list_strategies(flag=flag, environment=environment))
             stored = self._prepared(tx, definition, strategy, order)
             tx.save_strategy(StrategyPlacement(flag, environment, stored))
             self._event(
@@ -172,22 +177,30 @@ class StrategiesMixin(ServiceBase):
                 data=_strategy_data(stored),
                 pre_data=_strategy_data(before.strategy),
             )
+            self._disable_if_nothing_active(tx, definition, environment, actor)
         return stored
 
     def delete_strategy(
         self, project: str, flag: str, environment: str, strategy_id: str, *, actor: str = SYSTEM
     ) -> None:
+        """Remove a strategy; removing the last active one turns the environment off.
+
+        As in Unleash: an environment that is on with no active strategy would be on for
+        everyone, which is never what deleting a rule means.
+        """
         with self._unit() as tx:
             before = self._placement(tx, project, flag, environment, strategy_id)
+            definition = self._active_flag(tx, project, flag)
             tx.delete_strategy(strategy_id)
             self._event(
                 tx,
                 "feature-strategy-remove",
                 actor,
-                flag=self._active_flag(tx, project, flag),
+                flag=definition,
                 environment=environment,
                 pre_data=_strategy_data(before.strategy),
             )
+            self._disable_if_nothing_active(tx, definition, environment, actor)
 
     def reorder_strategies(
         self,
@@ -231,19 +244,20 @@ class StrategiesMixin(ServiceBase):
     ) -> None:
         """Turn a flag on or off in an environment.
 
-        As in Unleash, turning on a flag that has no strategy there adds ``flexibleRollout``
-        at 100%, so "on" means on for everyone rather than nothing.
+        As in Unleash, turning on a flag that has no active strategy there (none, or only
+        disabled ones) adds ``flexibleRollout`` at 100%, so "on" shows as the rule it is.
         """
         with self._unit() as tx:
             definition = self._active_flag(tx, project, flag)
             self._environment(tx, environment)
             state = tx.get_flag_environment(flag, environment) or FlagEnvironment(flag, environment)
-            if enabled and not tx.list_strategies(flag=flag, environment=environment):
+            existing = tx.list_strategies(flag=flag, environment=environment)
+            if enabled and all(p.strategy.disabled for p in existing):
                 rollout = Strategy(
                     "flexibleRollout",
                     {"rollout": "100", "stickiness": "default", "groupId": flag},
                     id=new_strategy_id(int(self.clock().timestamp() * 1000)),
-                    sort_order=0,
+                    sort_order=_next_sort_order(existing),
                 )
                 tx.save_strategy(StrategyPlacement(flag, environment, rollout))
                 self._event(
@@ -269,9 +283,10 @@ class StrategiesMixin(ServiceBase):
         *,
         actor: str = SYSTEM,
     ) -> tuple[Variant, ...]:
-        """Replace the flag-level variants in one environment (weights normalised to 1000)."""
+        """Replace the flag-level variants in one environment (weights normalised to 1000,
+        then put in name order, as for strategy variants)."""
         check_variants(variants, "$")
-        normalised = normalise_variant_weights(tuple(variants))
+        normalised = variants_in_unleash_order(tuple(variants))
         with self._unit() as tx:
             definition = self._active_flag(tx, project, flag)
             self._environment(tx, environment)
@@ -288,6 +303,27 @@ class StrategiesMixin(ServiceBase):
         return normalised
 
     # --- shared ---
+    def _disable_if_nothing_active(
+        self, tx: Transaction, flag: FlagDefinition, environment: str, actor: str
+    ) -> None:
+        """Turn the environment off once no active strategy is left there (Unleash's rule
+        after a strategy is deleted or disabled), with the event that says so."""
+        remaining = tx.list_strategies(flag=flag.name, environment=environment)
+        if any(not placement.strategy.disabled for placement in remaining):
+            return
+        state = tx.get_flag_environment(flag.name, environment)
+        if state is None or not state.enabled:
+            return
+        tx.save_flag_environment(attrs.evolve(state, enabled=False))
+        self._event(
+            tx,
+            "feature-environment-disabled",
+            actor,
+            flag=flag,
+            environment=environment,
+            data={"reason": "no active strategy left"},
+        )
+
     @staticmethod
     def _environment(tx: Transaction, environment: str) -> None:
         if tx.get_environment(environment) is None:
@@ -320,7 +356,7 @@ class StrategiesMixin(ServiceBase):
             parameters.setdefault("groupId", flag.name)
             parameters.setdefault("stickiness", "default")
             parameters.setdefault("rollout", "100")
-        variants = normalise_variant_weights(strategy.variants)
+        variants = variants_in_unleash_order(strategy.variants)
         strategy_id = strategy.id or new_strategy_id(int(self.clock().timestamp() * 1000))
         return attrs.evolve(
             strategy,
@@ -330,6 +366,23 @@ class StrategiesMixin(ServiceBase):
             segments=tuple(dict.fromkeys(strategy.segments)),
             sort_order=sort_order,
         )
+
+
+def _next_sort_order(existing: Sequence[StrategyPlacement]) -> int:
+    """After the last strategy, as Unleash numbers them (0, 1, 2, ...)."""
+    return max((p.strategy.sort_order or 0 for p in existing), default=-1) + 1
+
+
+def variants_in_unleash_order(variants: tuple[Variant, ...]) -> tuple[Variant, ...]:
+    """Weights normalised, then sorted by name as Unleash stores variants.
+
+    SDKs hand out buckets in the stored order, so the order decides which variant a user
+    gets. Unleash normalises first (an uneven split's remainder goes to the first variants
+    *as sent*), then sorts with JavaScript's ``localeCompare``; both steps are copied here,
+    in that order, so a flag defined the same way on both servers gives the same answers.
+    """
+    normalised = normalise_variant_weights(variants)
+    return tuple(sorted(normalised, key=lambda variant: locale_compare_key(variant.name)))
 
 
 def _strategy_data(strategy: Strategy) -> dict[str, object]:

@@ -2,14 +2,44 @@
 
 from __future__ import annotations
 
-from flagcore.entities import Tag, TagType
+from flagcore.entities import FlagDefinition, Tag, TagType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
+from flagcore.ports import Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
 from flagcore.validation import check_name
 
-__all__ = ["TagsMixin"]
+__all__ = ["TagsMixin", "checked_tag", "require_tag_type", "tag_flag"]
 
 TAG_VALUE_LENGTH = (2, 50)
+
+
+def checked_tag(tag: Tag, path: str) -> Tag:
+    """The tag with its value trimmed, or `InvalidInput` (at ``path``) if the value's
+    length is out of bounds."""
+    low, high = TAG_VALUE_LENGTH
+    if not isinstance(tag.value, str) or not low <= len(tag.value.strip()) <= high:
+        raise InvalidInput(
+            f"a tag value has {low} to {high} characters",
+            [ErrorDetail(f"{low} to {high} characters", f"{path}.value")],
+        )
+    return Tag(tag.type, tag.value.strip())
+
+
+def require_tag_type(tx: Transaction, tag: Tag, path: str) -> None:
+    """`InvalidInput` naming the tag type unless it exists: tag types are created first."""
+    if tx.get_tag_type(tag.type) is None:
+        raise InvalidInput(
+            f'tag type "{tag.type}" does not exist; create it first',
+            [ErrorDetail(f'unknown tag type "{tag.type}"', f"{path}.type")],
+        )
+
+
+def tag_flag(tx: Transaction, flag: FlagDefinition, tag: Tag, actor: str) -> None:
+    """Put a (checked, new) tag on a flag, with its event."""
+    tx.add_flag_tag(flag.name, tag)
+    ServiceBase._event(
+        tx, "feature-tagged", actor, flag=flag, data={"type": tag.type, "value": tag.value}
+    )
 
 
 class TagsMixin(ServiceBase):
@@ -48,30 +78,13 @@ class TagsMixin(ServiceBase):
             return [tag for _name, tag in tx.list_flag_tags(flag)]
 
     def add_flag_tag(self, flag: str, tag: Tag, *, actor: str = SYSTEM) -> Tag:
-        low, high = TAG_VALUE_LENGTH
-        if not isinstance(tag.value, str) or not low <= len(tag.value.strip()) <= high:
-            raise InvalidInput(
-                f"a tag value has {low} to {high} characters",
-                [ErrorDetail(f"{low} to {high} characters", "$.value")],
-            )
-        tag = Tag(tag.type, tag.value.strip())
+        tag = checked_tag(tag, "$")
         with self._unit() as tx:
             definition = self._active_flag(tx, None, flag)
-            if tx.get_tag_type(tag.type) is None:
-                raise InvalidInput(
-                    f'tag type "{tag.type}" does not exist; create it first',
-                    [ErrorDetail("unknown tag type", "$.type")],
-                )
+            require_tag_type(tx, tag, "$")
             if (flag, tag) in tx.list_flag_tags(flag):
                 return tag
-            tx.add_flag_tag(flag, tag)
-            self._event(
-                tx,
-                "feature-tagged",
-                actor,
-                flag=definition,
-                data={"type": tag.type, "value": tag.value},
-            )
+            tag_flag(tx, definition, tag, actor)
         return tag
 
     def remove_flag_tag(self, flag: str, tag: Tag, *, actor: str = SYSTEM) -> None:

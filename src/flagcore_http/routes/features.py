@@ -7,6 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from flagcore import codec
+from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency, Strategy, Variant
 from flagcore_http import render
@@ -44,6 +45,7 @@ async def create_flag(request: web.Request) -> web.Response:
         type=body.type,
         description=body.description,
         impression_data=body.impression_data,
+        tags=[Tag(tag.type, tag.value) for tag in body.tags],
         actor=actor(request),
     )
     return web.json_response(render.flag(created), status=201)

@@ -16,8 +16,8 @@ routes = web.RouteTableDef()
 
 @routes.get("/api/admin/segments")
 async def list_segments(request: web.Request) -> web.Response:
-    segments = await call(request, service(request).list_segments)
-    return web.json_response({"segments": [render.segment(s) for s in segments]})
+    segments = await call(request, service(request).list_segment_details)
+    return web.json_response({"segments": [render.segment_with_usage(s) for s in segments]})
 
 
 @routes.post("/api/admin/segments")
@@ -25,7 +25,7 @@ async def create_segment(request: web.Request) -> web.Response:
     body = await read_body(request, SegmentBody)
     segment = await call(
         request,
-        service(request).create_segment,
+        service(request).define_segment,
         body.name,
         body.constraints,
         description=body.description,
@@ -39,7 +39,9 @@ async def create_segment(request: web.Request) -> web.Response:
 
 @routes.get("/api/admin/segments/{id}")
 async def get_segment(request: web.Request) -> web.Response:
-    segment = await call(request, service(request).get_segment, int_parameter(request, "id"))
+    segment = await call(
+        request, service(request).get_segment_definition, int_parameter(request, "id")
+    )
     return web.json_response(render.segment(segment))
 
 
