@@ -253,11 +253,32 @@ async def test_every_project_scoped_route_answers_404_for_an_unknown_project(api
     assert (await api.json("GET", F))["features"][0]["name"] == "f"
 
 
-async def test_a_segment_for_an_unknown_project_is_a_404_and_not_created(api: Api) -> None:
+async def test_segment_calls_naming_an_unknown_project_are_404s_and_change_nothing(
+    api: Api,
+) -> None:
+    unknown = 'there is no project "no-such-project"'
     body = {"name": "s", "constraints": [], "project": "no-such-project"}
     refused = await api.json("POST", "/api/admin/segments", 404, json=body)
-    assert refused["message"] == 'there is no project "no-such-project"'
+    assert refused["message"] == unknown
     assert (await api.json("GET", "/api/admin/segments"))["segments"] == []
+
+    segment = await api.json("POST", "/api/admin/segments", 201, json={**body, "project": None})
+    refused = await api.json("PUT", f"/api/admin/segments/{segment['id']}", 404, json=body)
+    assert refused["message"] == unknown
+    await api.json("POST", F, 201, json={"name": "f"})
+    strategy = await api.json("POST", DEV_STRATEGIES.format(name="f"), json=_STRATEGY)
+    link = {
+        "projectId": "no-such-project",
+        "strategyId": strategy["id"],
+        "environmentId": "development",
+        "segmentIds": [segment["id"]],
+    }
+    refused = await api.json("POST", "/api/admin/segments/strategies", 404, json=link)
+    assert refused["message"] == unknown
+    assert (await api.json("GET", f"/api/admin/segments/{segment['id']}"))["name"] == "s"
+    assert (await api.json("GET", f"/api/admin/segments/strategies/{strategy['id']}")) == {
+        "segments": []
+    }
 
 
 async def test_segments_carry_creation_and_the_list_carries_usage_counts(api: Api) -> None:

@@ -202,6 +202,7 @@ class SegmentsMixin(ServiceBase):
     ) -> StrategyPlacement:
         """Set a strategy's segments to exactly ``segment_ids``: all or nothing."""
         with self._unit() as tx:
+            self._check_project(tx, project)
             placement = tx.get_strategy(strategy_id)
             if placement is None:
                 raise NotFound(f'there is no strategy "{strategy_id}"')
