@@ -440,3 +440,25 @@ async def test_action_sets_stored_before_m004_are_served_in_unleash_shape(
             ]
     finally:
         store.close()
+
+
+async def test_the_action_catalogue_lists_each_action_with_its_options(api: Api) -> None:
+    await _setup(api)
+    catalogue = await api.json("GET", f"{ACTIONS}/config")
+    assert set(catalogue) == {"TOGGLE_FEATURE_ON", "TOGGLE_FEATURE_OFF", "MARK_FEATURE_STALE"}
+    toggle = {p["name"]: p for p in catalogue["TOGGLE_FEATURE_ON"]["parameters"]}
+    assert sorted(toggle["featureName"]["options"]) == ["banner", "kill-checkout"]
+    assert toggle["environment"]["options"] == ["development", "production"]
+    stale = [p["name"] for p in catalogue["MARK_FEATURE_STALE"]["parameters"]]
+    assert stale == ["project", "featureName"]
+    await api.json("GET", "/api/admin/projects/nope/actions/config", 404)
+
+
+async def test_the_openapi_document_describes_the_action_set_body(api: Api) -> None:
+    document = await api.json("GET", "/docs/openapi.json", token=None)
+    create = document["paths"][ACTIONS.replace("default", "{project}")]["post"]
+    schema = create["requestBody"]["content"]["application/json"]["schema"]
+    assert schema == {"$ref": "#/components/schemas/createActionsSchema"}
+    assert "201" in create["responses"]
+    body = document["components"]["schemas"]["createActionsSchema"]
+    assert body["required"] == ["name", "match", "actions"]

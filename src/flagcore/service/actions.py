@@ -186,6 +186,15 @@ class ActionsMixin(ServiceBase):
                 tx.list_action_executions(action_set_id=action_set_id, limit=limit, offset=offset)
             )
 
+    def action_targets(self, project: str) -> tuple[list[str], list[str]]:
+        """What an action of ``project`` may name: its active flags, and the environments."""
+        with self._read() as tx:
+            if tx.get_project(project) is None:
+                raise NotFound(f'there is no project "{project}"')
+            flags = [flag.name for flag in tx.list_flags(project=project)]
+            environments = [environment.name for environment in tx.list_environments()]
+        return flags, environments
+
     # --- running ---
     def action_sets_listening(self, source: int) -> list[ActionSet]:
         """The enabled action sets of signal endpoint ``source`` (a read; no user rule runs)."""

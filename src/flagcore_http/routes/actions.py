@@ -253,6 +253,43 @@ async def create_action_set(request: web.Request) -> web.Response:
     return web.json_response(render_action_set(created), status=201)
 
 
+_ACTION_LABELS = {
+    ActionKind.TOGGLE_FEATURE_ON: ("Enable flag", "Enables a feature flag in an environment"),
+    ActionKind.TOGGLE_FEATURE_OFF: ("Disable flag", "Disables a feature flag in an environment"),
+    ActionKind.MARK_FEATURE_STALE: ("Mark flag stale", "Marks a feature flag as stale"),
+}
+
+
+@routes.get(ACTIONS + "/config")
+async def action_catalogue(request: web.Request) -> web.Response:
+    """The actions an action set of this project can run, and their parameters."""
+    project = request.match_info["project"]
+    flags, environments = await call(request, service(request).action_targets, project)
+    catalogue: dict[str, Any] = {}
+    for kind, (label, description) in _ACTION_LABELS.items():
+        parameters: list[dict[str, Any]] = [
+            {"name": "project", "label": "Project", "type": "hidden"},
+            {"name": "featureName", "label": "Flag", "type": "select", "options": flags},
+        ]
+        if kind.needs_environment:
+            parameters.append(
+                {
+                    "name": "environment",
+                    "label": "Environment",
+                    "type": "select",
+                    "options": environments,
+                }
+            )
+        catalogue[kind.value] = {
+            "label": label,
+            "description": description,
+            "category": "Feature flags",
+            "permissions": [],
+            "parameters": parameters,
+        }
+    return web.json_response(catalogue)
+
+
 @routes.get(ACTIONS + "/{id}")
 async def get_action_set(request: web.Request) -> web.Response:
     """One action set."""
