@@ -21,6 +21,7 @@ __all__ = [
     "ActionKind",
     "ActionOutcome",
     "ActionSet",
+    "ActionState",
     "ApiToken",
     "ClientInstance",
     "Environment",
@@ -231,26 +232,38 @@ class Signal:
 
 
 class ActionKind(enum.StrEnum):
-    ENABLE_FLAG = "ENABLE_FLAG"
-    DISABLE_FLAG = "DISABLE_FLAG"
-    MARK_STALE = "MARK_STALE"
+    """What an action does; the first two are Unleash's names, the last is flagcore's own."""
+
+    TOGGLE_FEATURE_ON = "TOGGLE_FEATURE_ON"
+    TOGGLE_FEATURE_OFF = "TOGGLE_FEATURE_OFF"
+    MARK_FEATURE_STALE = "MARK_FEATURE_STALE"
+
+    @property
+    def needs_environment(self) -> bool:
+        return self is not ActionKind.MARK_FEATURE_STALE
 
 
 @attrs.frozen
 class Action:
-    """One step of an action set: do ``kind`` to ``flag`` (in ``environment`` for switches)."""
+    """One step of an action set: do ``kind`` to ``flag`` (in ``environment`` for toggles).
+
+    ``sort_order`` is Unleash's ``sortOrder``: steps run in that order (ties in the order
+    given). The flag is always in the action set's own project.
+    """
 
     kind: ActionKind
     flag: str
     environment: str | None = None
+    sort_order: int = 1
 
 
 @attrs.frozen
 class ActionSet:
-    """What to do when a signal arrives at ``source`` and its payload passes ``filters``.
+    """What to do when a signal arrives at endpoint ``source`` and its payload passes ``filters``.
 
-    Filters are constraints over the payload, flattened: ``payload.severity``,
-    ``payload.data.service``; they use the engine's operators.
+    Each filter is a constraint whose ``context_name`` is a path into the signal's JSON, as
+    Unleash writes it (``severity``, ``data.service``, ``tags[0]``); they use the engine's
+    operators. ``actor_id`` is Unleash's ``actorId`` (a service account there), kept as given.
     """
 
     id: int
@@ -262,25 +275,56 @@ class ActionSet:
     enabled: bool = True
     description: str | None = None
     created_at: dt.datetime = attrs.field(factory=_utc_now)
+    actor_id: int | None = None
+
+    @property
+    def actor(self) -> str:
+        """Who the event log names for the changes this action set makes."""
+        return f"action-set:{self.name}"
+
+
+class ActionState(enum.StrEnum):
+    """Unleash's states of an action (and, but for ``not started``, of a whole run)."""
+
+    NOT_STARTED = "not started"
+    STARTED = "started"
+    SUCCESS = "success"
+    FAILED = "failed"
 
 
 @attrs.frozen
 class ActionOutcome:
     action: Action
-    ok: bool
-    error: str | None = None
+    state: ActionState
+    details: str | None = None
 
 
 @attrs.frozen
 class ActionExecution:
-    """One run of an action set for one signal: every action's outcome, in order."""
+    """One run of an action set for one signal (Unleash's "action set event").
+
+    It keeps the action set as it ran and the signal that set it off, so the log still
+    explains a run after either changes; every action has its outcome, in order.
+    """
 
     id: int
-    action_set_id: int
-    signal_id: int
-    ok: bool
+    action_set: ActionSet
+    signal: Signal
+    state: ActionState
     outcomes: tuple[ActionOutcome, ...] = ()
     created_at: dt.datetime = attrs.field(factory=_utc_now)
+
+    @property
+    def action_set_id(self) -> int:
+        return self.action_set.id
+
+    @property
+    def signal_id(self) -> int:
+        return self.signal.id
+
+    @property
+    def ok(self) -> bool:
+        return self.state is ActionState.SUCCESS
 
 
 @attrs.frozen

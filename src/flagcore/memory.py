@@ -36,6 +36,7 @@ from flagcore.entities import (
     Tag,
     TagType,
 )
+from flagcore.errors import Conflict
 from flagcore.model import Segment
 
 __all__ = ["MemoryStore"]
@@ -436,19 +437,28 @@ class MemoryTransaction:
         self._drop_where("action_executions", lambda _k, e: e.action_set_id != action_set_id)
 
     def add_action_execution(self, execution: ActionExecution) -> ActionExecution:
+        for other in self._tables["action_executions"].values():
+            if (other.action_set_id, other.signal_id) == (
+                execution.action_set_id,
+                execution.signal_id,
+            ):
+                raise Conflict(
+                    f"action set {execution.action_set_id} already ran for signal "
+                    f"{execution.signal_id}"
+                )
         created = attrs.evolve(execution, id=self._next_id("action_executions"))
         self._put("action_executions", created.id, created)
         return created
 
     def list_action_executions(
-        self, *, action_set_id: int | None = None, limit: int = 50
+        self, *, action_set_id: int | None = None, limit: int = 50, offset: int = 0
     ) -> Sequence[ActionExecution]:
         executions = [
             e
             for e in self._tables["action_executions"].values()
             if action_set_id is None or e.action_set_id == action_set_id
         ]
-        return sorted(executions, key=lambda e: -e.id)[:limit]
+        return sorted(executions, key=lambda e: -e.id)[offset : offset + limit]
 
     # --- metrics and instances ---
     def add_flag_metrics(self, rows: Iterable[FlagMetrics]) -> None:

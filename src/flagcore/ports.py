@@ -183,13 +183,18 @@ class Transaction(Protocol):
     def save_action_set(self, action_set: ActionSet) -> None: ...
     def delete_action_set(self, action_set_id: int) -> None: ...
     def add_action_execution(self, execution: ActionExecution) -> ActionExecution:
-        """Store under a fresh id and return it."""
+        """Store under a fresh id and return it.
+
+        An action set runs once per signal: a second execution of the same action set for
+        the same signal raises `flagcore.errors.Conflict` (a store with several writers
+        enforces it in the database, so two nodes cannot both run it).
+        """
         ...
 
     def list_action_executions(
-        self, *, action_set_id: int | None = None, limit: int = 50
+        self, *, action_set_id: int | None = None, limit: int = 50, offset: int = 0
     ) -> Sequence[ActionExecution]:
-        """Newest first."""
+        """Newest first; ``offset`` skips that many of the newest."""
         ...
 
     # --- client metrics and SDK instances ---

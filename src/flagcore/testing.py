@@ -26,6 +26,7 @@ from flagcore.entities import (
     Action,
     ActionKind,
     SegmentDefinition,
+    ActionState,
     StrategyDefinition,
     Tag,
     TokenType,
@@ -693,20 +694,25 @@ class StoreContract:
             "default",
             source,
             [
-                Action(ActionKind.ENABLE_FLAG, "kill-checkout", PROD),
-                Action(ActionKind.MARK_STALE, "banner"),
+                Action(ActionKind.MARK_FEATURE_STALE, "banner", sort_order=2),
+                Action(ActionKind.TOGGLE_FEATURE_ON, "kill-checkout", PROD, sort_order=1),
             ],
-            filters=[Constraint("payload.severity", "IN", ("critical",))],
+            filters=[Constraint("alert.severity", "IN", ("critical",))],
         )
-        quiet = service.receive_signal("alerts", secret, {"severity": "info"})
+        assert [a.kind for a in action_set.actions] == [
+            ActionKind.TOGGLE_FEATURE_ON,
+            ActionKind.MARK_FEATURE_STALE,
+        ]
+        quiet = service.receive_signal("alerts", secret, {"alert": {"severity": "info"}})
         assert service.run_action_sets(quiet) == []
         assert service.list_action_executions(action_set.id) == []
         clock.advance(1)
-        critical = service.receive_signal("alerts", secret, {"severity": "critical"})
+        critical = service.receive_signal("alerts", secret, {"alert": {"severity": "critical"}})
         (execution,) = service.run_action_sets(critical)
-        assert execution.ok
-        assert [o.ok for o in execution.outcomes] == [True, True]
-        assert execution.signal_id == critical.id
+        assert execution.state is ActionState.SUCCESS
+        assert [o.state for o in execution.outcomes] == [ActionState.SUCCESS] * 2
+        assert execution.signal == critical
+        assert execution.action_set == action_set
         details = service.get_flag("default", "kill-checkout")
         assert [e.enabled for e in details.environments] == [False, True]
         assert service.get_flag("default", "banner").flag.stale
@@ -714,25 +720,55 @@ class StoreContract:
         actors = {e.created_by for e in self._events(service) if e.feature_name == "kill-checkout"}
         assert "action-set:page-kills-checkout" in actors
 
+    def test_an_action_set_runs_once_per_signal(self, service: Service) -> None:
+        source = self._alerting(service)
+        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV)]
+        action_set = service.create_action_set("once", "default", source, enable)
+        secret = service.create_signal_endpoint_token(source, "t").secret
+        signal = service.receive_signal("alerts", secret, {})
+        (first,) = service.run_action_sets(signal)
+        assert service.run_action_sets(signal) == []
+        assert service.execute_action_set(action_set, signal) is None
+        assert service.list_action_executions(action_set.id) == [first]
+        with pytest.raises(Conflict), service.store.transaction() as tx:
+            tx.add_action_execution(attrs.evolve(first, id=0))
+
+    def test_an_action_set_changed_after_matching_does_not_run(self, service: Service) -> None:
+        source = self._alerting(service)
+        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV)]
+        matched = service.create_action_set("x", "default", source, enable)
+        secret = service.create_signal_endpoint_token(source, "t").secret
+        signal = service.receive_signal("alerts", secret, {})
+        service.set_action_set_enabled(matched.id, False)
+        assert service.execute_action_set(matched, signal) is None
+        assert not service.get_flag("default", "banner").environments[0].enabled
+        assert service.list_action_executions(matched.id) == []
+
     def test_a_failing_action_stops_the_rest_and_is_recorded(self, service: Service) -> None:
         source = self._alerting(service)
         action_set = service.create_action_set(
-            "two-steps",
+            "three-steps",
             "default",
             source,
             [
-                Action(ActionKind.DISABLE_FLAG, "banner", DEV),
-                Action(ActionKind.ENABLE_FLAG, "kill-checkout", DEV),
+                Action(ActionKind.TOGGLE_FEATURE_ON, "kill-checkout", PROD, 1),
+                Action(ActionKind.TOGGLE_FEATURE_OFF, "banner", DEV, 2),
+                Action(ActionKind.TOGGLE_FEATURE_ON, "kill-checkout", DEV, 3),
             ],
         )
         service.archive_flag("default", "banner")
         secret = service.create_signal_endpoint_token(source, "t").secret
         (execution,) = service.run_action_sets(service.receive_signal("alerts", secret, None))
-        assert not execution.ok
-        (outcome,) = execution.outcomes
-        assert not outcome.ok
-        assert "banner" in (outcome.error or "")
-        assert not service.get_flag("default", "kill-checkout").environments[0].enabled
+        assert execution.state is ActionState.FAILED
+        assert [o.state for o in execution.outcomes] == [
+            ActionState.SUCCESS,
+            ActionState.FAILED,
+            ActionState.NOT_STARTED,
+        ]
+        assert "banner" in (execution.outcomes[1].details or "")
+        # The step before the failure stands; the one after it never ran.
+        environments = service.get_flag("default", "kill-checkout").environments
+        assert [e.enabled for e in environments] == [False, True]
         assert service.list_action_executions(action_set.id) == [execution]
 
     def test_action_sets_are_validated_and_limited(self, store: Store) -> None:
@@ -744,32 +780,38 @@ class StoreContract:
         )
         service = Service(store, limits=limits)
         source = self._alerting(service)
-        enable = [Action(ActionKind.ENABLE_FLAG, "banner", DEV)]
+        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV)]
         with pytest.raises(NotFound):
             service.create_action_set("x", "default", 999, enable)
         with pytest.raises(NotFound):
             service.create_action_set(
-                "x", "default", source, [Action(ActionKind.ENABLE_FLAG, "nope", DEV)]
+                "x", "default", source, [Action(ActionKind.TOGGLE_FEATURE_ON, "nope", DEV)]
             )
         with pytest.raises(InvalidInput):
             service.create_action_set(
-                "x", "default", source, [Action(ActionKind.ENABLE_FLAG, "banner")]
+                "x", "default", source, [Action(ActionKind.TOGGLE_FEATURE_ON, "banner")]
+            )
+        with pytest.raises(InvalidInput):
+            service.create_action_set(
+                "x", "default", source, [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV, 0)]
+            )
+        with pytest.raises(InvalidInput):
+            service.create_action_set(
+                "x", "default", source, enable, filters=[Constraint("a", "REGEX", value="(")]
             )
         with pytest.raises(LimitExceeded) as refused:
             service.create_action_set("x", "default", source, enable * 2)
         assert refused.value.limit == "actions_per_action_set"
         with pytest.raises(LimitExceeded) as refused:
             service.create_action_set(
-                "x", "default", source, enable, filters=[_in("payload.a", "1")] * 2
+                "x", "default", source, enable, filters=[_in("a", "1"), _in("b", "1")]
             )
         assert refused.value.limit == "filters_per_action_set"
         with pytest.raises(LimitExceeded) as refused:
-            service.create_action_set(
-                "x", "default", source, enable, filters=[_in("payload.a", *"123")]
-            )
+            service.create_action_set("x", "default", source, enable, filters=[_in("a", *"123")])
         assert refused.value.limit == "values_per_action_filter"
         first = service.create_action_set(
-            "x", "default", source, enable, filters=[_in("payload.a", "1", "2")]
+            "x", "default", source, enable, filters=[_in("a", "1", "2")]
         )
         with pytest.raises(LimitExceeded) as refused:
             service.create_action_set("y", "default", source, enable)
@@ -780,10 +822,21 @@ class StoreContract:
         service.delete_action_set(first.id)
         assert service.list_action_sets() == []
 
+    def test_action_set_names_are_unique_in_a_project(self, service: Service) -> None:
+        source = self._alerting(service)
+        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV)]
+        first = service.create_action_set("page", "default", source, enable)
+        with pytest.raises(NameConflict):
+            service.create_action_set("page", "default", source, enable)
+        second = service.create_action_set("other", "default", source, enable)
+        with pytest.raises(NameConflict):
+            service.update_action_set(second.id, attrs.evolve(second, name="page"))
+        service.update_action_set(first.id, attrs.evolve(first, description="same name"))
+
     def test_an_action_set_is_only_found_in_its_own_project(self, service: Service) -> None:
         source = self._alerting(service)
         service.create_project("other", "Other")
-        enable = [Action(ActionKind.ENABLE_FLAG, "banner", DEV)]
+        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV)]
         action_set = service.create_action_set("x", "default", source, enable)
         with pytest.raises(NotFound):
             service.get_action_set(action_set.id, project="other")
@@ -793,6 +846,8 @@ class StoreContract:
             service.update_action_set(action_set.id, attrs.evolve(action_set, project="other"))
         with pytest.raises(NotFound):
             service.delete_action_set(action_set.id, project="other")
+        with pytest.raises(NotFound):
+            service.set_action_set_enabled(action_set.id, False, project="other")
         assert service.get_action_set(action_set.id, project="default") == action_set
 
     # --- events, revision, atomicity ---

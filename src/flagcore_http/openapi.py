@@ -27,6 +27,71 @@ _ERROR = {
 }
 _PARAMETER = re.compile(r"\{(\w+)\}")
 
+# Action sets in Unleash Enterprise's schemas (names as Unleash's OpenAPI has them).
+_FILTER = {
+    "type": "object",
+    "required": ["operator"],
+    "properties": {
+        "operator": {"type": "string"},
+        "values": {"type": "array", "items": {"type": "string"}},
+        "value": {"type": "string"},
+        "inverted": {"type": "boolean"},
+        "caseInsensitive": {"type": "boolean"},
+    },
+}
+_CREATE_ACTIONS = {
+    "type": "object",
+    "required": ["name", "match", "actions"],
+    "properties": {
+        "name": {"type": "string"},
+        "description": {"type": "string", "nullable": True},
+        "enabled": {"type": "boolean"},
+        "actorId": {"type": "integer", "minimum": 1},
+        "match": {
+            "type": "object",
+            "required": ["source", "sourceId"],
+            "properties": {
+                "source": {"type": "string", "enum": ["signal-endpoint"]},
+                "sourceId": {"type": "integer"},
+                "payload": {
+                    "type": "object",
+                    "description": "payload path (a.b, list[0]) -> constraint",
+                    "additionalProperties": _FILTER,
+                },
+            },
+        },
+        "actions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["action", "sortOrder", "executionParams"],
+                "properties": {
+                    "action": {
+                        "type": "string",
+                        "enum": ["TOGGLE_FEATURE_ON", "TOGGLE_FEATURE_OFF", "MARK_FEATURE_STALE"],
+                    },
+                    "sortOrder": {"type": "integer", "minimum": 1},
+                    "executionParams": {
+                        "type": "object",
+                        "required": ["featureName"],
+                        "properties": {
+                            "project": {"type": "string"},
+                            "featureName": {"type": "string"},
+                            "environment": {"type": "string"},
+                        },
+                    },
+                },
+            },
+        },
+    },
+}
+_ACTIONS_PATH = "/api/admin/projects/{project}/actions"
+_BODIES = {
+    ("post", _ACTIONS_PATH): "createActionsSchema",
+    ("put", _ACTIONS_PATH + "/{id}"): "createActionsSchema",
+}
+_CREATED = {("post", _ACTIONS_PATH)}
+
 
 def _security(path: str) -> list[dict[str, list[str]]]:
     if path.startswith(("/api/admin", "/api/projects", "/api/client")):
@@ -43,7 +108,8 @@ def document(app: web.Application) -> dict[str, Any]:
             continue
         handler = route.handler
         summary = (handler.__doc__ or handler.__name__.replace("_", " ")).strip().splitlines()[0]
-        paths.setdefault(path, {})[route.method.lower()] = {
+        method = route.method.lower()
+        operation = paths.setdefault(path, {})[method] = {
             "summary": summary,
             "operationId": f"{route.method.lower()}_{handler.__name__}",
             "parameters": [
@@ -61,12 +127,22 @@ def document(app: web.Application) -> dict[str, Any]:
                 "200": {"description": "success"},
             },
         }
+        body = _BODIES.get((method, path))
+        if body is not None:
+            operation["requestBody"] = {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"$ref": f"#/components/schemas/{body}"}}
+                },
+            }
+        if (method, path) in _CREATED:
+            operation["responses"]["201"] = operation["responses"].pop("200")
     return {
         "openapi": "3.0.3",
         "info": {"title": "flagcore", "version": "0.1.0"},
         "paths": dict(sorted(paths.items())),
         "components": {
-            "schemas": {"Error": _ERROR},
+            "schemas": {"Error": _ERROR, "createActionsSchema": _CREATE_ACTIONS},
             "securitySchemes": {
                 "apiToken": {"type": "apiKey", "in": "header", "name": "Authorization"}
             },

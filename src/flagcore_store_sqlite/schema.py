@@ -7,6 +7,9 @@ Append a migration to change the schema; never edit one that has shipped.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
@@ -201,6 +204,131 @@ def m003_strategies_in_snapshot_order(db: Database) -> None:
         DROP INDEX strategies_environment;
         """,
     )
+
+
+@migrations()
+def m004_unleash_action_sets(db: Database) -> None:
+    """Action sets in Unleash's terms; their runs become action set events, once per signal.
+
+    Actions are renamed (``ENABLE_FLAG`` → ``TOGGLE_FEATURE_ON``, ``DISABLE_FLAG`` →
+    ``TOGGLE_FEATURE_OFF``, ``MARK_STALE`` → ``MARK_FEATURE_STALE``) and numbered in their
+    order; a filter's ``payload.a.b`` becomes the payload path ``a.b``. A set whose filters
+    cannot be said that way (two on one path, or one that did not read the payload) is
+    kept but disabled, with the filters it lost written into its description.
+    """
+    for row in list(db.execute("SELECT id, body FROM action_sets").fetchall()):
+        db.execute(
+            "UPDATE action_sets SET body = ? WHERE id = ?",
+            [json.dumps(_unleash_action_set_body(json.loads(row[1]))), row[0]],
+        )
+    _run(
+        db,
+        """
+        CREATE TABLE action_set_events (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            action_set_id INTEGER NOT NULL REFERENCES action_sets(id) ON DELETE CASCADE,
+            signal_id INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            body TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX action_set_events_once ON action_set_events(action_set_id, signal_id);
+        CREATE INDEX action_set_events_set ON action_set_events(action_set_id, id);
+        """,
+    )
+    columns = "e.id, e.action_set_id, e.signal_id, e.ok, e.outcomes, e.created_at"
+    old_runs = db.execute(
+        f"SELECT {columns}, a.name, a.project, a.source, a.body, a.created_at, "
+        "s.endpoint_id, s.token_id, s.payload, s.created_at "
+        "FROM action_executions e JOIN action_sets a ON a.id = e.action_set_id "
+        "LEFT JOIN signals s ON s.id = e.signal_id ORDER BY e.id"
+    ).fetchall()
+    for run in old_runs:
+        (run_id, set_id, signal_id, ok, outcomes, created_at) = run[:6]
+        (name, project, source, set_body, set_created) = run[6:11]
+        (endpoint_id, token_id, payload, signal_created) = run[11:]
+        body = json.loads(set_body)
+        action_set = {
+            **body,
+            "id": set_id,
+            "name": name,
+            "project": project,
+            "source": source,
+            "createdAt": set_created,
+        }
+        signal = {
+            "id": signal_id,
+            "endpointId": source if endpoint_id is None else endpoint_id,
+            "tokenId": token_id,
+            "payload": None if payload is None else json.loads(payload),
+            "createdAt": created_at if signal_created is None else signal_created,
+        }
+        converted = [
+            {
+                "action": _unleash_action(outcome["action"], index),
+                "state": "success" if outcome["ok"] else "failed",
+                "details": outcome.get("error"),
+            }
+            for index, outcome in enumerate(json.loads(outcomes))
+        ]
+        converted.extend(
+            {"action": action, "state": "not started", "details": None}
+            for action in body["actions"][len(converted) :]
+        )
+        db.execute(
+            "INSERT OR IGNORE INTO action_set_events "
+            "(id, action_set_id, signal_id, state, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                run_id,
+                set_id,
+                signal_id,
+                "success" if ok else "failed",
+                json.dumps({"actionSet": action_set, "signal": signal, "outcomes": converted}),
+                created_at,
+            ],
+        )
+    _run(db, "DROP TABLE action_executions")
+
+
+_UNLEASH_ACTIONS = {
+    "ENABLE_FLAG": "TOGGLE_FEATURE_ON",
+    "DISABLE_FLAG": "TOGGLE_FEATURE_OFF",
+    "MARK_STALE": "MARK_FEATURE_STALE",
+}
+
+
+def _unleash_action(action: dict[str, Any], index: int) -> dict[str, Any]:
+    kind = action["kind"]
+    return {
+        "kind": _UNLEASH_ACTIONS.get(kind, kind),
+        "flag": action["flag"],
+        "environment": action.get("environment"),
+        "sortOrder": index + 1,
+    }
+
+
+def _unleash_action_set_body(body: dict[str, Any]) -> dict[str, Any]:
+    """m002's stored action set → m004's (see `m004_unleash_action_sets`)."""
+    filters: list[dict[str, Any]] = []
+    lost: list[dict[str, Any]] = []
+    for constraint in body.get("filters", []):
+        name = constraint.get("contextName", "")
+        path = name.removeprefix("payload.")
+        if name == path or not path or any(f["contextName"] == path for f in filters):
+            lost.append(constraint)
+        else:
+            filters.append({**constraint, "contextName": path})
+    description = body.get("description")
+    if lost:
+        note = f"[disabled when migrated: filters not kept: {json.dumps(lost)}]"
+        description = f"{description} {note}" if description else note
+    return {
+        "actions": [_unleash_action(a, i) for i, a in enumerate(body.get("actions", []))],
+        "filters": filters,
+        "enabled": bool(body.get("enabled", True)) and not lost,
+        "description": description,
+        "actorId": None,
+    }
 
 
 @migrations()

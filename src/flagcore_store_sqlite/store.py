@@ -33,8 +33,10 @@ from flagcore.codec import (
 from flagcore.entities import (
     Action,
     ActionExecution,
+    ActionKind,
     ActionOutcome,
     ActionSet,
+    ActionState,
     ApiToken,
     ClientInstance,
     Environment,
@@ -88,6 +90,79 @@ def _parse_time(value: str | None) -> dt.datetime | None:
 
 def _required_time(value: str) -> dt.datetime:
     return dt.datetime.fromisoformat(value)
+
+
+def _action_json(action: Action) -> dict[str, Any]:
+    return {
+        "kind": action.kind.value,
+        "flag": action.flag,
+        "environment": action.environment,
+        "sortOrder": action.sort_order,
+    }
+
+
+def _action_from(data: dict[str, Any]) -> Action:
+    return Action(
+        ActionKind(data["kind"]), data["flag"], data.get("environment"), data["sortOrder"]
+    )
+
+
+def _action_set_body(action_set: ActionSet) -> dict[str, Any]:
+    """What the ``body`` column holds (m004); the rest of an action set has columns."""
+    return {
+        "actions": [_action_json(a) for a in action_set.actions],
+        "filters": converter.unstructure(action_set.filters, tuple[Constraint, ...]),
+        "enabled": action_set.enabled,
+        "description": action_set.description,
+        "actorId": action_set.actor_id,
+    }
+
+
+def _action_set_json(action_set: ActionSet) -> dict[str, Any]:
+    """The whole action set, as a run's record keeps it."""
+    return {
+        **_action_set_body(action_set),
+        "id": action_set.id,
+        "name": action_set.name,
+        "project": action_set.project,
+        "source": action_set.source,
+        "createdAt": _time(action_set.created_at),
+    }
+
+
+def _action_set_from(data: dict[str, Any]) -> ActionSet:
+    return ActionSet(
+        data["id"],
+        data["name"],
+        data["project"],
+        data["source"],
+        tuple(_action_from(a) for a in data["actions"]),
+        structure_constraints(data["filters"]),
+        data["enabled"],
+        data["description"],
+        _required_time(data["createdAt"]),
+        data["actorId"],
+    )
+
+
+def _signal_json(signal: Signal) -> dict[str, Any]:
+    return {
+        "id": signal.id,
+        "endpointId": signal.endpoint_id,
+        "tokenId": signal.token_id,
+        "payload": signal.payload,
+        "createdAt": _time(signal.created_at),
+    }
+
+
+def _signal_from(data: dict[str, Any]) -> Signal:
+    return Signal(
+        data["id"],
+        data["endpointId"],
+        data["tokenId"],
+        data["payload"],
+        _required_time(data["createdAt"]),
+    )
 
 
 class SqliteStore:
@@ -794,27 +869,14 @@ class SqliteTransaction:
     # --- action sets ---
     @staticmethod
     def _action_set(row: Any) -> ActionSet:
-        body = orjson.loads(row["body"])
-        return ActionSet(
-            row["id"],
-            row["name"],
-            row["project"],
-            row["source"],
-            converter.structure(body["actions"], tuple[Action, ...]),
-            structure_constraints(body["filters"]),
-            body["enabled"],
-            body["description"],
-            _required_time(row["created_at"]),
-        )
-
-    @staticmethod
-    def _action_body(action_set: ActionSet) -> str:
-        return _dumps(
+        return _action_set_from(
             {
-                "actions": converter.unstructure(action_set.actions, tuple[Action, ...]),
-                "filters": converter.unstructure(action_set.filters, tuple[Constraint, ...]),
-                "enabled": action_set.enabled,
-                "description": action_set.description,
+                **orjson.loads(row["body"]),
+                "id": row["id"],
+                "name": row["name"],
+                "project": row["project"],
+                "source": row["source"],
+                "createdAt": row["created_at"],
             }
         )
 
@@ -826,7 +888,7 @@ class SqliteTransaction:
                 action_set.name,
                 action_set.project,
                 action_set.source,
-                self._action_body(action_set),
+                _dumps(_action_set_body(action_set)),
                 _time(action_set.created_at),
             ],
         )
@@ -851,7 +913,7 @@ class SqliteTransaction:
                 action_set.name,
                 action_set.project,
                 action_set.source,
-                self._action_body(action_set),
+                _dumps(_action_set_body(action_set)),
                 action_set.id,
             ],
         )
@@ -860,14 +922,23 @@ class SqliteTransaction:
         self._run("DELETE FROM action_sets WHERE id = ?", [action_set_id])
 
     def add_action_execution(self, execution: ActionExecution) -> ActionExecution:
+        body = {
+            "actionSet": _action_set_json(execution.action_set),
+            "signal": _signal_json(execution.signal),
+            "outcomes": [
+                {"action": _action_json(o.action), "state": o.state.value, "details": o.details}
+                for o in execution.outcomes
+            ],
+        }
+        # The unique index on (action_set_id, signal_id) makes a second run a Conflict.
         execution_id = self._run(
-            "INSERT INTO action_executions (action_set_id, signal_id, ok, outcomes, created_at) "
+            "INSERT INTO action_set_events (action_set_id, signal_id, state, body, created_at) "
             "VALUES (?, ?, ?, ?, ?)",
             [
                 execution.action_set_id,
                 execution.signal_id,
-                execution.ok,
-                _dumps(converter.unstructure(execution.outcomes, tuple[ActionOutcome, ...])),
+                execution.state.value,
+                _dumps(body),
                 _time(execution.created_at),
             ],
         )
@@ -875,24 +946,32 @@ class SqliteTransaction:
         return attrs.evolve(execution, id=execution_id)
 
     def list_action_executions(
-        self, *, action_set_id: int | None = None, limit: int = 50
+        self, *, action_set_id: int | None = None, limit: int = 50, offset: int = 0
     ) -> Sequence[ActionExecution]:
         where_sql, params = _where({"action_set_id = ?": action_set_id})
         rows = self._rows(
-            f"SELECT * FROM action_executions WHERE {where_sql} ORDER BY id DESC LIMIT ?",
-            [*params, limit],
+            f"SELECT * FROM action_set_events WHERE {where_sql} ORDER BY id DESC LIMIT ? OFFSET ?",
+            [*params, limit, offset],
         )
-        return [
-            ActionExecution(
-                row["id"],
-                row["action_set_id"],
-                row["signal_id"],
-                bool(row["ok"]),
-                converter.structure(orjson.loads(row["outcomes"]), tuple[ActionOutcome, ...]),
-                _required_time(row["created_at"]),
+        executions = []
+        for row in rows:
+            body = orjson.loads(row["body"])
+            executions.append(
+                ActionExecution(
+                    row["id"],
+                    _action_set_from(body["actionSet"]),
+                    _signal_from(body["signal"]),
+                    ActionState(row["state"]),
+                    tuple(
+                        ActionOutcome(
+                            _action_from(o["action"]), ActionState(o["state"]), o["details"]
+                        )
+                        for o in body["outcomes"]
+                    ),
+                    _required_time(row["created_at"]),
+                )
             )
-            for row in rows
-        ]
+        return executions
 
     # --- metrics and instances ---
     def add_flag_metrics(self, rows: Iterable[FlagMetrics]) -> None:

@@ -167,15 +167,23 @@ async def test_an_action_set_flips_a_flag_that_sdks_then_see(api: Api, service: 
         201,
         json={
             "name": "page",
-            "sourceId": endpoint_id,
-            "filters": [
-                {"contextName": "payload.severity", "operator": "IN", "values": ["critical"]}
-            ],
+            "description": "critical pages kill checkout",
+            "enabled": True,
+            "actorId": 1,
+            "match": {
+                "source": "signal-endpoint",
+                "sourceId": endpoint_id,
+                "payload": {"severity": {"operator": "IN", "values": ["critical"]}},
+            },
             "actions": [
                 {
-                    "action": "ENABLE_FLAG",
-                    "featureName": "kill-checkout",
-                    "environment": "development",
+                    "action": "TOGGLE_FEATURE_ON",
+                    "sortOrder": 1,
+                    "executionParams": {
+                        "project": "default",
+                        "featureName": "kill-checkout",
+                        "environment": "development",
+                    },
                 }
             ],
         },
@@ -183,31 +191,35 @@ async def test_an_action_set_flips_a_flag_that_sdks_then_see(api: Api, service: 
     action_set_id = created["id"]
     assert await _send(api, "alerts", token, json={"severity": "critical"}) == 202
 
-    async def executions() -> list[dict[str, object]]:
-        body = await api.json(
-            "GET", f"/api/admin/projects/default/actions/{action_set_id}/executions"
-        )
-        return list(body["executions"])
+    async def runs() -> list[dict[str, object]]:
+        body = await api.json("GET", f"/api/admin/projects/default/actions/{action_set_id}/events")
+        return list(body["actionSetEvents"])
 
     for _ in range(100):
-        if await executions():
+        if await runs():
             break
         await asyncio.sleep(0.05)
-    (execution,) = await executions()
-    assert execution["state"] == "success"
+    (run,) = await runs()
+    assert run["state"] == "success"
     payload = await api.json("GET", "/api/client/features", token=CLIENT)
     assert Engine.from_client_features(payload).is_enabled("kill-checkout", {"userId": "any"})
     events = await api.json("GET", "/api/admin/events?feature=kill-checkout")
     assert "action-set:page" in {e["createdBy"] for e in events["events"]}
-    # Validation and limits answer 4xx naming the problem.
+    # Validation answers 4xx naming the problem.
     bad = await api.json(
         "POST",
         "/api/admin/projects/default/actions",
         404,
         json={
             "name": "x",
-            "sourceId": 999,
-            "actions": [{"action": "MARK_STALE", "featureName": "kill-checkout"}],
+            "match": {"source": "signal-endpoint", "sourceId": 999, "payload": {}},
+            "actions": [
+                {
+                    "action": "MARK_FEATURE_STALE",
+                    "sortOrder": 1,
+                    "executionParams": {"featureName": "kill-checkout"},
+                }
+            ],
         },
     )
     assert bad["name"] == "NotFoundError"
@@ -217,7 +229,9 @@ async def test_an_action_set_flips_a_flag_that_sdks_then_see(api: Api, service: 
         400,
         json={
             "name": "x",
-            "sourceId": endpoint_id,
-            "actions": [{"action": "EXPLODE", "featureName": "f"}],
+            "match": {"source": "signal-endpoint", "sourceId": endpoint_id, "payload": {}},
+            "actions": [
+                {"action": "EXPLODE", "sortOrder": 1, "executionParams": {"featureName": "f"}}
+            ],
         },
     )

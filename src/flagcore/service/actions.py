@@ -1,54 +1,78 @@
 """Action sets: react to signals by switching flags, with every run recorded.
 
-An action set listens to one signal endpoint. When a signal arrives and its payload
-passes the set's filters (constraints over ``payload.<path>``, with the engine's
-operators), its actions run in order, each as its own use case with the action set as
-actor; the first failure stops the rest. The run and each action's outcome are stored.
+An action set listens to one signal endpoint. When a signal arrives and its payload passes
+the set's filters (`flagcore.signal_matching`: paths into the payload, the engine's
+operators), its actions run in ``sortOrder``, with the action set named as the actor; the
+first failure stops the rest (Unleash's rule), which are recorded as ``not started``.
+
+Running is split so that nothing a user wrote is evaluated while the store is held:
+`action_sets_listening` reads, `flagcore.signal_matching.matching_action_sets` decides
+(pure, anywhere), and `execute_action_set` writes the flag changes, their events and the
+run's record in one transaction. An action set runs at most once per signal: the store
+refuses a second record for the same pair, and the whole transaction with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
-from flagcore.context import Context
 from flagcore.entities import (
     Action,
     ActionExecution,
     ActionKind,
     ActionOutcome,
     ActionSet,
+    ActionState,
+    FlagDefinition,
     Signal,
 )
-from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
+from flagcore.errors import (
+    Conflict,
+    ErrorDetail,
+    FlagcoreError,
+    InvalidInput,
+    NameConflict,
+    NotFound,
+)
 from flagcore.limits import enforce
 from flagcore.model import Constraint
-from flagcore.operators import compile_constraint
 from flagcore.ports import Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
-from flagcore.validation import check_constraints
+from flagcore.signal_matching import MAX_FILTER_PATH_LENGTH, matching_action_sets
+from flagcore.validation import MAX_NAME_LENGTH, check_constraints
 
-__all__ = ["ActionsMixin", "payload_context"]
-
-
-def payload_context(payload: Any) -> Context:
-    """The payload as a context whose properties are its leaves: ``payload.a.b`` → value."""
-    flat: dict[str, Any] = {}
-
-    def walk(value: Any, path: str) -> None:
-        if isinstance(value, Mapping):
-            for key, item in value.items():
-                walk(item, f"{path}.{key}")
-        elif not isinstance(value, list):
-            flat[path] = value
-
-    walk(payload, "payload")
-    return Context(properties=flat)
+__all__ = ["ActionsMixin"]
 
 
 class ActionsMixin(ServiceBase):
+    if TYPE_CHECKING:  # the flag changes an action makes, from the flags and strategies areas
+
+        def _switch_environment(
+            self,
+            tx: Transaction,
+            project: str,
+            flag: str,
+            environment: str,
+            enabled: bool,
+            actor: str,
+        ) -> None: ...
+
+        def _update_flag(
+            self,
+            tx: Transaction,
+            project: str,
+            name: str,
+            *,
+            type: str | None = None,
+            description: str | None = None,
+            impression_data: bool | None = None,
+            stale: bool | None = None,
+            actor: str,
+        ) -> FlagDefinition: ...
+
     def create_action_set(
         self,
         name: str,
@@ -59,6 +83,7 @@ class ActionsMixin(ServiceBase):
         filters: Sequence[Constraint] = (),
         enabled: bool = True,
         description: str | None = None,
+        actor_id: int | None = None,
         actor: str = SYSTEM,
     ) -> ActionSet:
         candidate = ActionSet(
@@ -71,16 +96,17 @@ class ActionsMixin(ServiceBase):
             enabled,
             description,
             self.clock(),
+            actor_id,
         )
         with self._unit() as tx:
             self._check_action_set(tx, candidate, exclude=None)
-            created = tx.create_action_set(candidate)
+            created = tx.create_action_set(_in_order(candidate))
             self._event(
                 tx,
                 "actions-created",
                 actor,
                 project=project,
-                data={"id": created.id, "name": name, "source": source},
+                data={"id": created.id, "name": name, "sourceId": source},
             )
         return created
 
@@ -92,6 +118,7 @@ class ActionsMixin(ServiceBase):
             before = self._action_set(tx, action_set_id, replacement.project)
             after = attrs.evolve(replacement, id=action_set_id, created_at=before.created_at)
             self._check_action_set(tx, after, exclude=action_set_id)
+            after = _in_order(after)
             tx.save_action_set(after)
             self._event(
                 tx,
@@ -100,6 +127,24 @@ class ActionsMixin(ServiceBase):
                 project=after.project,
                 data={"id": action_set_id, "name": after.name},
             )
+        return after
+
+    def set_action_set_enabled(
+        self, action_set_id: int, enabled: bool, *, project: str | None = None, actor: str = SYSTEM
+    ) -> ActionSet:
+        """Unleash's ``POST …/actions/<id>/on`` and ``…/off``."""
+        with self._unit() as tx:
+            before = self._action_set(tx, action_set_id, project)
+            after = attrs.evolve(before, enabled=enabled)
+            if after != before:
+                tx.save_action_set(after)
+                self._event(
+                    tx,
+                    "actions-updated",
+                    actor,
+                    project=after.project,
+                    data={"id": action_set_id, "name": after.name, "enabled": enabled},
+                )
         return after
 
     def delete_action_set(
@@ -126,49 +171,101 @@ class ActionsMixin(ServiceBase):
             return list(tx.list_action_sets(project=project))
 
     def list_action_executions(
-        self, action_set_id: int | None = None, *, project: str | None = None, limit: int = 50
+        self,
+        action_set_id: int | None = None,
+        *,
+        project: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
     ) -> list[ActionExecution]:
+        """The runs of an action set (Unleash's action set events), newest first."""
         with self._read() as tx:
             if action_set_id is not None:
                 self._action_set(tx, action_set_id, project)
-            return list(tx.list_action_executions(action_set_id=action_set_id, limit=limit))
+            return list(
+                tx.list_action_executions(action_set_id=action_set_id, limit=limit, offset=offset)
+            )
+
+    def action_targets(self, project: str) -> tuple[list[str], list[str]]:
+        """What an action of ``project`` may name: its active flags, and the environments."""
+        with self._read() as tx:
+            if tx.get_project(project) is None:
+                raise NotFound(f'there is no project "{project}"')
+            flags = [flag.name for flag in tx.list_flags(project=project)]
+            environments = [environment.name for environment in tx.list_environments()]
+        return flags, environments
+
+    # --- running ---
+    def action_sets_listening(self, source: int) -> list[ActionSet]:
+        """The enabled action sets of signal endpoint ``source`` (a read; no user rule runs)."""
+        with self._read() as tx:
+            return [a for a in tx.list_action_sets(source=source) if a.enabled]
+
+    def execute_action_set(self, matched: ActionSet, signal: Signal) -> ActionExecution | None:
+        """Run ``matched`` for ``signal``: its changes, their events and the record, at once.
+
+        Returns None, doing nothing, when the action set already ran for this signal, or was
+        deleted, disabled or edited after it matched (the edited set meets the next signal).
+        """
+        try:
+            with self._unit() as tx:
+                if tx.get_action_set(matched.id) != matched:
+                    return None
+                outcomes = self._run_actions(tx, matched)
+                failed = any(o.state is ActionState.FAILED for o in outcomes)
+                record = ActionExecution(
+                    0,
+                    matched,
+                    signal,
+                    ActionState.FAILED if failed else ActionState.SUCCESS,
+                    outcomes,
+                    self.clock(),
+                )
+                return tx.add_action_execution(record)
+        except Conflict:
+            return None  # it ran already (another worker, or a repeated call)
 
     def run_action_sets(self, signal: Signal) -> list[ActionExecution]:
-        """Run every enabled action set of the signal's endpoint whose filters pass."""
-        with self._read() as tx:
-            candidates = [a for a in tx.list_action_sets(source=signal.endpoint_id) if a.enabled]
-        context = payload_context(signal.payload)
-        executions = []
-        for action_set in candidates:
-            filters = [compile_constraint(c) for c in action_set.filters]
-            if all(check(context) for check in filters):
-                executions.append(self._execute(action_set, signal))
-        return executions
+        """Match and run every action set of the signal's endpoint, in this thread.
 
-    def _execute(self, action_set: ActionSet, signal: Signal) -> ActionExecution:
-        actor = f"action-set:{action_set.name}"
+        For in-process callers; the HTTP server matches off its store thread instead.
+        """
+        candidates = self.action_sets_listening(signal.endpoint_id)
+        matched = matching_action_sets(candidates, signal.payload, source=signal.endpoint_id)
+        runs = [self.execute_action_set(action_set, signal) for action_set in matched]
+        return [run for run in runs if run is not None]
+
+    def _run_actions(self, tx: Transaction, action_set: ActionSet) -> tuple[ActionOutcome, ...]:
         outcomes: list[ActionOutcome] = []
+        stopped = False
         for action in action_set.actions:
+            if stopped:
+                outcomes.append(ActionOutcome(action, ActionState.NOT_STARTED))
+                continue
             try:
-                if action.kind is ActionKind.MARK_STALE:
-                    self.mark_stale(action_set.project, action.flag, True, actor=actor)  # type: ignore[attr-defined]
-                else:
-                    self.set_environment_enabled(  # type: ignore[attr-defined]
-                        action_set.project,
-                        action.flag,
-                        action.environment or "",
-                        action.kind is ActionKind.ENABLE_FLAG,
-                        actor=actor,
-                    )
+                self._run_action(tx, action_set, action)
             except FlagcoreError as error:
-                outcomes.append(ActionOutcome(action, False, error.message))
-                break  # a failed action stops the ones after it
-            outcomes.append(ActionOutcome(action, True))
-        ok = all(o.ok for o in outcomes)  # a failure is the last outcome
-        with self._unit() as tx:
-            return tx.add_action_execution(
-                ActionExecution(0, action_set.id, signal.id, ok, tuple(outcomes), self.clock())
-            )
+                # Every check comes before the action's first write, so a failed action
+                # changed nothing; the ones before it stand, as in Unleash.
+                outcomes.append(ActionOutcome(action, ActionState.FAILED, error.message))
+                stopped = True
+                continue
+            outcomes.append(ActionOutcome(action, ActionState.SUCCESS))
+        return tuple(outcomes)
+
+    def _run_action(self, tx: Transaction, action_set: ActionSet, action: Action) -> None:
+        actor = action_set.actor
+        if action.kind is ActionKind.MARK_FEATURE_STALE:
+            self._update_flag(tx, action_set.project, action.flag, stale=True, actor=actor)
+            return
+        self._switch_environment(
+            tx,
+            action_set.project,
+            action.flag,
+            action.environment or "",
+            action.kind is ActionKind.TOGGLE_FEATURE_ON,
+            actor,
+        )
 
     # --- shared ---
     @staticmethod
@@ -185,46 +282,98 @@ class ActionsMixin(ServiceBase):
         self, tx: Transaction, action_set: ActionSet, exclude: int | None
     ) -> None:
         limits = self.limits
-        if not action_set.name or not action_set.name.strip():
+        name = action_set.name
+        if not name or not name.strip():
             raise InvalidInput(
                 "an action set needs a name", [ErrorDetail("must not be empty", "$.name")]
+            )
+        if len(name) > MAX_NAME_LENGTH:
+            raise InvalidInput(
+                f"an action set name has at most {MAX_NAME_LENGTH} characters",
+                [ErrorDetail(f"at most {MAX_NAME_LENGTH} characters", "$.name")],
+            )
+        if action_set.actor_id is not None and action_set.actor_id < 1:
+            raise InvalidInput(
+                "actorId is a positive integer", [ErrorDetail("at least 1", "$.actorId")]
             )
         if tx.get_project(action_set.project) is None:
             raise NotFound(f'there is no project "{action_set.project}"')
         if tx.get_signal_endpoint(action_set.source) is None:
-            raise NotFound(f"there is no signal endpoint with id {action_set.source}")
+            raise NotFound(
+                f"there is no signal endpoint with id {action_set.source}",
+                [ErrorDetail("unknown signal endpoint", "$.match.sourceId")],
+            )
         others = [a for a in tx.list_action_sets(project=action_set.project) if a.id != exclude]
+        if any(other.name == name for other in others):
+            # The event log names an action set by its name, so it must say which one.
+            raise NameConflict(f'project "{action_set.project}" has an action set named "{name}"')
         enforce(limits, "action_sets_per_project", len(others) + 1, "action sets in one project")
-        enforce(
-            limits, "filters_per_action_set", len(action_set.filters), "filters on one action set"
-        )
-        for constraint in action_set.filters:
+        self._check_filters(action_set.filters)
+        self._check_actions(tx, action_set)
+
+    def _check_filters(self, filters: Sequence[Constraint]) -> None:
+        limits = self.limits
+        enforce(limits, "filters_per_action_set", len(filters), "filters on one action set")
+        seen: set[str] = set()
+        for constraint in filters:
+            path = constraint.context_name
+            where = f"$.match.payload[{path!r}]"
+            if not path or len(path) > MAX_FILTER_PATH_LENGTH or path in seen:
+                raise InvalidInput(
+                    f"a payload filter's key is a path of 1 to {MAX_FILTER_PATH_LENGTH} "
+                    "characters, once per action set",
+                    [ErrorDetail("empty, too long or repeated", where)],
+                )
+            seen.add(path)
             enforce(
                 limits,
                 "values_per_action_filter",
                 len(constraint.values),
                 "values in one action filter",
             )
-        check_constraints(action_set.filters, limits, "$.filters")
+            try:
+                check_constraints((constraint,), limits, "$")
+            except InvalidInput as refused:
+                details = [
+                    attrs.evolve(d, path=(d.path or "").replace("$[0]", where, 1))
+                    for d in refused.details
+                ]
+                raise InvalidInput(refused.message, details) from None
+
+    def _check_actions(self, tx: Transaction, action_set: ActionSet) -> None:
         if not action_set.actions:
             raise InvalidInput(
                 "an action set needs at least one action", [ErrorDetail("empty", "$.actions")]
             )
         enforce(
-            limits, "actions_per_action_set", len(action_set.actions), "actions in one action set"
+            self.limits,
+            "actions_per_action_set",
+            len(action_set.actions),
+            "actions in one action set",
         )
         for index, action in enumerate(action_set.actions):
+            here = f"$.actions[{index}]"
+            if action.sort_order < 1:
+                raise InvalidInput(
+                    "sortOrder is a whole number from 1",
+                    [ErrorDetail("at least 1", f"{here}.sortOrder")],
+                )
             flag = tx.get_flag(action.flag)
             if flag is None or flag.project != action_set.project:
                 raise NotFound(
                     f'there is no flag "{action.flag}" in project "{action_set.project}"',
-                    [ErrorDetail("unknown flag", f"$.actions[{index}].featureName")],
+                    [ErrorDetail("unknown flag", f"{here}.executionParams.featureName")],
                 )
-            needs_environment = action.kind is not ActionKind.MARK_STALE
-            if needs_environment and (
+            if action.kind.needs_environment and (
                 action.environment is None or tx.get_environment(action.environment) is None
             ):
                 raise InvalidInput(
-                    f"action {index} needs an existing environment",
-                    [ErrorDetail("unknown environment", f"$.actions[{index}].environment")],
+                    f"{action.kind.value} needs an existing environment",
+                    [ErrorDetail("unknown environment", f"{here}.executionParams.environment")],
                 )
+
+
+def _in_order(action_set: ActionSet) -> ActionSet:
+    """Its actions by ``sort_order``, the order they run in; equal ones keep their order."""
+    ordered = tuple(sorted(action_set.actions, key=lambda action: action.sort_order))
+    return attrs.evolve(action_set, actions=ordered)

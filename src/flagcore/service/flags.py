@@ -112,25 +112,47 @@ class FlagsMixin(ServiceBase):
         if type is not None:
             _check_type(type)
         with self._unit() as tx:
-            before = self._active_flag(tx, project, name)
-            after = attrs.evolve(
-                before,
-                type=before.type if type is None else type,
-                description=before.description if description is None else description,
-                impression_data=(
-                    before.impression_data if impression_data is None else impression_data
-                ),
-                stale=before.stale if stale is None else stale,
+            return self._update_flag(
+                tx,
+                project,
+                name,
+                type=type,
+                description=description,
+                impression_data=impression_data,
+                stale=stale,
+                actor=actor,
             )
-            if after == before:
-                return after
-            tx.save_flag(after)
-            kind = "feature-metadata-updated"
-            if after.stale != before.stale and (attrs.evolve(after, stale=before.stale) == before):
-                kind = "feature-stale-on" if after.stale else "feature-stale-off"
-            self._event(
-                tx, kind, actor, flag=after, data=flag_data(after), pre_data=flag_data(before)
-            )
+
+    def _update_flag(
+        self,
+        tx: Transaction,
+        project: str,
+        name: str,
+        *,
+        type: str | None = None,
+        description: str | None = None,
+        impression_data: bool | None = None,
+        stale: bool | None = None,
+        actor: str,
+    ) -> FlagDefinition:
+        """`update_flag` inside a unit of work the caller holds (action sets)."""
+        before = self._active_flag(tx, project, name)
+        after = attrs.evolve(
+            before,
+            type=before.type if type is None else type,
+            description=before.description if description is None else description,
+            impression_data=(
+                before.impression_data if impression_data is None else impression_data
+            ),
+            stale=before.stale if stale is None else stale,
+        )
+        if after == before:
+            return after
+        tx.save_flag(after)
+        kind = "feature-metadata-updated"
+        if after.stale != before.stale and (attrs.evolve(after, stale=before.stale) == before):
+            kind = "feature-stale-on" if after.stale else "feature-stale-off"
+        self._event(tx, kind, actor, flag=after, data=flag_data(after), pre_data=flag_data(before))
         return after
 
     def mark_stale(

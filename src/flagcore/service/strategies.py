@@ -248,31 +248,37 @@ class StrategiesMixin(ServiceBase):
         disabled ones) adds ``flexibleRollout`` at 100%, so "on" shows as the rule it is.
         """
         with self._unit() as tx:
-            definition = self._active_flag(tx, project, flag)
-            self._environment(tx, environment)
-            state = tx.get_flag_environment(flag, environment) or FlagEnvironment(flag, environment)
-            existing = tx.list_strategies(flag=flag, environment=environment)
-            if enabled and all(p.strategy.disabled for p in existing):
-                rollout = Strategy(
-                    "flexibleRollout",
-                    {"rollout": "100", "stickiness": "default", "groupId": flag},
-                    id=new_strategy_id(int(self.clock().timestamp() * 1000)),
-                    sort_order=_next_sort_order(existing),
-                )
-                tx.save_strategy(StrategyPlacement(flag, environment, rollout))
-                self._event(
-                    tx,
-                    "feature-strategy-add",
-                    actor,
-                    flag=definition,
-                    environment=environment,
-                    data=_strategy_data(rollout),
-                )
-            if state.enabled == enabled:
-                return
-            tx.save_flag_environment(attrs.evolve(state, enabled=enabled))
-            kind = "feature-environment-enabled" if enabled else "feature-environment-disabled"
-            self._event(tx, kind, actor, flag=definition, environment=environment)
+            self._switch_environment(tx, project, flag, environment, enabled, actor)
+
+    def _switch_environment(
+        self, tx: Transaction, project: str, flag: str, environment: str, enabled: bool, actor: str
+    ) -> None:
+        """`set_environment_enabled` inside a unit of work the caller holds (action sets)."""
+        definition = self._active_flag(tx, project, flag)
+        self._environment(tx, environment)
+        state = tx.get_flag_environment(flag, environment) or FlagEnvironment(flag, environment)
+        existing = tx.list_strategies(flag=flag, environment=environment)
+        if enabled and all(p.strategy.disabled for p in existing):
+            rollout = Strategy(
+                "flexibleRollout",
+                {"rollout": "100", "stickiness": "default", "groupId": flag},
+                id=new_strategy_id(int(self.clock().timestamp() * 1000)),
+                sort_order=_next_sort_order(existing),
+            )
+            tx.save_strategy(StrategyPlacement(flag, environment, rollout))
+            self._event(
+                tx,
+                "feature-strategy-add",
+                actor,
+                flag=definition,
+                environment=environment,
+                data=_strategy_data(rollout),
+            )
+        if state.enabled == enabled:
+            return
+        tx.save_flag_environment(attrs.evolve(state, enabled=enabled))
+        kind = "feature-environment-enabled" if enabled else "feature-environment-disabled"
+        self._event(tx, kind, actor, flag=definition, environment=environment)
 
     def set_flag_variants(
         self,

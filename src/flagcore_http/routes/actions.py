@@ -1,147 +1,325 @@
-"""Project action sets: react to signals by switching flags; their executions."""
+"""Project action sets in Unleash's shape, their event log, and running them for signals.
+
+A body is Unleash's ``CreateActionsSchema``: ``{name, description, enabled, actorId?,
+match: {source: "signal-endpoint", sourceId, payload: {<path>: {operator, values, value?,
+inverted?, caseInsensitive?}}}, actions: [{action, sortOrder, executionParams: {project,
+featureName, environment}}]}``. flagcore's own actions (``MARK_FEATURE_STALE``) use the
+same form.
+
+Running (`schedule_action_sets`): the store worker thread only reads the listening sets
+and writes each run; matching a payload against filters (user-supplied patterns over
+outside data) runs on another thread, so it can never hold up the store.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import attrs
 from aiohttp import web
 
 from flagcore import codec
-from flagcore.entities import Action, ActionExecution, ActionKind, ActionSet
+from flagcore.entities import Action, ActionExecution, ActionKind, ActionSet, Signal
+from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Constraint
+from flagcore.signal_matching import matching_action_sets
 from flagcore_http import render
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
+from flagcore_http.keys import SERVICE, WORKER
 
-__all__ = ["routes"]
+__all__ = ["routes", "schedule_action_sets"]
 
 routes = web.RouteTableDef()
+_log = logging.getLogger("flagcore_http")
+_T = TypeVar("_T")
 ACTIONS = "/api/admin/projects/{project}/actions"
+SIGNAL_ENDPOINT_SOURCE = "signal-endpoint"
+
+
+@attrs.frozen
+class PayloadFilterBody:
+    operator: str
+    values: tuple[str, ...] = ()
+    value: str | None = None
+    inverted: bool = False
+    case_insensitive: bool = False
+
+
+@attrs.frozen
+class MatchBody:
+    source: str
+    source_id: int
+    payload: dict[str, PayloadFilterBody] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ExecutionParamsBody:
+    feature_name: str
+    environment: str | None = None
+    project: str | None = None
 
 
 @attrs.frozen
 class ActionBody:
     action: ActionKind
-    feature_name: str
-    environment: str | None = None
+    sort_order: int
+    execution_params: ExecutionParamsBody
 
 
 @attrs.frozen
 class ActionSetBody:
     name: str
-    source_id: int
+    match: MatchBody
     actions: tuple[ActionBody, ...]
-    filters: tuple[Constraint, ...] = ()
-    enabled: bool = True
     description: str | None = None
+    enabled: bool = True
+    actor_id: int | None = None
 
 
-codec.register_wire_type(ActionBody, {"feature_name": "featureName"})
-codec.register_wire_type(ActionSetBody, {"source_id": "sourceId"})
+codec.register_wire_type(PayloadFilterBody, {"case_insensitive": "caseInsensitive"})
+codec.register_wire_type(MatchBody, {"source_id": "sourceId"})
+codec.register_wire_type(ExecutionParamsBody, {"feature_name": "featureName"})
+codec.register_wire_type(
+    ActionBody, {"sort_order": "sortOrder", "execution_params": "executionParams"}
+)
+codec.register_wire_type(ActionSetBody, {"actor_id": "actorId"})
 
 
-def _actions(body: ActionSetBody) -> tuple[Action, ...]:
-    return tuple(Action(a.action, a.feature_name, a.environment) for a in body.actions)
+_WIRE_NAMES = {
+    ".sort_order": ".sortOrder",
+    ".execution_params": ".executionParams",
+    ".feature_name": ".featureName",
+    ".source_id": ".sourceId",
+    ".actor_id": ".actorId",
+    ".case_insensitive": ".caseInsensitive",
+}
 
 
-def _render(value: ActionSet) -> dict[str, Any]:
+async def _read_action_set(request: web.Request) -> ActionSet:
+    try:
+        body = await read_body(request, ActionSetBody)
+    except InvalidInput as refused:
+        # cattrs names a missing field by its attribute; the sender knows the wire name.
+        details = []
+        for detail in refused.details:
+            path = detail.path or ""
+            for attribute, wire in _WIRE_NAMES.items():
+                path = path.replace(attribute, wire)
+            details.append(attrs.evolve(detail, path=path))
+        raise InvalidInput(refused.message, details) from None
+    return _action_set(body, request.match_info["project"])
+
+
+def _action_set(body: ActionSetBody, project: str) -> ActionSet:
+    """The body as an action set of ``project`` (id and creation time are the store's)."""
+    if body.match.source != SIGNAL_ENDPOINT_SOURCE:
+        raise InvalidInput(
+            f'match.source must be "{SIGNAL_ENDPOINT_SOURCE}"',
+            [ErrorDetail(f'only "{SIGNAL_ENDPOINT_SOURCE}"', "$.match.source")],
+        )
+    for index, action in enumerate(body.actions):
+        named = action.execution_params.project
+        if named is not None and named != project:
+            raise InvalidInput(
+                "an action set only changes flags of its own project",
+                [ErrorDetail(f'not "{project}"', f"$.actions[{index}].executionParams.project")],
+            )
+    filters = tuple(
+        Constraint(path, f.operator, f.values, f.value, f.inverted, f.case_insensitive)
+        for path, f in body.match.payload.items()
+    )
+    actions = tuple(
+        Action(
+            a.action,
+            a.execution_params.feature_name,
+            a.execution_params.environment,
+            a.sort_order,
+        )
+        for a in body.actions
+    )
+    return ActionSet(
+        0,
+        body.name,
+        project,
+        body.match.source_id,
+        actions,
+        filters,
+        body.enabled,
+        body.description,
+        actor_id=body.actor_id,
+    )
+
+
+def _filter(constraint: Constraint) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "operator": constraint.operator,
+        "values": list(constraint.values),
+        "inverted": constraint.inverted,
+        "caseInsensitive": constraint.case_insensitive,
+    }
+    if constraint.value is not None:
+        out["value"] = constraint.value
+    return out
+
+
+def _action(value: Action, action_set: ActionSet) -> dict[str, Any]:
+    params: dict[str, Any] = {"project": action_set.project, "featureName": value.flag}
+    if value.environment is not None:
+        params["environment"] = value.environment
+    return {"action": value.kind.value, "sortOrder": value.sort_order, "executionParams": params}
+
+
+def render_action_set(value: ActionSet) -> dict[str, Any]:
     return {
         "id": value.id,
         "name": value.name,
-        "project": value.project,
-        "sourceId": value.source,
-        "enabled": value.enabled,
         "description": value.description,
-        "filters": codec.converter.unstructure(value.filters),
-        "actions": [
-            {"action": a.kind.value, "featureName": a.flag, "environment": a.environment}
-            for a in value.actions
-        ],
+        "enabled": value.enabled,
+        "project": value.project,
+        "actorId": value.actor_id,
+        "match": {
+            "source": SIGNAL_ENDPOINT_SOURCE,
+            "sourceId": value.source,
+            "payload": {c.context_name: _filter(c) for c in value.filters},
+        },
+        "actions": [_action(a, value) for a in value.actions],
         "createdAt": render.time(value.created_at),
     }
 
 
-def _execution(value: ActionExecution) -> dict[str, Any]:
+def _signal(value: Signal) -> dict[str, Any]:
+    return {
+        "id": value.id,
+        "source": SIGNAL_ENDPOINT_SOURCE,
+        "sourceId": value.endpoint_id,
+        "createdBySourceTokenId": value.token_id,
+        "payload": value.payload,
+        "createdAt": render.time(value.created_at),
+    }
+
+
+def render_action_set_event(value: ActionExecution) -> dict[str, Any]:
+    """Unleash's ``ActionSetEventSchema``: the run, its signal, the set with each outcome."""
+    action_set = render_action_set(value.action_set)
+    action_set["actions"] = [
+        {
+            **_action(outcome.action, value.action_set),
+            "state": outcome.state.value,
+            "details": outcome.details,
+        }
+        for outcome in value.outcomes
+    ]
     return {
         "id": value.id,
         "actionSetId": value.action_set_id,
         "signalId": value.signal_id,
-        "state": "success" if value.ok else "failed",
         "createdAt": render.time(value.created_at),
-        "actions": [
-            {
-                "action": o.action.kind.value,
-                "featureName": o.action.flag,
-                "environment": o.action.environment,
-                "state": "success" if o.ok else "failed",
-                "error": o.error,
-            }
-            for o in value.outcomes
-        ],
+        "state": value.state.value,
+        "signal": _signal(value.signal),
+        "actionSet": action_set,
     }
 
 
 @routes.get(ACTIONS)
 async def list_action_sets(request: web.Request) -> web.Response:
+    """The project's action sets."""
     sets = await call(request, service(request).list_action_sets, request.match_info["project"])
-    return web.json_response({"actions": [_render(a) for a in sets]})
+    return web.json_response({"actions": [render_action_set(a) for a in sets]})
 
 
 @routes.post(ACTIONS)
 async def create_action_set(request: web.Request) -> web.Response:
-    body = await read_body(request, ActionSetBody)
+    """Create an action set (201)."""
+    project = request.match_info["project"]
+    wanted = await _read_action_set(request)
     created = await call(
         request,
         service(request).create_action_set,
-        body.name,
-        request.match_info["project"],
-        body.source_id,
-        _actions(body),
-        filters=body.filters,
-        enabled=body.enabled,
-        description=body.description,
+        wanted.name,
+        project,
+        wanted.source,
+        wanted.actions,
+        filters=wanted.filters,
+        enabled=wanted.enabled,
+        description=wanted.description,
+        actor_id=wanted.actor_id,
         actor=actor(request),
     )
-    return web.json_response(_render(created), status=201)
+    return web.json_response(render_action_set(created), status=201)
+
+
+_ACTION_LABELS = {
+    ActionKind.TOGGLE_FEATURE_ON: ("Enable flag", "Enables a feature flag in an environment"),
+    ActionKind.TOGGLE_FEATURE_OFF: ("Disable flag", "Disables a feature flag in an environment"),
+    ActionKind.MARK_FEATURE_STALE: ("Mark flag stale", "Marks a feature flag as stale"),
+}
+
+
+@routes.get(ACTIONS + "/config")
+async def action_catalogue(request: web.Request) -> web.Response:
+    """The actions an action set of this project can run, and their parameters."""
+    project = request.match_info["project"]
+    flags, environments = await call(request, service(request).action_targets, project)
+    catalogue: dict[str, Any] = {}
+    for kind, (label, description) in _ACTION_LABELS.items():
+        parameters: list[dict[str, Any]] = [
+            {"name": "project", "label": "Project", "type": "hidden"},
+            {"name": "featureName", "label": "Flag", "type": "select", "options": flags},
+        ]
+        if kind.needs_environment:
+            parameters.append(
+                {
+                    "name": "environment",
+                    "label": "Environment",
+                    "type": "select",
+                    "options": environments,
+                }
+            )
+        catalogue[kind.value] = {
+            "label": label,
+            "description": description,
+            "category": "Feature flags",
+            "permissions": [],
+            "parameters": parameters,
+        }
+    return web.json_response(catalogue)
 
 
 @routes.get(ACTIONS + "/{id}")
 async def get_action_set(request: web.Request) -> web.Response:
+    """One action set."""
     action_set = await call(
         request,
         service(request).get_action_set,
         int_parameter(request, "id"),
         project=request.match_info["project"],
     )
-    return web.json_response(_render(action_set))
+    return web.json_response(render_action_set(action_set))
 
 
 @routes.put(ACTIONS + "/{id}")
 async def update_action_set(request: web.Request) -> web.Response:
-    body = await read_body(request, ActionSetBody)
-    replacement = ActionSet(
-        0,  # the id and creation time are the stored action set's
-        body.name,
-        request.match_info["project"],
-        body.source_id,
-        _actions(body),
-        body.filters,
-        body.enabled,
-        body.description,
-    )
+    """Replace an action set."""
+    action_set_id = int_parameter(request, "id")
+    replacement = await _read_action_set(request)
     updated = await call(
         request,
         service(request).update_action_set,
-        int_parameter(request, "id"),
+        action_set_id,
         replacement,
         actor=actor(request),
     )
-    return web.json_response(_render(updated))
+    return web.json_response(render_action_set(updated))
 
 
 @routes.delete(ACTIONS + "/{id}")
 async def delete_action_set(request: web.Request) -> web.Response:
+    """Delete an action set and its event log."""
     await call(
         request,
         service(request).delete_action_set,
@@ -152,12 +330,90 @@ async def delete_action_set(request: web.Request) -> web.Response:
     return web.Response(status=200)
 
 
-@routes.get(ACTIONS + "/{id}/executions")
-async def executions(request: web.Request) -> web.Response:
+async def _switch(request: web.Request, enabled: bool) -> web.Response:
+    await call(
+        request,
+        service(request).set_action_set_enabled,
+        int_parameter(request, "id"),
+        enabled,
+        project=request.match_info["project"],
+        actor=actor(request),
+    )
+    return web.Response(status=200)
+
+
+@routes.post(ACTIONS + "/{id}/on")
+async def enable_action_set(request: web.Request) -> web.Response:
+    """Enable an action set."""
+    return await _switch(request, True)
+
+
+@routes.post(ACTIONS + "/{id}/off")
+async def disable_action_set(request: web.Request) -> web.Response:
+    """Disable an action set."""
+    return await _switch(request, False)
+
+
+def _page(request: web.Request) -> tuple[int, int]:
+    limit_raw, offset_raw = request.query.get("limit", "50"), request.query.get("offset", "0")
+    if not limit_raw.isdigit() or not 1 <= int(limit_raw) <= 1000 or len(limit_raw) > 4:
+        raise InvalidInput(
+            "limit is a whole number from 1 to 1000", [ErrorDetail("1 to 1000", "/query/limit")]
+        )
+    if not offset_raw.isdigit() or len(offset_raw) > 9:
+        raise InvalidInput(
+            "offset is a whole number from 0", [ErrorDetail("0 or more", "/query/offset")]
+        )
+    return int(limit_raw), int(offset_raw)
+
+
+@routes.get(ACTIONS + "/{id}/events")
+async def action_set_events(request: web.Request) -> web.Response:
+    """The action set's runs, newest first (``limit``, ``offset``)."""
+    limit, offset = _page(request)
     runs = await call(
         request,
         service(request).list_action_executions,
         int_parameter(request, "id"),
         project=request.match_info["project"],
+        limit=limit,
+        offset=offset,
     )
-    return web.json_response({"executions": [_execution(e) for e in runs]})
+    return web.json_response({"actionSetEvents": [render_action_set_event(e) for e in runs]})
+
+
+# --- running action sets for a received signal ---
+_RUNNING: set[asyncio.Task[None]] = set()
+
+
+def schedule_action_sets(app: web.Application, signal: Signal) -> None:
+    """Run the action sets ``signal`` matches, after the sender has its answer."""
+    task = asyncio.get_running_loop().create_task(_run_action_sets(app, signal))
+    _RUNNING.add(task)  # held until done: the loop keeps only weak references to tasks
+    task.add_done_callback(_RUNNING.discard)
+
+
+async def _run_action_sets(app: web.Application, signal: Signal) -> None:
+    svc = app[SERVICE]
+    try:
+        candidates = await _on_store(app, svc.action_sets_listening, signal.endpoint_id)
+        if not candidates:
+            return
+        # User-written filters over outside data: never on the store thread (the loop's
+        # default executor); the engine's operators keep the cost linear in the input.
+        loop = asyncio.get_running_loop()
+        matched = await loop.run_in_executor(
+            None,
+            functools.partial(
+                matching_action_sets, candidates, signal.payload, source=signal.endpoint_id
+            ),
+        )
+        for action_set in matched:
+            await _on_store(app, svc.execute_action_set, action_set, signal)
+    except Exception:  # a background task has no caller to tell; the failure is logged
+        _log.exception("running the action sets of signal %s failed", signal.id)
+
+
+async def _on_store(app: web.Application, fn: Callable[..., _T], *args: Any) -> _T:
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(app[WORKER], functools.partial(fn, *args))

@@ -17,12 +17,11 @@ from aiohttp import web
 from flagcore import codec
 from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
 from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
-from flagcore.service import Service
 from flagcore_http import render
 from flagcore_http.auth import presented_secret
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
-from flagcore_http.keys import WORKER
+from flagcore_http.routes.actions import schedule_action_sets
 
 __all__ = ["routes"]
 
@@ -235,13 +234,6 @@ async def receive_signal(request: web.Request) -> web.Response:
     signal = await call(
         request, svc.receive_signal, request.match_info["name"], presented_secret(request), payload
     )
-    # Action sets run right after, on the store worker, without holding up the sender.
-    request.app[WORKER].submit(_run_actions, svc, signal)
+    # Action sets run right after, without holding up the sender.
+    schedule_action_sets(request.app, signal)
     return web.json_response({"id": signal.id}, status=202)
-
-
-def _run_actions(svc: Service, signal: Signal) -> None:
-    try:
-        svc.run_action_sets(signal)
-    except Exception:  # an executor thread must not die silently; the failure is logged
-        _log.exception("running the action sets of signal %s failed", signal.id)
