@@ -58,6 +58,7 @@ __all__ = [
     "structure_variants",
     "unstructure_client_features",
     "unstructure_flag",
+    "wire_name",
 ]
 
 _T = TypeVar("_T")
@@ -217,6 +218,11 @@ _NULL_MEANS_DEFAULT: dict[type, tuple[str, ...]] = {
     Flag: ("strategies", "variants", "dependencies", "type", "project", "stale", "impressionData"),
     Dependency: ("enabled", "variants"),
 }
+
+
+def wire_name(cls: type, attribute: str) -> str:
+    """The JSON key under which ``cls``'s ``attribute`` travels (``contextName``)."""
+    return _RENAMES.get(cls, {}).get(attribute, attribute)
 
 
 def register_wire_type(cls: type, renames: Mapping[str, str] | None = None) -> None:
