@@ -208,16 +208,6 @@ _RENAMES: dict[type, dict[str, str]] = {
     Strategy: {"sort_order": "sortOrder"},
     Flag: {"impression_data": "impressionData"},
 }
-# Wire keys where Unleash may send null to mean "the default" (an empty list, mostly).
-_NULL_MEANS_DEFAULT: dict[type, tuple[str, ...]] = {
-    Constraint: ("values",),
-    Segment: ("constraints",),
-    Override: ("values",),
-    Variant: ("overrides", "stickiness", "weightType"),
-    Strategy: ("constraints", "segments", "variants", "parameters"),
-    Flag: ("strategies", "variants", "dependencies", "type", "project", "stale", "impressionData"),
-    Dependency: ("enabled", "variants"),
-}
 
 
 def wire_name(cls: type, attribute: str) -> str:
@@ -244,7 +234,15 @@ def _register(cls: type) -> None:
         converter,
         **renames,  # type: ignore[arg-type]
     )
-    nullable = _NULL_MEANS_DEFAULT.get(cls, ())
+    # Unleash sends null for fields it leaves at their default (an empty list, mostly), so
+    # null in a field that has a default means that default; in a required field it is
+    # refused like any other wrong type.
+    cls_renames = _RENAMES.get(cls, {})
+    nullable = frozenset(
+        cls_renames.get(field.name, field.name)
+        for field in attrs.fields(cls)
+        if field.default is not attrs.NOTHING
+    )
 
     def structure_tolerating_nulls(data: Any, type_: Any) -> Any:
         if not isinstance(data, Mapping):
