@@ -34,6 +34,7 @@ __all__ = [
     "check_name",
     "check_strategy",
     "check_variants",
+    "is_text",
     "normalise_variant_weights",
 ]
 
@@ -127,9 +128,10 @@ def _type_problems(value: object, type_: Any, path: str, out: list[ErrorDetail])
             _type_problems(item, item_type, f"{path}[{index}]", out)
     elif origin is Mapping or type_ is Mapping:
         if not isinstance(value, Mapping) or not all(
-            type(k) is str and type(v) is str for k, v in value.items()
+            type(k) is str and type(v) is str and is_text(k) and is_text(v)
+            for k, v in value.items()
         ):
-            out.append(ErrorDetail("expected a mapping of strings to strings", path))
+            out.append(ErrorDetail("expected a mapping of text to text", path))
     elif attrs.has(type_):
         if type(value) is not type_:
             out.append(ErrorDetail(f"expected a {type_.__name__}, got {json_type(value)}", path))
@@ -145,6 +147,19 @@ def _type_problems(value: object, type_: Any, path: str, out: list[ErrorDetail])
     elif type_ in (str, bool) and not isinstance(value, type_):
         expected = "a string" if type_ is str else "a boolean"
         out.append(ErrorDetail(f"expected {expected}, got {json_type(value)}", path))
+    elif type_ is str and not is_text(typing.cast(str, value)):
+        out.append(ErrorDetail("a lone surrogate (\\ud800-\\udfff) is not text", path))
+
+
+def is_text(value: str) -> bool:
+    """Whether ``value`` can be written as UTF-8 (JSON, SQLite): no lone surrogates."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _constraint_problems(constraint: Constraint, path: str) -> list[ErrorDetail]:
