@@ -308,3 +308,25 @@ async def test_numbers_at_the_edges_of_64_bits_are_read_as_integers(
     assert [e["id"] for e in events] == [e.id for e in service.list_events()]
     missing = await api.json("GET", f"/api/admin/segments/{2**63 - 1}", 404)
     assert missing["name"] == "NotFoundError"
+
+
+@pytest.mark.parametrize(
+    ("operation", "where"),
+    [
+        ({"op": "replace", "path": "/impressionData", "value": "true"}, "$[0].value"),
+        ({"op": "replace", "path": "/stale", "value": 1}, "$[0].value"),
+        ({"op": "replace", "path": "/description", "value": ["a"]}, "$[0].value"),
+        ({"op": "replace", "path": ["/stale"], "value": True}, "$[0].path"),
+        ({"op": ["replace"], "path": "/stale", "value": True}, "$[0].op"),
+        ("replace", "$[0].op"),
+    ],
+)
+async def test_json_patch_errors_name_the_operation_the_client_sent(
+    api: Api, service: Service, operation: Any, where: str
+) -> None:
+    flags = "/api/admin/projects/default/features"
+    await api.json("POST", flags, 201, json={"name": "f", "description": "before"})
+    error = await api.json("PATCH", f"{flags}/f", 400, json=[operation])
+    assert [d["path"] for d in error["details"]] == [where]
+    (flag,) = service.list_flags()
+    assert (flag.description, flag.stale, flag.impression_data) == ("before", False, False)
