@@ -330,3 +330,45 @@ async def test_json_patch_errors_name_the_operation_the_client_sent(
     assert [d["path"] for d in error["details"]] == [where]
     (flag,) = service.list_flags()
     assert (flag.description, flag.stale, flag.impression_data) == ("before", False, False)
+
+
+_BIG = str(2**63).encode()
+
+
+async def test_integers_past_64_bits_in_signal_payloads_metrics_and_register_are_400s(
+    api: Api, service: Service
+) -> None:
+    endpoint = await api.json("POST", "/api/admin/signal-endpoints", 201, json={"name": "e"})
+    token = await api.json(
+        "POST", f"/api/admin/signal-endpoints/{endpoint['id']}/tokens", 201, json={"name": "t"}
+    )
+    json_type = {"Content-Type": "application/json"}
+    signal = await api.request(
+        "POST",
+        "/api/signal-endpoint/e",
+        token=f"Bearer {token['token']}",
+        data=b'{"deploy": {"build": ' + _BIG + b"}}",
+        headers=json_type,
+    )
+    assert signal.status == 400
+    assert [d["path"] for d in (await signal.json())["details"]] == ["$.deploy.build"]
+    assert service.list_signals() == []
+    metrics = await api.request(
+        "POST",
+        "/api/client/metrics",
+        token=CLIENT,
+        data=b'{"appName": "a", "bucket": {"start": "2026-01-01T00:00:00Z", "toggles": '
+        b'{"f": {"yes": ' + _BIG + b', "no": 0}}}}',
+        headers=json_type,
+    )
+    assert metrics.status == 400
+    assert [d["path"] for d in (await metrics.json())["details"]] == ["$.bucket.toggles.f.yes"]
+    register = await api.request(
+        "POST",
+        "/api/client/register",
+        token=CLIENT,
+        data=b'{"appName": "a", "interval": ' + _BIG + b"}",
+        headers=json_type,
+    )
+    assert register.status == 400
+    assert [d["path"] for d in (await register.json())["details"]] == ["$.interval"]
