@@ -38,6 +38,7 @@ from flagcore.model import (
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
+    "MAX_ERROR_DETAILS",
     "ClientFeaturesReading",
     "IndexedClientFeatures",
     "OutOfRange",
@@ -69,6 +70,7 @@ converter = cattrs.Converter(forbid_extra_keys=False, omit_if_default=False)
 # orjson store, and what every SDK's JSON reader can hold.
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
+MAX_ERROR_DETAILS = 50
 _JSON_TYPES: dict[type, str] = {
     str: "a string",
     bool: "a boolean",
@@ -355,6 +357,10 @@ def _structure(data: Any, cls: type[_T], what: str) -> _T:
         return converter.structure(data, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
         details = error_details(exc)
+        if len(details) > MAX_ERROR_DETAILS:
+            # A body of 100,000 wrong items must not answer with 100,000 messages.
+            more = len(details) - MAX_ERROR_DETAILS
+            details = [*details[:MAX_ERROR_DETAILS], ErrorDetail(f"and {more} more problems")]
         first = details[0]
         raise InvalidInput(
             f"{what} could not be read: {first.path}: {first.message}", details

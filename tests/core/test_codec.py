@@ -589,3 +589,15 @@ def test_well_typed_models_pass_the_type_check() -> None:
         ),
         Strategy,
     )
+
+
+def test_a_body_with_many_wrong_items_gets_a_bounded_list_of_problems() -> None:
+    from flagcore import codec
+    from flagcore.model import Constraint
+
+    with pytest.raises(InvalidInput) as caught:
+        codec.structure({"contextName": "c", "operator": "IN", "values": [1] * 10_000}, Constraint)
+    details = caught.value.details
+    assert len(details) == codec.MAX_ERROR_DETAILS + 1
+    assert details[0].path == "$.values[0]"
+    assert details[-1].message == f"and {10_000 - codec.MAX_ERROR_DETAILS} more problems"

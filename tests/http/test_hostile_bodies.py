@@ -372,3 +372,21 @@ async def test_integers_past_64_bits_in_signal_payloads_metrics_and_register_are
     )
     assert register.status == 400
     assert [d["path"] for d in (await register.json())["details"]] == ["$.interval"]
+
+
+async def test_a_signal_payload_64_levels_deep_is_stored_and_written_back_unchanged(
+    api: Api,
+) -> None:
+    endpoint = await api.json("POST", "/api/admin/signal-endpoints", 201, json={"name": "e"})
+    token = await api.json(
+        "POST", f"/api/admin/signal-endpoints/{endpoint['id']}/tokens", 201, json={"name": "t"}
+    )
+    payload: Any = {"n": [2**63 - 1, -(2**63), 1.5e308, "é😀\u2028"]}
+    for _ in range(62):  # 62 objects around an object holding a list: 64 levels, the most
+        payload = {"a": payload}
+    sent = await api.request(
+        "POST", "/api/signal-endpoint/e", token=f"Bearer {token['token']}", json=payload
+    )
+    assert sent.status == 202, await sent.text()
+    signals = await api.json("GET", f"/api/admin/signal-endpoints/{endpoint['id']}/signals")
+    assert [s["payload"] for s in signals["signals"]] == [payload]
