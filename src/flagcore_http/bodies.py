@@ -16,11 +16,13 @@ detail names the JSON path (``$.payload.a[3]``).
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Final, TypeVar
 
 from aiohttp import web
 
 from flagcore import codec
+from flagcore.codec import INT64_MAX, INT64_MIN
 from flagcore.errors import ErrorDetail, InvalidInput
 
 __all__ = [
@@ -41,7 +43,7 @@ MAX_DEPTH: Final = 64
 
 
 class _Refused:
-    """A number JSON's parser read that cannot be kept; reported with its path."""
+    """A token JSON's parser read that cannot be kept; reported with its path."""
 
     __slots__ = ("why",)
 
@@ -49,30 +51,23 @@ class _Refused:
         self.why = why
 
 
-def _parse_int(text: str) -> int | _Refused:
-    # Checked on the text: int() of more than 4300 digits raises, and is slow before that.
-    if len(text) > 20:
-        return _Refused("an integer outside -2^63 to 2^63-1")
-    value = int(text)
-    if not codec.INT64_MIN <= value <= codec.INT64_MAX:
-        return _Refused("an integer outside -2^63 to 2^63-1")
-    return value
-
-
-def _parse_float(text: str) -> float | _Refused:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        return _Refused("a number too large for a double")
-    return value
+_OUTSIDE_INT64 = "an integer outside -2^63 to 2^63-1"
 
 
 def _parse_constant(text: str) -> _Refused:
     return _Refused(f"{text} (not a JSON number)")
 
 
-_DECODER = json.JSONDecoder(
-    parse_int=_parse_int, parse_float=_parse_float, parse_constant=_parse_constant
-)
+def _parse_long_int(text: str) -> int | _Refused:
+    # Only used to find where an integer too long for int() is: over 20 characters no
+    # integer fits in 64 bits.
+    return _Refused(_OUTSIDE_INT64) if len(text) > 20 else int(text)
+
+
+# Integers and floats are built by the parser's C code (a Python hook per number would
+# cost 20x on a body of numbers); their range is checked in the walk afterwards.
+_DECODER = json.JSONDecoder(parse_constant=_parse_constant)
+_LONG_INT_DECODER = json.JSONDecoder(parse_constant=_parse_constant, parse_int=_parse_long_int)
 
 
 def parse_json(raw: bytes | str, *, max_depth: int = MAX_DEPTH, what: str = "the body") -> Any:
@@ -85,46 +80,80 @@ def parse_json(raw: bytes | str, *, max_depth: int = MAX_DEPTH, what: str = "the
     except UnicodeDecodeError as exc:
         raise _invalid(f"{what} is not UTF-8: {exc.reason} at byte {exc.start}", "$") from None
     try:
-        value = _DECODER.decode(text)
+        value = _decode(_DECODER, text, max_depth, what)
+    except ValueError:
+        # An integer of more than 4,300 digits, which int() refuses: find where it is.
+        value = _decode(_LONG_INT_DECODER, text, max_depth, what)
+    _check_value(value, max_depth, what)
+    return value
+
+
+def _decode(decoder: json.JSONDecoder, text: str, max_depth: int, what: str) -> Any:
+    try:
+        return decoder.decode(text)
     except json.JSONDecodeError as exc:
         raise _invalid(f"{what} is not valid JSON: {exc}", "$") from None
     except RecursionError:
         # The parser recurses once per level: far past MAX_DEPTH it stops here, cleanly.
         raise _too_deep(what, "$", max_depth) from None
-    _check_value(value, max_depth, what)
-    return value
 
 
 def _check_value(root: Any, max_depth: int, what: str) -> None:
-    """Walk the parsed value once (no recursion): depth, strings and refused numbers."""
+    """Walk the parsed value once, without recursion: depth, then every key and scalar.
+
+    Plain values (ASCII strings, 64-bit integers, finite floats) cost one type test;
+    only containers are put on the stack, with their path kept as linked pairs.
+    """
     stack: list[tuple[Any, int, Any]] = [(root, 0, None)]
+    kind = type(root)
+    if kind is not dict and kind is not list:
+        _check_scalar(root, None, what)
+        return
     while stack:
         value, depth, where = stack.pop()
-        kind = type(value)
-        if kind is dict or kind is list:
-            if depth >= max_depth:
-                raise _too_deep(what, _path(where), max_depth)
-            if kind is dict:
-                for key, item in value.items():
-                    if not key.isascii():
-                        _check_string(key, (where, key), what)
-                    stack.append((item, depth + 1, (where, key)))
-            else:
-                stack.extend((item, depth + 1, (where, i)) for i, item in enumerate(value))
-        elif kind is str:
-            if not value.isascii():
-                _check_string(value, where, what)
-        elif kind is _Refused:
-            raise _invalid(f"{what} holds {value.why}", _path(where))
+        if depth >= max_depth:
+            raise _too_deep(what, _path(where), max_depth)
+        items: Any
+        if type(value) is dict:
+            items = value.items()
+            for key in value:
+                if not key.isascii():
+                    _check_scalar(key, (where, key), what)
+        else:
+            items = enumerate(value)
+        for key, item in items:
+            kind = type(item)
+            if kind is str:
+                if item.isascii():
+                    continue
+            elif kind is int:
+                if INT64_MIN <= item <= INT64_MAX:
+                    continue
+            elif kind is dict or kind is list:
+                stack.append((item, depth + 1, (where, key)))
+                continue
+            elif kind is bool or item is None:
+                continue
+            _check_scalar(item, (where, key), what)
 
 
-def _check_string(text: str, where: Any, what: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise _invalid(
-            f"{what} holds a lone surrogate (\\ud800-\\udfff), which is not text", _path(where)
-        ) from None
+def _check_scalar(value: Any, where: Any, what: str) -> None:
+    """Raise if ``value`` (not a container) cannot be kept; the slow, rare cases."""
+    kind = type(value)
+    if kind is str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _invalid(
+                f"{what} holds a lone surrogate (\\ud800-\\udfff), which is not text",
+                _path(where),
+            ) from None
+    elif kind is int and not INT64_MIN <= value <= INT64_MAX:
+        raise _invalid(f"{what} holds {_OUTSIDE_INT64}", _path(where))
+    elif kind is float and not math.isfinite(value):
+        raise _invalid(f"{what} holds a number too large for a double", _path(where))
+    elif kind is _Refused:
+        raise _invalid(f"{what} holds {value.why}", _path(where))
 
 
 def _path(where: Any) -> str:

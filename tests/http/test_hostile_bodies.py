@@ -390,3 +390,33 @@ async def test_a_signal_payload_64_levels_deep_is_stored_and_written_back_unchan
     assert sent.status == 202, await sent.text()
     signals = await api.json("GET", f"/api/admin/signal-endpoints/{endpoint['id']}/signals")
     assert [s["payload"] for s in signals["signals"]] == [payload]
+
+
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        (b"[" + b"9" * 5000 + b"," + b"[" * 50_000 + b"]" * 50_000 + b"]", "$"),
+        (b'{"a": [1, ' + b"9" * 5000 + b"]}", "$.a[1]"),
+        (b'{"a": {"b": -1e999}}', "$.a.b"),
+        (b'[{"\\ud800": 1}]', '$[0]["\\ud800"]'),
+        (b'"\\udfff"', "$"),
+    ],
+)
+def test_parse_json_names_the_path_of_what_it_refuses(raw: bytes, where: str) -> None:
+    from flagcore.errors import InvalidInput
+    from flagcore_http.bodies import parse_json
+
+    with pytest.raises(InvalidInput) as caught:
+        parse_json(raw)
+    assert [d.path for d in caught.value.details] == [where]
+
+
+def test_parse_json_reads_what_json_allows_at_its_edges() -> None:
+    from flagcore_http.bodies import parse_json
+
+    assert parse_json(b' \r\n\t{"a": [-9223372036854775808, 9223372036854775807]} ') == {
+        "a": [-(2**63), 2**63 - 1]
+    }
+    assert parse_json('"\\ud83d\\ude00 é"'.encode()) == "😀 é"
+    assert parse_json(b"1.7976931348623157e308") == 1.7976931348623157e308
+    assert parse_json(b"null") is None
