@@ -6,8 +6,11 @@ flag is reported (with a JSON path) and left out, the rest of the payload still 
 
 from __future__ import annotations
 
+import enum
+import json
+import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args, get_origin
 
 import attrs
 import cattrs
@@ -15,7 +18,7 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from flagcore import fast_reading, fast_writing
 from flagcore.context import context_value
-from flagcore.entities import ActionKind
+from flagcore.entities import ActionKind, TokenType
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.gc_pause import gc_paused
 from flagcore.model import (
@@ -23,6 +26,7 @@ from flagcore.model import (
     Constraint,
     Dependency,
     Flag,
+    FlagType,
     Override,
     Payload,
     Segment,
@@ -32,12 +36,19 @@ from flagcore.model import (
 )
 
 __all__ = [
+    "INT64_MAX",
+    "INT64_MIN",
+    "MAX_ERROR_DETAILS",
     "ClientFeaturesReading",
     "IndexedClientFeatures",
+    "OutOfRange",
+    "WrongType",
     "apply_delta_events",
     "converter",
     "error_details",
     "index_client_features",
+    "json_member",
+    "json_type",
     "read_client_features",
     "register_wire_type",
     "structure",
@@ -48,51 +59,149 @@ __all__ = [
     "structure_variants",
     "unstructure_client_features",
     "unstructure_flag",
+    "wire_name",
 ]
 
 _T = TypeVar("_T")
 
 converter = cattrs.Converter(forbid_extra_keys=False, omit_if_default=False)
 
+# Integers must fit in a signed 64-bit integer: what SQLite, PostgreSQL's bigint and
+# orjson store, and what every SDK's JSON reader can hold.
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+MAX_ERROR_DETAILS = 50
+_JSON_TYPES: dict[type, str] = {
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    list: "an array",
+    tuple: "an array",
+    dict: "an object",
+    type(None): "null",
+}
+
+
+def json_type(value: object) -> str:
+    """What a value is, in JSON's words (``a string``, ``an array``, ...)."""
+    named = _JSON_TYPES.get(type(value))
+    if named is not None:
+        return named
+    if isinstance(value, Mapping):
+        return "an object"
+    return f"a Python {type(value).__name__}"
+
+
+class WrongType(TypeError):
+    """A value of the wrong JSON type; the message says what was expected and what came."""
+
+    def __init__(self, expected: str, value: object) -> None:
+        super().__init__(f"expected {expected}, got {json_type(value)}")
+
+
+class OutOfRange(ValueError):
+    """A number the right type but outside what can be stored."""
+
 
 def _strict_str(value: Any, _type: Any) -> str:
-    if isinstance(value, str):
+    if type(value) is str:
         return value
-    raise TypeError(f"expected a string, got {type(value).__name__}")
+    raise WrongType("a string", value)
 
 
 def _strict_bool(value: Any, _type: Any) -> bool:
-    if isinstance(value, bool):
+    if type(value) is bool:
         return value
-    raise TypeError(f"expected a boolean, got {type(value).__name__}")
+    raise WrongType("a boolean", value)
 
 
 def _strict_int(value: Any, _type: Any) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    raise TypeError(f"expected an integer, got {type(value).__name__}")
+    # JSON has one number type: 3.0 is the integer 3 (as in JSON Schema), 3.5 is not.
+    if type(value) is float and value.is_integer():
+        value = int(value)
+    if type(value) is not int:
+        raise WrongType("an integer", value)
+    if not INT64_MIN <= value <= INT64_MAX:
+        raise OutOfRange("expected an integer between -2^63 and 2^63-1")
+    return value
+
+
+def _noted(exc: Exception, index: int | str, item_type: Any) -> Exception:
+    exc.add_note(cattrs.IterableValidationNote(f"@ {index!r}", index, item_type))
+    return exc
+
+
+def _is_homogeneous_tuple(type_: Any) -> bool:
+    args = get_args(type_)
+    return get_origin(type_) is tuple and len(args) == 2 and args[1] is Ellipsis
+
+
+def _homogeneous_tuple(type_: Any) -> Callable[[Any, Any], tuple[Any, ...]]:
+    """A JSON array, item by item; a string or an object is not a list of its parts."""
+    item_type = get_args(type_)[0]
+
+    def structure_tuple(value: Any, _type: Any) -> tuple[Any, ...]:
+        if type(value) is not list and type(value) is not tuple:
+            raise WrongType("an array", value)
+        structure_item = converter.get_structure_hook(item_type)
+        items, problems = [], []
+        for index, item in enumerate(value):
+            try:
+                items.append(structure_item(item, item_type))
+            except Exception as exc:  # every problem is reported, with its index
+                problems.append(_noted(exc, index, item_type))
+        if problems:
+            raise cattrs.IterableValidationError(f"While structuring {type_!r}", problems, type_)
+        return tuple(items)
+
+    return structure_tuple
+
+
+def _enum(enum_type: type[enum.Enum]) -> Callable[[Any, Any], enum.Enum]:
+    allowed = ", ".join(str(member.value) for member in enum_type)
+
+    def structure_enum(value: Any, _type: Any) -> enum.Enum:
+        if type(value) is str or isinstance(value, enum_type):
+            try:
+                return enum_type(value)
+            except ValueError:
+                pass
+        shown = repr(value) if type(value) is str else json_type(value)
+        raise ValueError(f"expected one of {allowed}, got {shown[:80]}")
+
+    return structure_enum
 
 
 def _parameters(value: Any, _type: Any) -> Mapping[str, str]:
-    """Parameters are strings in Unleash; older servers send numbers and booleans too."""
+    """Parameters are strings in Unleash; numbers and booleans are read as Unleash writes
+    them (``25`` → ``"25"``), null as missing; an array or an object is refused."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise TypeError(f"expected an object, got {type(value).__name__}")
+        raise WrongType("an object", value)
     out: dict[str, str] = {}
+    problems: list[Exception] = []
     for key, raw in value.items():
         text = context_value(raw)
         if text is not None:
             out[str(key)] = text
+        elif raw is not None:
+            problems.append(_noted(WrongType("a string", raw), str(key), str))
+    if problems:
+        raise cattrs.IterableValidationError("While structuring parameters", problems, dict)
     return out
 
 
 converter.register_structure_hook(str, _strict_str)
 converter.register_structure_hook(bool, _strict_bool)
 converter.register_structure_hook(int, _strict_int)
+# Hooks for classes win over hooks for subclasses, so each str enum is named here (or
+# it would be read as any string).
+for _enum_type in (WeightType, FlagType, ActionKind, TokenType):
+    converter.register_structure_hook(_enum_type, _enum(_enum_type))
 converter.register_structure_hook_func(lambda t: t == Mapping[str, str], _parameters)
+converter.register_structure_hook_factory(_is_homogeneous_tuple, _homogeneous_tuple)
 
 _RENAMES: dict[type, dict[str, str]] = {
     Constraint: {"context_name": "contextName", "case_insensitive": "caseInsensitive"},
@@ -101,16 +210,11 @@ _RENAMES: dict[type, dict[str, str]] = {
     Strategy: {"sort_order": "sortOrder"},
     Flag: {"impression_data": "impressionData"},
 }
-# Wire keys where Unleash may send null to mean "the default" (an empty list, mostly).
-_NULL_MEANS_DEFAULT: dict[type, tuple[str, ...]] = {
-    Constraint: ("values",),
-    Segment: ("constraints",),
-    Override: ("values",),
-    Variant: ("overrides", "stickiness", "weightType"),
-    Strategy: ("constraints", "segments", "variants", "parameters"),
-    Flag: ("strategies", "variants", "dependencies", "type", "project", "stale", "impressionData"),
-    Dependency: ("enabled", "variants"),
-}
+
+
+def wire_name(cls: type, attribute: str) -> str:
+    """The JSON key under which ``cls``'s ``attribute`` travels (``contextName``)."""
+    return _RENAMES.get(cls, {}).get(attribute, attribute)
 
 
 def register_wire_type(cls: type, renames: Mapping[str, str] | None = None) -> None:
@@ -132,11 +236,19 @@ def _register(cls: type) -> None:
         converter,
         **renames,  # type: ignore[arg-type]
     )
-    nullable = _NULL_MEANS_DEFAULT.get(cls, ())
+    # Unleash sends null for fields it leaves at their default (an empty list, mostly), so
+    # null in a field that has a default means that default; in a required field it is
+    # refused like any other wrong type.
+    cls_renames = _RENAMES.get(cls, {})
+    nullable = frozenset(
+        cls_renames.get(field.name, field.name)
+        for field in attrs.fields(cls)
+        if field.default is not attrs.NOTHING
+    )
 
     def structure_tolerating_nulls(data: Any, type_: Any) -> Any:
         if not isinstance(data, Mapping):
-            raise TypeError(f"expected an object, got {type(data).__name__}")
+            raise WrongType("an object", data)
         if any(data.get(name) is None and name in data for name in nullable):
             data = {
                 key: value for key, value in data.items() if not (value is None and key in nullable)
@@ -150,8 +262,6 @@ def _register(cls: type) -> None:
     )
 
 
-converter.register_structure_hook(WeightType, lambda value, _t: WeightType(value))
-converter.register_structure_hook(ActionKind, lambda value, _t: ActionKind(value))
 converter.register_unstructure_hook(ActionKind, lambda value: value.value)
 converter.register_unstructure_hook(WeightType, lambda value: value.value)
 for _cls in (Constraint, Segment, Payload, Override, Variant, Strategy, Dependency, Flag):
@@ -159,18 +269,51 @@ for _cls in (Constraint, Segment, Payload, Override, Variant, Strategy, Dependen
 
 
 def error_details(exc: BaseException, root: str = "$") -> list[ErrorDetail]:
-    """Flatten a cattrs failure into messages that name JSON paths."""
-    if isinstance(exc, cattrs.BaseValidationError):
-        return [
-            ErrorDetail(message=message.split(" @ ")[0], path=_json_path(message, root))
-            for message in cattrs.transform_error(exc, path=root)
-        ]
-    return [ErrorDetail(message=str(exc), path=root)]
+    """Flatten a cattrs failure into messages whose paths name the JSON keys the client sent
+    (``$.constraints[0].contextName``, not the attribute ``context_name``)."""
+    details: list[ErrorDetail] = []
+    _collect_details(exc, root, details)
+    return details
 
 
-def _json_path(message: str, root: str) -> str:
-    _, _, where = message.partition(" @ ")
-    return where.replace("$.", root + ".", 1) if where else root
+def _collect_details(exc: BaseException, path: str, out: list[ErrorDetail]) -> None:
+    if isinstance(exc, cattrs.ClassValidationError):
+        renames = _RENAMES.get(exc.cl, {})
+        with_notes, without = exc.group_exceptions()
+        for sub, attribute in with_notes:
+            _collect_details(
+                sub, json_member(path, renames.get(attribute.name, attribute.name)), out
+            )
+        for sub in without:
+            _collect_details(sub, path, out)
+    elif isinstance(exc, cattrs.IterableValidationError):
+        with_index, without = exc.group_exceptions()
+        for sub, item in with_index:
+            index = item.index
+            where = f"{path}[{index}]" if isinstance(index, int) else json_member(path, index)
+            _collect_details(sub, where, out)
+        for sub in without:
+            _collect_details(sub, path, out)
+    else:
+        out.append(ErrorDetail(_problem(exc), path))
+
+
+_PLAIN_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def json_member(path: str, key: str) -> str:
+    """``path.key``, or ``path["odd key"]`` when the key is not a plain name."""
+    if _PLAIN_KEY.fullmatch(key):
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key[:100])}]"
+
+
+def _problem(exc: BaseException) -> str:
+    if isinstance(exc, KeyError):
+        return "required field missing"
+    if isinstance(exc, (WrongType, OutOfRange, ValueError)) and exc.args:
+        return str(exc.args[0])
+    return f"invalid value ({type(exc).__name__})"
 
 
 def structure_flag(data: Any) -> Flag:
@@ -213,7 +356,15 @@ def _structure(data: Any, cls: type[_T], what: str) -> _T:
     try:
         return converter.structure(data, cls)
     except (cattrs.BaseValidationError, ValueError, TypeError, KeyError) as exc:
-        raise InvalidInput(f"{what} could not be read", error_details(exc)) from exc
+        details = error_details(exc)
+        if len(details) > MAX_ERROR_DETAILS:
+            # A body of 100,000 wrong items must not answer with 100,000 messages.
+            more = len(details) - MAX_ERROR_DETAILS
+            details = [*details[:MAX_ERROR_DETAILS], ErrorDetail(f"and {more} more problems")]
+        first = details[0]
+        raise InvalidInput(
+            f"{what} could not be read: {first.path}: {first.message}", details
+        ) from exc
 
 
 @attrs.define

@@ -178,6 +178,8 @@ def _parameters(value: Any) -> Mapping[str, str]:
         raise NotFast
     for item in value.values():
         if type(item) is not str:
+            if any(type(v) in (list, dict) for v in value.values()):
+                raise NotFast  # refused by the converter, which says where
             # Numbers and booleans are read as text; the converter does the same.
             return {str(k): t for k, v in value.items() if (t := context_value(v)) is not None}
     return dict(value)

@@ -25,8 +25,8 @@ from flagcore.engine import Engine
 from flagcore.entities import (
     Action,
     ActionKind,
-    SegmentDefinition,
     ActionState,
+    SegmentDefinition,
     StrategyDefinition,
     Tag,
     TokenType,

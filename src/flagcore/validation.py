@@ -8,11 +8,17 @@ the service accepts, the engine evaluates as intended.
 
 from __future__ import annotations
 
+import enum
+import functools
 import re
+import types
+import typing
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
+from flagcore.codec import json_type, wire_name
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.limits import Limits, enforce
 from flagcore.model import Constraint, Strategy, Variant, WeightType
@@ -24,13 +30,16 @@ __all__ = [
     "LIST_OPERATORS",
     "SINGLE_VALUE_OPERATORS",
     "check_constraints",
+    "check_model",
     "check_name",
     "check_strategy",
     "check_variants",
+    "is_text",
     "normalise_variant_weights",
 ]
 
 _URL_FRIENDLY = re.compile(r"[A-Za-z0-9_.~-]+")
+_DOT_SEGMENTS = frozenset({".", ".."})
 MAX_NAME_LENGTH = 255
 LIST_OPERATORS = frozenset(
     {"IN", "NOT_IN", "STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH", "IN_CIDR"}
@@ -46,11 +55,22 @@ VARIANT_WEIGHT_TOTAL = 1000
 
 
 def check_name(name: object, what: str, path: str = "$.name") -> str:
-    """Names appear in URLs: letters, digits, ``-``, ``_``, ``.``, ``~`` (Unleash's rule)."""
-    if not isinstance(name, str) or not _URL_FRIENDLY.fullmatch(name):
+    """Names appear in URLs: letters, digits, ``-``, ``_``, ``.``, ``~`` (Unleash's rule),
+    but not ``.`` or ``..``, which clients resolve as path segments and so cannot address."""
+    if type(name) is not str:
         raise InvalidInput(
-            f"{what} name must be URL-friendly (letters, digits, -, _, ., ~); got {name!r}",
+            f"{what} name must be a string; got {type(name).__name__}",
+            [ErrorDetail(f"{what} name must be a string", path)],
+        )
+    if not _URL_FRIENDLY.fullmatch(name):
+        raise InvalidInput(
+            f"{what} name must be URL-friendly (letters, digits, -, _, ., ~); got {name[:80]!r}",
             [ErrorDetail(f"{what} name must be URL-friendly", path)],
+        )
+    if name in _DOT_SEGMENTS:
+        raise InvalidInput(
+            f"{what} name cannot be {name!r}: URLs cannot address it",
+            [ErrorDetail(f"{what} name cannot be . or ..", path)],
         )
     if len(name) > MAX_NAME_LENGTH:
         raise InvalidInput(
@@ -58,6 +78,88 @@ def check_name(name: object, what: str, path: str = "$.name") -> str:
             [ErrorDetail(f"at most {MAX_NAME_LENGTH} characters", path)],
         )
     return name
+
+
+def check_model(value: object, cls: type, path: str = "$") -> None:
+    """Refuse a model value built in Python with fields of the wrong type.
+
+    The HTTP layer's reader already refuses wrong JSON types; this is the same rule for
+    in-process callers, so a ``Constraint("v", "SEMVER_EQ", None, "v1.2.3")`` is an
+    `InvalidInput` naming ``$.values``, not a ``TypeError`` deep in a later check. Paths
+    use the JSON names (``contextName``), like every other error of the service.
+    """
+    problems: list[ErrorDetail] = []
+    _type_problems(value, cls, path, problems)
+    if problems:
+        raise InvalidInput(f"{problems[0].path}: {problems[0].message}", problems)
+
+
+def _as_tuple(values: object, path: str) -> tuple[object, ...]:
+    """A list or tuple the service was given, as a tuple; anything else (a string would
+    iterate as characters) is refused."""
+    if type(values) not in (list, tuple):
+        raise InvalidInput(
+            f"{path}: expected a list, got {json_type(values)}",
+            [ErrorDetail(f"expected a list, got {json_type(values)}", path)],
+        )
+    return tuple(typing.cast("Iterable[object]", values))
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[tuple[str, str, Any], ...]:
+    hints = typing.get_type_hints(cls)
+    return tuple((f.name, wire_name(cls, f.name), hints[f.name]) for f in attrs.fields(cls))
+
+
+def _type_problems(value: object, type_: Any, path: str, out: list[ErrorDetail]) -> None:
+    origin = typing.get_origin(type_)
+    if origin is types.UnionType or origin is typing.Union:
+        options = typing.get_args(type_)
+        if value is None and type(None) in options:
+            return
+        (type_,) = [option for option in options if option is not type(None)]
+        origin = typing.get_origin(type_)
+    if origin is tuple:
+        if type(value) is not tuple:
+            out.append(ErrorDetail(f"expected a tuple, got {json_type(value)}", path))
+            return
+        item_type = typing.get_args(type_)[0]
+        for index, item in enumerate(value):
+            _type_problems(item, item_type, f"{path}[{index}]", out)
+    elif origin is Mapping or type_ is Mapping:
+        if not isinstance(value, Mapping) or not all(
+            type(k) is str and type(v) is str and is_text(k) and is_text(v)
+            for k, v in value.items()
+        ):
+            out.append(ErrorDetail("expected a mapping of text to text", path))
+    elif attrs.has(type_):
+        if type(value) is not type_:
+            out.append(ErrorDetail(f"expected a {type_.__name__}, got {json_type(value)}", path))
+            return
+        for name, wire, field_type in _fields(type_):
+            _type_problems(getattr(value, name), field_type, f"{path}.{wire}", out)
+    elif isinstance(type_, type) and issubclass(type_, enum.Enum):
+        if not isinstance(value, type_):
+            out.append(ErrorDetail(f"expected a {type_.__name__}, got {json_type(value)}", path))
+    elif type_ is int:
+        if type(value) is not int:
+            out.append(ErrorDetail(f"expected an integer, got {json_type(value)}", path))
+    elif type_ in (str, bool) and not isinstance(value, type_):
+        expected = "a string" if type_ is str else "a boolean"
+        out.append(ErrorDetail(f"expected {expected}, got {json_type(value)}", path))
+    elif type_ is str and not is_text(typing.cast(str, value)):
+        out.append(ErrorDetail("a lone surrogate (\\ud800-\\udfff) is not text", path))
+
+
+def is_text(value: str) -> bool:
+    """Whether ``value`` can be written as UTF-8 (JSON, SQLite): no lone surrogates."""
+    if value.isascii():
+        return True
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _constraint_problems(constraint: Constraint, path: str) -> list[ErrorDetail]:
@@ -98,6 +200,7 @@ def _constraint_problems(constraint: Constraint, path: str) -> list[ErrorDetail]
 
 def check_constraints(constraints: Iterable[Constraint], limits: Limits, path: str) -> None:
     """Refuse constraints the engine could not evaluate, and those over the limits."""
+    check_model(_as_tuple(constraints, path), tuple[Constraint, ...], path)
     problems: list[ErrorDetail] = []
     for index, constraint in enumerate(constraints):
         here = f"{path}[{index}]"
@@ -109,6 +212,7 @@ def check_constraints(constraints: Iterable[Constraint], limits: Limits, path: s
 
 
 def check_variants(variants: Iterable[Variant], path: str) -> None:
+    check_model(_as_tuple(variants, path), tuple[Variant, ...], path)
     problems: list[ErrorDetail] = []
     names: set[str] = set()
     for index, variant in enumerate(variants):
@@ -170,6 +274,7 @@ def check_strategy(
     strategy: Strategy, known_strategies: Mapping[str, object], limits: Limits
 ) -> None:
     """Refuse unknown strategies, percentages outside 0–100, and broken constraints."""
+    check_model(strategy, Strategy)
     if strategy.name not in known_strategies:
         raise InvalidInput(
             f"unknown strategy {strategy.name!r}; define it first",

@@ -1,22 +1,178 @@
-"""Reading request bodies and parameters: JSON only, size-limited, with paths in errors."""
+"""Reading request bodies and parameters: JSON only, size-limited, with paths in errors.
+
+Every body the server reads goes through `parse_json`, which accepts JSON as RFC 8259
+defines it and no more, within bounds every later step (the store, orjson, the JSON
+writers, every SDK) can hold:
+
+- UTF-8 only; nesting at most `MAX_DEPTH` arrays/objects deep;
+- no lone surrogates (``"\\ud800"``): they cannot be written as UTF-8;
+- numbers finite (``NaN``, ``Infinity`` and ``1e400`` are refused), integers within a
+  signed 64-bit integer, floats within a double;
+
+so what gets in can always be stored and written out again. A problem is a 400 whose
+detail names the JSON path (``$.payload.a[3]``).
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+import math
+from typing import Any, Final, TypeVar
 
 from aiohttp import web
 
 from flagcore import codec
+from flagcore.codec import INT64_MAX, INT64_MIN
 from flagcore.errors import ErrorDetail, InvalidInput
 
-__all__ = ["int_parameter", "read_body", "read_json"]
+__all__ = [
+    "MAX_DEPTH",
+    "int_parameter",
+    "parse_json",
+    "query_int",
+    "read_body",
+    "read_json",
+]
 
 _T = TypeVar("_T")
 
+# Unleash's deepest body (a strategy's variants' overrides) is 5 levels; signal payloads
+# are free-form, and 64 levels leave room for any real webhook while staying far below
+# Python's recursion limit and orjson's (255).
+MAX_DEPTH: Final = 64
 
-class UnsupportedMediaType(web.HTTPUnsupportedMediaType):
-    pass
+
+class _Refused:
+    """A token JSON's parser read that cannot be kept; reported with its path."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+
+_OUTSIDE_INT64 = "an integer outside -2^63 to 2^63-1"
+
+
+def _parse_constant(text: str) -> _Refused:
+    return _Refused(f"{text} (not a JSON number)")
+
+
+def _parse_long_int(text: str) -> int | _Refused:
+    # Only used to find where an integer too long for int() is: over 20 characters no
+    # integer fits in 64 bits.
+    return _Refused(_OUTSIDE_INT64) if len(text) > 20 else int(text)
+
+
+# Integers and floats are built by the parser's C code (a Python hook per number would
+# cost 20x on a body of numbers); their range is checked in the walk afterwards.
+_DECODER = json.JSONDecoder(parse_constant=_parse_constant)
+_LONG_INT_DECODER = json.JSONDecoder(parse_constant=_parse_constant, parse_int=_parse_long_int)
+
+
+def parse_json(raw: bytes | str, *, max_depth: int = MAX_DEPTH, what: str = "the body") -> Any:
+    """``raw`` as a JSON value, or `InvalidInput` (a 400) naming the path of the problem.
+
+    The one JSON parser for request bodies: call it with the bytes as received.
+    """
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as exc:
+        raise _invalid(f"{what} is not UTF-8: {exc.reason} at byte {exc.start}", "$") from None
+    try:
+        value = _decode(_DECODER, text, max_depth, what)
+    except ValueError:
+        # An integer of more than 4,300 digits, which int() refuses: find where it is.
+        value = _decode(_LONG_INT_DECODER, text, max_depth, what)
+    _check_value(value, max_depth, what)
+    return value
+
+
+def _decode(decoder: json.JSONDecoder, text: str, max_depth: int, what: str) -> Any:
+    try:
+        return decoder.decode(text)
+    except json.JSONDecodeError as exc:
+        raise _invalid(f"{what} is not valid JSON: {exc}", "$") from None
+    except RecursionError:
+        # The parser recurses once per level: far past MAX_DEPTH it stops here, cleanly.
+        raise _too_deep(what, "$", max_depth) from None
+
+
+def _check_value(root: Any, max_depth: int, what: str) -> None:
+    """Walk the parsed value once, without recursion: depth, then every key and scalar.
+
+    Plain values (ASCII strings, 64-bit integers, finite floats) cost one type test;
+    only containers are put on the stack, with their path kept as linked pairs.
+    """
+    stack: list[tuple[Any, int, Any]] = [(root, 0, None)]
+    kind = type(root)
+    if kind is not dict and kind is not list:
+        _check_scalar(root, None, what)
+        return
+    while stack:
+        value, depth, where = stack.pop()
+        if depth >= max_depth:
+            raise _too_deep(what, _path(where), max_depth)
+        items: Any
+        if type(value) is dict:
+            items = value.items()
+            for key in value:
+                if not key.isascii():
+                    _check_scalar(key, (where, key), what)
+        else:
+            items = enumerate(value)
+        for key, item in items:
+            kind = type(item)
+            if kind is str:
+                if item.isascii():
+                    continue
+            elif kind is int:
+                if INT64_MIN <= item <= INT64_MAX:
+                    continue
+            elif kind is dict or kind is list:
+                stack.append((item, depth + 1, (where, key)))
+                continue
+            elif kind is bool or item is None:
+                continue
+            _check_scalar(item, (where, key), what)
+
+
+def _check_scalar(value: Any, where: Any, what: str) -> None:
+    """Raise if ``value`` (not a container) cannot be kept; the slow, rare cases."""
+    kind = type(value)
+    if kind is str:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _invalid(
+                f"{what} holds a lone surrogate (\\ud800-\\udfff), which is not text",
+                _path(where),
+            ) from None
+    elif kind is int and not INT64_MIN <= value <= INT64_MAX:
+        raise _invalid(f"{what} holds {_OUTSIDE_INT64}", _path(where))
+    elif kind is float and not math.isfinite(value):
+        raise _invalid(f"{what} holds a number too large for a double", _path(where))
+    elif kind is _Refused:
+        raise _invalid(f"{what} holds {value.why}", _path(where))
+
+
+def _path(where: Any) -> str:
+    keys = []
+    while where is not None:
+        where, key = where
+        keys.append(key)
+    path = "$"
+    for key in reversed(keys):
+        path = f"{path}[{key}]" if isinstance(key, int) else codec.json_member(path, key)
+    return path
+
+
+def _invalid(message: str, path: str) -> InvalidInput:
+    return InvalidInput(message, [ErrorDetail(message, path)])
+
+
+def _too_deep(what: str, path: str, max_depth: int) -> InvalidInput:
+    return _invalid(f"{what} is nested deeper than {max_depth} levels", path)
 
 
 async def read_json(request: web.Request, *, required: bool = True) -> Any:
@@ -31,33 +187,51 @@ async def read_json(request: web.Request, *, required: bool = True) -> Any:
             text=f"We accept application/json bodies, not {content_type or 'no content type'}."
         )
     raw = await request.read()  # aiohttp stops at client_max_size with 413
-    try:
-        return json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInput(
-            f"the body is not valid JSON: {exc}", [ErrorDetail(str(exc), "$")]
-        ) from None
+    return parse_json(raw)
 
 
 async def read_body(request: web.Request, cls: type[_T]) -> _T:
     """The JSON body read as ``cls`` (an attrs class the codec knows)."""
     data = await read_json(request)
     if not isinstance(data, dict):
-        raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
+        raise InvalidInput(
+            "the body must be a JSON object",
+            [ErrorDetail(f"expected an object, got {codec.json_type(data)}", "$")],
+        )
     return codec.structure(data, cls, "the body")
 
 
+def _decimal(raw: str, low: int, high: int) -> int | None:
+    """ASCII digits only (``str.isdigit`` also takes ``²`` and ``٣``), within bounds."""
+    if not raw or len(raw) > 20 or not raw.isascii() or not raw.isdigit():
+        return None
+    value = int(raw)
+    return value if low <= value <= high else None
+
+
 def int_parameter(request: web.Request, name: str) -> int:
+    """A path parameter that is an id: a whole number from 0 to 2^63-1."""
     raw = request.match_info[name]
-    try:
-        value = int(raw)
-    except ValueError:
+    value = _decimal(raw, 0, codec.INT64_MAX)
+    if value is None:
         raise InvalidInput(
-            f"{name} must be an integer; got {raw!r}",
-            [ErrorDetail("must be an integer", f"/params/{name}")],
-        ) from None
-    if not 0 <= value < 2**63:
+            f"{name} must be a whole number from 0 to 2^63-1; got {raw[:40]!r}",
+            [ErrorDetail("a whole number from 0 to 2^63-1", f"/params/{name}")],
+        )
+    return value
+
+
+def query_int(
+    request: web.Request, name: str, default: int | None, low: int, high: int
+) -> int | None:
+    """A query parameter that is a whole number from ``low`` to ``high``, or ``default``."""
+    raw = request.query.get(name) if request.query_string else None
+    if raw is None:
+        return default
+    value = _decimal(raw, low, high)
+    if value is None:
         raise InvalidInput(
-            f"{name} is out of range", [ErrorDetail("out of range", f"/params/{name}")]
+            f"{name} must be a whole number from {low} to {high}; got {raw[:40]!r}",
+            [ErrorDetail(f"a whole number from {low} to {high}", f"/query/{name}")],
         )
     return value

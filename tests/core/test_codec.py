@@ -341,3 +341,263 @@ def test_the_fast_writer_writes_every_field_the_converter_writes() -> None:
         (Dependency("parent", False, ("blue",)),),
     )
     assert fast_writing.write_flag(flag) == codec.converter.unstructure(flag)
+
+
+# --- strict reading: wrong JSON types are refused with the JSON path, never coerced ---
+
+
+@pytest.mark.parametrize(
+    ("data", "cls", "path", "message"),
+    [
+        (
+            {"contextName": "u", "operator": "IN", "values": "u1,u2"},
+            "Constraint",
+            "$.values",
+            "expected an array, got a string",
+        ),
+        (
+            {"contextName": "u", "operator": "IN", "values": {"u1": 1}},
+            "Constraint",
+            "$.values",
+            "expected an array, got an object",
+        ),
+        ({"operator": "IN"}, "Constraint", "$.contextName", "required field missing"),
+        (
+            {"contextName": "u", "operator": "IN", "caseInsensitive": 1},
+            "Constraint",
+            "$.caseInsensitive",
+            "expected a boolean, got a number",
+        ),
+        (
+            {"contextName": 5, "operator": "IN"},
+            "Constraint",
+            "$.contextName",
+            "expected a string, got a number",
+        ),
+        (
+            {"name": "v", "weight": "500"},
+            "Variant",
+            "$.weight",
+            "expected an integer, got a string",
+        ),
+        ({"name": "v", "weight": 1.5}, "Variant", "$.weight", "expected an integer, got a number"),
+        (
+            {"name": "v", "weight": 2**63},
+            "Variant",
+            "$.weight",
+            "expected an integer between -2^63 and 2^63-1",
+        ),
+        (
+            {"name": "v", "weightType": "fixed"},
+            "Variant",
+            "$.weightType",
+            "expected one of variable, fix, got 'fixed'",
+        ),
+        (
+            {"name": "v", "overrides": [{"contextName": "userId", "values": "u1"}]},
+            "Variant",
+            "$.overrides[0].values",
+            "expected an array, got a string",
+        ),
+        ({"name": "s", "segments": [True]}, "Strategy", "$.segments[0]", "expected an integer"),
+        ({"name": "s", "sortOrder": "1"}, "Strategy", "$.sortOrder", "expected an integer"),
+        (
+            {"name": "s", "parameters": {"rollout": [50]}},
+            "Strategy",
+            "$.parameters.rollout",
+            "expected a string, got an array",
+        ),
+        (
+            {"name": "s", "parameters": {"a b": {}}},
+            "Strategy",
+            '$.parameters["a b"]',
+            "expected a string, got an object",
+        ),
+        ({"name": "s", "parameters": ["rollout"]}, "Strategy", "$.parameters", "an object"),
+        ({"name": "f", "impressionData": "yes"}, "Flag", "$.impressionData", "a boolean"),
+        ({"feature": "p", "variants": "blue"}, "Dependency", "$.variants", "an array"),
+    ],
+)
+def test_a_wrong_json_type_is_refused_with_the_camel_case_path(
+    data: dict[str, Any], cls: str, path: str, message: str
+) -> None:
+    from flagcore import codec, model
+
+    with pytest.raises(InvalidInput) as caught:
+        codec.structure(data, getattr(model, cls))
+    details = [(d.path, d.message) for d in caught.value.details]
+    assert any(p == path and message in m for p, m in details), details
+
+
+def test_a_whole_number_sent_as_a_float_is_an_integer_as_in_json_schema() -> None:
+    from flagcore import codec
+    from flagcore.model import Variant
+
+    assert codec.structure({"name": "v", "weight": 500.0}, Variant).weight == 500
+
+
+def test_every_problem_in_a_body_is_reported_not_only_the_first() -> None:
+    from flagcore import codec
+    from flagcore.model import Strategy
+
+    with pytest.raises(InvalidInput) as caught:
+        codec.structure(
+            {
+                "name": 1,
+                "constraints": [{"contextName": "a", "operator": "IN"}, "x"],
+                "variants": [{"weight": 1}],
+            },
+            Strategy,
+        )
+    assert [d.path for d in caught.value.details] == [
+        "$.name",
+        "$.constraints[1]",
+        "$.variants[0].name",
+    ]
+
+
+def test_null_in_a_field_with_a_default_means_the_default_and_in_a_required_one_is_refused() -> (
+    None
+):
+    from flagcore import codec
+    from flagcore.model import Constraint, Strategy
+
+    strategy = codec.structure(
+        {"name": "s", "constraints": None, "disabled": None, "sortOrder": None}, Strategy
+    )
+    assert (strategy.constraints, strategy.disabled, strategy.sort_order) == ((), False, None)
+    with pytest.raises(InvalidInput) as caught:
+        codec.structure({"contextName": None, "operator": "IN"}, Constraint)
+    assert [d.path for d in caught.value.details] == ["$.contextName"]
+
+
+def test_request_classes_report_their_camel_case_names() -> None:
+    from flagcore import codec
+    from flagcore_http.wire import CreateToken, StrategySegments
+
+    with pytest.raises(InvalidInput) as caught:
+        codec.structure({"type": "client"}, CreateToken)
+    assert [d.path for d in caught.value.details] == ["$.tokenName"]
+    with pytest.raises(InvalidInput) as caught:
+        codec.structure({"strategyId": "s", "segmentIds": "1,2"}, StrategySegments)
+    assert [d.path for d in caught.value.details] == ["$.segmentIds"]
+
+
+def test_a_flag_whose_constraint_values_are_a_string_turns_off_instead_of_matching_letters() -> (
+    None
+):
+    flag = {
+        "name": "f",
+        "enabled": True,
+        "strategies": [
+            {
+                "name": "default",
+                "constraints": [{"contextName": "userId", "operator": "IN", "values": "abc"}],
+            }
+        ],
+    }
+    engine = Engine.from_client_features({"features": [flag]})
+    assert not engine.is_enabled("f", {"userId": "a"})
+    assert "$.strategies[0].constraints[0].values" in engine.warnings[0].message
+
+
+# --- model values built in Python: InvalidInput naming the field, not a TypeError ---
+
+
+def test_a_constraint_built_with_none_values_is_invalid_input_naming_values() -> None:
+    from flagcore.limits import Limits
+    from flagcore.model import Constraint
+    from flagcore.validation import check_constraints
+
+    with pytest.raises(InvalidInput) as caught:
+        check_constraints(
+            [Constraint("v", "SEMVER_EQ", None, "v1.2.3")],  # type: ignore[arg-type]
+            Limits(),
+            "$.constraints",
+        )
+    assert [d.path for d in caught.value.details] == ["$.constraints[0].values"]
+
+
+def test_a_strategy_built_with_wrong_types_names_every_wrong_field() -> None:
+    from flagcore.limits import Limits
+    from flagcore.model import Constraint, Strategy, Variant
+    from flagcore.validation import check_strategy
+
+    strategy = Strategy(
+        "default",
+        {"rollout": 50},  # type: ignore[dict-item]
+        (Constraint(5, "IN", ("a", 3)),),  # type: ignore[arg-type]
+        ("1",),  # type: ignore[arg-type]
+        (Variant("v", "5", "fix"),),  # type: ignore[arg-type]
+        disabled="no",  # type: ignore[arg-type]
+    )
+    with pytest.raises(InvalidInput) as caught:
+        check_strategy(strategy, {"default": object()}, Limits())
+    assert [d.path for d in caught.value.details] == [
+        "$.parameters",
+        "$.constraints[0].contextName",
+        "$.constraints[0].values[1]",
+        "$.segments[0]",
+        "$.variants[0].weight",
+        "$.variants[0].weightType",
+        "$.disabled",
+    ]
+
+
+def test_a_string_given_where_constraints_belong_is_not_read_as_characters() -> None:
+    from flagcore.limits import Limits
+    from flagcore.validation import check_constraints
+
+    with pytest.raises(InvalidInput) as caught:
+        check_constraints("abc", Limits(), "$.constraints")  # type: ignore[arg-type]
+    assert [d.path for d in caught.value.details] == ["$.constraints"]
+
+
+def test_a_lone_surrogate_in_a_model_string_is_refused() -> None:
+    from flagcore.model import Payload, Variant
+    from flagcore.validation import check_variants
+
+    with pytest.raises(InvalidInput) as caught:
+        check_variants([Variant("v", 0, payload=Payload("string", "a\ud800"))], "$.variants")
+    assert [d.path for d in caught.value.details] == ["$.variants[0].payload.value"]
+
+
+def test_well_typed_models_pass_the_type_check() -> None:
+    from flagcore.model import Constraint, Override, Payload, Strategy, Variant, WeightType
+    from flagcore.validation import check_model
+
+    check_model(
+        Strategy(
+            "flexibleRollout",
+            {"rollout": "50"},
+            (Constraint("country", "IN", ("NO",), None, True, True),),
+            (1,),
+            (
+                Variant(
+                    "v",
+                    1000,
+                    WeightType.FIX,
+                    "userId",
+                    Payload("json", "{}"),
+                    (Override("userId", ("u",)),),
+                ),
+            ),
+            False,
+            "id",
+            None,
+            3,
+        ),
+        Strategy,
+    )
+
+
+def test_a_body_with_many_wrong_items_gets_a_bounded_list_of_problems() -> None:
+    from flagcore import codec
+    from flagcore.model import Constraint
+
+    with pytest.raises(InvalidInput) as caught:
+        codec.structure({"contextName": "c", "operator": "IN", "values": [1] * 10_000}, Constraint)
+    details = caught.value.details
+    assert len(details) == codec.MAX_ERROR_DETAILS + 1
+    assert details[0].path == "$.values[0]"
+    assert details[-1].message == f"and {10_000 - codec.MAX_ERROR_DETAILS} more problems"

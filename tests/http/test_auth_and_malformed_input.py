@@ -96,6 +96,17 @@ _BODIES: list[tuple[str, dict[str, Any]]] = [
     ("unknown fields", {"json": {"name": "ok-name", "surprise": {"deep": [1]}, "constraints": []}}),
     ("deep nesting", {"json": {"name": "n", "constraints": [[[[[[[[[[]]]]]]]]]]}}),
     (
+        "thousands of levels",
+        {"data": b"[" * 20_000 + b"]" * 20_000, "headers": {"Content-Type": "application/json"}},
+    ),
+    (
+        "lone surrogate and huge integer",
+        {
+            "data": b'{"name": "\\udc00", "id": 99999999999999999999999, "x": NaN}',
+            "headers": {"Content-Type": "application/json"},
+        },
+    ),
+    (
         "huge body",
         {
             "data": b'{"name": "' + b"a" * 2_000_000 + b'"}',

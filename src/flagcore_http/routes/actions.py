@@ -90,31 +90,6 @@ codec.register_wire_type(
 codec.register_wire_type(ActionSetBody, {"actor_id": "actorId"})
 
 
-_WIRE_NAMES = {
-    ".sort_order": ".sortOrder",
-    ".execution_params": ".executionParams",
-    ".feature_name": ".featureName",
-    ".source_id": ".sourceId",
-    ".actor_id": ".actorId",
-    ".case_insensitive": ".caseInsensitive",
-}
-
-
-async def _read_action_set(request: web.Request) -> ActionSet:
-    try:
-        body = await read_body(request, ActionSetBody)
-    except InvalidInput as refused:
-        # cattrs names a missing field by its attribute; the sender knows the wire name.
-        details = []
-        for detail in refused.details:
-            path = detail.path or ""
-            for attribute, wire in _WIRE_NAMES.items():
-                path = path.replace(attribute, wire)
-            details.append(attrs.evolve(detail, path=path))
-        raise InvalidInput(refused.message, details) from None
-    return _action_set(body, request.match_info["project"])
-
-
 def _action_set(body: ActionSetBody, project: str) -> ActionSet:
     """The body as an action set of ``project`` (id and creation time are the store's)."""
     if body.match.source != SIGNAL_ENDPOINT_SOURCE:
@@ -236,7 +211,8 @@ async def list_action_sets(request: web.Request) -> web.Response:
 async def create_action_set(request: web.Request) -> web.Response:
     """Create an action set (201)."""
     project = request.match_info["project"]
-    wanted = await _read_action_set(request)
+    body = await read_body(request, ActionSetBody)
+    wanted = _action_set(body, project)
     created = await call(
         request,
         service(request).create_action_set,
@@ -306,7 +282,8 @@ async def get_action_set(request: web.Request) -> web.Response:
 async def update_action_set(request: web.Request) -> web.Response:
     """Replace an action set."""
     action_set_id = int_parameter(request, "id")
-    replacement = await _read_action_set(request)
+    body = await read_body(request, ActionSetBody)
+    replacement = _action_set(body, request.match_info["project"])
     updated = await call(
         request,
         service(request).update_action_set,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from flagcore.codec import INT64_MAX
 from flagcore.entities import StrategyDefinition
-from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore_http import render
-from flagcore_http.bodies import read_body
+from flagcore_http.bodies import query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.wire import CreateEnvironment, CreateStrategyDefinition
 
@@ -72,22 +72,10 @@ async def create_strategy_definition(request: web.Request) -> web.Response:
     return web.json_response(render.strategy_definition(created), status=201)
 
 
-def _query_int(request: web.Request, name: str, default: int | None, high: int) -> int | None:
-    raw = request.query.get(name)
-    if raw is None:
-        return default
-    if not raw.isdigit() or not 1 <= int(raw) <= high:
-        raise InvalidInput(
-            f"{name} must be a whole number from 1 to {high}",
-            [ErrorDetail(f"1 to {high}", f"/query/{name}")],
-        )
-    return int(raw)
-
-
 @routes.get("/api/admin/events")
 async def list_events(request: web.Request) -> web.Response:
-    limit = _query_int(request, "limit", 100, 1000) or 100
-    before = _query_int(request, "before", None, 2**62)
+    limit = query_int(request, "limit", 100, 1, 1000) or 100
+    before = query_int(request, "before", None, 0, INT64_MAX)
     feature = request.query.get("feature")
     events = await call(
         request, service(request).list_events, limit=limit, before_id=before, feature_name=feature

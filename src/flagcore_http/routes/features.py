@@ -7,6 +7,7 @@ from typing import Any
 from aiohttp import web
 
 from flagcore import codec
+from flagcore.codec import json_type
 from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency, Strategy, Variant
@@ -105,21 +106,22 @@ async def patch_flag(request: web.Request) -> web.Response:
                 "only replace and add operations are supported",
                 [ErrorDetail("unsupported op", f"{path}.op")],
             )
-        field = _PATCHABLE.get(operation.get("path", ""))
+        target = operation.get("path")
+        field = _PATCHABLE.get(target) if isinstance(target, str) else None
         if field is None:
             raise InvalidInput(
-                f"cannot patch {operation.get('path')!r}",
+                f"cannot patch {str(target)[:80]!r}",
                 [ErrorDetail("unsupported path", f"{path}.path")],
             )
-        changes[field] = operation.get("value")
-    for field in ("impression_data", "stale"):
-        if field in changes and not isinstance(changes[field], bool):
+        value = operation.get("value")
+        expected = bool if field in ("impression_data", "stale") else str
+        if not isinstance(value, expected):
+            wanted = "a boolean" if expected is bool else "a string"
             raise InvalidInput(
-                f"{field} must be true or false", [ErrorDetail("a boolean", f"$.{field}")]
+                f"{operation['path'][1:]} must be {wanted}",
+                [ErrorDetail(f"expected {wanted}, got {json_type(value)}", f"{path}.value")],
             )
-    for field in ("description", "type"):
-        if field in changes and not isinstance(changes[field], str):
-            raise InvalidInput(f"{field} must be a string", [ErrorDetail("a string", f"$.{field}")])
+        changes[field] = value
     updated = await call(
         request, service(request).update_flag, *_path(request), actor=actor(request), **changes
     )

@@ -7,7 +7,6 @@ over it is refused at once, and a streamed body is cut off at the limit (413).
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -15,11 +14,12 @@ import attrs
 from aiohttp import web
 
 from flagcore import codec
+from flagcore.codec import INT64_MAX
 from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
-from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
+from flagcore.errors import LimitExceeded
 from flagcore_http import render
 from flagcore_http.auth import presented_secret
-from flagcore_http.bodies import int_parameter, read_body
+from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.routes.actions import schedule_action_sets
 
@@ -172,14 +172,8 @@ async def delete_token(request: web.Request) -> web.Response:
 
 
 def _page(request: web.Request) -> tuple[int, int | None]:
-    limit_raw, before_raw = request.query.get("limit", "50"), request.query.get("before")
-    if not limit_raw.isdigit() or not 1 <= int(limit_raw) <= 1000:
-        raise InvalidInput(
-            "limit is a whole number from 1 to 1000", [ErrorDetail("1 to 1000", "/query/limit")]
-        )
-    if before_raw is not None and not before_raw.isdigit():
-        raise InvalidInput("before is a signal id", [ErrorDetail("a signal id", "/query/before")])
-    return int(limit_raw), None if before_raw is None else int(before_raw)
+    limit = query_int(request, "limit", 50, 1, 1000) or 50
+    return limit, query_int(request, "before", None, 0, INT64_MAX)
 
 
 @routes.get(ENDPOINTS + "/{id}/signals")
@@ -225,12 +219,7 @@ async def receive_signal(request: web.Request) -> web.Response:
         content_type = request.content_type
         if content_type != "application/json" and not content_type.endswith("+json"):
             raise web.HTTPUnsupportedMediaType(text="A signal body must be application/json.")
-        try:
-            payload = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InvalidInput(
-                f"the body is not valid JSON: {exc}", [ErrorDetail(str(exc), "$")]
-            ) from None
+        payload = parse_json(body)
     signal = await call(
         request, svc.receive_signal, request.match_info["name"], presented_secret(request), payload
     )
