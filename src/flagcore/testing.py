@@ -555,6 +555,7 @@ class StoreContract:
     # --- metrics ---
     def test_metrics_add_up_per_flag_app_environment_and_hour(self, service: Service) -> None:
         start = dt.datetime(2026, 1, 1, 10, 15, tzinfo=dt.UTC)
+        service.create_flag("default", "f")  # metrics count only flags that exist
         service.register_client("shop", "i-1", sdk_version="python:6", strategies=["tenant"])
         toggles = {"f": {"yes": 2, "no": 1, "variants": {"a": 2}}}
         service.record_metrics("shop", "i-1", DEV, start, toggles)
