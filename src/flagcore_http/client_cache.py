@@ -192,20 +192,22 @@ class ClientCache:
                     self.unknown_tokens.clear()
                     self.revision = revision
 
-    def note_instance(self, instance: ClientInstance, now: float, interval: float) -> None:
-        """Queue ``instance`` to be written unless it was noted within ``interval`` seconds.
-
-        Pending writes are bounded: past `CacheSizes.pending_instances` new instances are
-        counted in ``dropped_instances`` and not written until they poll again later.
-        """
-        key = (instance.app_name, instance.instance_id)
+    def wants_instance(self, key: tuple[str, str], now: float, interval: float) -> bool:
+        """Whether an instance polling now should be written: not noted within ``interval``
+        seconds, and room in the bounded batch of pending writes (past
+        `CacheSizes.pending_instances` new instances are counted in ``dropped_instances``
+        and written when they poll again later)."""
         last = self.seen_instances.get(key)
         if last is not None and now - last < interval:
-            return
+            return False
         pending = self.pending_instances
         if key not in pending and len(pending) >= self.sizes.pending_instances:
             self.dropped_instances += 1
-            return
+            return False
+        return True
+
+    def note_instance(self, instance: ClientInstance, now: float) -> None:
+        key = (instance.app_name, instance.instance_id)
         self.seen_instances.put(key, now)
         self.pending_instances[key] = instance
 

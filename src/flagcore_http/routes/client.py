@@ -105,12 +105,13 @@ def _note_instance(request: web.Request, environment: str) -> None:
     sdk_version = headers.get("UNLEASH-SDK")
     if max(len(app_name), len(instance), len(sdk_version or "")) > MAX_TRACKED_HEADER_LENGTH:
         return
-    svc = service(request)
-    request.app[CACHE].note_instance(
-        ClientInstance(app_name, instance, environment, sdk_version, last_seen=svc.clock()),
-        time.monotonic(),
-        request.app[CONFIG].instance_write_interval,
-    )
+    cache = request.app[CACHE]
+    now = time.monotonic()
+    if cache.wants_instance((app_name, instance), now, request.app[CONFIG].instance_write_interval):
+        last_seen = service(request).clock()
+        cache.note_instance(
+            ClientInstance(app_name, instance, environment, sdk_version, last_seen=last_seen), now
+        )
 
 
 def _render(
