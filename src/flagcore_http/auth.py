@@ -60,7 +60,10 @@ async def _look_up(request: web.Request, secret: str) -> ApiToken | None:
     # SDK polls use the store's reserve: after a write empties the token cache, they must
     # not be refused because admin or metrics calls fill the queue.
     urgent = request.path == "/api/client/features"
-    token = await call(request, request.app[SERVICE].authenticate, secret, urgent=urgent)
+    token = await cache.once(
+        ("token", digest, revision),
+        lambda: call(request, request.app[SERVICE].authenticate, secret, urgent=urgent),
+    )
     if cache.revision == revision:  # not a token deleted meanwhile
         if token is None:
             cache.unknown_tokens.put(digest, True)

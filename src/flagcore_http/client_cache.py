@@ -15,14 +15,15 @@ instances seen polling are an LRU with a bounded batch of pending writes.
 from __future__ import annotations
 
 import asyncio
+import functools
 import gzip
 import hashlib
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import attrs
 
@@ -70,6 +71,7 @@ class RenderedPayload:
 
 K = TypeVar("K")
 V = TypeVar("V")
+_R = TypeVar("_R")
 
 
 def query_hash(key: object) -> str:
@@ -167,6 +169,7 @@ class ClientCache:
         )
         self.pending_instances: dict[tuple[str, str], ClientInstance] = {}
         self.dropped_instances = 0
+        self._in_flight: dict[Hashable, asyncio.Future[Any]] = {}
         self.compressor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flagcore-gzip")
 
     def current_revision(self, service: Service) -> int:
@@ -214,6 +217,23 @@ class ClientCache:
     def take_pending_instances(self) -> list[ClientInstance]:
         pending, self.pending_instances = self.pending_instances, {}
         return list(pending.values())
+
+    async def once(self, key: Hashable, make: Callable[[], Awaitable[_R]]) -> _R:
+        """``make()``, shared by every caller asking for ``key`` while it runs: a burst of
+        polls right after a change queues one store call, not one each. It runs as its own
+        task, so a caller that disconnects does not cancel it for the others."""
+        running = self._in_flight.get(key)
+        if running is None:
+            running = asyncio.ensure_future(make())
+            self._in_flight[key] = running
+            running.add_done_callback(functools.partial(self._landed, key))
+        result: _R = await asyncio.shield(running)
+        return result
+
+    def _landed(self, key: Hashable, task: asyncio.Future[Any]) -> None:
+        del self._in_flight[key]
+        if not task.cancelled():
+            task.exception()  # retrieved: every waiter re-raises it for itself
 
     def close(self) -> None:
         self.compressor.shutdown(wait=True)

@@ -322,3 +322,24 @@ async def test_register_accepts_what_unleash_accepts(api: Api, service: Service)
     assert (instance.instance_id, instance.interval) == ("unknown", 15000)
     assert instance.started is not None
     assert instance.started.year == 2025
+
+
+async def test_a_burst_of_polls_after_a_change_queues_one_store_call_at_a_time(
+    service: Service,
+) -> None:
+    async with serving(service) as api:
+        await api.json("GET", FEATURES, token=CLIENT)
+        service.create_flag("default", "new")  # moves the revision: every cache is cold
+        worker = api.client.server.app[WORKER]
+        release = threading.Event()
+        blocker = worker.submit(release.wait, 10)
+        polls = [asyncio.ensure_future(api.json("GET", FEATURES, token=CLIENT)) for _ in range(50)]
+        try:
+            await asyncio.sleep(0.3)
+            assert worker.pending == 2  # the blocker and one token lookup for all 50
+        finally:
+            release.set()
+        blocker.result(timeout=10)
+        bodies = await asyncio.gather(*polls)
+        assert {body["meta"]["etag"] for body in bodies} == {bodies[0]["meta"]["etag"]}
+        assert [f["name"] for f in bodies[0]["features"]] == ["new"]

@@ -156,7 +156,10 @@ async def _vocabulary(request: web.Request, revision: int) -> ClientVocabulary:
     cache = request.app[CACHE]
     vocabulary = cache.vocabulary
     if vocabulary is None or cache.revision != revision:
-        vocabulary = await call(request, service(request).client_vocabulary, urgent=True)
+        vocabulary = await cache.once(
+            ("vocabulary", revision),
+            lambda: call(request, service(request).client_vocabulary, urgent=True),
+        )
         if cache.revision == revision:
             cache.vocabulary = vocabulary
     return vocabulary
@@ -188,8 +191,11 @@ async def client_features(request: web.Request) -> web.StreamResponse:
         key = _cache_key(environment, query, version)
         rendered = cache.payloads.get(key)
         if rendered is None or cache.revision != revision:
-            rendered = await call(
-                request, _render, request, environment, query, version, revision, urgent=True
+            rendered = await cache.once(
+                (key, revision),
+                lambda: call(
+                    request, _render, request, environment, query, version, revision, urgent=True
+                ),
             )
             if cache.revision == revision:
                 cache.payloads.put(key, rendered)
