@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -456,6 +456,10 @@ class MemoryTransaction:
             (row for key, row in self._tables["metrics"].items() if key[0] == flag),
             key=lambda row: (row.hour, row.app_name, row.environment),
         )
+
+    def flag_projects(self, names: Collection[str]) -> Mapping[str, str]:
+        flags = self._tables["flags"]
+        return {name: flags[name].project for name in names if name in flags}
 
     def save_client_instance(self, instance: ClientInstance) -> None:
         """Merge: what a metrics post does not say (SDK version, ...) is kept from before."""

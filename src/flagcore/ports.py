@@ -9,7 +9,7 @@ store must pass.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -180,6 +180,11 @@ class Transaction(Protocol):
         ...
 
     def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]: ...
+    def flag_projects(self, names: Collection[str]) -> Mapping[str, str]:
+        """The project of each of ``names`` that is a flag (active or archived); one query
+        for a whole metrics report, whatever names it makes up."""
+        ...
+
     def save_client_instance(self, instance: ClientInstance) -> None: ...
     def list_client_instances(self) -> Sequence[ClientInstance]: ...
 

@@ -580,6 +580,9 @@ class StoreContract:
         assert [row.yes for row in service.flag_metrics("mine")] == [1]
         assert service.flag_metrics("theirs") == service.flag_metrics("made-up") == []
         assert service.record_metrics("shop", "i", DEV, start, toggles, projects=["*"]) == 2
+        service.archive_flag("default", "mine")  # SDKs polled before still count it
+        assert service.record_metrics("shop", "i", DEV, start, toggles, projects=None) == 2
+        assert [row.yes for row in service.flag_metrics("mine")] == [3]
 
     def test_metrics_refuse_counts_outside_0_to_2_63_and_oversized_reports(
         self, store: Store

@@ -15,7 +15,7 @@ import datetime as dt
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,7 @@ __all__ = ["SqliteStore"]
 
 _BUSY_TIMEOUT_S = 10.0
 _LOCK_RETRY_S = 60.0
+_IN_CHUNK = 500  # values per IN (...) list: under SQLite's default limit of 32,766 parameters
 _MAX_COUNT = 2**63 - 1  # SQLite's largest integer: sums of metric counts stop there
 
 
@@ -909,6 +910,17 @@ class SqliteTransaction:
                 [flag],
             )
         ]
+
+    def flag_projects(self, names: Collection[str]) -> Mapping[str, str]:
+        found: dict[str, str] = {}
+        wanted = list(names)
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT name, project FROM flags WHERE name IN ({marks})"
+            for row in self._rows(sql, chunk):
+                found[row["name"]] = row["project"]
+        return found
 
     def save_client_instance(self, instance: ClientInstance) -> None:
         self._run(

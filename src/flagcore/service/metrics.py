@@ -136,17 +136,24 @@ class MetricsMixin(ServiceBase):
         hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
         counted = [self._checked_counts(name, counts) for name, counts in toggles.items()]
         wanted = _in_scope(projects)
+        maximum = self.limits.client_field_length
         with self.store.transaction() as tx:
-            rows = []
-            for name, yes, no, variants in counted:
-                flag = tx.get_flag(name) if len(name) <= self.limits.client_field_length else None
-                if flag is not None and wanted(flag.project):
-                    rows.append(FlagMetrics(name, app_name, environment, hour, yes, no, variants))
+            projects_of = tx.flag_projects([c[0] for c in counted if len(c[0]) <= maximum])
+            rows = [
+                FlagMetrics(name, app_name, environment, hour, yes, no, variants)
+                for name, yes, no, variants in counted
+                if name in projects_of and wanted(projects_of[name])
+            ]
             tx.add_flag_metrics(rows)
             tx.save_client_instance(instance)
         return len(rows)
 
     def _checked_counts(self, name: str, counts: Any) -> tuple[str, int, int, dict[str, int]]:
+        if type(counts) is dict and counts.keys() <= {"yes", "no"}:
+            # What SDKs send for most flags: checked without building any path.
+            yes, no = counts.get("yes", 0), counts.get("no", 0)
+            if type(yes) is int and type(no) is int and 0 <= yes <= MAX_COUNT >= no >= 0:
+                return name, yes, no, {}
         path = f"$.bucket.toggles[{name[:100]!r}]"
         if not isinstance(counts, Mapping):
             raise InvalidInput(f"{path} must be an object", [ErrorDetail("an object", path)])
