@@ -126,11 +126,17 @@ async def store_upkeep(app: web.Application) -> AsyncIterator[None]:
 async def _upkeep_loop(app: web.Application) -> None:
     config = app[CONFIG]
     loop = asyncio.get_running_loop()
-    tick = max(0.01, config.instance_write_interval)
+    intervals = [config.instance_write_interval]
+    if config.retention_interval > 0:
+        intervals.append(config.retention_interval)
+    tick = max(0.01, min(intervals))
+    next_write = loop.time() + config.instance_write_interval
     next_prune = loop.time() + config.retention_interval
     while True:
         await asyncio.sleep(tick)
-        await _write_seen_instances(app)
+        if loop.time() >= next_write:
+            await _write_seen_instances(app)
+            next_write = loop.time() + config.instance_write_interval
         if config.retention_interval > 0 and loop.time() >= next_prune:
             await _prune(app)
             next_prune = loop.time() + config.retention_interval
