@@ -157,6 +157,7 @@ def _instances(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[i
         "UNLEASH-APPNAME": "probe",
         "UNLEASH-INSTANCEID": f"{i}-" + secrets.token_hex(2000),
         "If-None-Match": _ETAG[0],
+        **SPEC,
     }
     return _status(session.get(f"{base}/api/client/features", headers=headers))
 
@@ -167,6 +168,7 @@ def _short_instances(session: aiohttp.ClientSession, base: str, i: int) -> Await
         "UNLEASH-APPNAME": "probe",
         "UNLEASH-INSTANCEID": f"i-{i}",
         "If-None-Match": _ETAG[0],
+        **SPEC,
     }
     return _status(session.get(f"{base}/api/client/features", headers=headers))
 
