@@ -16,6 +16,7 @@ __all__ = [
     "NameConflict",
     "NotFound",
     "RateLimited",
+    "ServiceUnavailable",
     "StorageError",
     "Unauthenticated",
 ]
@@ -81,3 +82,14 @@ class StorageError(FlagcoreError):
 
 class Unauthenticated(FlagcoreError):
     """The caller did not prove who it is."""
+
+
+class ServiceUnavailable(FlagcoreError):
+    """The server is too busy to take this request now; retry after ``retry_after`` seconds.
+
+    Raised when the store's work queue is full, so no caller can queue unbounded work.
+    """
+
+    def __init__(self, message: str, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -26,6 +26,14 @@ class Limits:
     filters_per_action_set: int = 5
     values_per_action_filter: int = 25
     actions_per_action_set: int = 10
+    # What one SDK metrics post may carry (Unleash sets none; these keep one post's work on
+    # the store thread bounded). A real SDK reports the flags it evaluated, at most as many
+    # as the server has; variant names per flag are as few as its variants.
+    metrics_toggles_per_post: int = 10_000
+    metrics_variants_per_toggle: int = 100
+    # appName, instanceId, sdkVersion and strategy names an SDK reports about itself.
+    client_field_length: int = 255
+    client_strategies_reported: int = 100
 
 
 def enforce(limits: Limits, name: str, count: int, what: str) -> None:

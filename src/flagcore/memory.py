@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -42,6 +42,7 @@ from flagcore.model import Segment
 __all__ = ["MemoryStore"]
 
 _MISSING = object()
+_MAX_COUNT = 2**63 - 1  # as in the SQL stores: sums of metric counts stop there
 _TABLES = (
     "events",
     "action_sets",
@@ -468,9 +469,12 @@ class MemoryTransaction:
             if current is not None:
                 variants = dict(current.variants)
                 for name, count in row.variants.items():
-                    variants[name] = variants.get(name, 0) + count
+                    variants[name] = min(variants.get(name, 0) + count, _MAX_COUNT)
                 row = attrs.evolve(
-                    current, yes=current.yes + row.yes, no=current.no + row.no, variants=variants
+                    current,
+                    yes=min(current.yes + row.yes, _MAX_COUNT),
+                    no=min(current.no + row.no, _MAX_COUNT),
+                    variants=variants,
                 )
             self._put("metrics", key, row)
 
@@ -479,6 +483,10 @@ class MemoryTransaction:
             (row for key, row in self._tables["metrics"].items() if key[0] == flag),
             key=lambda row: (row.hour, row.app_name, row.environment),
         )
+
+    def flag_projects(self, names: Collection[str]) -> Mapping[str, str]:
+        flags = self._tables["flags"]
+        return {name: flags[name].project for name in names if name in flags}
 
     def save_client_instance(self, instance: ClientInstance) -> None:
         """Merge: what a metrics post does not say (SDK version, ...) is kept from before."""
@@ -497,3 +505,47 @@ class MemoryTransaction:
 
     def list_client_instances(self) -> Sequence[ClientInstance]:
         return [instance for _key, instance in sorted(self._tables["instances"].items())]
+
+    # --- retention ---
+    def _delete_oldest(self, table: str, old: Callable[[Any], bool], order: Any, limit: int) -> int:
+        doomed = sorted(
+            (key for key, row in self._tables[table].items() if old(row)),
+            key=lambda key: order(self._tables[table][key]),
+        )[: max(0, limit)]
+        for key in doomed:
+            self._drop(table, key)
+        return len(doomed)
+
+    def delete_flag_metrics_before(self, hour: dt.datetime, limit: int) -> int:
+        return self._delete_oldest(
+            "metrics", lambda row: row.hour < hour, lambda row: row.hour, limit
+        )
+
+    def delete_client_instances_seen_before(self, time: dt.datetime, limit: int) -> int:
+        return self._delete_oldest(
+            "instances", lambda row: row.last_seen < time, lambda row: row.last_seen, limit
+        )
+
+    def delete_signals_before(self, time: dt.datetime, limit: int) -> int:
+        return self._delete_oldest(
+            "signals", lambda row: row.created_at < time, lambda row: row.id, limit
+        )
+
+    def delete_signals_beyond_newest(self, endpoint_id: int, keep: int, limit: int) -> int:
+        ids = sorted(
+            (row.id for row in self._tables["signals"].values() if row.endpoint_id == endpoint_id),
+            reverse=True,
+        )
+        doomed = set(ids[keep:])
+        return self._delete_oldest(
+            "signals", lambda row: row.id in doomed, lambda row: row.id, limit
+        )
+
+    def delete_events_before(self, time: dt.datetime, limit: int) -> int:
+        newest = max(self._tables["events"], default=None)
+        return self._delete_oldest(
+            "events",
+            lambda row: row.created_at < time and row.id != newest,
+            lambda row: row.id,
+            limit,
+        )

@@ -9,7 +9,7 @@ store must pass.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -203,8 +203,28 @@ class Transaction(Protocol):
         ...
 
     def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]: ...
+    def flag_projects(self, names: Collection[str]) -> Mapping[str, str]:
+        """The project of each of ``names`` that is a flag (active or archived); one query
+        for a whole metrics report, whatever names it makes up."""
+        ...
+
     def save_client_instance(self, instance: ClientInstance) -> None: ...
     def list_client_instances(self) -> Sequence[ClientInstance]: ...
+
+    # --- retention: each deletes at most ``limit`` rows, oldest first, and says how many ---
+    def delete_flag_metrics_before(self, hour: dt.datetime, limit: int) -> int:
+        """Delete metric buckets whose hour is before ``hour``."""
+        ...
+
+    def delete_client_instances_seen_before(self, time: dt.datetime, limit: int) -> int: ...
+    def delete_signals_before(self, time: dt.datetime, limit: int) -> int: ...
+    def delete_signals_beyond_newest(self, endpoint_id: int, keep: int, limit: int) -> int:
+        """Delete the endpoint's signals older than its ``keep`` newest."""
+        ...
+
+    def delete_events_before(self, time: dt.datetime, limit: int) -> int:
+        """Delete events created before ``time``, never the newest (it is the revision)."""
+        ...
 
 
 class Store(Protocol):

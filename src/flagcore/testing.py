@@ -45,7 +45,7 @@ from flagcore.errors import (
 from flagcore.limits import Limits
 from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant, WeightType
 from flagcore.ports import Store
-from flagcore.service import Service
+from flagcore.service import RetentionSettings, Service
 
 __all__ = ["StoreContract"]
 
@@ -585,6 +585,7 @@ class StoreContract:
     # --- metrics ---
     def test_metrics_add_up_per_flag_app_environment_and_hour(self, service: Service) -> None:
         start = dt.datetime(2026, 1, 1, 10, 15, tzinfo=dt.UTC)
+        service.create_flag("default", "f")  # metrics count only flags that exist
         service.register_client("shop", "i-1", sdk_version="python:6", strategies=["tenant"])
         toggles = {"f": {"yes": 2, "no": 1, "variants": {"a": 2}}}
         service.record_metrics("shop", "i-1", DEV, start, toggles)
@@ -596,6 +597,86 @@ class StoreContract:
         assert (instance.sdk_version, instance.strategies) == ("python:6", ("tenant",))
         with pytest.raises(InvalidInput):
             service.record_metrics("shop", "i-1", DEV, start, {"f": {"yes": -1}})
+
+    def test_metrics_count_only_existing_flags_within_the_reporting_scope(
+        self, service: Service
+    ) -> None:
+        service.create_project("web", "Web")
+        service.create_flag("default", "mine")
+        service.create_flag("web", "theirs")
+        start = dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC)
+        toggles = {name: {"yes": 1} for name in ("mine", "theirs", "made-up", "x" * 5000)}
+        assert service.record_metrics("shop", "i", DEV, start, toggles, projects=["default"]) == 1
+        assert [row.yes for row in service.flag_metrics("mine")] == [1]
+        assert service.flag_metrics("theirs") == service.flag_metrics("made-up") == []
+        assert service.record_metrics("shop", "i", DEV, start, toggles, projects=["*"]) == 2
+        service.archive_flag("default", "mine")  # SDKs polled before still count it
+        assert service.record_metrics("shop", "i", DEV, start, toggles, projects=None) == 2
+        assert [row.yes for row in service.flag_metrics("mine")] == [3]
+
+    def test_metrics_refuse_counts_outside_0_to_2_63_and_oversized_reports(
+        self, store: Store
+    ) -> None:
+        service = Service(store, limits=Limits(metrics_toggles_per_post=3))
+        service.create_flag("default", "f")
+        start = dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC)
+        for bad in (-1, 2**63, True, 1.5, "3"):
+            with pytest.raises(InvalidInput) as refused:
+                service.record_metrics("shop", "i", DEV, start, {"f": {"no": bad}})
+            assert refused.value.details[0].path == "$.bucket.toggles.f.no"
+        with pytest.raises(LimitExceeded):
+            service.record_metrics("shop", "i", DEV, start, {str(i): {} for i in range(4)})
+        with pytest.raises(InvalidInput):
+            service.record_metrics("x" * 256, "i", DEV, start, {})
+        service.record_metrics("shop", "i", DEV, start, {"f": {"yes": 2**63 - 1}})
+        service.record_metrics("shop", "i", DEV, start, {"f": {"yes": 5}})
+        assert [row.yes for row in service.flag_metrics("f")] == [2**63 - 1]  # saturates
+        assert len(service.client_instances()) == 1
+
+    # --- retention ---
+    def test_prune_deletes_what_the_retention_settings_no_longer_keep(self, store: Store) -> None:
+        clock = _Clock()
+        service = Service(store, clock=clock)
+        service.create_flag("default", "f")
+        service.register_client("shop", "gone")
+        endpoint = service.create_signal_endpoint("ci")
+        secret = service.create_signal_endpoint_token(endpoint.id, "ci").secret
+        sent = []
+        for day in range(5):
+            sent.append(service.receive_signal("ci", secret, {"day": day}).id)
+            clock.advance(86400)
+        clock.advance(3 * 86400)  # signals are 8, 7, 6, 5 and 4 days old; "gone" 8 days
+        service.register_client("shop", "here")
+        for hours_ago in (49, 47):
+            start = clock.now - dt.timedelta(hours=hours_ago)
+            service.record_metrics("shop", "here", DEV, start, {"f": {"yes": 1}})
+        revision = store.revision()
+        settings = RetentionSettings(signals_per_endpoint=3)  # 48 h, 7 d, 7 d, 90 d
+        report = service.prune(settings)
+        assert (report.metrics, report.client_instances, report.signals) == (1, 1, 2)
+        assert [row.hour for row in service.flag_metrics("f")] == [
+            clock.now - dt.timedelta(hours=47)
+        ]
+        assert [i.instance_id for i in service.client_instances()] == ["here"]
+        assert [s.id for s in service.list_signals(endpoint.id)] == sent[:1:-1]
+        assert service.prune(settings).total == 0
+        assert store.revision() == revision  # pruning is not a change SDKs see
+
+    def test_prune_works_off_a_backlog_in_batches_and_keeps_the_newest_event(
+        self, store: Store
+    ) -> None:
+        service = Service(store)
+        for i in range(7):
+            service.create_flag("default", f"f{i}")
+        revision = store.revision()
+        settings = RetentionSettings(event_days=1)
+        later = dt.datetime.now(dt.UTC) + dt.timedelta(days=2)
+        deleted = [service.prune(settings, now=later, batch=3).events for _ in range(5)]
+        assert deleted[:2] == [3, 3]
+        assert deleted[-1] == 0
+        assert [e.id for e in service.list_events()] == [revision]
+        assert store.revision() == revision
+        assert service.prune(RetentionSettings(event_days=0), now=later).events == 0
 
     # --- signals ---
     def test_signal_endpoints_are_created_updated_and_deleted(self, service: Service) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
 from flagcore.service import Service
 from flagcore_http import openapi
-from flagcore_http.client_cache import ClientCache
+from flagcore_http.calls import StoreWorker, store_upkeep
+from flagcore_http.client_cache import CacheSizes, ClientCache
 from flagcore_http.config import ServerConfig
 from flagcore_http.errors import UNMATCHED_PATH, guarded, unmatched_handler
 from flagcore_http.keys import CACHE, CONFIG, SERVICE, WORKER
@@ -50,8 +50,8 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app = web.Application(client_max_size=config.max_body_bytes)
     app[SERVICE] = service
     app[CONFIG] = config
-    app[CACHE] = ClientCache()
-    app[WORKER] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flagcore-store")
+    app[CACHE] = ClientCache(CacheSizes(payload_bytes=config.payload_cache_bytes))
+    app[WORKER] = StoreWorker(limit=config.store_queue_limit)
     for table in ROUTE_TABLES:
         for route in table:
             assert isinstance(route, web.RouteDef), route
@@ -61,6 +61,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app.router.add_get("/docs/openapi.json", guarded(openapi.handler))
     app.router.add_route("*", UNMATCHED_PATH, unmatched_handler)  # last: tried after all
     app.cleanup_ctx.append(_worker_lifetime)
+    app.cleanup_ctx.append(store_upkeep)  # cleaned up first: its last writes need the worker
     return app
 
 

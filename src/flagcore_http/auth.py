@@ -9,15 +9,18 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore.entities import TokenType
+from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import Forbidden, Unauthenticated
 from flagcore_http.calls import call
+from flagcore_http.client_cache import secret_digest
 from flagcore_http.config import AuthMode
 from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
 
-__all__ = ["authenticate", "presented_secret", "required_kind"]
+__all__ = ["MAX_SECRET_LENGTH", "authenticate", "presented_secret", "required_kind"]
 
-_TOKEN_CACHE_SIZE = 10_000
+# Unleash's secrets are under 200 characters; ours at most a few more. A longer header is
+# refused before it is hashed, cached or looked up.
+MAX_SECRET_LENGTH = 1024
 
 
 def required_kind(path: str) -> TokenType | None:
@@ -42,6 +45,33 @@ def _article(word: str) -> str:
     return f"an {word}" if word[0] in "aeiou" else f"a {word}"
 
 
+async def _look_up(request: web.Request, secret: str) -> ApiToken | None:
+    """The token for ``secret`` from the store, remembered in the bounded token caches.
+
+    Known tokens are kept by secret in their own LRU; unknown secrets by their digest in
+    another, so a flood of made-up secrets costs bounded memory and never evicts a known
+    token (each made-up secret costs one store lookup, through the bounded store queue).
+    """
+    cache = request.app[CACHE]
+    digest = secret_digest(secret)
+    if digest in cache.unknown_tokens:
+        return None
+    revision = cache.revision
+    # SDK polls use the store's reserve: after a write empties the token cache, they must
+    # not be refused because admin or metrics calls fill the queue.
+    urgent = request.path == "/api/client/features"
+    token = await cache.once(
+        ("token", digest, revision),
+        lambda: call(request, request.app[SERVICE].authenticate, secret, urgent=urgent),
+    )
+    if cache.revision == revision:  # not a token deleted meanwhile
+        if token is None:
+            cache.unknown_tokens.put(digest, True)
+        else:
+            cache.known_tokens.put(secret, token)
+    return token
+
+
 async def authenticate(request: web.Request) -> None:
     """Check the request's token for its path; raise `Unauthenticated` or `Forbidden`.
 
@@ -55,17 +85,14 @@ async def authenticate(request: web.Request) -> None:
         raise Unauthenticated(
             "This endpoint requires an API token: send it in the Authorization header."
         )
+    if len(secret) > MAX_SECRET_LENGTH:
+        raise Unauthenticated("The API token is not valid.")  # no secret is this long
     cache = request.app[CACHE]
     service = request.app[SERVICE]
     request[REVISION] = cache.current_revision(service)
-    # Keyed by the presented secret itself: no digest to compute on the hot path. The cache
-    # lives in this process only and is emptied whenever the revision moves.
-    if secret in cache.tokens:
-        token = cache.tokens[secret]
-    else:
-        token = await call(request, service.authenticate, secret)
-        if len(cache.tokens) < _TOKEN_CACHE_SIZE:  # unknown secrets must not fill memory
-            cache.tokens[secret] = token
+    token = cache.known_tokens.get(secret)
+    if token is None:
+        token = await _look_up(request, secret)
     if token is None:
         raise Unauthenticated("The API token is not valid.")
     if token.type is not kind:

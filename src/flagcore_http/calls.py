@@ -1,33 +1,169 @@
-"""Running service calls off the event loop, on the app's single store worker thread."""
+"""Running service calls off the event loop, on the app's single store worker thread.
+
+The worker's queue is bounded: a request that needs the store while `StoreWorker.limit`
+calls are already waiting gets `flagcore.errors.ServiceUnavailable` (503 JSON with
+``Retry-After``) at once, instead of queueing work no one bounds. SDK polls of
+``/api/client/features`` are served from the client cache and need the store only on a
+cache miss, for which a small reserve above the limit is kept (``urgent=True``).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-from collections.abc import Callable
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from aiohttp import web
 
+from flagcore.errors import FlagcoreError, ServiceUnavailable
 from flagcore.service import Service
-from flagcore_http.keys import SERVICE, TOKEN, WORKER
+from flagcore_http.keys import CACHE, CONFIG, SERVICE, TOKEN, WORKER
 
-__all__ = ["actor", "call", "service"]
+__all__ = ["StoreWorker", "actor", "call", "service", "store_upkeep"]
+
+_log = logging.getLogger("flagcore_http")
+
+# One retention run deletes at most this many batches (of `_PRUNE_BATCH` rows of each
+# kind), each its own short transaction queued behind requests; the rest waits a run.
+_PRUNE_BATCH = 500
+_PRUNE_BATCHES_PER_RUN = 40
 
 _T = TypeVar("_T")
+
+# What a client is told to wait when the queue is full: the queue drains in well under a
+# second when the store is healthy, so one second is enough to retry.
+RETRY_AFTER_S = 1.0
+
+
+class StoreWorker(ThreadPoolExecutor):
+    """The one thread that owns the store, with a count of the calls not yet finished.
+
+    `admit` refuses past ``limit`` pending calls (``limit + reserve`` for urgent ones);
+    plain `submit` (background work the server itself schedules) is counted, not refused.
+    """
+
+    def __init__(self, limit: int = 256, reserve: int = 16) -> None:
+        super().__init__(max_workers=1, thread_name_prefix="flagcore-store")
+        self.limit = limit
+        self.reserve = reserve
+        self._pending = 0
+        self._count_lock = threading.Lock()
+
+    @property
+    def pending(self) -> int:
+        """Calls queued or running now."""
+        return self._pending
+
+    def submit(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> Future[_T]:
+        with self._count_lock:
+            self._pending += 1
+        try:
+            future = super().submit(fn, *args, **kwargs)
+        except BaseException:
+            self._finished(None)
+            raise
+        future.add_done_callback(self._finished)
+        return future
+
+    def admit(self, *, urgent: bool = False) -> None:
+        """Raise `ServiceUnavailable` if the queue is full (urgent calls get the reserve)."""
+        limit = self.limit + (self.reserve if urgent else 0)
+        if self._pending >= limit:
+            raise ServiceUnavailable(
+                f"The server is busy ({self._pending} store calls waiting); retry shortly.",
+                RETRY_AFTER_S,
+            )
+
+    def _finished(self, _future: object) -> None:
+        with self._count_lock:
+            self._pending -= 1
 
 
 def service(request: web.Request) -> Service:
     return request.app[SERVICE]
 
 
-async def call(request: web.Request, fn: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-    """Run ``fn`` on the store worker: the event loop never waits on the disk."""
+async def call(
+    request: web.Request, fn: Callable[..., _T], *args: Any, urgent: bool = False, **kwargs: Any
+) -> _T:
+    """Run ``fn`` on the store worker: the event loop never waits on the disk.
+
+    Raises `ServiceUnavailable` (503) when the worker's queue is full.
+    """
+    worker = request.app[WORKER]
+    if isinstance(worker, StoreWorker):
+        worker.admit(urgent=urgent)
     loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(request.app[WORKER], functools.partial(fn, *args, **kwargs))
+    return await loop.run_in_executor(worker, functools.partial(fn, *args, **kwargs))
 
 
 def actor(request: web.Request) -> str:
     """Who does it, for the event log: the token's name, never its secret."""
     token = request.get(TOKEN)
     return f"token:{token.name}" if token is not None else "anonymous"
+
+
+async def store_upkeep(app: web.Application) -> AsyncIterator[None]:
+    """The server's own store work, in the background: every ``instance_write_interval``
+    seconds the SDK instances seen polling are written in one batch, and every
+    ``retention_interval`` seconds (0: never) old metrics, instances, signals and events
+    are pruned in small batches (`flagcore.service.retention`). A cleanup context: at
+    shutdown the last seen instances are written before the worker stops."""
+    task = asyncio.create_task(_upkeep_loop(app))
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await _write_seen_instances(app)
+    app[CACHE].close()
+
+
+async def _upkeep_loop(app: web.Application) -> None:
+    config = app[CONFIG]
+    loop = asyncio.get_running_loop()
+    intervals = [config.instance_write_interval]
+    if config.retention_interval > 0:
+        intervals.append(config.retention_interval)
+    tick = max(0.01, min(intervals))
+    next_write = loop.time() + config.instance_write_interval
+    next_prune = loop.time() + config.retention_interval
+    while True:
+        await asyncio.sleep(tick)
+        if loop.time() >= next_write:
+            await _write_seen_instances(app)
+            next_write = loop.time() + config.instance_write_interval
+        if config.retention_interval > 0 and loop.time() >= next_prune:
+            await _prune(app)
+            next_prune = loop.time() + config.retention_interval
+
+
+async def _on_worker(app: web.Application, fn: Callable[..., _T], *args: Any) -> _T:
+    return await asyncio.get_running_loop().run_in_executor(app[WORKER], fn, *args)
+
+
+async def _write_seen_instances(app: web.Application) -> None:
+    instances = app[CACHE].take_pending_instances()
+    if not instances:
+        return
+    try:
+        await _on_worker(app, app[SERVICE].note_client_instances, instances)
+    except FlagcoreError as error:  # a full disk must not stop the server; retried later
+        _log.warning("could not write %d seen SDK instances: %s", len(instances), error)
+
+
+async def _prune(app: web.Application) -> None:
+    settings = app[CONFIG].retention
+    prune = functools.partial(app[SERVICE].prune, settings, batch=_PRUNE_BATCH)
+    for _ in range(_PRUNE_BATCHES_PER_RUN):
+        try:
+            report = await _on_worker(app, prune)
+        except FlagcoreError as error:
+            _log.warning("retention could not prune: %s", error)
+            return
+        if report.total == 0:
+            return

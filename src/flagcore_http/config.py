@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from flagcore.service import RetentionSettings
+
 __all__ = ["AuthMode", "ServerConfig"]
 
 
@@ -31,6 +33,12 @@ class ServerConfig:
     max_body_bytes: int = 1_000_000
     access_log: bool = True
     shutdown_timeout: float = 10.0
+    # --- hostile load: store queue, client caches, retention (docs/security.md) ---
+    store_queue_limit: int = 256
+    payload_cache_bytes: int = 32 * 1024 * 1024
+    instance_write_interval: float = 5.0
+    retention: RetentionSettings = attrs.field(factory=RetentionSettings)
+    retention_interval: float = 60.0
 
     @classmethod
     def from_env(
@@ -49,6 +57,7 @@ class ServerConfig:
             values["auth"] = AuthMode(env["FLAGCORE_AUTH"])
         values["init_admin_tokens"] = _split(env.get("FLAGCORE_INIT_ADMIN_API_TOKENS"))
         values["init_client_tokens"] = _split(env.get("FLAGCORE_INIT_CLIENT_API_TOKENS"))
+        values.update(_load_settings_from_env(env))
         values.update({k: v for k, v in overrides.items() if v is not None})
         if isinstance(values.get("auth"), str):
             values["auth"] = AuthMode(str(values["auth"]))
@@ -56,3 +65,45 @@ class ServerConfig:
 
     def with_tokens(self, admin: Sequence[str], client: Sequence[str]) -> ServerConfig:
         return attrs.evolve(self, init_admin_tokens=tuple(admin), init_client_tokens=tuple(client))
+
+
+# --- hostile load: store queue, client caches, retention ---
+_LOAD_SETTINGS = {
+    "FLAGCORE_STORE_QUEUE_LIMIT": ("store_queue_limit", int),
+    "FLAGCORE_PAYLOAD_CACHE_BYTES": ("payload_cache_bytes", int),
+    "FLAGCORE_INSTANCE_WRITE_INTERVAL_SECONDS": ("instance_write_interval", float),
+    "FLAGCORE_RETENTION_INTERVAL_SECONDS": ("retention_interval", float),
+}
+_RETENTION_SETTINGS = {
+    "FLAGCORE_METRICS_RETENTION_HOURS": ("metrics_hours", float),
+    "FLAGCORE_CLIENT_INSTANCE_RETENTION_DAYS": ("client_instance_days", float),
+    "FLAGCORE_SIGNAL_RETENTION_DAYS": ("signal_days", float),
+    "FLAGCORE_SIGNALS_KEPT_PER_ENDPOINT": ("signals_per_endpoint", int),
+    "FLAGCORE_EVENT_RETENTION_DAYS": ("event_days", float),
+}
+
+
+def _load_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
+    """The queue, cache and retention settings among ``env``; a bad number is an error."""
+    values: dict[str, object] = {}
+    for variable, (field, kind) in _LOAD_SETTINGS.items():
+        if variable in env:
+            values[field] = _non_negative(variable, env[variable], kind)
+    retention = {
+        field: _non_negative(variable, env[variable], kind)
+        for variable, (field, kind) in _RETENTION_SETTINGS.items()
+        if variable in env
+    }
+    if retention:
+        values["retention"] = RetentionSettings(**retention)  # type: ignore[arg-type]
+    return values
+
+
+def _non_negative(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"{variable} must be a number, not {raw!r}") from None
+    if not 0 <= value < float("inf"):
+        raise ValueError(f"{variable} must be 0 or more, not {raw!r}")
+    return value

@@ -27,6 +27,7 @@ from flagcore.errors import (
     NameConflict,
     NotFound,
     RateLimited,
+    ServiceUnavailable,
     StorageError,
     Unauthenticated,
 )
@@ -45,6 +46,7 @@ _STATUS: Sequence[tuple[type[FlagcoreError], int, str]] = (
     (Conflict, 409, "ConflictError"),
     (LimitExceeded, 400, "ExceedsLimitError"),
     (RateLimited, 429, "RateLimitedError"),
+    (ServiceUnavailable, 503, "ServiceUnavailable"),
     (StorageError, 503, "StorageUnavailable"),
 )
 _HTTP_NAMES = {
@@ -80,7 +82,7 @@ def _domain_response(error: FlagcoreError) -> web.Response:
     for kind, status, name in _STATUS:
         if isinstance(error, kind):
             headers = None
-            if isinstance(error, RateLimited):
+            if isinstance(error, RateLimited | ServiceUnavailable):
                 headers = {"Retry-After": str(max(1, round(error.retry_after + 0.499)))}
             if isinstance(error, LimitExceeded) and error.limit.endswith("_bytes"):
                 status, name = 413, "ContentTooLarge"

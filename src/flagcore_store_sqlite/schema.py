@@ -357,6 +357,21 @@ def m005_segment_created(db: Database) -> None:
     )
 
 
+@migrations()
+def m006_metrics_buckets_and_retention(db: Database) -> None:
+    # Retention deletes the oldest rows of each kind in small batches: these indexes let
+    # each batch find its rows without scanning tables that traffic keeps growing.
+    _run(
+        db,
+        """
+        CREATE INDEX flag_metrics_hour ON flag_metrics(hour);
+        CREATE INDEX client_instances_last_seen ON client_instances(last_seen);
+        CREATE INDEX signals_created_at ON signals(created_at);
+        CREATE INDEX events_created_at ON events(created_at);
+        """,
+    )
+
+
 def _run(db: Database, script: str) -> None:
     # executescript() would commit the migration's transaction; run statement by statement.
     for statement in script.split(";"):

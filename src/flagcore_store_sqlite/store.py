@@ -15,7 +15,7 @@ import datetime as dt
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,8 @@ __all__ = ["SqliteStore"]
 
 _BUSY_TIMEOUT_S = 10.0
 _LOCK_RETRY_S = 60.0
+_IN_CHUNK = 500  # values per IN (...) list: under SQLite's default limit of 32,766 parameters
+_MAX_COUNT = 2**63 - 1  # SQLite's largest integer: sums of metric counts stop there
 
 
 def _loads_list(text: str) -> Any:
@@ -985,11 +987,12 @@ class SqliteTransaction:
             variants = dict(row.variants)
             if current is not None:
                 for name, count in orjson.loads(current["variants"]).items():
-                    variants[name] = variants.get(name, 0) + count
+                    variants[name] = min(variants.get(name, 0) + count, _MAX_COUNT)
             self._run(
                 "INSERT INTO flag_metrics (flag, app_name, environment, hour, yes, no, variants) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(flag, app_name, environment, hour) "
-                "DO UPDATE SET yes = yes + excluded.yes, no = no + excluded.no, "
+                "DO UPDATE SET yes = min(yes + excluded.yes, 9223372036854775807), "
+                "no = min(no + excluded.no, 9223372036854775807), "
                 "variants = excluded.variants",
                 [*key, row.yes, row.no, _dumps(variants)],
             )
@@ -1010,6 +1013,17 @@ class SqliteTransaction:
                 [flag],
             )
         ]
+
+    def flag_projects(self, names: Collection[str]) -> Mapping[str, str]:
+        found: dict[str, str] = {}
+        wanted = list(names)
+        for start in range(0, len(wanted), _IN_CHUNK):
+            chunk = wanted[start : start + _IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT name, project FROM flags WHERE name IN ({marks})"
+            for row in self._rows(sql, chunk):
+                found[row["name"]] = row["project"]
+        return found
 
     def save_client_instance(self, instance: ClientInstance) -> None:
         self._run(
@@ -1048,3 +1062,45 @@ class SqliteTransaction:
             )
             for row in self._rows("SELECT * FROM client_instances ORDER BY app_name, instance_id")
         ]
+
+    # --- retention ---
+    def _delete_oldest(self, table: str, where: str, order: str, params: list[Any]) -> int:
+        """Delete the first rows of ``table`` (by ``order``) matching ``where``; the last
+        parameter is the LIMIT. Uses the indexes of migration m006, so a batch is cheap."""
+        try:
+            cursor = self._db.execute(
+                f"DELETE FROM {table} WHERE rowid IN "
+                f"(SELECT rowid FROM {table} WHERE {where} ORDER BY {order} LIMIT ?)",
+                params,
+            )
+        except sqlite3.Error as exc:
+            raise StorageError(f"the database failed: {exc}") from exc
+        return int(cursor.rowcount)
+
+    def delete_flag_metrics_before(self, hour: dt.datetime, limit: int) -> int:
+        return self._delete_oldest("flag_metrics", "hour < ?", "hour", [_time(hour), limit])
+
+    def delete_client_instances_seen_before(self, time: dt.datetime, limit: int) -> int:
+        return self._delete_oldest(
+            "client_instances", "last_seen < ?", "last_seen", [_time(time), limit]
+        )
+
+    def delete_signals_before(self, time: dt.datetime, limit: int) -> int:
+        return self._delete_oldest("signals", "created_at < ?", "id", [_time(time), limit])
+
+    def delete_signals_beyond_newest(self, endpoint_id: int, keep: int, limit: int) -> int:
+        return self._delete_oldest(
+            "signals",
+            "endpoint_id = ? AND id < coalesce((SELECT id FROM signals WHERE endpoint_id = ? "
+            "ORDER BY id DESC LIMIT 1 OFFSET ?), -1)",
+            "id",
+            [endpoint_id, endpoint_id, max(0, keep - 1), limit],
+        )
+
+    def delete_events_before(self, time: dt.datetime, limit: int) -> int:
+        return self._delete_oldest(
+            "events",
+            "created_at < ? AND id < (SELECT max(id) FROM events)",
+            "id",
+            [_time(time), limit],
+        )

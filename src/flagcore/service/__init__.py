@@ -12,6 +12,7 @@ from flagcore.service.client import ClientMixin, LiveEngine
 from flagcore.service.flags import FlagsMixin
 from flagcore.service.metrics import MetricsMixin
 from flagcore.service.projects import ProjectsMixin
+from flagcore.service.retention import PruneReport, RetentionMixin, RetentionSettings
 from flagcore.service.segments import SegmentsMixin
 from flagcore.service.signals import CreatedSignalToken, SignalsMixin
 from flagcore.service.strategies import BUILTIN_DEFINITIONS, StrategiesMixin
@@ -24,6 +25,8 @@ __all__ = [
     "CreatedSignalToken",
     "CreatedToken",
     "LiveEngine",
+    "PruneReport",
+    "RetentionSettings",
     "Service",
     "hash_secret",
 ]
@@ -37,6 +40,7 @@ class Service(
     TagsMixin,
     TokensMixin,
     MetricsMixin,
+    RetentionMixin,
     SignalsMixin,
     ActionsMixin,
     ClientMixin,

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
+
+import attrs
 
 from flagcore.context import Context
 from flagcore.engine import Engine
@@ -17,10 +20,81 @@ from flagcore.service._base import ServiceBase
 from flagcore.strategies import CustomStrategy
 from flagcore.variants import VariantResult
 
-__all__ = ["ClientMixin", "LiveEngine"]
+__all__ = ["ClientMixin", "ClientQuery", "ClientVocabulary", "LiveEngine"]
+
+
+@attrs.frozen
+class ClientQuery:
+    """The filters of a client-features request, as `ClientMixin.client_features` takes them."""
+
+    environment: str
+    projects: tuple[str, ...] | None = None
+    tags: tuple[Tag, ...] = ()
+    name_prefix: str | None = None
+
+
+@attrs.frozen
+class ClientVocabulary:
+    """What client filters can match at one revision: environments, projects, tags, names.
+
+    `narrow` maps every query to the smallest one that selects the same flags, so queries
+    that differ only by filter values matching nothing share one answer (and one cache
+    entry): ``?tag=team:core&tag=junk:1`` is ``?tag=team:core``.
+    """
+
+    environments: frozenset[str]
+    projects: frozenset[str]
+    tags: frozenset[Tag]
+    names: tuple[str, ...]  # active flag names, sorted
+
+    def narrow(self, query: ClientQuery) -> ClientQuery | None:
+        """The same selection with values that match nothing dropped; None if it selects
+        no flag at all (an unknown environment, only unknown projects or tags, a prefix no
+        flag name starts with)."""
+        if query.environment not in self.environments:
+            return None
+        projects = query.projects
+        if projects is not None and "*" not in projects:
+            projects = tuple(sorted(self.projects.intersection(projects)))
+            if not projects:
+                return None
+        tags = query.tags
+        if tags:
+            tags = tuple(sorted(self.tags.intersection(tags)))
+            if not tags:
+                return None
+        prefix = query.name_prefix
+        if prefix:
+            prefix = self._widest_prefix(prefix)
+            if prefix is None:
+                return None
+        return ClientQuery(query.environment, projects, tags, prefix or None)
+
+    def _widest_prefix(self, prefix: str) -> str | None:
+        """The longest prefix shared by every flag name starting with ``prefix``: it selects
+        exactly the same names, so all prefixes of one selection share one key."""
+        first = bisect.bisect_left(self.names, prefix)
+        last = bisect.bisect_left(self.names, prefix + "\U0010ffff") - 1
+        if first > last or not self.names[first].startswith(prefix):
+            return None
+        low, high = self.names[first], self.names[last]
+        pairs = enumerate(zip(low, high, strict=False))
+        shared = next((i for i, (a, b) in pairs if a != b), min(len(low), len(high)))
+        return low[:shared]
 
 
 class ClientMixin(ServiceBase):
+    def client_vocabulary(self) -> ClientVocabulary:
+        """What client filters can match now (see `ClientVocabulary.narrow`)."""
+        with self._read() as tx:
+            active = {flag.name for flag in tx.list_flags(archived=False)}
+            return ClientVocabulary(
+                frozenset(e.name for e in tx.list_environments()),
+                frozenset(p.id for p in tx.list_projects()),
+                frozenset(tag for name, tag in tx.list_flag_tags() if name in active),
+                tuple(sorted(active)),
+            )
+
     def client_features(
         self,
         environment: str,

@@ -1,27 +1,88 @@
-"""What SDKs report: registrations and evaluation counts."""
+"""What SDKs report: registrations and evaluation counts.
+
+Everything here is written by SDK traffic, so everything is bounded: a metrics post
+counts only flags that exist within the reporting token's projects (made-up names are
+dropped, as are flags of other projects), carries at most `Limits.metrics_toggles_per_post`
+flags, and its counts are added into one row per (flag, app, environment, hour), so the
+stored size depends on flags and hours, not on how often or how much SDKs post.
+Retention (`flagcore.service.retention`) deletes old hours.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from flagcore.codec import json_member
 from flagcore.entities import ClientInstance, FlagMetrics
 from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.limits import enforce
 from flagcore.service._base import ServiceBase
 
-__all__ = ["MetricsMixin"]
+__all__ = ["MAX_COUNT", "MetricsMixin"]
+
+# Counts are stored as SQLite (and PostgreSQL bigint) integers.
+MAX_COUNT = 2**63 - 1
 
 
 def _count(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_COUNT:
         raise InvalidInput(
-            f"{path} must be a whole number of at least 0", [ErrorDetail("a count >= 0", path)]
+            f"{path} must be a whole number from 0 to 2^63 - 1",
+            [ErrorDetail("a count from 0 to 2^63 - 1", path)],
         )
     return value
 
 
+def _text(value: Any, path: str, maximum: int, *, required: bool = False) -> str | None:
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value):
+        what = "a non-empty string" if required else "a string"
+        raise InvalidInput(f"{path} must be {what}", [ErrorDetail(what, path)])
+    if len(value) > maximum:
+        raise InvalidInput(
+            f"{path} is longer than {maximum} characters",
+            [ErrorDetail(f"at most {maximum} characters", path)],
+        )
+    return value
+
+
+def _in_scope(projects: Collection[str] | None) -> Any:
+    if projects is None or "*" in projects:
+        return lambda _project: True
+    return frozenset(projects).__contains__
+
+
 class MetricsMixin(ServiceBase):
+    def _checked_instance(
+        self,
+        app_name: Any,
+        instance_id: Any,
+        *,
+        environment: str | None = None,
+        sdk_version: Any = None,
+        strategies: Sequence[Any] = (),
+        started: dt.datetime | None = None,
+        interval: int | None = None,
+    ) -> ClientInstance:
+        maximum = self.limits.client_field_length
+        enforce(self.limits, "client_strategies_reported", len(strategies), "strategies")
+        return ClientInstance(
+            _text(app_name, "$.appName", maximum, required=True) or "",
+            _text(instance_id, "$.instanceId", maximum, required=True) or "",
+            environment,
+            _text(sdk_version, "$.sdkVersion", maximum),
+            tuple(
+                _text(name, f"$.strategies[{i}]", maximum, required=True) or ""
+                for i, name in enumerate(strategies)
+            ),
+            started,
+            interval,
+            self.clock(),
+        )
+
     def register_client(
         self,
         app_name: str,
@@ -33,20 +94,28 @@ class MetricsMixin(ServiceBase):
         started: dt.datetime | None = None,
         interval: int | None = None,
     ) -> ClientInstance:
-        instance = ClientInstance(
+        instance = self._checked_instance(
             app_name,
             instance_id,
-            environment,
-            sdk_version,
-            tuple(strategies),
-            started,
-            interval,
-            self.clock(),
+            environment=environment,
+            sdk_version=sdk_version,
+            strategies=strategies,
+            started=started,
+            interval=interval,
         )
         # Not a change SDKs see: written without moving the in-process engines.
         with self.store.transaction() as tx:
             tx.save_client_instance(instance)
         return instance
+
+    def note_client_instances(self, instances: Iterable[ClientInstance]) -> int:
+        """Save several instances seen polling, in one transaction (the server batches them)."""
+        count = 0
+        with self.store.transaction() as tx:
+            for instance in instances:
+                tx.save_client_instance(instance)
+                count += 1
+        return count
 
     def record_metrics(
         self,
@@ -54,38 +123,60 @@ class MetricsMixin(ServiceBase):
         instance_id: str,
         environment: str,
         start: dt.datetime,
-        toggles: Mapping[str, Mapping[str, Any]],
+        toggles: Mapping[str, Any],
+        *,
+        projects: Collection[str] | None = None,
     ) -> int:
-        """Add a bucket of yes/no/variant counts; returns how many flags it counted."""
+        """Add a bucket of yes/no/variant counts; returns how many flags it counted.
+
+        Only flags that exist (active or archived) in ``projects`` (None or ``*``: all)
+        are counted; other names are accepted and dropped, as Unleash accepts them.
+        """
+        instance = self._checked_instance(app_name, instance_id, environment=environment)
+        enforce(self.limits, "metrics_toggles_per_post", len(toggles), "flags in one report")
         hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
-        rows = []
-        for name, counts in toggles.items():
-            path = f"$.bucket.toggles[{name!r}]"
-            if not isinstance(counts, Mapping):
-                raise InvalidInput(f"{path} must be an object", [ErrorDetail("an object", path)])
-            variants = counts.get("variants") or {}
-            if not isinstance(variants, Mapping):
-                raise InvalidInput(
-                    f"{path}.variants must be an object",
-                    [ErrorDetail("an object", f"{path}.variants")],
-                )
-            rows.append(
-                FlagMetrics(
-                    name,
-                    app_name,
-                    environment,
-                    hour,
-                    _count(counts.get("yes", 0), f"{path}.yes"),
-                    _count(counts.get("no", 0), f"{path}.no"),
-                    {str(k): _count(v, f"{path}.variants[{k!r}]") for k, v in variants.items()},
-                )
-            )
+        counted = [self._checked_counts(name, counts) for name, counts in toggles.items()]
+        wanted = _in_scope(projects)
+        maximum = self.limits.client_field_length
         with self.store.transaction() as tx:
+            projects_of = tx.flag_projects([c[0] for c in counted if len(c[0]) <= maximum])
+            rows = [
+                FlagMetrics(name, app_name, environment, hour, yes, no, variants)
+                for name, yes, no, variants in counted
+                if name in projects_of and wanted(projects_of[name])
+            ]
             tx.add_flag_metrics(rows)
-            tx.save_client_instance(
-                ClientInstance(app_name, instance_id, environment, last_seen=self.clock())
-            )
+            tx.save_client_instance(instance)
         return len(rows)
+
+    def _checked_counts(self, name: str, counts: Any) -> tuple[str, int, int, dict[str, int]]:
+        if type(counts) is dict and counts.keys() <= {"yes", "no"}:
+            # What SDKs send for most flags: checked without building any path.
+            yes, no = counts.get("yes", 0), counts.get("no", 0)
+            if type(yes) is int and type(no) is int and 0 <= yes <= MAX_COUNT >= no >= 0:
+                return name, yes, no, {}
+        path = json_member("$.bucket.toggles", name)
+        if not isinstance(counts, Mapping):
+            raise InvalidInput(f"{path} must be an object", [ErrorDetail("an object", path)])
+        variants = counts.get("variants") or {}
+        if not isinstance(variants, Mapping):
+            raise InvalidInput(
+                f"{path}.variants must be an object",
+                [ErrorDetail("an object", f"{path}.variants")],
+            )
+        enforce(self.limits, "metrics_variants_per_toggle", len(variants), f"variants of {path}")
+        maximum = self.limits.client_field_length
+        checked_variants = {}
+        for variant, count in variants.items():
+            variant_path = json_member(f"{path}.variants", str(variant))
+            _text(variant, variant_path, maximum, required=True)
+            checked_variants[str(variant)] = _count(count, variant_path)
+        return (
+            name,
+            _count(counts.get("yes", 0), f"{path}.yes"),
+            _count(counts.get("no", 0), f"{path}.no"),
+            checked_variants,
+        )
 
     def flag_metrics(self, flag: str) -> list[FlagMetrics]:
         with self._read() as tx:

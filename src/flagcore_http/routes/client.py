@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
 from flagcore.codec import unstructure_client_features, unstructure_flag
-from flagcore.entities import ApiToken, Tag
+from flagcore.entities import ApiToken, ClientInstance, Tag
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
 from flagcore.operators import semver_key
+from flagcore.service.client import ClientQuery, ClientVocabulary
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.client_cache import RenderedPayload, query_hash
-from flagcore_http.keys import CACHE, REVISION, TOKEN, WORKER
+from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN
 
 __all__ = ["routes"]
 
@@ -25,7 +28,11 @@ routes = web.RouteTableDef()
 
 _SEGMENT_IDS_SINCE = semver_key("4.2.0")
 _DEFAULT_ENVIRONMENT = "development"
-_INSTANCE_WRITE_INTERVAL_S = 60.0
+# SDK identity headers longer than this are not tracked (the request is still served):
+# real app names, instance ids and SDK versions are far shorter.
+MAX_TRACKED_HEADER_LENGTH = 255
+# A namePrefix longer than any flag name matches nothing; no need to read all of it.
+_MAX_PREFIX_LENGTH = 255
 
 
 def _spec_version(request: web.Request) -> int:
@@ -84,57 +91,86 @@ def _etag_matches(header: str | None, etag: str) -> bool:
 
 
 def _note_instance(request: web.Request, environment: str) -> None:
-    """Remember which SDK instances poll (headers are read case-insensitively)."""
+    """Remember which SDK instances poll (headers are read case-insensitively).
+
+    Nothing is written here: the instance joins a bounded batch that the server's upkeep
+    task writes in one transaction (`flagcore_http.calls.store_upkeep`). An instance is
+    noted at most once per write interval; over-long headers are not tracked at all.
+    """
     headers = request.headers
     app_name = headers.get("UNLEASH-APPNAME") or headers.get("SERVICE-APPNAME")
     if not app_name:
         return
     instance = headers.get("UNLEASH-INSTANCEID") or headers.get("SERVICE-INSTANCEID") or "unknown"
-    cache = request.app[CACHE]
-    key = (app_name, instance)
-    now = time.monotonic()
-    if now - cache.seen_instances.get(key, -1e9) < _INSTANCE_WRITE_INTERVAL_S:
+    sdk_version = headers.get("UNLEASH-SDK")
+    if max(len(app_name), len(instance), len(sdk_version or "")) > MAX_TRACKED_HEADER_LENGTH:
         return
-    cache.seen_instances[key] = now
-    svc = service(request)
-    request.app[WORKER].submit(
-        svc.register_client,
-        app_name,
-        instance,
-        environment=environment,
-        sdk_version=headers.get("UNLEASH-SDK"),
-    )
+    cache = request.app[CACHE]
+    now = time.monotonic()
+    if cache.wants_instance((app_name, instance), now, request.app[CONFIG].instance_write_interval):
+        last_seen = service(request).clock()
+        cache.note_instance(
+            ClientInstance(app_name, instance, environment, sdk_version, last_seen=last_seen), now
+        )
 
 
 def _render(
     request: web.Request,
     environment: str,
-    projects: tuple[str, ...] | None,
-    tags: tuple[Tag, ...],
-    name_prefix: str | None,
+    query: ClientQuery | None,
     version: int,
     revision: int,
 ) -> RenderedPayload:
-    try:
-        snapshot = service(request).client_features(
-            environment, projects=projects, tags=tags or None, name_prefix=name_prefix
-        )
-    except NotFound:  # an environment that does not exist has no flags
+    """The payload of ``query`` (None: a query that matches nothing) in ``environment``."""
+    echo: dict[str, Any] = {"environment": environment, "inlineSegmentConstraints": version < 2}
+    if query is None:
         snapshot = ClientFeatures()
+        echo["matchesNothing"] = True
+    else:
+        try:
+            snapshot = service(request).client_features(
+                query.environment,
+                projects=query.projects,
+                tags=query.tags or None,
+                name_prefix=query.name_prefix,
+            )
+        except NotFound:  # an environment deleted since the vocabulary was read
+            snapshot = ClientFeatures()
+        if query.projects:
+            echo["project"] = list(query.projects)
+        if query.tags:
+            echo["tag"] = [[tag.type, tag.value] for tag in query.tags]
+        if query.name_prefix:
+            echo["namePrefix"] = query.name_prefix
     payload = unstructure_client_features(snapshot, version=version)
-    query: dict[str, Any] = {"environment": environment, "inlineSegmentConstraints": version < 2}
-    if projects:
-        query["project"] = list(projects)
-    if tags:
-        query["tag"] = [[tag.type, tag.value] for tag in tags]
-    if name_prefix:
-        query["namePrefix"] = name_prefix
-    digest = query_hash(sorted(query.items()))
+    digest = query_hash(sorted(echo.items()))
     etag = f'"{digest}:{revision}:v{version}"'
-    payload["query"] = query
+    payload["query"] = echo
     payload["meta"] = {"revisionId": revision, "etag": etag, "queryHash": digest}
     body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     return RenderedPayload(body, etag)
+
+
+async def _vocabulary(request: web.Request, revision: int) -> ClientVocabulary:
+    """What filters can match at ``revision``, read once per revision (on a cache miss)."""
+    cache = request.app[CACHE]
+    vocabulary = cache.vocabulary
+    if vocabulary is None or cache.revision != revision:
+        vocabulary = await cache.once(
+            ("vocabulary", revision),
+            lambda: call(request, service(request).client_vocabulary, urgent=True),
+        )
+        if cache.revision == revision:
+            cache.vocabulary = vocabulary
+    return vocabulary
+
+
+def _cache_key(environment: str, query: ClientQuery | None, version: int) -> tuple[Any, ...]:
+    """The payload cache's key: shaped like the asked key, so a query that is already narrow
+    (the common case) is found by its first lookup, before any narrowing."""
+    if query is None:
+        return (environment, None, (), None, version, "matches nothing")
+    return (environment, query.projects, query.tags, query.name_prefix, version)
 
 
 @routes.get("/api/client/features")
@@ -145,14 +181,24 @@ async def client_features(request: web.Request) -> web.StreamResponse:
     environment, projects = _scope(request)
     revision = await _revision(request)
     cache = request.app[CACHE]
-    key = (environment, projects, tags, name_prefix, version)
-    rendered = cache.payloads.get(key)
+    rendered = cache.payloads.get((environment, projects, tags, name_prefix, version))
     if rendered is None or cache.revision != revision:
-        rendered = await call(
-            request, _render, request, environment, projects, tags, name_prefix, version, revision
-        )
-        if cache.revision == revision:
-            cache.payloads[key] = rendered
+        # Filter values that match nothing are dropped, so junk shares one entry.
+        vocabulary = await _vocabulary(request, revision)
+        query = None
+        if name_prefix is None or len(name_prefix) <= _MAX_PREFIX_LENGTH:
+            query = vocabulary.narrow(ClientQuery(environment, projects, tags, name_prefix))
+        key = _cache_key(environment, query, version)
+        rendered = cache.payloads.get(key)
+        if rendered is None or cache.revision != revision:
+            rendered = await cache.once(
+                (key, revision),
+                lambda: call(
+                    request, _render, request, environment, query, version, revision, urgent=True
+                ),
+            )
+            if cache.revision == revision:
+                cache.payloads.put(key, rendered)
     _note_instance(request, environment)
     if _etag_matches(request.headers.get("If-None-Match"), rendered.etag):
         return web.Response(status=304, headers={"ETag": rendered.etag})
@@ -160,7 +206,8 @@ async def client_features(request: web.Request) -> web.StreamResponse:
     if "gzip" in request.headers.get("Accept-Encoding", ""):
         headers["Content-Encoding"] = "gzip"
         headers["Vary"] = "Accept-Encoding"
-        return web.Response(body=rendered.gzipped(), headers=headers)
+        body = await rendered.gzipped(cache.compressor)
+        return web.Response(body=body, headers=headers)
     return web.Response(body=rendered.body, headers=headers)
 
 
@@ -184,7 +231,7 @@ async def client_feature(request: web.Request) -> web.Response:
 def _timestamp(value: Any, path: str) -> dt.datetime | None:
     if value is None:
         return None
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= 64:
         try:
             parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
@@ -200,46 +247,84 @@ def _timestamp(value: Any, path: str) -> dt.datetime | None:
     raise InvalidInput(f"{path} must be an RFC 3339 time", [ErrorDetail("not a time", path)])
 
 
-def _required_str(body: dict[str, Any], key: str) -> str:
-    value = body.get(key)
-    if not isinstance(value, str) or not value:
-        raise InvalidInput(f"{key} is required", [ErrorDetail(f"{key} is required", f"$.{key}")])
-    return value
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _started(value: Any) -> dt.datetime:
+    """Unleash's ``started``: an RFC 3339 time, or a number of milliseconds since 1970."""
+    if _is_number(value):
+        try:
+            return dt.datetime.fromtimestamp(value / 1000, dt.UTC)
+        except (OverflowError, OSError, ValueError):
+            raise InvalidInput(
+                "$.started is out of range", [ErrorDetail("a time in range", "$.started")]
+            ) from None
+    started = _timestamp(value, "$.started")
+    assert started is not None  # a missing value is reported before
+    return started
+
+
+# Unleash's clientApplicationSchema: these fields are required, with these types.
+_REGISTER_REQUIRED: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "appName": (lambda v: isinstance(v, str) and bool(v), "a non-empty string"),
+    "interval": (lambda v: _is_number(v) and 0 <= v < 2**63, "a number of at least 0"),
+    "started": (lambda v: isinstance(v, str) or _is_number(v), "an RFC 3339 time or a number"),
+    "strategies": (
+        lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v),
+        "a list of strings",
+    ),
+}
+_REGISTER_OPTIONAL_STRINGS = ("instanceId", "sdkVersion", "environment")
+
+
+def _register_problems(body: dict[str, Any]) -> list[ErrorDetail]:
+    """Every missing or mistyped field of a registration, each with its JSON path."""
+    problems = []
+    for key, (valid, what) in _REGISTER_REQUIRED.items():
+        if key not in body or body[key] is None:
+            problems.append(ErrorDetail(f"{key} is required: {what}", f"$.{key}"))
+        elif not valid(body[key]):
+            problems.append(ErrorDetail(f"{key} must be {what}", f"$.{key}"))
+    problems.extend(
+        ErrorDetail(f"{key} must be a string", f"$.{key}")
+        for key in _REGISTER_OPTIONAL_STRINGS
+        if body.get(key) is not None and not isinstance(body[key], str)
+    )
+    return problems
+
+
+async def _json_object(request: web.Request) -> dict[str, Any]:
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
+    return body
 
 
 @routes.post("/api/client/register")
 async def register(request: web.Request) -> web.Response:
-    body = await read_json(request)
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
-    strategies = body.get("strategies", [])
-    if not isinstance(strategies, list) or not all(isinstance(s, str) for s in strategies):
-        raise InvalidInput(
-            "strategies must be a list of names", [ErrorDetail("a list of strings", "$.strategies")]
-        )
-    interval = body.get("interval")
-    if interval is not None and (isinstance(interval, bool) or not isinstance(interval, int)):
-        raise InvalidInput("interval must be a number", [ErrorDetail("a number", "$.interval")])
+    body = await _json_object(request)
+    problems = _register_problems(body)
+    if problems:
+        raise InvalidInput("the registration is missing fields or has wrong types", problems)
     environment, _projects = _scope(request)
     await call(
         request,
         service(request).register_client,
-        _required_str(body, "appName"),
-        str(body.get("instanceId") or "unknown"),
+        body["appName"],
+        body.get("instanceId") or "unknown",
         environment=environment,
-        sdk_version=body.get("sdkVersion") if isinstance(body.get("sdkVersion"), str) else None,
-        strategies=strategies,
-        started=_timestamp(body.get("started"), "$.started"),
-        interval=interval,
+        sdk_version=body.get("sdkVersion"),
+        strategies=body["strategies"],
+        started=_started(body["started"]),
+        interval=round(body["interval"]),
     )
     return web.Response(status=202)
 
 
 @routes.post("/api/client/metrics")
 async def metrics(request: web.Request) -> web.Response:
-    body = await read_json(request)
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
+    body = await _json_object(request)
     bucket = body.get("bucket")
     if not isinstance(bucket, dict):
         raise InvalidInput("bucket is required", [ErrorDetail("an object", "$.bucket")])
@@ -248,15 +333,20 @@ async def metrics(request: web.Request) -> web.Response:
         raise InvalidInput(
             "bucket.toggles must be an object", [ErrorDetail("an object", "$.bucket.toggles")]
         )
+    instance_id = body.get("instanceId")
+    if instance_id is not None and not isinstance(instance_id, str):
+        raise InvalidInput("instanceId must be a string", [ErrorDetail("a string", "$.instanceId")])
     start = _timestamp(bucket.get("start"), "$.bucket.start") or dt.datetime.now(dt.UTC)
-    environment, _projects = _scope(request)
+    # Only flags in the token's projects are counted (all projects for a "*" token).
+    environment, projects = _scope(request)
     await call(
         request,
         service(request).record_metrics,
-        _required_str(body, "appName"),
-        str(body.get("instanceId") or "unknown"),
+        body.get("appName"),
+        instance_id or "unknown",
         environment,
         start,
         toggles,
+        projects=projects,
     )
     return web.Response(status=202)

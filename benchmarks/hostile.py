@@ -1,0 +1,335 @@
+"""Hostile-load benchmark (issue #12): replays the security probes against ``flagcore serve``.
+
+Run by hand: ``.venv/bin/python benchmarks/hostile.py [--flags 300] [--seconds 4]
+[--scale 1.0]``. Everything runs on 127.0.0.1; each probe is bounded in count
+(its issue figure × ``--scale``) and in time (``--seconds``).
+
+1. Starts ``flagcore serve`` (SQLite, a temporary database, retention every 2 s) and seeds
+   ``--flags`` flags with long descriptions (a large payload), one tagged ``simple:core``.
+2. For each probe — junk filter values, made-up SDK instances with 4 kB ids, metrics with
+   made-up flag names, unknown 8 kB and 200-character tokens, 100 kB signals — measures a
+   legitimate SDK (a separate process polling with ``If-None-Match``, 4 connections) quiet
+   before, while the probe runs, and after it; and the server's RSS (peak while sampling)
+   and database size (with its WAL).
+3. Prints one row per phase and the verdicts against the targets: RSS under 150 MB, the
+   legitimate 304 rate within 20% of its quiet value, database growth bounded.
+
+The legitimate client and the probe share the machine's cores with the server, so the
+rates are lower than under ``wrk``; compare phases of one run, not runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+ADMIN = "*:*.hostile-admin-secret"
+CLIENT = "default:development.hostile-client-secret"
+SPEC = {"Unleash-Client-Spec": "5.1.9"}
+RSS_TARGET_MB = 150
+RATE_TOLERANCE = 0.20
+# The client ETag, once seeded: the instance probes poll with it, as the issue's did (304s).
+_ETAG: list[str] = []
+
+
+def _request(
+    url: str, method: str = "GET", body: Any = None, headers: dict[str, str] | None = None
+) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read() or b"null"), dict(response.headers)
+
+
+def _seed(base: str, flags: int) -> str:
+    """Flags with long descriptions; returns a signal endpoint token's secret."""
+    admin = {"Authorization": ADMIN, "Content-Type": "application/json"}
+    features = f"{base}/api/admin/projects/default/features"
+    for index in range(flags):
+        name = f"bench.flag-{index:04d}"
+        _request(features, "POST", {"name": name, "description": "d" * 2000}, admin)
+    _request(
+        f"{base}/api/admin/features/bench.flag-0000/tags",
+        "POST",
+        {"type": "simple", "value": "core"},
+        admin,
+    )
+    endpoint, _ = _request(f"{base}/api/admin/signal-endpoints", "POST", {"name": "probe"}, admin)
+    token, _ = _request(
+        f"{base}/api/admin/signal-endpoints/{endpoint['id']}/tokens", "POST", {"name": "t"}, admin
+    )
+    return str(token["token"])
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _db_mb(db: Path) -> float:
+    return sum(p.stat().st_size for p in db.parent.glob(db.name + "*")) / 1e6
+
+
+# --- the legitimate SDK: a separate process, 4 keep-alive connections polling with ETag ---
+
+
+async def _legit(url: str, seconds: float) -> dict[str, float]:
+    headers = {"Authorization": CLIENT, **SPEC}
+    latencies: list[float] = []
+    async with aiohttp.ClientSession() as session:
+        async with session.get(url, headers=headers) as first:
+            etag = first.headers["ETag"]
+            await first.read()
+        polled = {**headers, "If-None-Match": etag}
+        deadline = time.perf_counter() + seconds
+
+        async def poll() -> None:
+            while time.perf_counter() < deadline:
+                start = time.perf_counter()
+                async with session.get(url, headers=polled) as response:
+                    await response.read()
+                latencies.append(time.perf_counter() - start)
+
+        await asyncio.gather(*(poll() for _ in range(4)))
+    latencies.sort()
+    return {
+        "rate": len(latencies) / seconds,
+        "p99_ms": 1000 * latencies[int(len(latencies) * 0.99) - 1] if latencies else 0.0,
+    }
+
+
+# --- the probes: each sends at most ``count`` requests within ``seconds`` ---
+
+Probe = Callable[[aiohttp.ClientSession, str, int], Awaitable[Any]]
+
+
+async def _run_probe(probe: Probe, base: str, count: int, seconds: float) -> dict[str, int]:
+    statuses: dict[int, int] = {}
+    deadline = time.perf_counter() + seconds
+    counter = iter(range(count))
+    async with aiohttp.ClientSession() as session:
+
+        async def worker() -> None:
+            for i in counter:
+                if time.perf_counter() > deadline:
+                    return
+                try:
+                    status = await probe(session, base, i)
+                except aiohttp.ClientError:
+                    status = -1
+                statuses[status] = statuses.get(status, 0) + 1
+
+        await asyncio.gather(*(worker() for _ in range(8)))
+    return statuses
+
+
+async def _status(response: Any) -> int:
+    async with response as answered:
+        await answered.read()
+        return int(answered.status)
+
+
+def _junk_filters(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
+    url = f"{base}/api/client/features?tag=simple:core&tag=junk:{i}"
+    return _status(session.get(url, headers={"Authorization": CLIENT, "Accept-Encoding": "gzip"}))
+
+
+def _instances(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
+    headers = {
+        "Authorization": CLIENT,
+        "UNLEASH-APPNAME": "probe",
+        "UNLEASH-INSTANCEID": f"{i}-" + secrets.token_hex(2000),
+        "If-None-Match": _ETAG[0],
+        **SPEC,
+    }
+    return _status(session.get(f"{base}/api/client/features", headers=headers))
+
+
+def _short_instances(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
+    headers = {
+        "Authorization": CLIENT,
+        "UNLEASH-APPNAME": "probe",
+        "UNLEASH-INSTANCEID": f"i-{i}",
+        "If-None-Match": _ETAG[0],
+        **SPEC,
+    }
+    return _status(session.get(f"{base}/api/client/features", headers=headers))
+
+
+_MADE_UP = {f"made-up-{n}": {"yes": 1, "no": 1} for n in range(9_000)}
+
+
+def _metrics(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
+    body = {
+        "appName": "probe",
+        "instanceId": f"i-{i}",
+        "bucket": {
+            "start": "2026-01-01T00:00:00Z",
+            "stop": "2026-01-01T00:01:00Z",
+            "toggles": _MADE_UP,
+        },
+    }
+    return _status(
+        session.post(f"{base}/api/client/metrics", json=body, headers={"Authorization": CLIENT})
+    )
+
+
+def _unknown_tokens(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
+    secret = secrets.token_hex(4000) if i % 2 else f"default:development.{secrets.token_hex(90)}"
+    return _status(session.get(f"{base}/api/client/features", headers={"Authorization": secret}))
+
+
+def _signals(secret: str) -> Probe:
+    payload = {"blob": "x" * 99_000}
+
+    def send(session: aiohttp.ClientSession, base: str, _i: int) -> Awaitable[int]:
+        return _status(
+            session.post(
+                f"{base}/api/signal-endpoint/probe", json=payload, headers={"Authorization": secret}
+            )
+        )
+
+    return send
+
+
+async def _phase(
+    base: str, pid: int, db: Path, seconds: float, attack: Awaitable[Any] | None
+) -> dict[str, Any]:
+    legit = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--legit",
+        f"{base}/api/client/features",
+        str(seconds),
+        stdout=subprocess.PIPE,
+    )
+    peak = _rss_mb(pid)
+    attacked = asyncio.ensure_future(attack) if attack is not None else None
+    while legit.returncode is None:
+        peak = max(peak, _rss_mb(pid))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(legit.wait(), 0.2)
+    out, _ = await legit.communicate()
+    statuses = await attacked if attacked is not None else {}
+    peak = max(peak, _rss_mb(pid))
+    return {**json.loads(out), "rss_mb": peak, "db_mb": _db_mb(db), "statuses": statuses}
+
+
+async def _main(args: argparse.Namespace) -> int:
+    folder = Path(tempfile.mkdtemp())
+    db = folder / "hostile.db"
+    env = {
+        **os.environ,
+        "FLAGCORE_DB": str(db),
+        "FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN,
+        "FLAGCORE_INIT_CLIENT_API_TOKENS": CLIENT,
+        "FLAGCORE_RETENTION_INTERVAL_SECONDS": "2",
+    }
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "flagcore_http", "serve", "--port", str(port), "--no-access-log"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    failed = False
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                urllib.request.urlopen(base + "/health", timeout=1).read()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        signal_secret = _seed(base, args.flags)
+        body, headers = _request(
+            base + "/api/client/features", headers={"Authorization": CLIENT, **SPEC}
+        )
+        _ETAG.append(headers["ETag"])
+        size = len(json.dumps(body))
+        print(
+            f"flagcore hostile-load probes: {args.flags} flags, payload {size / 1000:.0f} kB, "
+            f"{args.seconds:g} s a phase, scale {args.scale:g}, "
+            f"load average {os.getloadavg()[0]:.2f}"
+        )
+        probes: list[tuple[str, Probe, int]] = [
+            ("junk filter values", _junk_filters, 800),
+            ("instances, 4 kB ids", _instances, 8_000),
+            ("instances, short ids", _short_instances, 20_000),
+            ("metrics, 9,000 made-up flags", _metrics, 200),
+            ("unknown tokens", _unknown_tokens, 10_500),
+            ("signals, 100 kB", _signals(signal_secret), 5_000),
+        ]
+        quiet = await _phase(base, server.pid, db, args.seconds, None)
+        print(f"{'phase':<32} {'304/s':>8} {'p99 ms':>7} {'RSS MB':>7} {'DB MB':>7}  statuses")
+        row = "{:<32} {rate:>8.0f} {p99_ms:>7.1f} {rss_mb:>7.1f} {db_mb:>7.2f}  {statuses}"
+        print(row.format("quiet", **quiet))
+        for name, probe, count in probes:
+            count = max(1, int(count * args.scale))
+            before = await _phase(base, server.pid, db, args.seconds, None)
+            during = await _phase(
+                base, server.pid, db, args.seconds, _run_probe(probe, base, count, args.seconds)
+            )
+            await asyncio.sleep(2.5)  # one retention run
+            after = await _phase(base, server.pid, db, args.seconds, None)
+            for label, result in (("before", before), ("during", during), ("after", after)):
+                print(row.format(f"{name}: {label}", **result))
+            slowest = min(during["rate"], after["rate"]) / before["rate"]
+            verdicts = {
+                f"RSS < {RSS_TARGET_MB} MB": max(r["rss_mb"] for r in (before, during, after))
+                < RSS_TARGET_MB,
+                "304 rate within 20%": slowest >= 1 - RATE_TOLERANCE,
+            }
+            failed |= not all(verdicts.values())
+            print(
+                "    "
+                + ", ".join(f"{k}: {'ok' if v else 'MISSED'}" for k, v in verdicts.items())
+                + f" (lowest rate {100 * slowest:.0f}% of before)"
+            )
+        final = await _phase(base, server.pid, db, args.seconds, None)
+        print(row.format("end", **final))
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return 1 if failed else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--flags", type=int, default=300)
+    parser.add_argument("--seconds", type=float, default=4.0)
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--legit", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.legit:
+        print(json.dumps(asyncio.run(_legit(args.legit[0], float(args.legit[1])))))
+        return
+    sys.exit(asyncio.run(_main(args)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""Retention: what SDKs and signal senders write is deleted once it is old enough.
+
+Metrics, SDK instances, signals and events grow with traffic, not with admin work, so
+without pruning any token holder could fill the disk. `RetentionMixin.prune` deletes what
+`RetentionSettings` no longer keep, at most ``batch`` rows of each kind per call, each
+call one short transaction: the server runs it periodically on its store thread, and a
+long backlog is worked off in many small steps that never hold the store for long.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import attrs
+
+from flagcore.service._base import ServiceBase
+
+__all__ = ["PruneReport", "RetentionMixin", "RetentionSettings"]
+
+
+@attrs.frozen(kw_only=True)
+class RetentionSettings:
+    """How long each kind of traffic-driven data is kept; 0 keeps it forever.
+
+    Defaults: raw metrics 48 hours (Unleash's own retention of raw client metrics);
+    SDK instances 7 days after they were last seen (Unleash shows instances seen in the
+    last days; a stopped pod should not linger for months); signals 7 days and at most
+    1,000 per endpoint (they are inputs to action sets, read within seconds, kept only
+    to debug); events 90 days (the audit log; admins can keep it forever with 0). The
+    newest event is never deleted: its id is the store's revision.
+    """
+
+    metrics_hours: float = 48
+    client_instance_days: float = 7
+    signal_days: float = 7
+    signals_per_endpoint: int = 1000
+    event_days: float = 90
+
+
+@attrs.frozen
+class PruneReport:
+    """How many rows one `RetentionMixin.prune` call deleted, per kind."""
+
+    metrics: int = 0
+    client_instances: int = 0
+    signals: int = 0
+    events: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.metrics + self.client_instances + self.signals + self.events
+
+
+def _cutoff(now: dt.datetime, **age: float) -> dt.datetime | None:
+    return None if not any(age.values()) else now - dt.timedelta(**age)
+
+
+class RetentionMixin(ServiceBase):
+    def prune(
+        self,
+        settings: RetentionSettings | None = None,
+        *,
+        now: dt.datetime | None = None,
+        batch: int = 1000,
+    ) -> PruneReport:
+        """Delete up to ``batch`` rows of each kind that ``settings`` no longer keep.
+
+        Call again while the report's ``total`` is not 0 to work off a backlog.
+        Not a change SDKs see: the revision does not move.
+        """
+        settings = settings or RetentionSettings()
+        now = now or self.clock()
+        counts: dict[str, int] = {}
+        with self.store.transaction() as tx:
+            metrics_before = _cutoff(now, hours=settings.metrics_hours)
+            if metrics_before is not None:
+                counts["metrics"] = tx.delete_flag_metrics_before(metrics_before, batch)
+            instances_before = _cutoff(now, days=settings.client_instance_days)
+            if instances_before is not None:
+                counts["client_instances"] = tx.delete_client_instances_seen_before(
+                    instances_before, batch
+                )
+            signals = 0
+            signals_before = _cutoff(now, days=settings.signal_days)
+            if signals_before is not None:
+                signals = tx.delete_signals_before(signals_before, batch)
+            if settings.signals_per_endpoint > 0:
+                for endpoint in tx.list_signal_endpoints():
+                    if signals >= batch:
+                        break
+                    signals += tx.delete_signals_beyond_newest(
+                        endpoint.id, settings.signals_per_endpoint, batch - signals
+                    )
+            counts["signals"] = signals
+            events_before = _cutoff(now, days=settings.event_days)
+            if events_before is not None:
+                counts["events"] = tx.delete_events_before(events_before, batch)
+        return PruneReport(**counts)
