@@ -9,6 +9,7 @@ from aiohttp import web
 
 from flagcore.service import Service
 from flagcore_http import openapi
+from flagcore_http.auth import SIGNAL_CREDENTIALS, SignalCredentialsCache
 from flagcore_http.client_cache import ClientCache
 from flagcore_http.config import ServerConfig
 from flagcore_http.errors import UNMATCHED_PATH, guarded, unmatched_handler
@@ -51,6 +52,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[SERVICE] = service
     app[CONFIG] = config
     app[CACHE] = ClientCache()
+    app[SIGNAL_CREDENTIALS] = SignalCredentialsCache()
     app[WORKER] = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flagcore-store")
     for table in ROUTE_TABLES:
         for route in table:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import hmac
 import json
+import math
+import re
 import secrets
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NoReturn
 
 import attrs
 
@@ -19,13 +21,129 @@ from flagcore.errors import (
     RateLimited,
     Unauthenticated,
 )
-from flagcore.limits import enforce
+from flagcore.limits import Limits, enforce
 from flagcore.ports import Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
 from flagcore.service.tokens import hash_secret
 from flagcore.validation import check_name
 
-__all__ = ["CreatedSignalToken", "SignalsMixin"]
+__all__ = [
+    "SIGNAL_PAYLOAD_MAX_DEPTH",
+    "CreatedSignalToken",
+    "SignalCredentials",
+    "SignalSender",
+    "SignalsMixin",
+    "check_signal_payload",
+]
+
+_NO_TOKEN = "a signal needs an endpoint token: Authorization: Bearer <token>"
+_BAD_TOKEN = "the signal endpoint token is not valid"
+# Payloads are free-form JSON, but no real one nests this deep; the bound keeps the
+# stores' encoders (orjson stops at 255) and every later walk far from their limits.
+SIGNAL_PAYLOAD_MAX_DEPTH = 64
+_INT64 = range(-(2**63), 2**63)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _disabled(endpoint_name: str) -> str:
+    return f'signal endpoint "{endpoint_name}" is disabled'
+
+
+@attrs.frozen
+class SignalSender:
+    """One endpoint token and the endpoint it belongs to, as they were read."""
+
+    token: SignalEndpointToken
+    endpoint: SignalEndpoint
+
+
+@attrs.frozen
+class SignalCredentials:
+    """Every signal token digest with its endpoint: who may send where, decided in memory.
+
+    An adapter keeps one of these per store revision (token and endpoint changes all move
+    it), so a request without a valid token is refused with no storage work at all: a
+    flood of bad tokens costs no transactions. The order of checks keeps endpoint names
+    private: without a token that some endpoint accepts, every name gets the same 401,
+    whether it exists or not.
+    """
+
+    by_digest: Mapping[str, SignalSender]
+    endpoint_names: frozenset[str]
+
+    def sender(self, endpoint_name: str, secret: str | None) -> SignalSender:
+        """The sender of ``secret`` if it may send to ``endpoint_name``.
+
+        No or unknown secret: `Unauthenticated`. Another endpoint's token: `Forbidden`,
+        or `NotFound` if no endpoint has that name. A disabled endpoint: `Forbidden`.
+        """
+        if not secret:
+            raise Unauthenticated(_NO_TOKEN)
+        try:
+            digest = hash_secret(secret)
+        except UnicodeEncodeError:  # undecodable header bytes: no stored token matches
+            raise Unauthenticated(_BAD_TOKEN) from None
+        # A dict lookup by SHA-256 digest: timing can reveal at most how much of a digest
+        # matched, which says nothing usable about any secret.
+        sender = self.by_digest.get(digest)
+        if sender is None:
+            raise Unauthenticated(_BAD_TOKEN)
+        if sender.endpoint.name != endpoint_name:
+            if endpoint_name in self.endpoint_names:
+                raise Forbidden(f'that token belongs to another endpoint, not "{endpoint_name}"')
+            raise NotFound(f'there is no signal endpoint "{endpoint_name}"')
+        if not sender.endpoint.enabled:
+            raise Forbidden(_disabled(endpoint_name))
+        return sender
+
+
+def check_signal_payload(payload: Any, limits: Limits) -> None:
+    """Refuse a payload no store or response could hold, naming its JSON path; then its size.
+
+    Payloads are free-form JSON, so the rules are about what JSON can carry everywhere:
+    plain JSON types with string keys, nesting up to `SIGNAL_PAYLOAD_MAX_DEPTH`, integers
+    within -2^63..2^63-1, finite numbers, strings without lone surrogates. The size is
+    the payload's compact UTF-8 JSON, at most ``limits.signal_payload_bytes``.
+    """
+    stack: list[tuple[Any, str, int]] = [(payload, "$", 0)]
+    while stack:
+        item, path, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            if depth == SIGNAL_PAYLOAD_MAX_DEPTH:
+                _refuse(path, f"nested deeper than {SIGNAL_PAYLOAD_MAX_DEPTH} levels")
+            if isinstance(item, dict):
+                for key, child in item.items():
+                    if not isinstance(key, str) or _LONE_SURROGATE.search(key):
+                        _refuse(path, f"the key {str(key)[:64]!r} is not a string of valid text")
+                    stack.append((child, _key_path(path, key), depth + 1))
+            else:
+                stack.extend((v, f"{path}[{i}]", depth + 1) for i, v in enumerate(item))
+        elif isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                _refuse(path, "a string with a lone surrogate (not encodable as UTF-8)")
+        elif isinstance(item, bool) or item is None:
+            pass
+        elif isinstance(item, int):
+            if item not in _INT64:
+                _refuse(path, "an integer outside -2^63..2^63-1")
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                _refuse(path, "not a finite number")
+        else:
+            _refuse(path, f"{type(item).__name__} is not a JSON value")
+    size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    enforce(limits, "signal_payload_bytes", size, "bytes of signal payload")
+
+
+def _key_path(path: str, key: str) -> str:
+    if _PLAIN_KEY.match(key):
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key[:64])}]"
+
+
+def _refuse(path: str, problem: str) -> NoReturn:
+    raise InvalidInput(f"the signal payload at {path}: {problem}", [ErrorDetail(problem, path)])
 
 
 @attrs.frozen
@@ -152,41 +270,43 @@ class SignalsMixin(ServiceBase):
             )
 
     # --- receiving and reading signals ---
-    def receive_signal(self, endpoint_name: str, secret: str | None, payload: Any) -> Signal:
-        """Store a signal sent to ``endpoint_name`` with ``secret``; all checks, then one insert.
+    def signal_credentials(self) -> SignalCredentials:
+        """Every endpoint token digest with its endpoint, read at once (see `SignalCredentials`)."""
+        with self._read() as tx:
+            endpoints = list(tx.list_signal_endpoints())
+            senders = {
+                token.secret_hash: SignalSender(token, endpoint)
+                for endpoint in endpoints
+                for token in tx.list_signal_endpoint_tokens(endpoint.id)
+            }
+        return SignalCredentials(senders, frozenset(e.name for e in endpoints))
 
-        Unknown endpoint: `NotFound`. No or unknown secret: `Unauthenticated`. A token of
-        another endpoint, or a disabled endpoint: `Forbidden`. Over the rate limit:
-        `RateLimited` with the seconds to wait. A refused signal stores nothing.
+    def receive_signal(self, endpoint_name: str, secret: str | None, payload: Any) -> Signal:
+        """Store a signal sent to ``endpoint_name`` with ``secret``: `SignalCredentials.sender`
+        decides who may send, then `accept_signal` stores it. A refused signal stores nothing.
         """
-        text = json.dumps(payload, separators=(",", ":"))
-        enforce(
-            self.limits,
-            "signal_payload_bytes",
-            len(text.encode("utf-8")),
-            "bytes of signal payload",
-        )
-        digest = hash_secret(secret) if secret else None
+        sender = self.signal_credentials().sender(endpoint_name, secret)
+        return self.accept_signal(sender, payload)
+
+    def accept_signal(self, sender: SignalSender, payload: Any) -> Signal:
+        """Store ``payload`` from an authenticated ``sender``; every check, then one insert.
+
+        ``sender`` may come from credentials read a moment ago (an adapter's cache), so the
+        token and endpoint are checked again inside the write transaction: a token revoked
+        or an endpoint disabled or deleted since is refused, never stored. The rate limit
+        is decided in the same transaction, so concurrent senders cannot slip two signals
+        into one interval and every accepted signal is stored.
+        """
+        check_signal_payload(payload, self.limits)
         with self.store.transaction() as tx:
-            endpoint = tx.find_signal_endpoint(endpoint_name)
-            if endpoint is None:
-                raise NotFound(f'there is no signal endpoint "{endpoint_name}"')
-            if digest is None:
-                raise Unauthenticated(
-                    "a signal needs an endpoint token: Authorization: Bearer <token>"
-                )
-            token = self._token_with(tx, endpoint.id, digest)
-            if token is None:
-                if any(
-                    self._token_with(tx, other.id, digest) is not None
-                    for other in tx.list_signal_endpoints()
-                ):
-                    raise Forbidden(
-                        f'that token belongs to another endpoint, not "{endpoint_name}"'
-                    )
-                raise Unauthenticated("the signal endpoint token is not valid")
+            endpoint = tx.get_signal_endpoint(sender.endpoint.id)
+            if endpoint is None or endpoint.name != sender.endpoint.name:
+                raise NotFound(f'there is no signal endpoint "{sender.endpoint.name}"')
+            token_ids = {t.id for t in tx.list_signal_endpoint_tokens(endpoint.id)}
+            if sender.token.id not in token_ids:
+                raise Unauthenticated(_BAD_TOKEN)
             if not endpoint.enabled:
-                raise Forbidden(f'signal endpoint "{endpoint_name}" is disabled')
+                raise Forbidden(_disabled(endpoint.name))
             now = self.clock()
             interval = 1.0 / self.limits.signals_per_second
             (last,) = tx.list_signals(endpoint_id=endpoint.id, limit=1) or (None,)
@@ -194,11 +314,11 @@ class SignalsMixin(ServiceBase):
                 waited = (now - last.created_at).total_seconds()
                 if waited < interval:
                     raise RateLimited(
-                        f"signal endpoint {endpoint_name} accepts "
+                        f"signal endpoint {endpoint.name} accepts "
                         f"{self.limits.signals_per_second:g} signal(s) per second",
                         retry_after=min(interval, interval - waited),
                     )
-            return tx.add_signal(endpoint.id, token.id, payload, now)
+            return tx.add_signal(endpoint.id, sender.token.id, payload, now)
 
     def list_signals(
         self, endpoint_id: int | None = None, *, limit: int = 50, before_id: int | None = None
@@ -216,10 +336,3 @@ class SignalsMixin(ServiceBase):
         if endpoint is None:
             raise NotFound(f"there is no signal endpoint with id {endpoint_id}")
         return endpoint
-
-    @staticmethod
-    def _token_with(tx: Transaction, endpoint_id: int, digest: str) -> SignalEndpointToken | None:
-        for token in tx.list_signal_endpoint_tokens(endpoint_id):
-            if hmac.compare_digest(token.secret_hash, digest):
-                return token
-        return None
