@@ -154,6 +154,9 @@ async def test_a_flood_of_bad_tokens_opens_no_store_transaction(api: Api, servic
         json={"warm": "cache"},
     )
     assert response.status == 202
+    # The action-set run the signal queued is done once a later call on the single store
+    # worker answers; from here on, only the flood could open transactions.
+    await api.json("GET", E)
     before = _store(service).transactions
     deep = b"[" * 100_000 + b"]" * 100_000
     statuses: list[int] = []
@@ -195,6 +198,15 @@ async def test_unknown_endpoints_and_bad_tokens_get_the_same_answer(api: Api) ->
 async def test_an_undecodable_token_header_is_a_401_not_a_500(api: Api) -> None:
     await _endpoint_with_token(api, "alerts")
     response = await _raw(_at(api), _head("alerts", b"\xff\xfe\xc3(", length=2), [b"{}"])
+    assert response.status == 401
+
+
+async def test_an_overlong_token_is_refused_unhashed(api: Api, service: Service) -> None:
+    await _endpoint_with_token(api, "alerts")
+    credentials = service.signal_credentials()
+    with pytest.raises(Unauthenticated):
+        credentials.sender("alerts", "\ud800" * 2_000)  # would not even encode to hash
+    response = await _raw(_at(api), _head("alerts", "a" * 8_000, length=2), [b"{}"])
     assert response.status == 401
 
 

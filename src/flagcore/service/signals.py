@@ -38,6 +38,8 @@ __all__ = [
 
 _NO_TOKEN = "a signal needs an endpoint token: Authorization: Bearer <token>"
 _BAD_TOKEN = "the signal endpoint token is not valid"
+# Our secrets are 64 hex digits; anything this long is refused before it is hashed.
+_MAX_SECRET_CHARS = 1024
 # Payloads are free-form JSON, but no real one nests this deep; the bound keeps the
 # stores' encoders (orjson stops at 255) and every later walk far from their limits.
 SIGNAL_PAYLOAD_MAX_DEPTH = 64
@@ -80,6 +82,8 @@ class SignalCredentials:
         """
         if not secret:
             raise Unauthenticated(_NO_TOKEN)
+        if len(secret) > _MAX_SECRET_CHARS:
+            raise Unauthenticated(_BAD_TOKEN)
         try:
             digest = hash_secret(secret)
         except UnicodeEncodeError:  # undecodable header bytes: no stored token matches
