@@ -7,6 +7,7 @@ segments, a lying Content-Length) is exactly what the test says it is.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import socket
 from collections.abc import Iterator, Sequence
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
 
 from flagcore.entities import TokenType
 from flagcore.errors import InvalidInput, Unauthenticated
@@ -176,6 +178,34 @@ async def test_a_flood_of_bad_tokens_opens_no_store_transaction(api: Api, servic
     assert statuses == [401] * 200
     assert _store(service).transactions == before
     assert len(service.list_signals()) == 1
+
+
+async def test_a_burst_from_a_valid_token_costs_one_transaction(tmp_path: Path) -> None:
+    store = CountingStore(tmp_path / "flags.db")
+    frozen = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)
+    service = Service(store, clock=lambda: frozen)  # every signal in the same instant
+    endpoint = service.create_signal_endpoint("alerts")
+    secret = service.create_signal_endpoint_token(endpoint.id, "t").secret
+    headers = {"Authorization": f"Bearer {secret}"}
+    try:
+        async with TestClient(TestServer(create_app(service), host="127.0.0.1")) as client:
+            first = await client.post("/api/signal-endpoint/alerts", headers=headers, json={})
+            assert first.status == 202
+            # /ready runs on the single store worker: the queued action-set run is done.
+            assert (await client.get("/ready")).status == 200
+            before = store.transactions
+            burst = await asyncio.gather(
+                *(
+                    client.post("/api/signal-endpoint/alerts", headers=headers, json={"n": n})
+                    for n in range(40)
+                )
+            )
+            assert [r.status for r in burst] == [429] * 40
+            assert {r.headers["Retry-After"] for r in burst} == {"1"}
+            assert store.transactions == before
+        assert len(service.list_signals()) == 1
+    finally:
+        store.close()
 
 
 async def test_a_bad_token_is_refused_before_the_body_arrives(api: Api) -> None:

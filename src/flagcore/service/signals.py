@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import re
@@ -22,7 +23,7 @@ from flagcore.errors import (
     Unauthenticated,
 )
 from flagcore.limits import Limits, enforce
-from flagcore.ports import Transaction
+from flagcore.ports import Store, Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
 from flagcore.service.tokens import hash_secret
 from flagcore.validation import check_name
@@ -146,6 +147,20 @@ def _key_path(path: str, key: str) -> str:
     return f"{path}[{json.dumps(key[:64])}]"
 
 
+def _check_signal_rate(
+    endpoint_name: str, last_at: dt.datetime, now: dt.datetime, limits: Limits
+) -> None:
+    """`RateLimited` if a signal stored at ``last_at`` leaves no room for one at ``now``."""
+    interval = 1.0 / limits.signals_per_second
+    waited = (now - last_at).total_seconds()
+    if waited < interval:
+        raise RateLimited(
+            f"signal endpoint {endpoint_name} accepts "
+            f"{limits.signals_per_second:g} signal(s) per second",
+            retry_after=min(interval, interval - waited),
+        )
+
+
 def _refuse(path: str, problem: str) -> NoReturn:
     raise InvalidInput(f"the signal payload at {path}: {problem}", [ErrorDetail(problem, path)])
 
@@ -159,6 +174,12 @@ class CreatedSignalToken:
 
 
 class SignalsMixin(ServiceBase):
+    def __init__(self, store: Store, **options: Any) -> None:
+        super().__init__(store, **options)
+        # When this service last stored a signal, per endpoint id (see
+        # `refuse_early_if_rate_limited`); one entry per endpoint, dropped with it.
+        self._last_signal_at: dict[int, dt.datetime] = {}
+
     # --- endpoints ---
     def create_signal_endpoint(
         self,
@@ -225,6 +246,7 @@ class SignalsMixin(ServiceBase):
             endpoint = self._endpoint(tx, endpoint_id)
             tx.delete_signal_endpoint(endpoint_id)
             self._event(tx, "signal-endpoint-deleted", actor, data={"name": endpoint.name})
+        self._last_signal_at.pop(endpoint_id, None)
 
     # --- tokens ---
     def create_signal_endpoint_token(
@@ -312,17 +334,24 @@ class SignalsMixin(ServiceBase):
             if not endpoint.enabled:
                 raise Forbidden(_disabled(endpoint.name))
             now = self.clock()
-            interval = 1.0 / self.limits.signals_per_second
             (last,) = tx.list_signals(endpoint_id=endpoint.id, limit=1) or (None,)
             if last is not None:
-                waited = (now - last.created_at).total_seconds()
-                if waited < interval:
-                    raise RateLimited(
-                        f"signal endpoint {endpoint.name} accepts "
-                        f"{self.limits.signals_per_second:g} signal(s) per second",
-                        retry_after=min(interval, interval - waited),
-                    )
-            return tx.add_signal(endpoint.id, sender.token.id, payload, now)
+                _check_signal_rate(endpoint.name, last.created_at, now, self.limits)
+            signal = tx.add_signal(endpoint.id, sender.token.id, payload, now)
+        self._last_signal_at[endpoint.id] = now  # committed: the in-memory check may use it
+        return signal
+
+    def refuse_early_if_rate_limited(self, sender: SignalSender) -> None:
+        """`RateLimited` if this service itself stored a signal for the endpoint too recently.
+
+        Memory only, so an adapter can call it before queueing any store work: a flood
+        from a valid token costs no transaction. It only ever refuses what `accept_signal`
+        would refuse (its own last signal is never newer than the store's); the store
+        stays the judge for everything else, including signals other processes stored.
+        """
+        last_at = self._last_signal_at.get(sender.endpoint.id)
+        if last_at is not None:
+            _check_signal_rate(sender.endpoint.name, last_at, self.clock(), self.limits)
 
     def list_signals(
         self, endpoint_id: int | None = None, *, limit: int = 50, before_id: int | None = None

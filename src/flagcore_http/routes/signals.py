@@ -268,8 +268,8 @@ async def receive_signal(request: web.Request) -> web.StreamResponse:
     """Receive a signal (endpoint token required; body optional JSON).
 
     The token is checked first, in memory: a refused sender costs no body read and no
-    store work. Then the body, the payload's rules, and one transaction that decides the
-    rate limit and stores the signal.
+    store work. Then the body, the payload's rules, an in-memory rate check, and one
+    transaction that decides the rate limit and stores the signal.
     """
     svc = service(request)
     sender = await signal_sender(request, request.match_info["name"])
@@ -283,7 +283,9 @@ async def receive_signal(request: web.Request) -> web.StreamResponse:
         )
         response.force_close()  # the connection is not reused for another request
         return response
-    signal = await call(request, svc.accept_signal, sender, _payload(request, raw))
+    payload = _payload(request, raw)
+    svc.refuse_early_if_rate_limited(sender)  # in memory: a burst queues no store work
+    signal = await call(request, svc.accept_signal, sender, payload)
     # Action sets run right after, on the store worker, without holding up the sender.
     request.app[WORKER].submit(_run_actions, svc, signal)
     return web.json_response({"id": signal.id}, status=202)
