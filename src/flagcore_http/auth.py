@@ -13,7 +13,7 @@ from aiohttp import web
 
 from flagcore.entities import TokenType
 from flagcore.errors import Forbidden, Unauthenticated
-from flagcore.service.signals import SignalCredentials, SignalSender
+from flagcore.service.signal_intake import SignalCredentials, SignalSender
 from flagcore_http.calls import call
 from flagcore_http.config import AuthMode
 from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
