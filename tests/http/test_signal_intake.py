@@ -240,6 +240,14 @@ async def test_an_overlong_token_is_refused_unhashed(api: Api, service: Service)
     assert response.status == 401
 
 
+async def test_an_unknown_endpoint_name_is_not_echoed_whole(api: Api) -> None:
+    _id, token = await _endpoint_with_token(api, "alerts")
+    name = "n" * 7_000
+    response = await _raw(_at(api), _head(name, token, length=2), [b"{}"])
+    assert response.status == 404
+    assert len(response.json()["message"]) < 200
+
+
 async def test_token_changes_are_seen_by_the_next_signal(api: Api, service: Service) -> None:
     endpoint_id, first = await _endpoint_with_token(api, "alerts")
     assert (await _raw(_at(api), _head("alerts", first, length=2), [b"{}"])).status == 202

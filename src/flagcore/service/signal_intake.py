@@ -52,6 +52,11 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
+def _shown(name: str) -> str:
+    """A name from the URL, cut short: an answer never echoes kilobytes of a sender's input."""
+    return name if len(name) <= 100 else name[:100] + "…"
+
+
 def disabled_endpoint_message(endpoint_name: str) -> str:
     """The one wording, whether the in-memory check or the transaction finds it disabled."""
     return f'signal endpoint "{endpoint_name}" is disabled'
@@ -101,7 +106,7 @@ class SignalCredentials:
         if sender.endpoint.name != endpoint_name:
             if endpoint_name in self.endpoint_names:
                 raise Forbidden(f'that token belongs to another endpoint, not "{endpoint_name}"')
-            raise NotFound(f'there is no signal endpoint "{endpoint_name}"')
+            raise NotFound(f'there is no signal endpoint "{_shown(endpoint_name)}"')
         if not sender.endpoint.enabled:
             raise Forbidden(disabled_endpoint_message(endpoint_name))
         return sender
