@@ -8,6 +8,7 @@ from aiohttp import web
 
 from flagcore.service import Service
 from flagcore_http import openapi
+from flagcore_http.auth import SIGNAL_CREDENTIALS, SignalCredentialsCache
 from flagcore_http.calls import StoreWorker, store_upkeep
 from flagcore_http.client_cache import CacheSizes, ClientCache
 from flagcore_http.config import ServerConfig
@@ -51,6 +52,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[SERVICE] = service
     app[CONFIG] = config
     app[CACHE] = ClientCache(CacheSizes(payload_bytes=config.payload_cache_bytes))
+    app[SIGNAL_CREDENTIALS] = SignalCredentialsCache()
     app[WORKER] = StoreWorker(limit=config.store_queue_limit)
     for table in ROUTE_TABLES:
         for route in table:

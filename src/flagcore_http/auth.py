@@ -7,16 +7,27 @@ none`` every request passes. Secrets are never logged: the log sees the token's 
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import Forbidden, Unauthenticated
+from flagcore.service.signal_intake import SignalCredentials, SignalSender
 from flagcore_http.calls import call
 from flagcore_http.client_cache import secret_digest
 from flagcore_http.config import AuthMode
 from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
 
-__all__ = ["MAX_SECRET_LENGTH", "authenticate", "presented_secret", "required_kind"]
+__all__ = [
+    "MAX_SECRET_LENGTH",
+    "SIGNAL_CREDENTIALS",
+    "SignalCredentialsCache",
+    "authenticate",
+    "presented_secret",
+    "required_kind",
+    "signal_sender",
+]
 
 # Unleash's secrets are under 200 characters; ours at most a few more. A longer header is
 # refused before it is hashed, cached or looked up.
@@ -99,3 +110,44 @@ async def authenticate(request: web.Request) -> None:
         needed, given = _article(kind.value), _article(token.type.value)
         raise Forbidden(f"This endpoint needs {needed} token, not {given} token.")
     request[TOKEN] = token
+
+
+class SignalCredentialsCache:
+    """The signal-token digests of one store revision, so a signal sender is checked in memory.
+
+    A request with no token or an unknown one is refused without queueing any store work;
+    only the first request after a revision change reads the credentials (once, however
+    many requests arrive together). Token and endpoint changes write events, which move
+    the revision, so the next request sees them.
+    """
+
+    def __init__(self) -> None:
+        self._revision = -1
+        self._credentials: SignalCredentials | None = None
+        self._loading = asyncio.Lock()
+
+    async def current(self, request: web.Request) -> SignalCredentials:
+        service = request.app[SERVICE]
+        revision = request.app[CACHE].current_revision(service)
+        credentials = self._credentials
+        if credentials is None or self._revision != revision:
+            async with self._loading:
+                credentials = self._credentials
+                if credentials is None or self._revision != revision:
+                    # Tagged with the revision read before loading: if a change lands in
+                    # between, the next request sees a newer revision and loads again.
+                    credentials = await call(request, service.signal_credentials)
+                    self._credentials, self._revision = credentials, revision
+        return credentials
+
+
+SIGNAL_CREDENTIALS = web.AppKey("signal_credentials", SignalCredentialsCache)
+
+
+async def signal_sender(request: web.Request, endpoint_name: str) -> SignalSender:
+    """Who sends this signal, decided before its body is read or any store work is queued."""
+    secret = presented_secret(request)
+    if secret is None:
+        return SignalCredentials({}, frozenset()).sender(endpoint_name, None)  # raises 401
+    credentials = await request.app[SIGNAL_CREDENTIALS].current(request)
+    return credentials.sender(endpoint_name, secret)

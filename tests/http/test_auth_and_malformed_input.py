@@ -41,6 +41,14 @@ async def test_auth_matrix(api: Api, method: str, path: str) -> None:
         right, wrong = ADMIN, CLIENT
     elif path.startswith("/api/client"):
         right, wrong = CLIENT, ADMIN
+    elif path.startswith("/api/signal-endpoint/"):
+        # Signal endpoints check their own tokens first, whether the endpoint exists or not
+        # (issue #12); with a valid one, test_signals and test_signal_intake take over.
+        for token in (None, "garbage", ADMIN, CLIENT):
+            response = await api.request(method, url, token=token, json={})
+            assert response.status == 401, (token, await response.text())
+            assert set(await response.json()) == {"name", "message", "details"}
+        return
     else:
         response = await api.request(method, url, token=None)
         assert response.status not in (401, 403)
@@ -132,6 +140,10 @@ async def test_malformed_input_never_makes_a_500(api: Api, method: str, path: st
         assert response.status < 500, (label, text)
         if response.status >= 400:
             assert set(await response.json()) == {"name", "message", "details"}, (label, text)
+        if path.startswith("/api/signal-endpoint/"):
+            # An admin token is no signal token: refused before the body is read (issue #12).
+            assert response.status == 401, (label, text)
+            continue
         if label == "huge body" and method in ("POST", "PUT", "PATCH"):
             # 413 where the body is read; routes that need no body refuse "x" first.
             assert response.status in (400, 404, 413), text

@@ -56,8 +56,11 @@ async def test_signal_lifecycle(api: Api) -> None:
 
     await api.json("PUT", f"{E}/{endpoint_id}", json={"enabled": False})
     assert await _send(api, "deploys", token) == 403
+    _other_id, other_token = await _endpoint_with_token(api, "other")
     await api.json("DELETE", f"{E}/{endpoint_id}")
-    assert await _send(api, "deploys", token) == 404
+    # The token went with its endpoint: refused as unknown, before the name is looked at.
+    assert await _send(api, "deploys", token) == 401
+    assert await _send(api, "deploys", other_token) == 404
 
 
 async def test_signal_auth_and_input_errors_store_nothing(api: Api, service: Service) -> None:

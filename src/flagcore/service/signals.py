@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import hmac
-import json
+import datetime as dt
 import secrets
 from typing import Any
 
@@ -16,12 +15,19 @@ from flagcore.errors import (
     InvalidInput,
     NameConflict,
     NotFound,
-    RateLimited,
     Unauthenticated,
 )
 from flagcore.limits import enforce
-from flagcore.ports import Transaction
+from flagcore.ports import Store, Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
+from flagcore.service.signal_intake import (
+    BAD_TOKEN,
+    SignalCredentials,
+    SignalSender,
+    check_signal_payload,
+    check_signal_rate,
+    disabled_endpoint_message,
+)
 from flagcore.service.tokens import hash_secret
 from flagcore.validation import check_name
 
@@ -37,6 +43,12 @@ class CreatedSignalToken:
 
 
 class SignalsMixin(ServiceBase):
+    def __init__(self, store: Store, **options: Any) -> None:
+        super().__init__(store, **options)
+        # When this service last stored a signal, per endpoint id (see
+        # `refuse_early_if_rate_limited`); one entry per endpoint, dropped with it.
+        self._last_signal_at: dict[int, dt.datetime] = {}
+
     # --- endpoints ---
     def create_signal_endpoint(
         self,
@@ -103,6 +115,7 @@ class SignalsMixin(ServiceBase):
             endpoint = self._endpoint(tx, endpoint_id)
             tx.delete_signal_endpoint(endpoint_id)
             self._event(tx, "signal-endpoint-deleted", actor, data={"name": endpoint.name})
+        self._last_signal_at.pop(endpoint_id, None)
 
     # --- tokens ---
     def create_signal_endpoint_token(
@@ -152,53 +165,62 @@ class SignalsMixin(ServiceBase):
             )
 
     # --- receiving and reading signals ---
-    def receive_signal(self, endpoint_name: str, secret: str | None, payload: Any) -> Signal:
-        """Store a signal sent to ``endpoint_name`` with ``secret``; all checks, then one insert.
+    def signal_credentials(self) -> SignalCredentials:
+        """Every endpoint token digest with its endpoint, read at once (see `SignalCredentials`)."""
+        with self._read() as tx:
+            endpoints = list(tx.list_signal_endpoints())
+            senders = {
+                token.secret_hash: SignalSender(token, endpoint)
+                for endpoint in endpoints
+                for token in tx.list_signal_endpoint_tokens(endpoint.id)
+            }
+        return SignalCredentials(senders, frozenset(e.name for e in endpoints))
 
-        Unknown endpoint: `NotFound`. No or unknown secret: `Unauthenticated`. A token of
-        another endpoint, or a disabled endpoint: `Forbidden`. Over the rate limit:
-        `RateLimited` with the seconds to wait. A refused signal stores nothing.
+    def receive_signal(self, endpoint_name: str, secret: str | None, payload: Any) -> Signal:
+        """Store a signal sent to ``endpoint_name`` with ``secret``: `SignalCredentials.sender`
+        decides who may send, then `accept_signal` stores it. A refused signal stores nothing.
         """
-        text = json.dumps(payload, separators=(",", ":"))
-        enforce(
-            self.limits,
-            "signal_payload_bytes",
-            len(text.encode("utf-8")),
-            "bytes of signal payload",
-        )
-        digest = hash_secret(secret) if secret else None
+        sender = self.signal_credentials().sender(endpoint_name, secret)
+        return self.accept_signal(sender, payload)
+
+    def accept_signal(self, sender: SignalSender, payload: Any) -> Signal:
+        """Store ``payload`` from an authenticated ``sender``; every check, then one insert.
+
+        ``sender`` may come from credentials read a moment ago (an adapter's cache), so the
+        token and endpoint are checked again inside the write transaction: a token revoked
+        or an endpoint disabled or deleted since is refused, never stored. The rate limit
+        is decided in the same transaction, so concurrent senders cannot slip two signals
+        into one interval and every accepted signal is stored.
+        """
+        check_signal_payload(payload, self.limits)
         with self.store.transaction() as tx:
-            endpoint = tx.find_signal_endpoint(endpoint_name)
-            if endpoint is None:
-                raise NotFound(f'there is no signal endpoint "{endpoint_name}"')
-            if digest is None:
-                raise Unauthenticated(
-                    "a signal needs an endpoint token: Authorization: Bearer <token>"
-                )
-            token = self._token_with(tx, endpoint.id, digest)
-            if token is None:
-                if any(
-                    self._token_with(tx, other.id, digest) is not None
-                    for other in tx.list_signal_endpoints()
-                ):
-                    raise Forbidden(
-                        f'that token belongs to another endpoint, not "{endpoint_name}"'
-                    )
-                raise Unauthenticated("the signal endpoint token is not valid")
+            endpoint = tx.get_signal_endpoint(sender.endpoint.id)
+            if endpoint is None or endpoint.name != sender.endpoint.name:
+                raise NotFound(f'there is no signal endpoint "{sender.endpoint.name}"')
+            token_ids = {t.id for t in tx.list_signal_endpoint_tokens(endpoint.id)}
+            if sender.token.id not in token_ids:
+                raise Unauthenticated(BAD_TOKEN)
             if not endpoint.enabled:
-                raise Forbidden(f'signal endpoint "{endpoint_name}" is disabled')
+                raise Forbidden(disabled_endpoint_message(endpoint.name))
             now = self.clock()
-            interval = 1.0 / self.limits.signals_per_second
             (last,) = tx.list_signals(endpoint_id=endpoint.id, limit=1) or (None,)
             if last is not None:
-                waited = (now - last.created_at).total_seconds()
-                if waited < interval:
-                    raise RateLimited(
-                        f"signal endpoint {endpoint_name} accepts "
-                        f"{self.limits.signals_per_second:g} signal(s) per second",
-                        retry_after=min(interval, interval - waited),
-                    )
-            return tx.add_signal(endpoint.id, token.id, payload, now)
+                check_signal_rate(endpoint.name, last.created_at, now, self.limits)
+            signal = tx.add_signal(endpoint.id, sender.token.id, payload, now)
+        self._last_signal_at[endpoint.id] = now  # committed: the in-memory check may use it
+        return signal
+
+    def refuse_early_if_rate_limited(self, sender: SignalSender) -> None:
+        """`RateLimited` if this service itself stored a signal for the endpoint too recently.
+
+        Memory only, so an adapter can call it before queueing any store work: a flood
+        from a valid token costs no transaction. It only ever refuses what `accept_signal`
+        would refuse (its own last signal is never newer than the store's); the store
+        stays the judge for everything else, including signals other processes stored.
+        """
+        last_at = self._last_signal_at.get(sender.endpoint.id)
+        if last_at is not None:
+            check_signal_rate(sender.endpoint.name, last_at, self.clock(), self.limits)
 
     def list_signals(
         self, endpoint_id: int | None = None, *, limit: int = 50, before_id: int | None = None
@@ -216,10 +238,3 @@ class SignalsMixin(ServiceBase):
         if endpoint is None:
             raise NotFound(f"there is no signal endpoint with id {endpoint_id}")
         return endpoint
-
-    @staticmethod
-    def _token_with(tx: Transaction, endpoint_id: int, digest: str) -> SignalEndpointToken | None:
-        for token in tx.list_signal_endpoint_tokens(endpoint_id):
-            if hmac.compare_digest(token.secret_hash, digest):
-                return token
-        return None

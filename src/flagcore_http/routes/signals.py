@@ -1,12 +1,13 @@
 """Signal endpoints (admin API) and the public endpoint that receives signals.
 
 ``POST /api/signal-endpoint/<name>`` takes ``Authorization: Bearer <endpoint token>`` and
-an optional JSON body. The body is never read past the payload limit: a declared length
-over it is refused at once, and a streamed body is cut off at the limit (413).
+an optional JSON body. The token is checked before anything else; the body is read whole
+(whatever its framing) but never past the payload limit (413); see docs/signals-and-actions.md.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -16,11 +17,13 @@ from aiohttp import web
 from flagcore import codec
 from flagcore.codec import INT64_MAX
 from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
-from flagcore.errors import LimitExceeded
+from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
+from flagcore.service.signal_intake import SIGNAL_PAYLOAD_MAX_DEPTH
 from flagcore_http import render
-from flagcore_http.auth import presented_secret
+from flagcore_http.auth import signal_sender
 from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
+from flagcore_http.errors import error_response
 from flagcore_http.routes.actions import schedule_action_sets
 
 __all__ = ["routes"]
@@ -196,33 +199,87 @@ async def recent_signals(request: web.Request) -> web.Response:
     return web.json_response({"signals": [_signal(s) for s in signals]})
 
 
-async def _bounded_body(request: web.Request, limit: int) -> bytes:
-    declared = request.content_length
-    too_large = LimitExceeded(
+# The whole body must arrive within this many seconds, however it is framed: a sender that
+# declares more than it sends, or drips it, holds a connection no longer than this.
+SIGNAL_BODY_TIMEOUT_S = 10.0
+
+
+def _too_large(limit: int) -> LimitExceeded:
+    return LimitExceeded(
         f"a signal payload may have at most {limit} bytes", "signal_payload_bytes", limit
     )
+
+
+async def read_signal_body(request: web.Request, limit: int) -> bytes:
+    """The whole body, however it is framed, or 413 as soon as it passes ``limit`` bytes.
+
+    A declared ``Content-Length`` over the limit is refused before reading. Otherwise
+    the body is read until it ends (chunked, split across TCP segments, or sent slowly)
+    and never buffered past ``limit + 1`` bytes. A body that does not end within
+    `SIGNAL_BODY_TIMEOUT_S` is 408 (so is broken chunked framing: aiohttp then never ends
+    the body); one cut short by the sender is 400.
+    """
+    declared = request.content_length
     if declared is not None and declared > limit:
-        raise too_large
-    body = await request.content.read(limit + 1)
-    if len(body) > limit:
-        raise too_large
-    return body
+        raise _too_large(limit)
+    chunks: list[bytes] = []
+    received = 0
+    try:
+        async with asyncio.timeout(SIGNAL_BODY_TIMEOUT_S):
+            while chunk := await request.content.read(limit + 1 - received):
+                chunks.append(chunk)
+                received += len(chunk)
+                if received > limit:
+                    raise _too_large(limit)
+    except TimeoutError:
+        raise _BodyTimeout from None
+    except (web.RequestPayloadError, ConnectionError) as exc:
+        # The sender broke the framing or hung up mid-body: a client error, not ours. (The
+        # answer rarely reaches anyone; what matters is that nothing is stored or logged
+        # as a server failure.)
+        raise InvalidInput(
+            "the body ended before it was complete", [ErrorDetail(str(exc)[:200], "$")]
+        ) from None
+    return b"".join(chunks)
+
+
+class _BodyTimeout(Exception):
+    """The body did not arrive in time (answered 408 by the route)."""
+
+
+def _payload(request: web.Request, raw: bytes) -> Any:
+    """The signal's payload: none for an empty body, else strict JSON (415 unless JSON)."""
+    if not raw.strip():
+        return None
+    content_type = request.content_type
+    if content_type != "application/json" and not content_type.endswith("+json"):
+        raise web.HTTPUnsupportedMediaType(text="A signal body must be application/json.")
+    return parse_json(raw, max_depth=SIGNAL_PAYLOAD_MAX_DEPTH)
 
 
 @routes.post("/api/signal-endpoint/{name}")
-async def receive_signal(request: web.Request) -> web.Response:
-    """Receive a signal (endpoint token required; body optional JSON)."""
+async def receive_signal(request: web.Request) -> web.StreamResponse:
+    """Receive a signal (endpoint token required; body optional JSON).
+
+    The token is checked first, in memory: a refused sender costs no body read and no
+    store work. Then the body, the payload's rules, an in-memory rate check, and one
+    transaction that decides the rate limit and stores the signal.
+    """
     svc = service(request)
-    body = await _bounded_body(request, svc.limits.signal_payload_bytes)
-    payload: Any = None
-    if body.strip():
-        content_type = request.content_type
-        if content_type != "application/json" and not content_type.endswith("+json"):
-            raise web.HTTPUnsupportedMediaType(text="A signal body must be application/json.")
-        payload = parse_json(body)
-    signal = await call(
-        request, svc.receive_signal, request.match_info["name"], presented_secret(request), payload
-    )
+    sender = await signal_sender(request, request.match_info["name"])
+    try:
+        raw = await read_signal_body(request, svc.limits.signal_payload_bytes)
+    except _BodyTimeout:
+        response = error_response(
+            408,
+            "RequestTimeout",
+            f"the body did not arrive within {SIGNAL_BODY_TIMEOUT_S:g} seconds",
+        )
+        response.force_close()  # the connection is not reused for another request
+        return response
+    payload = _payload(request, raw)
+    svc.refuse_early_if_rate_limited(sender)  # in memory: a burst queues no store work
+    signal = await call(request, svc.accept_signal, sender, payload)
     # Action sets run right after, without holding up the sender.
     schedule_action_sets(request.app, signal)
     return web.json_response({"id": signal.id}, status=202)
