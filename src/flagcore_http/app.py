@@ -117,8 +117,10 @@ def _drop_unfinished_body(request: web.Request, timeout: float, expired: list[bo
         return
     expired.append(True)
     _log.warning(
-        "closing a connection from %s: its request body did not arrive within %g s",
+        "closing a connection from %s (%s %s): its request body did not arrive within %g s",
         request.remote,
+        request.method,
+        request.path,
         timeout,
     )
     request.transport.close()

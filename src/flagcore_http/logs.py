@@ -38,12 +38,17 @@ _SECRETS = (
     (re.compile(r"\b[0-9A-Fa-f]{32,}\b"), "<secret>"),
 )
 # Paths whose segments are secrets: `DELETE /api/admin/api-tokens/<secret>`.
-_SECRET_PATHS = re.compile(r"(?i)(/api/admin/api-tokens/)[^/?#]*")
+_SECRET_PATHS = re.compile(r"(?i)(/api/admin/api-tokens/)[^/?#\s\"']*")
 
 
 def printable(text: str) -> str:
-    """``text`` on one line: control characters (and Unicode line breaks) as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """``text`` on one line: control characters as ``\\xNN``, Unicode line breaks as ``\\uNNNN``."""
+    return _CONTROL.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def redacted(text: str) -> str:
