@@ -24,10 +24,9 @@ service = Service(store)  # creates the schema, project "default", dev and prod
 if "new-checkout" not in {flag.name for flag in service.list_flags("default")}:
     service.create_flag("default", "new-checkout", description="the one-page checkout")
 if not service.list_strategies("default", "new-checkout", "development"):
-    service.add_strategy(
-        "default", "new-checkout", "development",
-        Strategy("flexibleRollout", {"rollout": "30"}, (Constraint("country", "IN", ("NO", "SE")),)),
-    )  # fmt: skip
+    nordic = Constraint("country", "IN", ("NO", "SE"))
+    rollout = Strategy("flexibleRollout", {"rollout": "30"}, (nordic,))
+    service.add_strategy("default", "new-checkout", "development", rollout)
 service.set_environment_enabled("default", "new-checkout", "development", True)
 
 flags = service.engine("development")  # follows the store: later writes show up at once
