@@ -45,3 +45,20 @@ def test_the_in_process_example_runs(tmp_path: Path) -> None:
     output = _run("in_process.py", cwd=tmp_path)
     assert "new-checkout is on for" in output
     assert "unknown flag, default True: True" in output
+
+
+def test_the_readmes_embedding_snippet_runs_twice_on_one_file(tmp_path: Path) -> None:
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    section = readme.split("## Embed it", 1)[1]
+    snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
+    script = tmp_path / "snippet.py"
+    script.write_text(
+        snippet + "\nprint(service.engine('development').is_enabled('new-checkout'))\n"
+    )
+    for _ in range(2):
+        result = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=60
+        )
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip().endswith(("True", "False"))
+    assert (tmp_path / "flags.db").exists()
