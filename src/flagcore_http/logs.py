@@ -20,7 +20,16 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.http_exceptions import HttpProcessingError
 
-__all__ = ["AccessLog", "SafeFormatter", "configure_logging", "printable", "redacted"]
+__all__ = [
+    "LINE_FORMAT",
+    "AccessLog",
+    "SafeFormatter",
+    "configure_logging",
+    "printable",
+    "redacted",
+]
+
+LINE_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -106,7 +115,7 @@ class AccessLog(AbstractAccessLogger):
 def configure_logging(stream: TextIO | None = None) -> None:
     """Send every logger (ours and aiohttp's) through `SafeFormatter` on stderr."""
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(SafeFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    handler.setFormatter(SafeFormatter(LINE_FORMAT))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import subprocess
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from flagcore_http.cli import main
 from tests.http.serving import command as _command
 from tests.http.serving import env as _env
 from tests.http.serving import start
@@ -98,15 +100,46 @@ def test_the_readmes_client_token_example_works_as_written(start: Any) -> None:
     ],
 )
 def test_a_bad_setting_stops_the_start_with_one_line_naming_it(
-    tmp_path: Path, args: tuple[str, ...], variables: dict[str, str], expected: list[str]
+    tmp_path: Path,
+    args: tuple[str, ...],
+    variables: dict[str, str],
+    expected: list[str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    # The console script's entry point, in this process (a subprocess per case is slow;
+    # the subprocess test below shows the same path end to end).
+    monkeypatch.chdir(tmp_path)
+    for name in [n for n in os.environ if n.startswith("FLAGCORE_")]:
+        monkeypatch.delenv(name)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
     db = tmp_path / "f.db"
-    result = _fails("serve", "--db", str(db), "--port", "0", *args, cwd=tmp_path, **variables)
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
+    assert main(["serve", "--db", str(db), "--port", "0", *args]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
     for part in expected:
         assert part in lines[0]
-    assert "secret-" not in result.stderr  # a secret is never echoed
+    assert "secret-" not in err  # a secret is never echoed
+    assert out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_setting_stops_the_real_command_before_it_creates_anything(tmp_path: Path) -> None:
+    result = _fails(
+        "serve",
+        "--db",
+        str(tmp_path / "f.db"),
+        cwd=tmp_path,
+        FLAGCORE_PORT="abc",
+        FLAGCORE_INIT_ADMIN_API_TOKENS="default:development.secret-admin",
+    )
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "flagcore: FLAGCORE_PORT='abc': not a port number (0 picks a free port); "
+        "use an integer from 0 to 65535"
+    ]
     assert result.stdout == ""
     assert list(tmp_path.iterdir()) == []
 

@@ -11,7 +11,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
-from flagcore_http.logs import SafeFormatter, configure_logging
+from flagcore_http.logs import LINE_FORMAT, SafeFormatter
 from tests.http.serving import start
 
 __all__ = ["start"]  # the fixture, imported to be used here
@@ -103,16 +103,21 @@ def test_no_secret_reaches_the_log(start: Any) -> None:
 
 def test_a_traceback_keeps_every_line_it_adds_indented_and_redacted() -> None:
     stream = io.StringIO()
-    configure_logging(stream)
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(SafeFormatter(LINE_FORMAT))
+    logger = logging.getLogger("tests.logs.isolated")  # pytest's own handlers stay as they are
+    logger.propagate = False
+    logger.addHandler(handler)
     try:
         try:
             raise ValueError(f"bad input\n2026-01-01 00:00:00,000 INFO forged {CLIENT}")
         except ValueError:
-            logging.getLogger("flagcore_http").exception("unexpected error on GET /x\ny")
+            logger.exception("unexpected error on GET /x\ny")
     finally:
-        logging.getLogger().handlers.clear()
+        logger.removeHandler(handler)
     first, *rest = stream.getvalue().splitlines()
-    assert first.endswith("ERROR flagcore_http unexpected error on GET /x\\x0ay")
+    assert _RECORD.match(first)
+    assert first.endswith("ERROR tests.logs.isolated unexpected error on GET /x\\x0ay")
     assert rest
     assert all(line.startswith("    | ") for line in rest)
     assert "    | 2026-01-01 00:00:00,000 INFO forged <secret>" in rest
