@@ -52,10 +52,17 @@ def test_a_taken_port_stops_the_start_before_any_database_or_token_exists(
 
 
 def test_the_readmes_client_token_example_works_as_written(start: Any) -> None:
-    server = start(FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.secret")
+    server = start(
+        FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.secret",
+        FLAGCORE_INIT_ADMIN_API_TOKENS=ADMIN_RECOVERY,
+    )
     status, body = server.request("GET", "/api/client/features", "default:development.secret")
     assert status == 200
     assert body["features"] == []
+    # Listings hint at a short secret with a quarter of it at most: one letter here.
+    _, listing = server.request("GET", "/api/admin/api-tokens", ADMIN_RECOVERY)
+    hints = {t["tokenName"]: t["secretHint"] for t in listing["tokens"]}
+    assert hints["init-client-1"] == "default:development.s…"
     server.stop()
     warning = server.stderr_path.read_text()
     assert "FLAGCORE_INIT_CLIENT_API_TOKENS, entry 1 (default:development.…)" in warning

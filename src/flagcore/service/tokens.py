@@ -44,6 +44,16 @@ class TokenSpec:
     origin: str = "token"  # where it was given, for error messages; never the secret
 
 
+def _hint(secret: str) -> str:
+    """What listings show of a secret: its scope and a few characters, never most of it.
+
+    Up to 4 characters of the secret part, and at most a quarter of it, so a short
+    operator-chosen secret (`default:development.secret`) is not all but given away.
+    """
+    scope, _, part = secret.partition(".")
+    return f"{scope}.{part[: min(4, len(part) // 4)]}…"
+
+
 def _first_free_name(base: str, taken: set[str], *, bare_first: bool = False) -> str:
     if bare_first and base not in taken:
         return base
@@ -149,7 +159,7 @@ class TokensMixin(ServiceBase):
             name,
             kind,
             digest,
-            secret[: secret.index(".") + 5] + "…",
+            _hint(secret),
             projects,
             environment,
             self.clock(),
