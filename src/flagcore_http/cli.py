@@ -218,21 +218,32 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_ENVIRONMENT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("--host", help="address to listen on (default 127.0.0.1; FLAGCORE_HOST)")
-    run.add_argument("--port", help="port (default 4242; FLAGCORE_PORT; 0 picks a free one)")
-    run.add_argument("--db", help="SQLite file (default ./flagcore.db; FLAGCORE_DB)")
-    run.add_argument("--auth", help="token (default) or none (FLAGCORE_AUTH)")
+    run.add_argument(
+        "--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; FLAGCORE_HOST)"
+    )
+    run.add_argument(
+        "--port", metavar="N", help="port (default 4242; FLAGCORE_PORT; 0 picks a free one)"
+    )
+    run.add_argument(
+        "--db", metavar="PATH", help="SQLite file (default ./flagcore.db; FLAGCORE_DB)"
+    )
+    run.add_argument(
+        "--auth", metavar="{token,none}", help="token (default) or none (FLAGCORE_AUTH)"
+    )
     run.add_argument(
         "--header-timeout",
+        metavar="SECONDS",
         help="seconds a client has to send complete request headers, and that an idle "
         "connection stays open (default 10; FLAGCORE_HEADER_TIMEOUT)",
     )
     run.add_argument(
         "--body-timeout",
+        metavar="SECONDS",
         help="seconds a client has to send a request body (default 30; FLAGCORE_BODY_TIMEOUT)",
     )
     run.add_argument(
         "--max-connections",
+        metavar="N",
         help="open connections at most; more get 503 (default 1000, lowered to fit the "
         "open-file limit; FLAGCORE_MAX_CONNECTIONS)",
     )

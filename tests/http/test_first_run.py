@@ -256,3 +256,31 @@ async def test_the_api_accepts_two_tokens_of_one_name_as_unleash_does(api: Any) 
     assert first["secret"] != second["secret"]
     tokens = (await api.json("GET", "/api/admin/api-tokens"))["tokens"]
     assert [t["tokenName"] for t in tokens].count("shop") == 2
+
+
+def test_init_tokens_are_created_all_or_none_on_an_existing_database(
+    tmp_path: Path, start: Any
+) -> None:
+    db = tmp_path / "f.db"
+    start(db=db, FLAGCORE_INIT_ADMIN_API_TOKENS=ADMIN_RECOVERY).stop()
+    good, bad = "default:development.good-secret-1", "nowhere:development.bad-secret-2"
+    result = _fails(
+        "serve",
+        "--db",
+        str(db),
+        "--port",
+        "0",
+        cwd=tmp_path,
+        FLAGCORE_INIT_CLIENT_API_TOKENS=f"{good},{bad}",
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "flagcore: FLAGCORE_INIT_CLIENT_API_TOKENS, entry 2 (nowhere:development.…): "
+        'there is no project "nowhere"'
+    ]
+    assert db.exists()  # an existing database is kept…
+    server = start(db=db)
+    assert server.request("GET", "/api/client/features", good)[0] == 401  # …unchanged
+    _, body = server.request("GET", "/api/admin/api-tokens", ADMIN_RECOVERY)
+    assert sorted(t["tokenName"] for t in body["tokens"]) == ["init-admin-1"]
+    server.stop()
