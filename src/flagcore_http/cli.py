@@ -123,7 +123,10 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(sock.close)
         new_database = config.db != ":memory:" and not Path(config.db).exists()
-        store = SqliteStore(config.db)
+        try:
+            store = SqliteStore(config.db)
+        except FlagcoreError as error:
+            raise StartError(f"{error.message}; choose another with --db or FLAGCORE_DB") from None
         cleanup.callback(store.close)
         service = Service(store)
         try:

@@ -284,3 +284,13 @@ def test_init_tokens_are_created_all_or_none_on_an_existing_database(
     _, body = server.request("GET", "/api/admin/api-tokens", ADMIN_RECOVERY)
     assert sorted(t["tokenName"] for t in body["tokens"]) == ["init-admin-1"]
     server.stop()
+
+
+def test_a_database_that_cannot_be_opened_is_named_with_its_setting(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-directory" / "f.db"
+    result = _fails("serve", "--db", str(missing), "--port", "0", cwd=tmp_path)
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert str(missing) in line
+    assert line.endswith("choose another with --db or FLAGCORE_DB")
+    assert list(tmp_path.iterdir()) == []
