@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 import select
 import socket
+import subprocess
 import time
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from tests.http.serving import start
+from tests.http.serving import Running, command, env, start
 
 __all__ = ["start"]  # the fixture, imported to be used here
 
@@ -155,3 +157,23 @@ def test_connections_past_the_limit_get_503_and_the_server_recovers(start: Any) 
             sock.close()
     server.stop()
     assert "connection limit reached (5 open)" in server.stderr_path.read_text()
+
+
+def test_the_connection_limit_is_lowered_to_fit_the_open_file_limit(tmp_path: Path) -> None:
+    stderr = tmp_path / "stderr.txt"
+    serve = command("serve", "--port", "0", "--db", str(tmp_path / "f.db"))
+    with stderr.open("w") as sink:
+        process = subprocess.Popen(
+            ["sh", "-c", 'ulimit -n 300 && exec "$@"', "sh", *serve],
+            stdout=subprocess.PIPE,
+            stderr=sink,
+            text=True,
+            env=env(FLAGCORE_MAX_CONNECTIONS="1000"),
+        )
+    server = Running(process, stderr)
+    assert server.request("GET", "/health", None)[0] == 200
+    server.stop()
+    assert (
+        "warning: the open-file limit is 300: at most 236 connections, not 1000"
+        in stderr.read_text()
+    )
