@@ -1,126 +1,282 @@
 """``flagcore serve``: the HTTP server on the embedded SQLite store.
 
-Settings come from flags, then ``FLAGCORE_*`` environment variables, then defaults. On
-first start without tokens it creates an admin token and prints it once. SIGINT and
-SIGTERM stop it gracefully: no new connections, in-flight requests finish, the database
-closes cleanly.
+Settings come from flags, then ``FLAGCORE_*`` environment variables, then defaults, and
+are all checked before anything is opened: a wrong one stops the start with one line on
+stderr that names it. The port is bound before the database is opened, and tokens are
+made only once the socket listens, so a failed start neither leaves a new database file
+behind nor makes a token nobody saw. SIGINT and SIGTERM stop it gracefully: no new
+connections, in-flight requests finish, the database closes cleanly.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import importlib.metadata
 import logging
+import os
 import signal
+import socket
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
+import attrs
 from aiohttp import web
 
-from flagcore.entities import TokenType
+from flagcore.entities import ApiToken
 from flagcore.errors import FlagcoreError
 from flagcore.service import Service
+from flagcore.service.tokens import TokenSpec
 from flagcore_http.app import create_app
-from flagcore_http.config import AuthMode, ServerConfig
+from flagcore_http.config import AuthMode, ConfigError, InitToken, ServerConfig
+from flagcore_http.connections import (
+    ConnectionLimit,
+    ListeningSite,
+    connection_budget,
+    listening_socket,
+)
+from flagcore_http.logs import AccessLog, configure_logging
 
-__all__ = ["main", "prepare_tokens", "serve"]
+__all__ = ["StartupTokens", "main", "prepare_tokens", "serve"]
 
 
-def prepare_tokens(service: Service, config: ServerConfig) -> str | None:
-    """Create the configured initial tokens; make an admin token if there is none.
+# How `flagcore_http.calls.actor` names whoever made a change without a token (--auth none).
+ANONYMOUS = "anonymous"
 
-    Returns the secret of a token made here, to be shown once.
+
+class StartError(Exception):
+    """The server cannot start; the message is the one line the operator sees."""
+
+
+@attrs.frozen
+class StartupTokens:
+    """What the start did about tokens, to be told to the operator."""
+
+    new_admin_secret: str | None = attrs.field(default=None, repr=False)
+    made_without_auth: tuple[ApiToken, ...] = ()
+
+
+def _spec(token: InitToken) -> TokenSpec:
+    prefix = "init-admin" if token.environment is None else "init-client"
+    return TokenSpec(
+        token.type, token.secret, token.projects, token.environment, prefix, token.origin
+    )
+
+
+def prepare_tokens(service: Service, config: ServerConfig) -> StartupTokens:
+    """Create the configured init tokens; make an admin token when none can be trusted.
+
+    Under ``--auth none`` nothing more happens. With token authentication, tokens made by
+    anyone while authentication was off are reported, and when every admin token is one
+    of them a new one is made, so the operator always has a way in.
     """
-    for index, secret in enumerate(config.init_admin_tokens):
-        if service.authenticate(secret) is None:
-            service.create_token(f"init-admin-{index + 1}", TokenType.ADMIN, secret=secret)
-    for index, secret in enumerate(config.init_client_tokens):
-        if service.authenticate(secret) is None:
-            scope, _, _ = secret.partition(".")
-            project, _, environment = scope.partition(":")
-            service.create_token(
-                f"init-client-{index + 1}",
-                TokenType.CLIENT,
-                projects=("*",) if project in ("*", "[]") else (project,),
-                environment=environment,
-                secret=secret,
-            )
+    service.ensure_tokens([_spec(t) for t in config.init_admin_tokens + config.init_client_tokens])
     if config.auth is AuthMode.NONE:
-        return None
-    if any(token.type is TokenType.ADMIN for token in service.list_tokens()):
-        return None
-    return service.create_token("admin", TokenType.ADMIN).secret
+        return StartupTokens()
+    made_without_auth = tuple(service.tokens_created_by(ANONYMOUS))
+    created = service.ensure_admin_token(untrusted_actor=ANONYMOUS)
+    return StartupTokens(created.secret if created else None, made_without_auth)
+
+
+def _database_files(db: str) -> list[Path]:
+    return [Path(db + suffix) for suffix in ("", "-wal", "-shm", "-journal")]
+
+
+def _say(text: str, *, error: bool = False) -> None:
+    print(text, file=sys.stderr if error else sys.stdout, flush=True)
+
+
+def _warn_about(config: ServerConfig, tokens: StartupTokens) -> None:
+    for token in config.init_admin_tokens + config.init_client_tokens:
+        if token.secret_is_short:
+            _say(
+                f"warning: {token.origin}: the secret part is short and easy to guess; "
+                "use a long random one outside a trial",
+                error=True,
+            )
+    if tokens.made_without_auth:
+        names = ", ".join(sorted({t.name for t in tokens.made_without_auth})[:20])
+        _say(
+            f"WARNING: {len(tokens.made_without_auth)} API token(s) were created while "
+            f"authentication was off (--auth none), by anyone who could connect, and they "
+            f"still work: {names}. Review them (GET /api/admin/api-tokens) and delete any "
+            "you did not make (DELETE /api/admin/api-tokens/<secret>).",
+            error=True,
+        )
 
 
 async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> None:
+    """Run the server until SIGINT or SIGTERM; `StartError` if it cannot start."""
     from flagcore_store_sqlite import SqliteStore
 
-    store = SqliteStore(config.db)
     try:
+        sock = listening_socket(config.host, config.port)
+    except OSError as error:
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise StartError(
+            f"cannot listen on {config.host}:{config.port}: {reason}; choose another port "
+            "with --port or FLAGCORE_PORT (0 picks a free one), or another address with "
+            "--host or FLAGCORE_HOST"
+        ) from None
+    with contextlib.ExitStack() as cleanup:
+        cleanup.callback(sock.close)
+        new_database = config.db != ":memory:" and not Path(config.db).exists()
+        try:
+            store = SqliteStore(config.db)
+        except FlagcoreError as error:
+            raise StartError(f"{error.message}; choose another with --db or FLAGCORE_DB") from None
+        cleanup.callback(store.close)
         service = Service(store)
-        new_secret = prepare_tokens(service, config)
-        runner = web.AppRunner(
-            create_app(service, config),
-            handle_signals=False,
-            access_log=logging.getLogger("flagcore_http.access") if config.access_log else None,
-            access_log_format='%a "%r" %s %b %Tfs',
-        )
-        await runner.setup()
-        site = web.TCPSite(
-            runner, config.host, config.port, shutdown_timeout=config.shutdown_timeout
-        )
-        await site.start()
+        try:
+            tokens = prepare_tokens(service, config)
+        except FlagcoreError as error:
+            store.close()
+            if new_database:  # a failed first start leaves nothing behind
+                for path in _database_files(config.db):
+                    path.unlink(missing_ok=True)
+            raise StartError(error.message) from None
+        await _run(service, config, sock, tokens, ready)
+    _say("flagcore stopped")
+
+
+async def _run(
+    service: Service,
+    config: ServerConfig,
+    sock: socket.socket,
+    tokens: StartupTokens,
+    ready: asyncio.Event | None,
+) -> None:
+    maximum, note = connection_budget(config.max_connections)
+    runner = web.AppRunner(
+        create_app(service, config),
+        handle_signals=False,
+        access_log_class=AccessLog,
+        access_log=logging.getLogger("flagcore_http.access") if config.access_log else None,
+        # aiohttp's keep-alive timer is its header timeout too (see connections.py).
+        keepalive_timeout=config.header_timeout,
+        shutdown_timeout=config.shutdown_timeout,
+    )
+    await runner.setup()
+    try:
+        await ListeningSite(runner, sock, ConnectionLimit(maximum)).start()
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
-        port = runner.addresses[0][1] if runner.addresses else config.port
-        print(
-            f"flagcore listening on http://{config.host}:{port} (database {config.db})", flush=True
-        )
-        if new_secret is not None:
-            print(f"admin API token, shown once: {new_secret}", flush=True)
+        host, port = sock.getsockname()[:2]
+        _say(f"flagcore listening on http://{host}:{port} (database {config.db})")
+        if tokens.new_admin_secret is not None:
+            _say(f"admin API token, shown once: {tokens.new_admin_secret}")
+            _say(f"  use it as: export ADMIN_TOKEN='{tokens.new_admin_secret}'")
         if config.auth is AuthMode.NONE:
-            print(
-                "authentication is off (--auth none): anyone who can connect is admin", flush=True
-            )
+            _say("authentication is off (--auth none): anyone who can connect is admin")
+        if note is not None:
+            _say(f"warning: {note}", error=True)
+        _warn_about(config, tokens)
         if ready is not None:
             ready.set()
         await stop.wait()
-        print("flagcore stopping: finishing in-flight requests", flush=True)
-        await runner.cleanup()
+        _say("flagcore stopping: finishing in-flight requests")
     finally:
-        store.close()
-    print("flagcore stopped", flush=True)
+        await runner.cleanup()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+_ENVIRONMENT_HELP = """\
+environment variables (flags win over them):
+  FLAGCORE_HOST, FLAGCORE_PORT, FLAGCORE_DB, FLAGCORE_AUTH (token or none),
+  FLAGCORE_HEADER_TIMEOUT, FLAGCORE_BODY_TIMEOUT, FLAGCORE_MAX_CONNECTIONS
+                        the same as the flags above
+  FLAGCORE_INIT_ADMIN_API_TOKENS
+                        comma-separated admin tokens to create at start: *:*.secret
+  FLAGCORE_INIT_CLIENT_API_TOKENS
+                        comma-separated client tokens to create at start:
+                        project:environment.secret (* for all projects), e.g.
+                        default:development.secret
+
+On first start (token authentication, no admin token yet) it makes an admin token and
+prints it once. Lost it? Start again with FLAGCORE_INIT_ADMIN_API_TOKENS='*:*.<secret>':
+init tokens are added to an existing database too. See docs/http.md.
+"""
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("flagcore")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree
+        return "unknown"
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="flagcore", description="Unleash-compatible feature flags"
     )
+    parser.add_argument("--version", action="version", version=f"flagcore {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("serve", help="run the HTTP server on a SQLite database")
-    run.add_argument("--host", help="address to listen on (default 127.0.0.1; FLAGCORE_HOST)")
-    run.add_argument(
-        "--port", type=int, help="port (default 4242; FLAGCORE_PORT; 0 picks a free one)"
+    run = commands.add_parser(
+        "serve",
+        help="run the HTTP server on a SQLite database",
+        description="Run the HTTP server (Unleash's API) on a SQLite database.",
+        epilog=_ENVIRONMENT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("--db", help="SQLite file (default ./flagcore.db; FLAGCORE_DB)")
-    run.add_argument("--auth", choices=[m.value for m in AuthMode], help="token (default) or none")
+    run.add_argument(
+        "--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; FLAGCORE_HOST)"
+    )
+    run.add_argument(
+        "--port", metavar="N", help="port (default 4242; FLAGCORE_PORT; 0 picks a free one)"
+    )
+    run.add_argument(
+        "--db", metavar="PATH", help="SQLite file (default ./flagcore.db; FLAGCORE_DB)"
+    )
+    run.add_argument(
+        "--auth", metavar="{token,none}", help="token (default) or none (FLAGCORE_AUTH)"
+    )
+    run.add_argument(
+        "--header-timeout",
+        metavar="SECONDS",
+        help="seconds a client has to send complete request headers, and that an idle "
+        "connection stays open (default 10; FLAGCORE_HEADER_TIMEOUT)",
+    )
+    run.add_argument(
+        "--body-timeout",
+        metavar="SECONDS",
+        help="seconds a client has to send a request body (default 30; FLAGCORE_BODY_TIMEOUT)",
+    )
+    run.add_argument(
+        "--max-connections",
+        metavar="N",
+        help="open connections at most; more get 503 (default 1000, lowered to fit the "
+        "open-file limit; FLAGCORE_MAX_CONNECTIONS)",
+    )
     run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
     )
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     try:
         config = ServerConfig.from_env(
+            os.environ,
             host=args.host,
             port=args.port,
             db=args.db,
             auth=args.auth,
+            header_timeout=args.header_timeout,
+            body_timeout=args.body_timeout,
+            max_connections=args.max_connections,
             access_log=False if args.no_access_log else None,
         )
+    except ConfigError as error:
+        _say(f"flagcore: {error}", error=True)
+        return 2
+    configure_logging()
+    try:
         asyncio.run(serve(config))
-    except (FlagcoreError, ValueError, OSError) as error:
-        print(f"flagcore: {error}", file=sys.stderr)
+    except (StartError, FlagcoreError, OSError) as error:
+        _say(f"flagcore: {error}", error=True)
         return 1
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import runpy
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,9 @@ def test_the_core_imports_no_adapter_or_io_framework() -> None:
 
 
 @pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.name)
-def test_examples_run(example: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_examples_run(
+    example: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", [str(example)])  # examples read their arguments
     runpy.run_path(str(example), run_name="__main__")
     assert capsys.readouterr().out

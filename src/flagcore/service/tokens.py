@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import hmac
 import re
@@ -12,16 +13,78 @@ import attrs
 
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict, NotFound
+from flagcore.ports import Transaction
 from flagcore.service._base import SYSTEM, ServiceBase
 
-__all__ = ["TokensMixin", "hash_secret"]
+__all__ = ["CreatedToken", "TokenSpec", "TokensMixin", "hash_secret"]
 
-_SECRET_SHAPE = re.compile(r"(\*|\[\]|[A-Za-z0-9_.~-]+):(\*|[A-Za-z0-9_.~-]+)\.[A-Za-z0-9_-]{8,}")
+# Unleash's `project:environment.secret`: the environment ends at the first "." after the
+# colon; the secret part is whatever the operator chose (Unleash's own documented example,
+# `default:development.unleash-insecure-api-token`, and ours, `default:development.secret`).
+_SECRET_SHAPE = re.compile(
+    r"(?P<project>\*|\[\]|[A-Za-z0-9_.~-]+):(?P<environment>\*|[A-Za-z0-9_~-]+)\.[A-Za-z0-9_.~-]+"
+)
+_TOKEN_EVENTS_PAGE = 500
 
 
 def hash_secret(secret: str) -> str:
     """Secrets are stored as SHA-256 digests: a leaked database leaks no usable token."""
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+
+
+@attrs.frozen
+class TokenSpec:
+    """A token wanted with a known secret (configuration); see `ensure_tokens`."""
+
+    type: TokenType
+    secret: str = attrs.field(repr=False)
+    projects: tuple[str, ...] = ("*",)
+    environment: str | None = None
+    name: str = "token"  # the new token is named "<name>-<n>", the first n that is free
+    origin: str = "token"  # where it was given, for error messages; never the secret
+
+
+def _hint(secret: str) -> str:
+    """What listings show of a secret: its scope and a few characters, never most of it.
+
+    Up to 4 characters of the secret part, and at most a quarter of it, so a short
+    operator-chosen secret (`default:development.secret`) is not all but given away.
+    """
+    scope, _, part = secret.partition(".")
+    return f"{scope}.{part[: min(4, len(part) // 4)]}…"
+
+
+def _first_free_name(base: str, taken: set[str], *, bare_first: bool = False) -> str:
+    if bare_first and base not in taken:
+        return base
+    number = 1
+    while f"{base}-{number}" in taken:
+        number += 1
+    return f"{base}-{number}"
+
+
+def _check_given_secret(secret: str, projects: tuple[str, ...], environment: str | None) -> None:
+    """A given secret has Unleash's shape, and its scope says what the token can do.
+
+    A secret's scope is what people read (`*:*.` is an admin token), so it must agree
+    with the token: `*:*` for admin, the token's one project (or `*`) and environment
+    for a client token. `[]` (several projects) is only ever generated.
+    """
+    match = _SECRET_SHAPE.fullmatch(secret)
+    if match is None:
+        raise InvalidInput(
+            "a token secret looks like project:environment.secret "
+            "(letters, digits, _ . ~ - in each part)",
+            [ErrorDetail("malformed secret", "$.secret")],
+        )
+    scope = (match["project"], match["environment"])
+    expected = (projects[0] if len(projects) == 1 else "[]", environment or "*")
+    if scope != expected or scope[0] == "[]":
+        raise InvalidInput(
+            f"the secret's scope {scope[0]}:{scope[1]} does not match the token "
+            f"({expected[0]}:{expected[1]})",
+            [ErrorDetail("scope does not match the token", "$.secret")],
+        )
 
 
 @attrs.frozen
@@ -54,57 +117,138 @@ class TokensMixin(ServiceBase):
             raise InvalidInput(
                 "a token needs a name", [ErrorDetail("must not be empty", "$.tokenName")]
             )
-        projects = tuple(dict.fromkeys(projects)) or ("*",)
         with self._unit() as tx:
-            if kind is TokenType.ADMIN:
-                projects, environment = ("*",), None
-            else:
-                if environment is None or tx.get_environment(environment) is None:
-                    raise InvalidInput(
-                        f"a client token needs an existing environment; got {environment!r}",
-                        [ErrorDetail("unknown environment", "$.environment")],
-                    )
-                for index, project in enumerate(projects):
-                    if project != "*" and tx.get_project(project) is None:
-                        raise NotFound(
-                            f'there is no project "{project}"',
-                            [ErrorDetail("unknown project", f"$.projects[{index}]")],
-                        )
-                if "*" in projects:
-                    projects = ("*",)
-            if secret is None:
-                scope = projects[0] if len(projects) == 1 else "[]"
-                secret = f"{scope}:{environment or '*'}.{secrets.token_hex(28)}"
-            elif not _SECRET_SHAPE.fullmatch(secret):
+            return self._create_token(tx, name, kind, projects, environment, secret, actor)
+
+    def _create_token(
+        self,
+        tx: Transaction,
+        name: str,
+        kind: TokenType,
+        projects: Sequence[str],
+        environment: str | None,
+        secret: str | None,
+        actor: str,
+    ) -> CreatedToken:
+        projects = tuple(dict.fromkeys(projects)) or ("*",)
+        if kind is TokenType.ADMIN:
+            projects, environment = ("*",), None
+        else:
+            if environment is None or tx.get_environment(environment) is None:
                 raise InvalidInput(
-                    "a token secret looks like project:environment.random (8+ characters)",
-                    [ErrorDetail("malformed secret", "$.secret")],
+                    f"a client token needs an existing environment; got {environment!r}",
+                    [ErrorDetail("unknown environment", "$.environment")],
                 )
-            digest = hash_secret(secret)
-            if tx.get_token(digest) is not None:
-                raise NameConflict("a token with that secret already exists")
-            token = ApiToken(
-                name,
-                kind,
-                digest,
-                secret[: secret.index(".") + 5] + "…",
-                projects,
-                environment,
-                self.clock(),
-            )
-            tx.save_token(token)
-            self._event(
-                tx,
-                "api-token-created",
-                actor,
-                data={
-                    "tokenName": name,
-                    "type": kind.value,
-                    "projects": list(projects),
-                    "environment": environment,
-                },
-            )
+            for index, project in enumerate(projects):
+                if project != "*" and tx.get_project(project) is None:
+                    raise NotFound(
+                        f'there is no project "{project}"',
+                        [ErrorDetail("unknown project", f"$.projects[{index}]")],
+                    )
+            if "*" in projects:
+                projects = ("*",)
+        if secret is None:
+            scope = projects[0] if len(projects) == 1 else "[]"
+            secret = f"{scope}:{environment or '*'}.{secrets.token_hex(28)}"
+        else:
+            _check_given_secret(secret, projects, environment)
+        digest = hash_secret(secret)
+        if tx.get_token(digest) is not None:
+            raise NameConflict("a token with that secret already exists")
+        token = ApiToken(
+            name,
+            kind,
+            digest,
+            _hint(secret),
+            projects,
+            environment,
+            self.clock(),
+        )
+        tx.save_token(token)
+        self._event(
+            tx,
+            "api-token-created",
+            actor,
+            data={
+                "tokenName": name,
+                "type": kind.value,
+                "projects": list(projects),
+                "environment": environment,
+            },
+        )
         return CreatedToken(token, secret)
+
+    def ensure_tokens(self, specs: Sequence[TokenSpec], *, actor: str = SYSTEM) -> list[ApiToken]:
+        """Create each token of ``specs`` whose secret is not stored yet, all or none.
+
+        For tokens given in configuration at every start: a secret already stored is left
+        alone (if it is of the same type). Each new token gets the first free name
+        ``<spec.name>-<n>``, so two starts with different secrets never make two tokens of
+        one name (events name tokens as actors). A failure names the spec's ``origin``.
+        """
+        created: list[ApiToken] = []
+        with self._unit() as tx:
+            names = {token.name for token in tx.list_tokens()}
+            for spec in specs:
+                try:
+                    existing = tx.get_token(hash_secret(spec.secret))
+                    if existing is not None:
+                        if existing.type is not spec.type:
+                            raise InvalidInput(
+                                f"this secret is already stored as {existing.type.value} "
+                                f'token "{existing.name}"'
+                            )
+                        continue
+                    name = _first_free_name(spec.name, names)
+                    names.add(name)
+                    made = self._create_token(
+                        tx, name, spec.type, spec.projects, spec.environment, spec.secret, actor
+                    )
+                except (InvalidInput, NotFound, NameConflict) as error:
+                    raise type(error)(f"{spec.origin}: {error.message}", error.details) from None
+                created.append(made.token)
+        return created
+
+    def ensure_admin_token(
+        self, *, untrusted_actor: str, actor: str = SYSTEM
+    ) -> CreatedToken | None:
+        """A new admin token when no admin token can be trusted; else None.
+
+        Trusted admin tokens are those not created by ``untrusted_actor`` (the HTTP adapter
+        passes its name for requests made while authentication was off). So an operator
+        always has a way in: on a fresh database, or when every admin token was made by
+        anyone who could connect.
+        """
+        untrusted = {token.secret_hash for token in self.tokens_created_by(untrusted_actor)}
+        with self._unit() as tx:
+            tokens = list(tx.list_tokens())
+            if any(t.type is TokenType.ADMIN and t.secret_hash not in untrusted for t in tokens):
+                return None
+            name = _first_free_name("admin", {t.name for t in tokens}, bare_first=True)
+            return self._create_token(tx, name, TokenType.ADMIN, ("*",), None, None, actor)
+
+    def tokens_created_by(self, actor: str) -> list[ApiToken]:
+        """Live tokens whose creation event names ``actor``.
+
+        Reads the change log newest first, back to the oldest live token's creation. A name
+        shared by several tokens counts for all of them: when in doubt, a token is listed.
+        """
+        with self._read() as tx:
+            tokens = list(tx.list_tokens())
+            if not tokens:
+                return []
+            oldest = min(token.created_at for token in tokens) - dt.timedelta(seconds=1)
+            names: set[str] = set()
+            before: int | None = None
+            while True:
+                page = tx.list_events(limit=_TOKEN_EVENTS_PAGE, before_id=before)
+                for event in page:
+                    if event.type == "api-token-created" and event.created_by == actor:
+                        names.add(str((event.data or {}).get("tokenName")))
+                if len(page) < _TOKEN_EVENTS_PAGE or page[-1].created_at < oldest:
+                    break
+                before = page[-1].id
+        return [token for token in tokens if token.name in names]
 
     def list_tokens(self) -> list[ApiToken]:
         with self._read() as tx:

@@ -1,0 +1,176 @@
+"""Listening, and a bound on open connections (docs/security.md, "Timeouts and connections").
+
+aiohttp holds a connection as long as its client likes: one that sends its headers a byte
+at a time is never dropped, and enough of them exhaust the open-file limit. Three guards:
+
+- headers: aiohttp's keep-alive timer also runs from the moment a connection opens and
+  drops it if no complete request has arrived when it fires, so ``header_timeout`` is
+  passed to it (complete headers within that time of the connection or of the previous
+  response; idle keep-alive connections close then too, as Node's 5 s does for Unleash);
+- bodies: `app.py` reads a body under ``body_timeout`` before its handler runs;
+- count: `ListeningSite` counts connections in the protocol factory (exact, unlike the
+  server's own list, which lags behind a burst of accepts) and answers 503 past the limit,
+  which `connection_budget` lowers to fit the open-file limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import time
+from collections.abc import Callable
+
+from aiohttp import web
+
+__all__ = ["ConnectionLimit", "ListeningSite", "connection_budget", "listening_socket"]
+
+_log = logging.getLogger("flagcore_http")
+# Files the process needs besides client connections: the database and its WAL, the
+# listening socket, standard streams, and headroom for the store's worker.
+FILE_RESERVE = 64
+_WARN_EVERY_S = 60.0
+
+_BODY = json.dumps(
+    {
+        "name": "ServiceUnavailable",
+        "message": "The server has too many open connections; try again shortly.",
+        "details": [{"message": "connection limit reached"}],
+    }
+).encode()
+REFUSAL = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+    b"Retry-After: 1\r\nConnection: close\r\nContent-Length: "
+    + str(len(_BODY)).encode()
+    + b"\r\n\r\n"
+    + _BODY
+)
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket bound and listening on ``host:port``, before anything else is opened.
+
+    Binding first means a taken port stops the start before a database file is created
+    or a token made (a token made then would never be shown).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return socket.create_server((host, port), family=family, backlog=128)
+
+
+def connection_budget(wanted: int) -> tuple[int, str | None]:
+    """How many connections can be open at once, and a note when fewer than ``wanted``.
+
+    Raises the soft open-file limit towards ``wanted`` plus a reserve when the hard limit
+    allows it; otherwise lowers the count to what fits.
+    """
+    try:
+        import resource
+    except ImportError:  # not on POSIX: nothing to ask
+        return wanted, None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = wanted + FILE_RESERVE
+    infinite = resource.RLIM_INFINITY
+    if soft != infinite and soft < needed:
+        target = needed if hard == infinite else min(needed, hard)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    if soft == infinite or soft >= needed:
+        return wanted, None
+    allowed = max(1, soft - FILE_RESERVE)
+    return allowed, (
+        f"the open-file limit is {soft}: at most {allowed} connections, not {wanted} "
+        "(raise it with ulimit -n)"
+    )
+
+
+class ConnectionLimit:
+    """Counts open connections; past ``maximum``, new ones get a 503 and are closed."""
+
+    def __init__(self, maximum: int) -> None:
+        self.maximum = maximum
+        self.open = 0
+        self._warned_at = -_WARN_EVERY_S
+
+    def factory(self, make: Callable[[], asyncio.Protocol]) -> Callable[[], asyncio.Protocol]:
+        def protocol() -> asyncio.Protocol:
+            if self.open >= self.maximum:
+                self._warn()
+                return _Refused()
+            self.open += 1
+            return _Counted(make(), self)
+
+        return protocol
+
+    def _warn(self) -> None:
+        now = time.monotonic()
+        if now - self._warned_at >= _WARN_EVERY_S:
+            self._warned_at = now
+            _log.warning(
+                "connection limit reached (%d open): refusing new connections with 503",
+                self.maximum,
+            )
+
+
+class _Counted(asyncio.Protocol):
+    """aiohttp's protocol for one connection, counted until the connection is lost."""
+
+    __slots__ = ("_inner", "_limit")
+
+    def __init__(self, inner: asyncio.Protocol, limit: ConnectionLimit) -> None:
+        self._inner = inner
+        self._limit = limit
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._inner.connection_made(transport)
+
+    def data_received(self, data: bytes) -> None:
+        self._inner.data_received(data)
+
+    def eof_received(self) -> bool | None:
+        return self._inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self._inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self._inner.resume_writing()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._limit.open -= 1
+        self._inner.connection_lost(exc)
+
+
+class _Refused(asyncio.Protocol):
+    """Past the limit: say so in one response and close, holding no file for long."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        transport.write(REFUSAL)
+        transport.close()
+
+
+class ListeningSite(web.BaseSite):
+    """An aiohttp site on a socket already listening, with a `ConnectionLimit`."""
+
+    def __init__(self, runner: web.BaseRunner, sock: socket.socket, limit: ConnectionLimit) -> None:
+        super().__init__(runner)
+        self._sock = sock
+        self._limit = limit
+
+    @property
+    def name(self) -> str:
+        host, port = self._sock.getsockname()[:2]
+        return f"http://{host}:{port}"
+
+    async def start(self) -> None:
+        await super().start()
+        server = self._runner.server
+        assert server is not None
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            self._limit.factory(server), sock=self._sock, backlog=self._backlog
+        )

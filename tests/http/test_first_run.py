@@ -1,0 +1,296 @@
+"""`flagcore serve` as a new user meets it: a real subprocess, its output, its exit code."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flagcore_http.cli import main
+from tests.http.serving import command as _command
+from tests.http.serving import env as _env
+from tests.http.serving import start
+
+__all__ = ["start"]  # the fixture, imported to be used here
+
+ADMIN_RECOVERY = "*:*.recovery-secret-0123456789"
+
+
+def _fails(*args: str, cwd: Path, **variables: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(
+        _command(*args), capture_output=True, text=True, env=_env(**variables), cwd=cwd, timeout=30
+    )
+    assert result.returncode != 0, result
+    return result
+
+
+def test_a_taken_port_stops_the_start_before_any_database_or_token_exists(
+    tmp_path: Path, start: Any
+) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        result = _fails("serve", "--port", port, "--db", str(tmp_path / "f.db"), cwd=tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert f"127.0.0.1:{port}" in lines[0]
+    assert "FLAGCORE_PORT" in lines[0]
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "f.db").exists()
+    # The next start is a first start: the admin token is made and shown then.
+    server = start()
+    token_line = server.next_line()
+    assert token_line.startswith("admin API token, shown once: *:*.")
+    secret = token_line.split(": ", 1)[1].strip()
+    assert server.next_line().strip() == f"use it as: export ADMIN_TOKEN='{secret}'"
+    assert server.request("GET", "/api/admin/projects", secret)[0] == 200
+    assert "admin API token" not in server.stop()
+
+
+def test_the_readmes_client_token_example_works_as_written(start: Any) -> None:
+    server = start(
+        FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.secret",
+        FLAGCORE_INIT_ADMIN_API_TOKENS=ADMIN_RECOVERY,
+    )
+    status, body = server.request("GET", "/api/client/features", "default:development.secret")
+    assert status == 200
+    assert body["features"] == []
+    # Listings hint at a short secret with a quarter of it at most: one letter here.
+    _, listing = server.request("GET", "/api/admin/api-tokens", ADMIN_RECOVERY)
+    hints = {t["tokenName"]: t["secretHint"] for t in listing["tokens"]}
+    assert hints["init-client-1"] == "default:development.s…"
+    server.stop()
+    warning = server.stderr_path.read_text()
+    assert "FLAGCORE_INIT_CLIENT_API_TOKENS, entry 1 (default:development.…)" in warning
+    assert "short" in warning
+    assert "development.secret" not in warning
+
+
+@pytest.mark.parametrize(
+    ("args", "variables", "expected"),
+    [
+        ((), {"FLAGCORE_PORT": "abc"}, ["FLAGCORE_PORT='abc'", "0 to 65535"]),
+        (("--port", "70000"), {}, ["--port='70000'", "0 to 65535"]),
+        ((), {"FLAGCORE_AUTH": "off"}, ["FLAGCORE_AUTH='off'", "token or none"]),
+        (("--auth", "open"), {}, ["--auth='open'", "token or none"]),
+        ((), {"FLAGCORE_HEADER_TIMEOUT": "-1"}, ["FLAGCORE_HEADER_TIMEOUT='-1'", "seconds"]),
+        ((), {"FLAGCORE_MAX_CONNECTIONS": "0"}, ["FLAGCORE_MAX_CONNECTIONS='0'", "1 to"]),
+        (
+            (),
+            {"FLAGCORE_INIT_CLIENT_API_TOKENS": "development.secret-no-project"},
+            ["FLAGCORE_INIT_CLIENT_API_TOKENS, entry 1", "project:environment.secret"],
+        ),
+        (
+            (),
+            {"FLAGCORE_INIT_CLIENT_API_TOKENS": "[]:development.secret-all"},
+            ["FLAGCORE_INIT_CLIENT_API_TOKENS, entry 1 ([]:development.…)", "one project or *"],
+        ),
+        (
+            (),
+            {"FLAGCORE_INIT_CLIENT_API_TOKENS": "*:*.secret-everything"},
+            ["FLAGCORE_INIT_CLIENT_API_TOKENS", "one environment", "ADMIN_API_TOKENS"],
+        ),
+        (
+            (),
+            {"FLAGCORE_INIT_ADMIN_API_TOKENS": "default:development.secret-admin"},
+            ["FLAGCORE_INIT_ADMIN_API_TOKENS, entry 1", "client-shaped", "*:*.secret"],
+        ),
+        (
+            (),
+            {"FLAGCORE_INIT_CLIENT_API_TOKENS": "default:development.a b"},
+            ["FLAGCORE_INIT_CLIENT_API_TOKENS, entry 1", "malformed"],
+        ),
+    ],
+)
+def test_a_bad_setting_stops_the_start_with_one_line_naming_it(
+    tmp_path: Path,
+    args: tuple[str, ...],
+    variables: dict[str, str],
+    expected: list[str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The console script's entry point, in this process (a subprocess per case is slow;
+    # the subprocess test below shows the same path end to end).
+    monkeypatch.chdir(tmp_path)
+    for name in [n for n in os.environ if n.startswith("FLAGCORE_")]:
+        monkeypatch.delenv(name)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    db = tmp_path / "f.db"
+    assert main(["serve", "--db", str(db), "--port", "0", *args]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    for part in expected:
+        assert part in lines[0]
+    assert "secret-" not in err  # a secret is never echoed
+    assert out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_bad_setting_stops_the_real_command_before_it_creates_anything(tmp_path: Path) -> None:
+    result = _fails(
+        "serve",
+        "--db",
+        str(tmp_path / "f.db"),
+        cwd=tmp_path,
+        FLAGCORE_PORT="abc",
+        FLAGCORE_INIT_ADMIN_API_TOKENS="default:development.secret-admin",
+    )
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        "flagcore: FLAGCORE_PORT='abc': not a port number (0 picks a free port); "
+        "use an integer from 0 to 65535"
+    ]
+    assert result.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_init_token_for_a_missing_environment_leaves_no_database_behind(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "f.db"
+    result = _fails(
+        "serve",
+        "--db",
+        str(db),
+        "--port",
+        "0",
+        cwd=tmp_path,
+        FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.first-one,default:staging.another",
+    )
+    assert result.stderr.strip().splitlines() == [
+        "flagcore: FLAGCORE_INIT_CLIENT_API_TOKENS, entry 2 (default:staging.…): "
+        "a client token needs an existing environment; got 'staging'"
+    ]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_lost_admin_token_is_recovered_with_the_init_variable(start: Any) -> None:
+    first = start()
+    assert first.next_line().startswith("admin API token, shown once")
+    first.stop()
+    second = start(FLAGCORE_INIT_ADMIN_API_TOKENS=ADMIN_RECOVERY)
+    status, body = second.request("GET", "/api/admin/api-tokens", ADMIN_RECOVERY)
+    assert status == 200
+    assert sorted(t["tokenName"] for t in body["tokens"]) == ["admin", "init-admin-1"]
+    assert "admin API token" not in second.stop()
+
+
+def test_init_tokens_of_later_starts_get_names_of_their_own(start: Any) -> None:
+    variables = {"FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN_RECOVERY}
+    start(FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.first-secret", **variables).stop()
+    start(FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.second-secret", **variables).stop()
+    server = start(FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.second-secret", **variables)
+    _, body = server.request("GET", "/api/admin/api-tokens", ADMIN_RECOVERY)
+    names = sorted(t["tokenName"] for t in body["tokens"])
+    assert names == ["init-admin-1", "init-client-1", "init-client-2"]
+    for secret in ("default:development.first-secret", "default:development.second-secret"):
+        assert server.request("GET", "/api/client/features", secret)[0] == 200
+    server.stop()
+
+
+def test_tokens_made_while_authentication_was_off_are_announced_at_a_token_auth_start(
+    start: Any,
+) -> None:
+    open_server = start("--auth", "none")
+    assert "authentication is off" in open_server.next_line()
+    status, made = open_server.request(
+        "POST", "/api/admin/api-tokens", None, {"tokenName": "made-by-anyone", "type": "admin"}
+    )
+    assert status == 201
+    open_server.stop()
+
+    server = start()
+    new_line = server.next_line()
+    assert new_line.startswith("admin API token, shown once: *:*.")
+    new_secret = new_line.split(": ", 1)[1].strip()
+    assert server.request("GET", "/api/admin/projects", new_secret)[0] == 200
+    # The token made without authentication still works, and the operator is told so.
+    assert server.request("GET", "/api/admin/projects", made["secret"])[0] == 200
+    server.stop()
+    warning = server.stderr_path.read_text()
+    assert "WARNING: 1 API token(s) were created while authentication was off" in warning
+    assert "made-by-anyone" in warning
+    # Once there is an admin token the server made, no further one is made.
+    again = start()
+    assert "admin API token" not in again.stop()
+    assert "made-by-anyone" in again.stderr_path.read_text()
+
+
+def test_help_names_every_setting_and_version_answers(tmp_path: Path) -> None:
+    help_text = subprocess.run(
+        _command("serve", "--help"), capture_output=True, text=True, check=True, env=_env()
+    ).stdout
+    for name in (
+        "--host",
+        "--port",
+        "--db",
+        "--auth",
+        "--header-timeout",
+        "--body-timeout",
+        "--max-connections",
+        "FLAGCORE_AUTH",
+        "FLAGCORE_INIT_ADMIN_API_TOKENS",
+        "FLAGCORE_INIT_CLIENT_API_TOKENS",
+        "FLAGCORE_HEADER_TIMEOUT",
+        "FLAGCORE_MAX_CONNECTIONS",
+        "default:development.secret",
+    ):
+        assert name in help_text
+    version = subprocess.run(
+        _command("--version"), capture_output=True, text=True, check=True, env=_env()
+    ).stdout
+    assert re.fullmatch(r"flagcore \d+\.\d+\.\d+\S*\n", version)
+
+
+async def test_the_api_accepts_two_tokens_of_one_name_as_unleash_does(api: Any) -> None:
+    body = {"tokenName": "shop", "type": "client", "environment": "development"}
+    first = await api.json("POST", "/api/admin/api-tokens", 201, json=body)
+    second = await api.json("POST", "/api/admin/api-tokens", 201, json=body)
+    assert first["secret"] != second["secret"]
+    tokens = (await api.json("GET", "/api/admin/api-tokens"))["tokens"]
+    assert [t["tokenName"] for t in tokens].count("shop") == 2
+
+
+def test_init_tokens_are_created_all_or_none_on_an_existing_database(
+    tmp_path: Path, start: Any
+) -> None:
+    db = tmp_path / "f.db"
+    start(db=db, FLAGCORE_INIT_ADMIN_API_TOKENS=ADMIN_RECOVERY).stop()
+    good, bad = "default:development.good-secret-1", "nowhere:development.bad-secret-2"
+    result = _fails(
+        "serve",
+        "--db",
+        str(db),
+        "--port",
+        "0",
+        cwd=tmp_path,
+        FLAGCORE_INIT_CLIENT_API_TOKENS=f"{good},{bad}",
+    )
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "flagcore: FLAGCORE_INIT_CLIENT_API_TOKENS, entry 2 (nowhere:development.…): "
+        'there is no project "nowhere"'
+    ]
+    assert db.exists()  # an existing database is kept…
+    server = start(db=db)
+    assert server.request("GET", "/api/client/features", good)[0] == 401  # …unchanged
+    _, body = server.request("GET", "/api/admin/api-tokens", ADMIN_RECOVERY)
+    assert sorted(t["tokenName"] for t in body["tokens"]) == ["init-admin-1"]
+    server.stop()
+
+
+def test_a_database_that_cannot_be_opened_is_named_with_its_setting(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-directory" / "f.db"
+    result = _fails("serve", "--db", str(missing), "--port", "0", cwd=tmp_path)
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert str(missing) in line
+    assert line.endswith("choose another with --db or FLAGCORE_DB")
+    assert list(tmp_path.iterdir()) == []
