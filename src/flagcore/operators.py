@@ -34,7 +34,7 @@ from typing import Any
 
 from flagcore.context import Readable, context_value, standard_field
 from flagcore.model import Constraint
-from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
+from flagcore.regex_dialect import RegexMatcher, UnsupportedPattern, compile_rust_pattern
 
 __all__ = [
     "OPERATORS",
@@ -471,20 +471,20 @@ def _regex(
     read: FieldReader, _values: Sequence[str], value: str | None, inverted: bool, fold: bool
 ) -> Predicate:
     try:
-        pattern = compile_rust_pattern(value or "", case_insensitive=fold)
+        matches = compile_rust_pattern(value or "", case_insensitive=fold)
     except UnsupportedPattern:
         return always if inverted else never  # false, whatever the context holds
 
     def predicate(
         ctx: Readable,
         read: FieldReader = read,
-        search: Callable[[str], object] = pattern.search,
+        matches: RegexMatcher = matches,
         inverted: bool = inverted,
     ) -> bool:
         text = read(ctx)
         if text is None:
             return inverted
-        return (search(text) is not None) != inverted
+        return matches(text) != inverted
 
     return predicate
 
