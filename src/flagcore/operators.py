@@ -264,21 +264,37 @@ def semver_key(text: str) -> SemverKey | None:
 
 
 _PREFIX = re.compile(r"\+?[0-9]+")
+_IPV4_BITS = 32
 
 
 @functools.lru_cache(maxsize=4096)
 def parse_network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
-    """A CIDR range or a bare address, as Unleash reads it: host bits may be set, the
-    prefix is a number (``/+8`` too), and there are no netmasks or zone ids."""
+    """A CIDR range or a bare address, as Unleash's engine (the ipnetwork crate) reads it:
+    host bits may be set, the prefix is a number (``/+8``, ``/008`` too) or, for IPv4, a
+    netmask (``10.0.0.0/255.0.0.0``; its one bits contiguous, so no host masks); no zone
+    ids, nothing around the parts."""
     address, slash, prefix = text.partition("/")
-    if "%" in text or (slash and not _PREFIX.fullmatch(prefix)):
+    if "%" in text:
         return None
+    if slash and not _PREFIX.fullmatch(prefix):
+        return _ipv4_with_netmask(address, prefix)
     try:
         return ipaddress.ip_network(
             f"{address}/{prefix.lstrip('+')}" if slash else address, strict=False
         )
     except ValueError:
         return None
+
+
+def _ipv4_with_netmask(address: str, netmask: str) -> ipaddress.IPv4Network | None:
+    base, mask = parse_ip_address(address), parse_ip_address(netmask)
+    if not isinstance(base, ipaddress.IPv4Address) or not isinstance(mask, ipaddress.IPv4Address):
+        return None  # IPv6 takes a prefix length only, as in ipnetwork
+    bits = int(mask)
+    length = _IPV4_BITS - (~bits & 0xFFFFFFFF).bit_length()  # leading one bits
+    if (bits << length) & 0xFFFFFFFF:
+        return None  # ones after the first zero: not a netmask
+    return ipaddress.IPv4Network((base, length), strict=False)
 
 
 # A dotted quad as `ipaddress` reads it: ASCII digits, no leading zeros (values over 255
