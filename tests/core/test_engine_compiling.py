@@ -331,11 +331,15 @@ def test_hour_24_is_not_a_constraint_date() -> None:
 def test_context_dates_in_the_sdk_shape_read_as_the_general_reader_reads_them(
     moment: dt.datetime, timespec: str
 ) -> None:
-    # parse_context_date reads this shape with fromisoformat; it must agree with the
-    # general (chrono-like) reader on every such text.
-    from flagcore.operators import _CONTEXT_DATE, _date_from, parse_context_date
+    # parse_chrono_date reads this shape with one regular expression; it must agree with
+    # the general (chrono) reader on every such text, and with Python on the instant.
+    from flagcore.date_reading import _relaxed, parse_chrono_date
 
     text = moment.isoformat(timespec=timespec).replace("+00:00", "Z")
-    match = _CONTEXT_DATE.fullmatch(text)
-    assert match is not None
-    assert parse_context_date(text) == _date_from(match)
+    key = parse_chrono_date(text)
+    assert key == _relaxed(text)
+    since_epoch = dt.datetime.fromisoformat(text) - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    assert key == (
+        since_epoch.days * 86_400 + since_epoch.seconds,
+        since_epoch.microseconds * 1000,
+    )
