@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
+from typing import Any
 
 import re2
 
@@ -240,13 +241,10 @@ def translate_rust_pattern(pattern: str) -> str:
             t.atom(cls)
         elif c == "(":
             opener, i, bare_flags = _group(pattern, i)
-            if bare_flags:
-                t.out.append(opener)
-                t.piece = None
-            else:
+            if not bare_flags:
                 groups.append(len(t.out))
-                t.out.append(opener)
-                t.piece = None
+            t.out.append(opener)
+            t.piece = None  # nothing to repeat right after an opening or a flag group
         elif c == ")":
             if not groups:
                 raise UnsupportedPattern("unbalanced parenthesis")
@@ -328,11 +326,16 @@ def compile_rust_pattern(pattern: str, *, case_insensitive: bool = False) -> Reg
         compiled = re2.compile(translated, _options(case_insensitive))
     except re2.error as exc:
         raise UnsupportedPattern(str(exc)) from exc
-    # RE2's own search, without the wrapper's match object (8x slower for a yes/no).
-    match = compiled._regexp.Match
-    unanchored = re2._Anchor.UNANCHORED
+    # RE2's own search, without the wrapper's match object (8x slower for a yes/no). These
+    # are the wrapper's internals: should a release rename them, its public search serves.
+    match = getattr(getattr(compiled, "_regexp", None), "Match", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    if match is None or anchor is None:
+        search = compiled.search
+        return lambda text: search(text) is not None
 
-    def matches(text: str) -> bool:
+    def matches(text: str, match: Any = match, unanchored: Any = anchor) -> bool:
+        # Lone surrogates (from JSON's \ud800) pass through as bytes RE2 matches with nothing.
         encoded = text.encode("utf-8", "surrogatepass")
         start: int = match(unanchored, encoded, 0, len(encoded))[0][0]
         return start >= 0
