@@ -20,16 +20,18 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["DateKey", "parse_chrono_date", "parse_rule_date"]
+__all__ = ["RUST_WHITE_SPACE", "DateKey", "parse_chrono_date", "parse_rule_date"]
 
 DateKey = tuple[int, int]
 """(seconds since 1970-01-01T00:00:00Z, nanoseconds past them); tuples order as instants."""
 
-# Rust's char::is_whitespace (Unicode White_Space); Python's isspace also takes \x1c-\x1f.
-_WHITE_SPACE = frozenset(
+# Rust's char::is_whitespace (Unicode White_Space), which its str::trim strips too;
+# Python's isspace and str.strip also take \x1c-\x1f.
+RUST_WHITE_SPACE = (
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
     "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
+_WHITE_SPACE = frozenset(RUST_WHITE_SPACE)
 _DIGITS = frozenset("0123456789")
 _MIN_YEAR, _MAX_YEAR = -262_144, 262_143  # chrono's NaiveDate range
 _I32 = 2**31

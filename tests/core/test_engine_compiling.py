@@ -343,3 +343,13 @@ def test_context_dates_in_the_sdk_shape_read_as_the_general_reader_reads_them(
         since_epoch.days * 86_400 + since_epoch.seconds,
         since_epoch.microseconds * 1000,
     )
+
+
+def test_user_ids_are_trimmed_of_unicode_spaces_but_not_of_separators() -> None:
+    # As Rust's str::trim in Unleash's engine: NBSP goes, \x1c (a space to Python) stays.
+    strategy = {"name": "userWithId", "parameters": {"userIds": "alice\u00a0,\x1cbob"}}
+    engine = Engine.from_client_features(
+        {"features": [{"name": "f", "enabled": True, "strategies": [strategy]}]}
+    )
+    assert engine.is_enabled("f", {"userId": "alice"})
+    assert not engine.is_enabled("f", {"userId": "bob"})

@@ -98,3 +98,10 @@ def test_a_netmask_in_a_remote_address_strategy_or_cidr_constraint_selects_its_n
         assert engine.is_enabled(flag, {"remoteAddress": "10.0.200.1"})
         assert not engine.is_enabled(flag, {"remoteAddress": "10.1.0.1"})
         assert not engine.is_enabled(flag, {"remoteAddress": "::ffff:10.0.0.1"})
+
+
+def test_remote_address_entries_are_trimmed_of_unicode_spaces_only() -> None:
+    # Rust's trim: NBSP and ideographic spaces go, the \x1c separator (Python's) stays.
+    engine = Engine.from_client_features(_remote_address_flags("10.0.0.0/8\u00a0,\x1c127.0.0.1"))
+    assert engine.is_enabled("by-strategy", {"remoteAddress": "10.1.2.3"})
+    assert not engine.is_enabled("by-strategy", {"remoteAddress": "127.0.0.1"})

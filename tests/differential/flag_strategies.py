@@ -731,8 +731,9 @@ _ROLLOUT_STICKINESS = st.sampled_from(
 _DEFAULT_STICKINESS = _weighted(([None], 3), (["default", "userId", "tenant"], 1))
 _SEPARATORS = st.sampled_from((",", ", "))
 _PARTS = {
-    "userIds": st.sampled_from((*USER_IDS, 'a"b')),
-    "IPs": st.sampled_from((*CIDRS, *IPS)),
+    # Entries are trimmed of Unicode white space (NBSP), not of \x1c, as in Rust.
+    "userIds": st.sampled_from((*USER_IDS, 'a"b', "\x1c1", "1\u00a0", "\u30007")),
+    "IPs": st.sampled_from((*CIDRS, *IPS, "\x1c10.0.0.1", "10.0.0.0/8\u00a0")),
     "hostNames": st.sampled_from(HOSTNAMES),
 }
 _PART_COUNTS = _weighted(([_ABSENT], 1), ([1], 4), ([0, 2, 3], 1))
