@@ -17,6 +17,7 @@ still refused.
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import re
 
@@ -45,6 +46,13 @@ _CANONICAL = re.compile(
     r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
     r"(?:Z|([+-])([0-9]{2}):([0-5][0-9]))"
 )
+# Within _CANONICAL, what fromisoformat reads exactly as chrono does.
+_ISO_SHAPE = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?"
+    r"(?:Z|[+-][0-9]{2}:[0-5][0-9])"
+)
+_EPOCH_ORDINAL = dt.date(1970, 1, 1).toordinal()
+_NO_OFFSET = dt.timedelta(0)
 # Unleash's rule grammar for a date literal (strategy_grammar.pest), blanks around it.
 _RULE_DATE = re.compile(
     r"[ \t]*([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{3})?"
@@ -211,9 +219,29 @@ def _relaxed(text: str) -> DateKey | None:
     return _instant(year, month, day, hour, minute, second, nanos, offset)
 
 
+def _from_isoformat(text: str) -> DateKey | None:
+    """The usual SDK shape (years 1-9999, up to microseconds, no leap second), read by
+    Python's C parser: twice as quick as the groups of `_CANONICAL`, and every request
+    brings a new ``currentTime``. None when it does not apply (year 0, offset ≥ 24 h, a
+    day the month lacks): the general readers then decide."""
+    if _ISO_SHAPE.fullmatch(text) is None:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    offset = moment.utcoffset() or _NO_OFFSET
+    seconds = (moment.toordinal() - _EPOCH_ORDINAL) * _DAY - offset.days * _DAY - offset.seconds
+    seconds += moment.hour * 3600 + moment.minute * 60 + moment.second
+    return seconds, moment.microsecond * 1000
+
+
 @functools.lru_cache(maxsize=4096)
 def parse_chrono_date(text: str) -> DateKey | None:
     """A context's date as Unleash's engine reads it, or None if it does not."""
+    quick = _from_isoformat(text)
+    if quick is not None:
+        return quick
     canonical = _CANONICAL.fullmatch(text)
     if canonical is None:
         return _relaxed(text)
