@@ -13,16 +13,18 @@ comparison. The rules are those of Unleash's engine (yggdrasil):
   list), and ``inverted`` then negates the result, so a missing field satisfies an
   inverted ``IN``;
 * a context value that does not parse (a number, date or version) fails like a missing one;
-* a constraint that is itself unusable (unknown operator, a number, date or version that
-  does not parse, no values for a string or CIDR operator) raises `BrokenRule`: Unleash then
-  turns the whole flag off and reports it, rather than guessing;
+* NUM_*, DATE_* and SEMVER_* compare what their value looks like (a date, a version or a
+  number), whatever the operator says, as Unleash's rule grammar does (see `rule_literal`);
+* a constraint that is itself unusable (unknown operator, an ordinal value that is no
+  date, version or number or that its type's parser refuses, no values for a string or
+  CIDR operator) raises `BrokenRule`: Unleash then turns the whole flag off, every
+  strategy included, and the engine reports it;
 * an invalid REGEX pattern only makes that constraint false (``inverted`` still applies), and
   a SEMVER value written ``v1.2.3`` is false whatever ``inverted`` says, as in Unleash.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import functools
 import ipaddress
@@ -33,8 +35,9 @@ from operator import eq, ge, gt, le, lt
 from typing import Any
 
 from flagcore.context import Readable, context_value, standard_field
+from flagcore.date_reading import parse_chrono_date, parse_rule_date
 from flagcore.model import Constraint
-from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
+from flagcore.regex_dialect import RegexMatcher, UnsupportedPattern, compile_rust_pattern
 
 __all__ = [
     "OPERATORS",
@@ -51,6 +54,7 @@ __all__ = [
     "parse_context_number",
     "parse_ip_address",
     "parse_network",
+    "rule_value_problem",
 ]
 
 Predicate = Callable[[Readable], bool]
@@ -152,81 +156,7 @@ def parse_context_number(text: str) -> float | None:
     return float(text)
 
 
-def _constraint_number(raw: str | None) -> float:
-    match = _CONSTRAINT_NUMBER.fullmatch(raw) if raw is not None else None
-    if match is None:
-        raise BrokenRule(f"{raw!r} is not a number")
-    return float(match.group(1))
-
-
-# Constraint dates: RFC 3339 with an upper-case T and zone, and no or exactly 3 fraction digits.
-_CONSTRAINT_DATE = re.compile(
-    r"[ \t]*([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{3}))?"
-    r"(?:(Z)|([+-])([0-9]{2}):([0-9]{2}))[ \t]*"
-)
-# Context dates are read leniently, like chrono's parser: t/T/spaces, unpadded fields, any
-# fraction, Z/z/UTC or a numeric zone with or without a colon, surrounding whitespace.
-_CONTEXT_DATE = re.compile(
-    r"\s*\+?([0-9]{4,})-([0-9]{1,2})-([0-9]{1,2})(?:[Tt]| +)([0-9]{1,2}):([0-9]{1,2}):([0-9]{1,2})"
-    r"(?:\.([0-9]+))?[ \t]*(?:([Zz]|UTC|utc)|([+-])([0-9]{2}):?([0-9]{2}))\s*"
-)
-
-
-def _date_from(match: re.Match[str]) -> dt.datetime | None:
-    year, month, day, hour, minute, second, fraction, utc, sign, zone_h, zone_m = match.groups()
-    try:
-        offset = dt.timedelta(0)
-        if not utc:
-            offset = dt.timedelta(hours=int(zone_h), minutes=int(zone_m))
-            if sign == "-":
-                offset = -offset
-        micro = int((fraction or "0")[:6].ljust(6, "0"))
-        leap = int(second) == 60  # a leap second sorts after :59 and before the next minute
-        moment = dt.datetime(
-            int(year), int(month), int(day), int(hour), int(minute),
-            59 if leap else int(second), 999999 if leap else micro,
-            tzinfo=dt.timezone(offset),
-        )  # fmt: skip
-    except (ValueError, OverflowError):
-        return None
-    return moment
-
-
-# The shape SDKs send (RFC 3339, upper-case T and Z, up to microseconds), which
-# fromisoformat reads exactly as _date_from does, in C, 20x quicker. Hour 24 is left to
-# _date_from, as Python 3.14's fromisoformat reads it as the next midnight.
-_CANONICAL_DATE = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T(?:[01][0-9]|2[0-3]):[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})?"
-    r"(?:Z|[+-][0-9]{2}:[0-9]{2})"
-)
-
-
-@functools.lru_cache(maxsize=4096)
-def parse_context_date(text: str) -> dt.datetime | None:
-    if _CANONICAL_DATE.fullmatch(text) is not None:
-        with contextlib.suppress(ValueError):  # a leap second, a day 31 in April, ...
-            return dt.datetime.fromisoformat(text)
-    match = _CONTEXT_DATE.fullmatch(text)
-    return _date_from(match) if match else None
-
-
-@functools.lru_cache(maxsize=4096)
-def _constraint_date(raw: str | None) -> dt.datetime:
-    match = _CONSTRAINT_DATE.fullmatch(raw) if raw is not None else None
-    if match is None:
-        raise BrokenRule(f"{raw!r} is not an RFC 3339 date")
-    # The pattern admits only what fromisoformat reads the same way, in C, 5x quicker,
-    # except hour 24 (Python 3.14 reads it as the next midnight; Unleash refuses it). It
-    # refuses a leap second, which _date_from places at :59.999999.
-    moment: dt.datetime | None = None
-    if match.group(4) < "24":
-        with contextlib.suppress(ValueError):
-            moment = dt.datetime.fromisoformat(match.string.strip(" \t"))
-    if moment is None:
-        moment = _date_from(match)
-    if moment is None:
-        raise BrokenRule(f"{raw!r} is not an RFC 3339 date")
-    return moment
+parse_context_date = parse_chrono_date  # a context's date, as Unleash's engine reads it
 
 
 # SemVer 2.0: no leading zeros in numbers or numeric pre-release identifiers.
@@ -264,21 +194,37 @@ def semver_key(text: str) -> SemverKey | None:
 
 
 _PREFIX = re.compile(r"\+?[0-9]+")
+_IPV4_BITS = 32
 
 
 @functools.lru_cache(maxsize=4096)
 def parse_network(text: str) -> ipaddress.IPv4Network | ipaddress.IPv6Network | None:
-    """A CIDR range or a bare address, as Unleash reads it: host bits may be set, the
-    prefix is a number (``/+8`` too), and there are no netmasks or zone ids."""
+    """A CIDR range or a bare address, as Unleash's engine (the ipnetwork crate) reads it:
+    host bits may be set, the prefix is a number (``/+8``, ``/008`` too) or, for IPv4, a
+    netmask (``10.0.0.0/255.0.0.0``; its one bits contiguous, so no host masks); no zone
+    ids, nothing around the parts."""
     address, slash, prefix = text.partition("/")
-    if "%" in text or (slash and not _PREFIX.fullmatch(prefix)):
+    if "%" in text:
         return None
+    if slash and not _PREFIX.fullmatch(prefix):
+        return _ipv4_with_netmask(address, prefix)
     try:
         return ipaddress.ip_network(
             f"{address}/{prefix.lstrip('+')}" if slash else address, strict=False
         )
     except ValueError:
         return None
+
+
+def _ipv4_with_netmask(address: str, netmask: str) -> ipaddress.IPv4Network | None:
+    base, mask = parse_ip_address(address), parse_ip_address(netmask)
+    if not isinstance(base, ipaddress.IPv4Address) or not isinstance(mask, ipaddress.IPv4Address):
+        return None  # IPv6 takes a prefix length only, as in ipnetwork
+    bits = int(mask)
+    length = _IPV4_BITS - (~bits & 0xFFFFFFFF).bit_length()  # leading one bits
+    if (bits << length) & 0xFFFFFFFF:
+        return None  # ones after the first zero: not a netmask
+    return ipaddress.IPv4Network((base, length), strict=False)
 
 
 # A dotted quad as `ipaddress` reads it: ASCII digits, no leading zeros (values over 255
@@ -423,21 +369,116 @@ def _contains_any(text: str, needles: tuple[str, ...]) -> bool:
     return False
 
 
-def _comparison(
-    parse_target: Callable[[str | None], Any],
-    parse_value: Callable[[str], Any],
-    compare: Callable[[Any, Any], bool],
-) -> ConstraintBuilder:
-    """Numbers, dates and versions: the constraint's value parsed once (`BrokenRule` if it
-    does not parse; None for a constant false), the context's on each evaluation (a value
-    that does not parse fails, like a missing one)."""
+# Unleash's engine writes every ordinal constraint (NUM_*, DATE_*, SEMVER_*) as rule text,
+# ``field > value``, and its rule grammar then tells from the value's look, not from the
+# operator, what it compares: a date (the grammar's strict shape), else a version (three
+# dot-separated numbers), else a number. So SEMVER_EQ "1.2" compares numbers and NUM_GT
+# "1.2.3" versions. A value that starts like one of them but has more after it, or that
+# looks like none, or that the type's own parser then refuses (2024-02-30, 01.0.0), makes
+# the rule text unusable and the whole flag off.
+_ORDINAL_COMPARISONS: Mapping[str, str] = {
+    "NUM_EQ": "==",
+    "NUM_GT": ">",
+    "NUM_GTE": ">=",
+    "NUM_LT": "<",
+    "NUM_LTE": "<=",
+    "DATE_AFTER": ">",
+    "DATE_BEFORE": "<",
+    "SEMVER_EQ": "==",
+    "SEMVER_GT": ">",
+    "SEMVER_GTE": ">=",
+    "SEMVER_LT": "<",
+    "SEMVER_LTE": "<=",
+}
+_LOOKS_LIKE_DATE = re.compile(
+    r"[ \t]*[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{3})?"
+    r"(?:Z|[+-][0-9]{2}:[0-9]{2})"
+)
+_LOOKS_LIKE_SEMVER = re.compile(r"[ \t]*[0-9]+\.[0-9]+\.[0-9]+")
+_LOOKS_LIKE_NUMBER = re.compile(r"[ \t]*[+-]?[0-9]")
+# The grammar's version: pre-release and build are runs of letters, digits and hyphens.
+_FRAGMENT = r"[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*"
+_RULE_SEMVER = re.compile(
+    rf"[ \t]*([0-9]+\.[0-9]+\.[0-9]+(?:-{_FRAGMENT})?(?:\+{_FRAGMENT})?)[ \t]*"
+)
+
+
+def _number_equal(a: float, b: float) -> bool:
+    return abs(a - b) < _EPSILON
+
+
+_COMPARE: Mapping[str, Callable[[Any, Any], bool]] = {
+    "==": eq,
+    ">": gt,
+    ">=": ge,
+    "<": lt,
+    "<=": le,
+}
+
+
+def _rule_semver(raw: str) -> SemverKey | None:
+    match = _RULE_SEMVER.fullmatch(raw)
+    return semver_key(match.group(1)) if match else None
+
+
+def _rule_number(raw: str) -> float | None:
+    match = _CONSTRAINT_NUMBER.fullmatch(raw)
+    return float(match.group(1)) if match else None
+
+
+RuleLiteral = tuple[str, Callable[[str], Any], Any]  # (type, context parser, target)
+
+
+def rule_literal(raw: str | None) -> RuleLiteral:
+    """What an ordinal constraint's value compares, read as Unleash's rule grammar reads
+    it: its type, the parser for the context's value, and the parsed target. Raises
+    `BrokenRule` where Unleash's rule text would not compile."""
+    if raw is None:
+        raise BrokenRule("the constraint has no value")
+    literal: RuleLiteral | None = None
+    if _LOOKS_LIKE_DATE.match(raw):
+        literal = ("date", parse_chrono_date, parse_rule_date(raw))
+    elif _LOOKS_LIKE_SEMVER.match(raw):
+        literal = ("version", semver_key, _rule_semver(raw))
+    elif _LOOKS_LIKE_NUMBER.match(raw):
+        literal = ("number", parse_context_number, _rule_number(raw))
+    if literal is None or literal[2] is None:
+        raise BrokenRule(f"{raw!r} is not a date, a semantic version or a number")
+    return literal
+
+
+_OPERATOR_TYPES = {"NUM": "number", "DATE": "date", "SEMVER": "version"}
+
+
+def rule_value_problem(operator: str, raw: str | None) -> str | None:
+    """Why ``raw`` is not a value of the ordinal ``operator``'s own type, or None.
+
+    The admin side refuses such values, as Unleash's admin API does, although the engine
+    would compare by the value's look (see `rule_literal`)."""
+    family = _OPERATOR_TYPES.get(operator.partition("_")[0])
+    if family is None or operator not in _ORDINAL_COMPARISONS:
+        return None
+    expected = {"number": "a number", "date": "an RFC 3339 date", "version": "a semantic version"}
+    if family == "version" and raw is not None and raw.startswith("v"):
+        return "a version must not start with 'v'"
+    try:
+        kind = rule_literal(raw)[0]
+    except BrokenRule:
+        kind = None
+    return None if kind == family else f"{raw!r} is not {expected[family]}"
+
+
+def _ordinal(operator: str) -> ConstraintBuilder:
+    symbol = _ORDINAL_COMPARISONS[operator]
+    semver_operator = operator.startswith("SEMVER_")
 
     def build(
         read: FieldReader, _values: Sequence[str], value: str | None, inverted: bool, _fold: bool
     ) -> Predicate:
-        target = parse_target(value)
-        if target is None:
-            return never
+        if semver_operator and value is not None and value.startswith("v"):
+            return never  # Unleash reads "v1.2.3" as a constant false, whatever inverted says
+        kind, parse_value, target = rule_literal(value)
+        compare = _number_equal if kind == "number" and symbol == "==" else _COMPARE[symbol]
 
         def predicate(
             ctx: Readable,
@@ -458,33 +499,24 @@ def _comparison(
     return build
 
 
-def _semver_target(raw: str | None) -> SemverKey | None:
-    if raw is not None and raw.startswith("v"):
-        return None  # Unleash reads "v1.2.3" as a constant false
-    target = semver_key(raw.strip(" \t")) if raw is not None else None
-    if target is None:
-        raise BrokenRule(f"{raw!r} is not a semantic version")
-    return target
-
-
 def _regex(
     read: FieldReader, _values: Sequence[str], value: str | None, inverted: bool, fold: bool
 ) -> Predicate:
     try:
-        pattern = compile_rust_pattern(value or "", case_insensitive=fold)
+        matches = compile_rust_pattern(value or "", case_insensitive=fold)
     except UnsupportedPattern:
         return always if inverted else never  # false, whatever the context holds
 
     def predicate(
         ctx: Readable,
         read: FieldReader = read,
-        search: Callable[[str], object] = pattern.search,
+        matches: RegexMatcher = matches,
         inverted: bool = inverted,
     ) -> bool:
         text = read(ctx)
         if text is None:
             return inverted
-        return (search(text) is not None) != inverted
+        return matches(text) != inverted
 
     return predicate
 
@@ -516,33 +548,13 @@ def _in_cidr(
     return predicate
 
 
-def _number_equal(a: float, b: float) -> bool:
-    return abs(a - b) < _EPSILON
-
-
-_number = functools.partial(_comparison, _constraint_number, parse_context_number)
-_date = functools.partial(_comparison, _constraint_date, parse_context_date)
-_semver = functools.partial(_comparison, _semver_target, semver_key)
-
 OPERATORS: Mapping[str, ConstraintBuilder] = {
     "IN": _membership(not_in=False),
     "NOT_IN": _membership(not_in=True),
     "STR_CONTAINS": _string_test(_contains_any, "STR_CONTAINS"),
     "STR_STARTS_WITH": _string_test(str.startswith, "STR_STARTS_WITH"),
     "STR_ENDS_WITH": _string_test(str.endswith, "STR_ENDS_WITH"),
-    "NUM_EQ": _number(_number_equal),
-    "NUM_GT": _number(gt),
-    "NUM_GTE": _number(ge),
-    "NUM_LT": _number(lt),
-    "NUM_LTE": _number(le),
-    "DATE_AFTER": _date(gt),
-    "DATE_BEFORE": _date(lt),
-    # Keys order as SemVer precedence, and are equal when the versions are (build ignored).
-    "SEMVER_EQ": _semver(eq),
-    "SEMVER_GT": _semver(gt),
-    "SEMVER_GTE": _semver(ge),
-    "SEMVER_LT": _semver(lt),
-    "SEMVER_LTE": _semver(le),
+    **{operator: _ordinal(operator) for operator in _ORDINAL_COMPARISONS},
     "REGEX": _regex,
     "IN_CIDR": _in_cidr,
 }

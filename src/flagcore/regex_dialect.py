@@ -1,91 +1,154 @@
-"""Unleash's REGEX operator speaks the Rust ``regex`` crate's dialect; Python's ``re`` does not.
+"""REGEX constraints: Rust's ``regex`` dialect, matched in linear time by RE2.
 
-Unleash's engine (yggdrasil) compiles constraint patterns with Rust's ``regex`` crate, so
-a pattern must mean the same thing here as there. This module rewrites a Rust pattern
-into an equivalent Python pattern, or refuses it:
+Unleash's engine (yggdrasil) compiles constraint patterns with Rust's ``regex`` crate,
+which never backtracks. Python's ``re`` does: ``^(a+)+$`` against 30 ``a`` and a ``!``
+takes seconds, and any caller of the playground, the frontend API or OFREP chooses the
+text. So every pattern the product evaluates goes through `compile_rust_pattern`, which
+matches with RE2 (``google-re2``), an automaton engine whose time grows linearly with the
+text, like Rust's.
 
-* Rust features with no Python twin are translated: POSIX classes (``[[:alpha:]]``),
-  flag groups in mid-pattern (``^(?i)abc$``, which Python 3.11 rejects), ``\\z``,
-  ``\\x{...}`` escapes, ``(?<name>...)``, and ``$`` (end of text only in Rust, while
-  Python's ``$`` also matches before a final newline).
-* Python features Rust lacks are refused, so a pattern that Unleash rejects can never
-  enable a flag here: lookaround, backreferences, atomic groups, possessive quantifiers,
-  conditionals, comments.
-* Rust features that Python's engine cannot express are refused too (Unicode property
-  classes ``\\p{..}``, class set operations, verbose mode, ``U``/``R`` flags). Unleash would
-  accept these; refusing is the safe side (the constraint is false) and is documented.
+RE2 speaks nearly Rust's dialect (POSIX classes, flag groups in mid-pattern with the same
+scope, ``$`` as the end of the text, ``\\z``, ``\\x{..}``, ``\\p{..}``, no backreferences,
+no lookaround). This module rewrites only what still differs, and refuses what Rust
+refuses but RE2 would take, so a pattern Unleash rejects never matches here:
+
+* Unicode-aware shorthands: Rust's ``\\d``, ``\\w`` and ``\\s`` are Unicode classes, RE2's
+  are ASCII; they become explicit Unicode classes.
+* ``\\u``/``\\U`` escapes and escaped punctuation (``\\_``, ``\\'``) become ``\\x{..}``.
+* Stacked repetitions (``a**``, ``a{2}{3}``), which Rust allows, get a group around the
+  inner one.
+* Refused because Rust refuses them and RE2 does not: ``\\Q..\\E``, ``\\C``, octal escapes,
+  ``\\p{^..}``, malformed ``{`` repetitions (RE2 reads them as text), surrogate code points.
+* Refused because RE2 cannot express them, though Rust can (the constraint is then false,
+  the safe side; docs/engine.md lists them): ``\\<``, ``\\>``, ``\\b{..}``, nested classes and
+  class set operations, ``(?x)``, ``(?R)``, ``(?-u)``, and Unicode property names RE2 does
+  not know (``\\p{Letter}``, ``\\p{sc=Greek}``). RE2's ``\\b`` is an ASCII word boundary.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-import warnings
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["UnsupportedPattern", "compile_rust_pattern", "translate_rust_pattern"]
+import re2
+
+__all__ = ["RegexMatcher", "UnsupportedPattern", "compile_rust_pattern", "translate_rust_pattern"]
+
+RegexMatcher = Callable[[str], bool]
+"""Whether a pattern matches anywhere in a text (an unanchored search, as in Unleash)."""
 
 
 class UnsupportedPattern(ValueError):
-    """The pattern is invalid in Rust's dialect, or cannot be expressed in Python's."""
+    """The pattern is invalid in Rust's dialect, or cannot be expressed for RE2."""
 
 
-_POSIX_CLASSES = {
-    "alnum": "0-9A-Za-z",
-    "alpha": "A-Za-z",
-    "ascii": "\\x00-\\x7f",
-    "blank": "\\t ",
-    "cntrl": "\\x00-\\x1f\\x7f",
-    "digit": "0-9",
-    "graph": "!-~",
-    "lower": "a-z",
-    "print": " -~",
-    "punct": "!-/:-@\\[-`{-~",
-    "space": "\\t\\n\\x0b\\x0c\\r ",
-    "upper": "A-Z",
-    "word": "0-9A-Za-z_",
-    "xdigit": "0-9A-Fa-f",
-}
-_FLAG_GROUP = re.compile(r"\(\?([imsuxUR-]*)([:)])")
-_NAMED_GROUP = re.compile(r"\(\?P?<([A-Za-z_][A-Za-z0-9_]*)>")
-_COUNTED = re.compile(r"\{(\d+)(,(\d*))?\}")
+_POSIX_NAMES = frozenset(
+    {
+        "alnum",
+        "alpha",
+        "ascii",
+        "blank",
+        "cntrl",
+        "digit",
+        "graph",
+        "lower",
+        "print",
+        "punct",
+        "space",
+        "upper",
+        "word",
+        "xdigit",
+    }
+)
+# Rust's Unicode classes (regex-syntax's perl_word, perl_space, perl_digit). Word is
+# Alphabetic + Mark + Decimal_Number + Connector_Punctuation + Join_Control; RE2 has no
+# Alphabetic property, so it is letters, letter numbers and the Other_Alphabetic symbols
+# (circled and squared letters) that are neither.
+_WORD = (
+    "\\p{L}\\p{Nl}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}"
+    "\\x{24B6}-\\x{24E9}\\x{1F130}-\\x{1F149}\\x{1F150}-\\x{1F169}\\x{1F170}-\\x{1F189}"
+)
+_SPACE = (
+    "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}"
+    "\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}"
+)
+_CLASS_ITEMS = {"d": "\\p{Nd}", "w": _WORD, "s": _SPACE}
+_NEGATED = {"D": "d", "W": "w", "S": "s"}
+_FLAG_GROUP = re.compile(r"\(\?([a-zA-Z-]*)([:)])")
+_NAMED_GROUP = re.compile(r"\(\?P?<([A-Za-z_][A-Za-z0-9_.\[\]]*)>")
+_COUNTED = re.compile(r"\{(\d+)(?:(,)(\d*))?\}")
 _BRACED_HEX = re.compile(r"\\[xuU]\{([0-9A-Fa-f]{1,8})\}")
 _PLAIN_HEX = {"x": 2, "u": 4, "U": 8}
-_ALLOWED_ESCAPES = set("AbBdDsSwWntrfva") | set("\\.+*?()|[]{}^$#&-~ /\"'`!%,:;<=>@_")
+_PROPERTY = re.compile(r"\\[pP](?:\{([^}^]+)\}|([A-Za-z]))")
+_PLAIN_ESCAPES = set("ntrfva")  # the same control characters in both dialects
+_ASSERTIONS = set("AbBz")
+_PUNCTUATION = set("\\.+*?()|[]{}^$#&-~ /\"'`!%,:;<=>@_")
+_MAX_SCALAR = 0x10FFFF
+_SURROGATES = range(0xD800, 0xE000)
 
 
-class _Scope:
-    """One group level: whether ``$`` is multiline here, and flag groups opened inside it."""
-
-    __slots__ = ("multiline", "opened")
-
-    def __init__(self, multiline: bool) -> None:
-        self.multiline = multiline
-        self.opened: list[str] = []
+def _scalar(value: int) -> str:
+    if value > _MAX_SCALAR or value in _SURROGATES:
+        raise UnsupportedPattern(f"\\x{{{value:X}}} is not a Unicode scalar value")
+    return f"\\x{{{value:X}}}"
 
 
-def _python_flags(rust_flags: str) -> tuple[str, bool | None]:
-    """Translate a Rust flag string; return Python's flags and the new multiline state."""
-    if not rust_flags or rust_flags.endswith("-") or rust_flags.count("-") > 1:
-        raise UnsupportedPattern(f"empty or dangling flag group (?{rust_flags})")
-    on, _, off = rust_flags.partition("-")
-    if set(on + off) & set("xUR") or "u" in off:
-        raise UnsupportedPattern(f"flags {rust_flags!r} have no Python equivalent")
-    on, off = on.replace("u", ""), off
-    multiline: bool | None = None
-    if "m" in on:
-        multiline = True
-    if "m" in off:
-        multiline = False
-    return (on + ("-" + off if off else "")), multiline
+def _hex_escape(pattern: str, i: int) -> tuple[str, int]:
+    braced = _BRACED_HEX.match(pattern, i)
+    if braced:
+        return _scalar(int(braced.group(1), 16)), braced.end()
+    kind = pattern[i + 1]
+    digits = pattern[i + 2 : i + 2 + _PLAIN_HEX[kind]]
+    if len(digits) != _PLAIN_HEX[kind] or not all(d in "0123456789abcdefABCDEF" for d in digits):
+        raise UnsupportedPattern(f"malformed \\{kind} escape")
+    return _scalar(int(digits, 16)), i + 2 + len(digits)
 
 
-def _translate_class(pattern: str, start: int) -> tuple[str, int]:
-    """Translate ``[...]`` starting at ``start``; return the Python class and the index after it."""
+def _escape(pattern: str, i: int, *, in_class: bool) -> tuple[str, int]:
+    """One escape starting at ``i``, in RE2's syntax; the index after it.
+
+    Shorthand classes come back as class items (``\\p{Nd}``) in a class and as a whole
+    class (``[\\p{Nd}]``) outside one; negated ones outside a class only (see _class).
+    """
+    if i + 1 >= len(pattern):
+        raise UnsupportedPattern("pattern ends with a lone backslash")
+    c = pattern[i + 1]
+    if c in _PLAIN_HEX:
+        return _hex_escape(pattern, i)
+    if c in _CLASS_ITEMS:
+        items = _CLASS_ITEMS[c]
+        return (items if in_class else f"[{items}]"), i + 2
+    if c in _NEGATED and not in_class:
+        return f"[^{_CLASS_ITEMS[_NEGATED[c]]}]", i + 2
+    if c in "pP":
+        prop = _PROPERTY.match(pattern, i)
+        if prop is None:
+            raise UnsupportedPattern(f"malformed or negated \\{c} class")
+        return prop.group(0), prop.end()
+    if c in _PLAIN_ESCAPES:
+        return pattern[i : i + 2], i + 2
+    if c in _ASSERTIONS and not in_class:
+        if c == "b" and pattern.startswith("{", i + 2):
+            raise UnsupportedPattern("\\b{...} word boundaries are not supported")
+        return pattern[i : i + 2], i + 2
+    if c in "<>" and not in_class:
+        raise UnsupportedPattern(f"\\{c} (start or end of word) is not supported")
+    if c in _PUNCTUATION:
+        return _scalar(ord(c)), i + 2
+    # Digits are backreferences or octal, refused by Rust, as are \Q, \C, \Z, \G, \k, \N.
+    raise UnsupportedPattern(f"escape \\{c} is not supported")
+
+
+def _class(pattern: str, start: int) -> tuple[str, int]:
+    """Translate ``[...]`` starting at ``start``; return RE2's form and the index after it."""
     i = start + 1
     negated = pattern.startswith("^", i)
     if negated:
         i += 1
-    parts: list[str] = []
+    items: list[str] = []
+    complements: list[str] = []  # \W and \S: not class items in RE2
     first = True
     while True:
         if i >= len(pattern):
@@ -97,156 +160,184 @@ def _translate_class(pattern: str, start: int) -> tuple[str, int]:
         first = False
         if c == "[":
             posix = re.match(r"\[:(\^?)([a-z]+):\]", pattern[i:])
-            if posix is None or posix.group(2) not in _POSIX_CLASSES:
+            if posix is None or posix.group(2) not in _POSIX_NAMES:
                 raise UnsupportedPattern("nested character classes are not supported")
-            if posix.group(1):
-                # A negated POSIX class can only stand alone: [[:^digit:]] == [^0-9].
-                end = i + posix.end()
-                if negated or parts or not pattern.startswith("]", end):
-                    raise UnsupportedPattern("a negated POSIX class must stand alone")
-                return f"[^{_POSIX_CLASSES[posix.group(2)]}]", end + 1
-            parts.append(_POSIX_CLASSES[posix.group(2)])
+            items.append(posix.group(0))  # RE2 knows the same ASCII POSIX classes
             i += posix.end()
             continue
         if c in "&-~" and pattern.startswith(c * 2, i):
             raise UnsupportedPattern("character class set operations are not supported")
         if c == "\\":
-            escape, i = _translate_escape(pattern, i, in_class=True)
-            parts.append(escape)
+            kind = pattern[i + 1 : i + 2]
+            if kind in _NEGATED:
+                if negated:
+                    raise UnsupportedPattern(f"\\{kind} in a negated class is not supported")
+                complements.append(f"[^{_CLASS_ITEMS[_NEGATED[kind]]}]")
+                i += 2
+                continue
+            escape, i = _escape(pattern, i, in_class=True)
+            items.append(escape)
             continue
-        parts.append(c)
+        items.append(c)
         i += 1
-    return "[" + ("^" if negated else "") + "".join(parts) + "]", i
+    body = "[" + ("^" if negated else "") + "".join(items) + "]"
+    if not complements:
+        return body, i
+    return "(?:" + "|".join(([body] if items else []) + complements) + ")", i
 
 
-def _translate_escape(pattern: str, i: int, *, in_class: bool) -> tuple[str, int]:
-    if i + 1 >= len(pattern):
-        raise UnsupportedPattern("pattern ends with a lone backslash")
-    c = pattern[i + 1]
-    braced = _BRACED_HEX.match(pattern, i)
-    if braced:
-        return f"\\U{int(braced.group(1), 16):08x}", braced.end()
-    if c in _PLAIN_HEX:
-        digits = pattern[i + 2 : i + 2 + _PLAIN_HEX[c]]
-        if len(digits) != _PLAIN_HEX[c] or not all(d in "0123456789abcdefABCDEF" for d in digits):
-            raise UnsupportedPattern(f"malformed \\{c} escape")
-        return pattern[i : i + 2 + _PLAIN_HEX[c]], i + 2 + _PLAIN_HEX[c]
-    if c == "z" and not in_class:
-        return "\\Z", i + 2
-    if c in "<>" and not in_class:
-        return ("\\b(?=\\w)" if c == "<" else "\\b(?<=\\w)"), i + 2
-    if c not in _ALLOWED_ESCAPES or (in_class and c in "AbBz"):
-        # Digits are backreferences or octal, both refused by Rust; \p, \k, \N, \Z, \G
-        # and friends are not part of Rust's syntax or not expressible here.
-        raise UnsupportedPattern(f"escape \\{c} is not supported")
-    if c.isalnum() or c in "\\.+*?()|[]{}^$-#&~":
-        return pattern[i : i + 2], i + 2
-    return re.escape(c), i + 2
+def _flags(rust_flags: str) -> str:
+    """Rust's flags as RE2's: the same letters, less ``u`` (RE2 is always Unicode)."""
+    on, dash, off = rust_flags.partition("-")
+    if (
+        not rust_flags
+        or (dash and not off)
+        or "-" in off
+        or set(on + off) - set("imsuxUR")
+        or len(set(on + off)) != len(on + off)
+    ):
+        raise UnsupportedPattern(f"invalid flag group (?{rust_flags})")
+    if set(on + off) & set("xR") or "u" in off:
+        raise UnsupportedPattern(f"flags {rust_flags!r} are not supported")
+    on = on.replace("u", "")
+    return on + ("-" + off if off else "")
+
+
+class _Translation:
+    """The output so far, and where the last repeatable piece starts (for stacking)."""
+
+    def __init__(self) -> None:
+        self.out: list[str] = []
+        self.piece: int | None = None  # index in `out` where the last atom starts
+        # That atom already carries a repetition, or is an assertion (RE2 repeats neither).
+        self.repeated = False
+
+    def atom(self, text: str, *, assertion: bool = False) -> None:
+        self.piece, self.repeated = len(self.out), assertion
+        self.out.append(text)
+
+    def repeat(self, operator: str) -> None:
+        if self.piece is None:
+            raise UnsupportedPattern(f"repetition {operator!r} has nothing to repeat")
+        if self.repeated:  # Rust allows a**, a{2}{3} and ^*; RE2 wants a group around
+            self.out.insert(self.piece, "(?:")
+            self.out.append(")")
+        self.out.append(operator)
+        self.repeated = True
 
 
 def translate_rust_pattern(pattern: str) -> str:
-    """Rewrite a Rust ``regex`` pattern into a Python ``re`` pattern with the same matches."""
-    out: list[str] = []
-    scopes = [_Scope(multiline=False)]
-    i = 0
-    n = len(pattern)
+    """Rewrite a Rust ``regex`` pattern into RE2's syntax, with the same matches."""
+    t = _Translation()
+    groups: list[int] = []  # output index where each open group starts
+    i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
-        scope = scopes[-1]
         if c == "\\":
-            escape, i = _translate_escape(pattern, i, in_class=False)
-            out.append(escape)
+            escape, i = _escape(pattern, i, in_class=False)
+            t.atom(escape, assertion=escape[1:] in _ASSERTIONS)
         elif c == "[":
-            cls, i = _translate_class(pattern, i)
-            out.append(cls)
+            cls, i = _class(pattern, i)
+            t.atom(cls)
         elif c == "(":
-            i = _open_group(pattern, i, out, scopes)
+            opener, i, bare_flags = _group(pattern, i)
+            if not bare_flags:
+                groups.append(len(t.out))
+            t.out.append(opener)
+            t.piece = None  # nothing to repeat right after an opening or a flag group
         elif c == ")":
-            if len(scopes) == 1:
+            if not groups:
                 raise UnsupportedPattern("unbalanced parenthesis")
-            out.append(")" * len(scope.opened))
-            scopes.pop()
-            out.append(")")
+            t.out.append(")")
+            t.piece, t.repeated = groups.pop(), False
             i += 1
         elif c == "|":
-            out.append(")" * len(scope.opened) + "|" + "".join(scope.opened))
-            i += 1
-        elif c == "$":
-            out.append("$" if scope.multiline else "\\Z")
+            t.out.append("|")
+            t.piece = None
             i += 1
         elif c == "{":
             counted = _COUNTED.match(pattern, i)
             if counted is None:
-                raise UnsupportedPattern("malformed counted repetition")
-            out.append(counted.group(0))
-            i = counted.end()
-            i = _refuse_possessive(pattern, i)
+                raise UnsupportedPattern("malformed counted repetition")  # RE2: text
+            low, comma, high = counted.groups()
+            if comma and high and int(high) < int(low):
+                raise UnsupportedPattern("counted repetition with min above max")
+            i = _repeat(pattern, counted.end(), t, counted.group(0))
         elif c in "*+?":
-            out.append(c)
+            i = _repeat(pattern, i + 1, t, c)
+        elif c in "^$":
+            t.atom(c, assertion=True)
             i += 1
-            if pattern.startswith("?", i):
-                out.append("?")
-                i += 1
-            else:
-                i = _refuse_possessive(pattern, i)
         else:
-            out.append(c)
+            t.atom(c)
             i += 1
-    if len(scopes) != 1:
+    if groups:
         raise UnsupportedPattern("unclosed group")
-    out.append(")" * len(scopes[0].opened))
-    return "".join(out)
+    return "".join(t.out)
 
 
-def _refuse_possessive(pattern: str, i: int) -> int:
-    if pattern.startswith("+", i):
-        raise UnsupportedPattern("possessive quantifiers are not supported")
+def _repeat(pattern: str, i: int, t: _Translation, operator: str) -> int:
+    """Append a repetition and its lazy marker, if any (Rust has no possessive ones:
+    ``a*+`` is ``(?:a*)+`` there)."""
     if pattern.startswith("?", i):
-        return i  # lazy marker after a counted repetition, handled by the caller's next pass
+        t.repeat(operator + "?")
+        return i + 1
+    t.repeat(operator)
     return i
 
 
-def _open_group(pattern: str, i: int, out: list[str], scopes: list[_Scope]) -> int:
-    scope = scopes[-1]
+def _group(pattern: str, i: int) -> tuple[str, int, bool]:
+    """An opening group: RE2's opener, the index after it, whether it is a bare flag group."""
     if not pattern.startswith("(?", i):
-        scopes.append(_Scope(scope.multiline))
-        out.append("(")
-        return i + 1
+        return "(?:", i + 1, False  # nothing reads captures: no group numbering needed
+    if pattern.startswith("(?:", i):
+        return "(?:", i + 3, False
     named = _NAMED_GROUP.match(pattern, i)
     if named:
-        scopes.append(_Scope(scope.multiline))
-        out.append(f"(?P<{named.group(1)}>")
-        return named.end()
-    if pattern.startswith("(?:", i):
-        scopes.append(_Scope(scope.multiline))
-        out.append("(?:")
-        return i + 3
+        return "(?:", named.end(), False
     flags = _FLAG_GROUP.match(pattern, i)
     if flags is None:
         # Lookaround, atomic groups, backreferences by name, conditionals, comments.
         raise UnsupportedPattern(f"group syntax {pattern[i : i + 4]!r} is not supported")
-    python_flags, multiline = _python_flags(flags.group(1))
-    opener = f"(?{python_flags}:" if python_flags else "(?:"
+    re2_flags = _flags(flags.group(1))
     if flags.group(2) == ":":
-        scopes.append(_Scope(scope.multiline if multiline is None else multiline))
-        out.append(opener)
-    else:
-        # Rust applies a bare flag group to the rest of the enclosing group; Python 3.11 only
-        # allows it at the very start, so open a scoped group that closes with the enclosing one.
-        if multiline is not None:
-            scope.multiline = multiline
-        scope.opened.append(opener)
-        out.append(opener)
-    return flags.end()
+        return (f"(?{re2_flags}:" if re2_flags else "(?:"), flags.end(), False
+    # A bare flag group applies to the rest of its group, across alternatives, in RE2 too.
+    return (f"(?{re2_flags})" if re2_flags else ""), flags.end(), True
+
+
+def _options(case_insensitive: bool) -> re2.Options:
+    options = re2.Options()
+    options.never_capture = True  # a yes/no answer needs no groups: a faster automaton
+    options.log_errors = False  # a hostile pattern must not write to stderr
+    options.case_sensitive = not case_insensitive
+    return options
 
 
 @functools.lru_cache(maxsize=1024)
-def compile_rust_pattern(pattern: str, *, case_insensitive: bool = False) -> re.Pattern[str]:
-    """Compile a Rust-dialect pattern; raise `UnsupportedPattern` if Unleash would not match it."""
+def compile_rust_pattern(pattern: str, *, case_insensitive: bool = False) -> RegexMatcher:
+    """A linear-time matcher for a Rust-dialect pattern, or `UnsupportedPattern`.
+
+    The one way the product evaluates a REGEX: the matcher answers whether the pattern
+    occurs anywhere in a text, as Unleash's engine does. It never backtracks (RE2).
+    """
     translated = translate_rust_pattern(pattern)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return re.compile(translated, re.IGNORECASE if case_insensitive else 0)
-    except (re.error, OverflowError, RecursionError) as exc:
+        compiled = re2.compile(translated, _options(case_insensitive))
+    except re2.error as exc:
         raise UnsupportedPattern(str(exc)) from exc
+    # RE2's own search, without the wrapper's match object (8x slower for a yes/no). These
+    # are the wrapper's internals: should a release rename them, its public search serves.
+    match = getattr(getattr(compiled, "_regexp", None), "Match", None)
+    anchor = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    if match is None or anchor is None:
+        search = compiled.search
+        return lambda text: search(text) is not None
+
+    def matches(text: str, match: Any = match, unanchored: Any = anchor) -> bool:
+        # Lone surrogates (from JSON's \ud800) pass through as bytes RE2 matches with nothing.
+        encoded = text.encode("utf-8", "surrogatepass")
+        start: int = match(unanchored, encoded, 0, len(encoded))[0][0]
+        return start >= 0
+
+    return matches

@@ -15,6 +15,7 @@ import socket
 from collections.abc import Callable, Mapping
 
 from flagcore.context import Context, MappingContext, Readable
+from flagcore.date_reading import RUST_WHITE_SPACE  # entries are trimmed as Rust's trim does
 from flagcore.hashing import percentage_bucket
 from flagcore.operators import (
     BrokenRule,
@@ -115,7 +116,7 @@ def _user_with_id(parameters: Mapping[str, str], _flag: str) -> Predicate:
     raw = parameters.get("userIds")
     if raw is None:
         return never
-    user_ids = frozenset(map(str.strip, raw.split(",")))
+    user_ids = frozenset([part.strip(RUST_WHITE_SPACE) for part in raw.split(",")])
 
     def predicate(ctx: Readable) -> bool:
         user_id = _read_user_id(ctx)
@@ -155,7 +156,8 @@ def _remote_address(parameters: Mapping[str, str], _flag: str) -> Predicate:
     if raw_list is None:
         return never
     # Unleash skips entries it cannot read.
-    networks = [n for raw in raw_list.split(",") if (n := parse_network(raw.strip())) is not None]
+    entries = [raw.strip(RUST_WHITE_SPACE) for raw in raw_list.split(",")]
+    networks = [n for raw in entries if (n := parse_network(raw)) is not None]
     if not networks:
         return never
 
@@ -175,7 +177,9 @@ def _remote_address(parameters: Mapping[str, str], _flag: str) -> Predicate:
 def _application_hostname(parameters: Mapping[str, str], _flag: str) -> Predicate:
     # Unleash's documented rule: on when this machine's hostname is listed (case-insensitive).
     # HOSTNAME wins over the OS name, as in Unleash's SDKs.
-    host_names = {part.strip().lower() for part in parameters.get("hostNames", "").split(",")}
+    host_names = {
+        part.strip(RUST_WHITE_SPACE).lower() for part in parameters.get("hostNames", "").split(",")
+    }
     hostname = os.environ.get("HOSTNAME") or socket.gethostname()
     return always if hostname.lower() in host_names else never
 

@@ -22,7 +22,13 @@ from flagcore.codec import json_type, wire_name
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.limits import Limits, enforce
 from flagcore.model import Constraint, Strategy, Variant, WeightType
-from flagcore.operators import OPERATORS, BrokenRule, compile_constraint, parse_network
+from flagcore.operators import (
+    OPERATORS,
+    BrokenRule,
+    compile_constraint,
+    parse_network,
+    rule_value_problem,
+)
 from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
 from flagcore.strategies import parse_percentage
 
@@ -189,8 +195,11 @@ def _constraint_problems(constraint: Constraint, path: str) -> list[ErrorDetail]
         except UnsupportedPattern as exc:
             return [ErrorDetail(f"invalid regular expression: {exc}", f"{path}.value")]
         return []
-    if operator.startswith("SEMVER_") and constraint.value.startswith("v"):
-        return [ErrorDetail("a version must not start with 'v'", f"{path}.value")]
+    # The engine compares by the value's look (SEMVER_EQ "1.2" as numbers), as Unleash's
+    # does; the admin API refuses a value not of the operator's own type, as Unleash's does.
+    problem = rule_value_problem(operator, constraint.value)
+    if problem is not None:
+        return [ErrorDetail(problem, f"{path}.value")]
     try:
         compile_constraint(constraint)
     except BrokenRule as exc:

@@ -331,11 +331,25 @@ def test_hour_24_is_not_a_constraint_date() -> None:
 def test_context_dates_in_the_sdk_shape_read_as_the_general_reader_reads_them(
     moment: dt.datetime, timespec: str
 ) -> None:
-    # parse_context_date reads this shape with fromisoformat; it must agree with the
-    # general (chrono-like) reader on every such text.
-    from flagcore.operators import _CONTEXT_DATE, _date_from, parse_context_date
+    # parse_chrono_date reads this shape with one regular expression; it must agree with
+    # the general (chrono) reader on every such text, and with Python on the instant.
+    from flagcore.date_reading import _relaxed, parse_chrono_date
 
     text = moment.isoformat(timespec=timespec).replace("+00:00", "Z")
-    match = _CONTEXT_DATE.fullmatch(text)
-    assert match is not None
-    assert parse_context_date(text) == _date_from(match)
+    key = parse_chrono_date(text)
+    assert key == _relaxed(text)
+    since_epoch = dt.datetime.fromisoformat(text) - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+    assert key == (
+        since_epoch.days * 86_400 + since_epoch.seconds,
+        since_epoch.microseconds * 1000,
+    )
+
+
+def test_user_ids_are_trimmed_of_unicode_spaces_but_not_of_separators() -> None:
+    # As Rust's str::trim in Unleash's engine: NBSP goes, \x1c (a space to Python) stays.
+    strategy = {"name": "userWithId", "parameters": {"userIds": "alice\u00a0,\x1cbob"}}
+    engine = Engine.from_client_features(
+        {"features": [{"name": "f", "enabled": True, "strategies": [strategy]}]}
+    )
+    assert engine.is_enabled("f", {"userId": "alice"})
+    assert not engine.is_enabled("f", {"userId": "bob"})

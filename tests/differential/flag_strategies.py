@@ -56,6 +56,11 @@ STRINGS = (
     "a\nb",  # "$" and "^" differ across lines
     "abc\n",
     " pad ",
+    "a" * 40 + "!",  # ^(a+)+$ would take hours to refuse with backtracking
+    "a" * 40,
+    "\u0663\u0664",  # Unicode digits: \d in Rust's dialect
+    "\u00a0",  # Unicode white space
+    "x_y-z",
 )
 EMAILS = ("bob@example.com", "BOB@Example.COM", "alice@test.org", "@example.com", "example.com")
 NUMBERS = (
@@ -109,6 +114,31 @@ DATES = (
     "junk",
     "",
 )
+# Unusual forms chrono reads (and some it refuses): contexts aim these at DATE constraints.
+UNUSUAL_DATES = (
+    "24-1-1T0:0:0Z",
+    "0-01-01T00:00:00Z",
+    "0000-01-01T00:00:00Z",
+    "+12024-01-01T00:00:00Z",
+    "-0001-12-31T23:59:59Z",
+    "2024-01-01T00:00:00.000000001Z",
+    "2023-12-31T23:59:60Z",
+    "2023-12-31T23:59:60.5Z",
+    "2024-01-01 00:00:00 UTC",
+    "2024-01-01T00:00:00 utc",
+    "2024 - 01 - 01T00 : 00 : 00Z",
+    "2024-01-01T02:00:00+02: 00",
+    "2023-12-31T23:00:00\u221201:00",
+    "2024-01-01T 00:00:00Z",
+    "2024-02-30T00:00:00Z",
+    "2024-02-29T00:00:00Z",
+    "2024-01-01T24:00:00Z",
+    "2024-01-01T00:00:00+24:00",
+    "12024-01-01T00:00:00Z",
+    "\x1c2024-01-01T00:00:00Z",
+    "\u30002024-01-01T00:00:00Z",
+)
+DATES = DATES + UNUSUAL_DATES
 SEMVERS = (
     "1.0.0",
     "1.0.0-alpha",
@@ -136,6 +166,10 @@ SEMVERS = (
     "1.0.0 ",
     "junk",
     "",
+    "1.2.3junk",
+    "1.0.0-alpha..1",
+    "18446744073709551615.0.0",
+    "1.0.0-",
 )
 IPS = (
     "10.0.0.1",
@@ -174,6 +208,17 @@ CIDRS = (
     "::1%1/128",
     "junk",
     "",
+    # Netmasks: IPv4 only, one bits contiguous.
+    "10.0.0.0/255.0.0.0",
+    "10.0.0.0/255.255.255.0",
+    "10.0.0.0/255.255.0.0",
+    "10.0.0.0/0.0.0.0",
+    "10.0.0.0/255.0.255.0",
+    "10.0.0.0/255.000.0.0",
+    "2001:db8::/ffff:ffff::",
+    "::1/255.0.0.0",
+    "10.0.0.0/008",
+    "10.0.0.0/8/8",
 )
 # Rust's regex dialect: valid, valid-but-unlike-Python, and invalid patterns.
 REGEXES = (
@@ -209,6 +254,34 @@ REGEXES = (
     "\\Qabc",
     "^\\w+$",
     "(?i)i",
+    # Catastrophic for a backtracking engine; linear in Rust's and RE2.
+    "^(a+)+$",
+    "^(a|aa)+$",
+    "(a*)*b",
+    # Unicode shorthands, escapes and repetitions RE2 spells otherwise.
+    "^\\d+$",
+    "\\s",
+    "^[\\w-]+$",
+    "^\\W",
+    "[^\\d]",
+    "[a\\S]",
+    "\\u0061",
+    "\\U{62}",
+    "x\\_y",
+    "a**",
+    "a*+",
+    "a{2}{3}",
+    "(?U)a+",
+    "\\p{Greek}",
+    "(?i)\\p{Lu}",
+    # Rust refuses these; RE2 would read them.
+    "\\p{^Greek}",
+    "x{abc}",
+    "a{,3}",
+    "\\0",
+    "\\C",
+    "\\x{D800}",
+    "(?i-)a",
 )
 # Substrings, prefixes, suffixes and case variants for the STR_* operators.
 FRAGMENTS = (
@@ -460,6 +533,9 @@ _WELL_FORMED: dict[str, Sequence[str]] = {
         "2024-01-01T00:00:00.001Z",
         "2020-06-15T12:00:00Z",
         "2099-01-01T00:00:00Z",
+        "0000-01-01T00:00:00Z",
+        "2023-12-31T23:59:60Z",
+        "9999-12-31T23:59:59.999+23:59",
     ),
     "SEMVER": (
         "1.0.0",
@@ -478,8 +554,14 @@ _WELL_FORMED: dict[str, Sequence[str]] = {
 _ANY_VALUE: dict[str, Sequence[str]] = {
     "NUM": NUMBERS,
     "DATE": DATES,
-    # Numbers as versions compare as numbers in yggdrasil (a quirk flagcore does not copy).
-    "SEMVER": tuple(v for v in SEMVERS if v.strip() not in ("1", "1.0", "1.2")),
+    "SEMVER": SEMVERS,
+    "REGEX": REGEXES,
+}
+# A literal of another family: NUM_*, DATE_* and SEMVER_* compare by the value's look.
+_CROSS_FAMILY: dict[str, Sequence[str]] = {
+    "NUM": (*_WELL_FORMED["DATE"][:3], *_WELL_FORMED["SEMVER"][:4], "1.2.3junk"),
+    "DATE": (*_WELL_FORMED["NUM"][:6], *_WELL_FORMED["SEMVER"][:4], "2024-01-01"),
+    "SEMVER": (*_WELL_FORMED["NUM"], *_WELL_FORMED["DATE"][:3]),
     "REGEX": REGEXES,
 }
 # Mostly well formed; else anything of the family; now and then a literal of another
@@ -488,8 +570,7 @@ _SINGLE_VALUES = {
     family: _weighted(
         (_WELL_FORMED[family], 700 // len(_WELL_FORMED[family])),
         (_ANY_VALUE[family], 250 // len(_ANY_VALUE[family])),
-        # A literal of another family (a number for SEMVER_*, a date for NUM_*) picks the
-        # comparison by its look in yggdrasil; flagcore refuses the rule (docs/engine.md).
+        (_CROSS_FAMILY[family], max(1, 100 // len(_CROSS_FAMILY[family]))),
     )
     for family in _ANY_VALUE
 }
@@ -650,8 +731,9 @@ _ROLLOUT_STICKINESS = st.sampled_from(
 _DEFAULT_STICKINESS = _weighted(([None], 3), (["default", "userId", "tenant"], 1))
 _SEPARATORS = st.sampled_from((",", ", "))
 _PARTS = {
-    "userIds": st.sampled_from((*USER_IDS, 'a"b')),
-    "IPs": st.sampled_from((*CIDRS, *IPS)),
+    # Entries are trimmed of Unicode white space (NBSP), not of \x1c, as in Rust.
+    "userIds": st.sampled_from((*USER_IDS, 'a"b', "\x1c1", "1\u00a0", "\u30007")),
+    "IPs": st.sampled_from((*CIDRS, *IPS, "\x1c10.0.0.1", "10.0.0.0/8\u00a0")),
     "hostNames": st.sampled_from(HOSTNAMES),
 }
 _PART_COUNTS = _weighted(([_ABSENT], 1), ([1], 4), ([0, 2, 3], 1))
@@ -796,15 +878,44 @@ def scenarios(draw: st.DrawFn) -> Scenario:
     return Scenario(payload, drawn + _aimed_contexts(draw, payload, drawn))
 
 
-_AIMED_COUNTS = _weighted(([0], 1), ([1], 1))
+_UNTYPED_OPERATORS = frozenset(
+    {"IN", "NOT_IN", "STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH", "NOT_A_REAL_OPERATOR"}
+)
+_AIMED_COUNTS = _weighted(([0], 1), ([1], 1), ([2], 1), ([3], 1))
+# Texts on which Rust's regex dialect and a naive translation part ways (Unicode classes,
+# case folding, escapes, long runs for catastrophic patterns).
+REGEX_TEXTS = (
+    "straße",
+    "ünï-1",
+    "ΣΑΣ",
+    "σας",
+    "αβγ",
+    "\u0663\u0664",
+    "\u00a0",
+    "a\u3000b",
+    "a" * 40 + "!",
+    "a" * 40,
+    "aaab",
+    "x_y-z",
+    "xaaay",
+    "AB",
+    "ab",
+    "x{abc}",
+    "\\",
+)
 # Values to aim at a constraint of each family, from that family's whole pool.
 _AIMED_VALUES = {
-    "NUM": st.sampled_from(NUMBERS),
-    "DATE": st.sampled_from(DATES),
-    "SEMVER": st.sampled_from(SEMVERS),
-    "REGEX": st.sampled_from((*STRINGS, *EMAILS)),
+    # Each ordinal family may compare any of the three kinds (by the value's look).
+    "NUM": st.sampled_from((*NUMBERS, *SEMVERS[:12], *DATES[:6])),
+    "DATE": _weighted((DATES, 1), (UNUSUAL_DATES, 2), ((*NUMBERS[:8], *SEMVERS[:6]), 1)),
+    "SEMVER": st.sampled_from((*SEMVERS, *NUMBERS[:12], *DATES[:4])),
+    "REGEX": _weighted(((*STRINGS, *EMAILS), 1), (REGEX_TEXTS, 4)),
     "IN_CIDR": st.sampled_from(IPS),
 }
+# An address from a range: itself, or its last IPv4 octet changed (in or out of the range).
+_NEIGHBOURS: st.SearchStrategy[Callable[[str], str]] = st.sampled_from(
+    (str, lambda address: address.rpartition(".")[0] + ".77" if "." in address else address)
+)
 # A STR_* constraint's own value, as is or changed so that only case folding matches it.
 _STRING_TWISTS: st.SearchStrategy[Callable[[str], str]] = st.sampled_from(
     (str, str.upper, str.lower, str.swapcase, "x{}".format, "{}x".format, "{0}{0}".format)
@@ -822,13 +933,26 @@ def _aimed_contexts(draw: st.DrawFn, payload: JSON, drawn: Sequence[JSON]) -> tu
     for flag in payload["features"]:
         for strategy in flag["strategies"]:
             targets.extend(strategy.get("constraints") or ())
+            if strategy["name"] == "remoteAddress" and strategy["parameters"].get("IPs"):
+                # The strategy's ranges, aimed at like an IN_CIDR constraint's.
+                ranges = [part.strip() for part in strategy["parameters"]["IPs"].split(",")]
+                targets.append(
+                    {"operator": "IN_CIDR", "contextName": "remoteAddress", "values": ranges}
+                )
+    # Typed constraints (dates, versions, numbers, patterns, ranges) three times as often:
+    # their parsers are where two engines part ways.
+    targets += [t for t in targets if t["operator"] not in _UNTYPED_OPERATORS] * 2
     aimed: list[JSON] = []
     for _ in range(draw(_AIMED_COUNTS) if targets else 0):
         context = copy.deepcopy(drawn[draw(st.integers(0, len(drawn) - 1))])
         target = targets[draw(st.integers(0, len(targets) - 1))]
         operator, field = target["operator"], target["contextName"]
         family = next((f for f in _AIMED_VALUES if operator.startswith(f)), None)
-        if family is not None:
+        if family == "IN_CIDR" and target.get("values") and draw(st.booleans()):
+            # A range's own address (or one next to it) is inside it, whatever its notation.
+            chosen = target["values"][draw(st.integers(0, len(target["values"]) - 1))]
+            value = draw(_NEIGHBOURS)(chosen.partition("/")[0])
+        elif family is not None:
             value = draw(_AIMED_VALUES[family])
         elif target.get("values"):
             value = target["values"][draw(st.integers(0, len(target["values"]) - 1))]
