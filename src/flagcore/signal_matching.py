@@ -4,8 +4,9 @@ Unleash reads a payload filter's key as a path into the signal's JSON, flattened
 its ``flattenPayload`` does: objects join keys with ``.``, list items get ``[index]``
 (``data.service``, ``tags[0]``, ``alerts[1].severity``), and a literal key that spells the
 same path as a nested one is read after it, so it wins. Each filter is then an engine
-constraint over that field (`flagcore.operators`, so ``REGEX`` is the engine's linear-time
-matching and every operator behaves as in flag evaluation).
+constraint over that field (`flagcore.operators`), so every operator behaves as in flag
+evaluation and ``REGEX`` is whatever the engine's operator builder compiles (linear-time
+once the engine uses RE2, with nothing to change here).
 
 The payload comes from outside, so the walk is bounded: it only descends into keys that
 start some filter's path (a path can only grow), so its cost is the size of the payload

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+import textwrap
 from typing import Any
 
 import pytest
@@ -145,3 +149,37 @@ def test_a_filter_answers_as_the_same_constraint_in_flag_evaluation(
     expected = engine.is_enabled("f", {"properties": properties})
     matched = matching_action_sets([_action_set(constraint)], payload, source=1)
     assert bool(matched) == expected
+
+
+def test_a_catastrophic_regex_filter_answers_in_linear_time() -> None:
+    """``^(a+)+$`` against 40 ``a`` and a ``!`` takes a backtracking engine ~2^40 steps.
+
+    Run in a child process: a backtracking engine holds the GIL, so in-process the test
+    could never time out; here it fails at the bound instead of hanging the suite.
+    """
+    script = textwrap.dedent(
+        """
+        import json, time
+        from flagcore.entities import Action, ActionKind, ActionSet
+        from flagcore.model import Constraint
+        from flagcore.signal_matching import matching_action_sets
+        enable = (Action(ActionKind.TOGGLE_FEATURE_ON, "f", "development"),)
+        def action_set(inverted):
+            return ActionSet(1, "a", "p", 1, enable,
+                             (Constraint("msg", "REGEX", (), "^(a+)+$", inverted),))
+        payload = {"msg": "a" * 40 + "!"}
+        started = time.monotonic()
+        plain = matching_action_sets([action_set(False)], payload, source=1)
+        inverted = matching_action_sets([action_set(True)], payload, source=1)
+        print(json.dumps([len(plain), len(inverted), time.monotonic() - started]))
+        """
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=10, check=True
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("REGEX backtracked: the filter is not matched in linear time")
+    plain, inverted, seconds = json.loads(done.stdout)
+    assert (plain, inverted) == (0, 1)
+    assert seconds < 2.0
