@@ -32,13 +32,13 @@ def prepare_tokens(service: Service, config: ServerConfig) -> str | None:
     Returns the secret of a token made here, to be shown once.
     """
     for index, secret in enumerate(config.init_admin_tokens):
-        if service.authenticate(secret) is None:
-            service.create_token(f"init-admin-{index + 1}", TokenType.ADMIN, secret=secret)
+        if service.tokens.authenticate(secret) is None:
+            service.tokens.create_token(f"init-admin-{index + 1}", TokenType.ADMIN, secret=secret)
     for index, secret in enumerate(config.init_client_tokens):
-        if service.authenticate(secret) is None:
+        if service.tokens.authenticate(secret) is None:
             scope, _, _ = secret.partition(".")
             project, _, environment = scope.partition(":")
-            service.create_token(
+            service.tokens.create_token(
                 f"init-client-{index + 1}",
                 TokenType.CLIENT,
                 projects=("*",) if project in ("*", "[]") else (project,),
@@ -47,9 +47,9 @@ def prepare_tokens(service: Service, config: ServerConfig) -> str | None:
             )
     if config.auth is AuthMode.NONE:
         return None
-    if any(token.type is TokenType.ADMIN for token in service.list_tokens()):
+    if any(token.type is TokenType.ADMIN for token in service.tokens.list_tokens()):
         return None
-    return service.create_token("admin", TokenType.ADMIN).secret
+    return service.tokens.create_token("admin", TokenType.ADMIN).secret
 
 
 async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> None:

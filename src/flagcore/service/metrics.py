@@ -18,9 +18,9 @@ from flagcore.codec import json_member
 from flagcore.entities import ClientInstance, FlagMetrics
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.limits import enforce
-from flagcore.service._base import ServiceBase
+from flagcore.service.context import ServiceContext
 
-__all__ = ["MAX_COUNT", "MetricsMixin"]
+__all__ = ["MAX_COUNT", "Metrics"]
 
 # Counts are stored as SQLite (and PostgreSQL bigint) integers.
 MAX_COUNT = 2**63 - 1
@@ -55,7 +55,10 @@ def _in_scope(projects: Collection[str] | None) -> Any:
     return frozenset(projects).__contains__
 
 
-class MetricsMixin(ServiceBase):
+class Metrics:
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
+
     def _checked_instance(
         self,
         app_name: Any,
@@ -67,8 +70,8 @@ class MetricsMixin(ServiceBase):
         started: dt.datetime | None = None,
         interval: int | None = None,
     ) -> ClientInstance:
-        maximum = self.limits.client_field_length
-        enforce(self.limits, "client_strategies_reported", len(strategies), "strategies")
+        maximum = self._context.limits.client_field_length
+        enforce(self._context.limits, "client_strategies_reported", len(strategies), "strategies")
         return ClientInstance(
             _text(app_name, "$.appName", maximum, required=True) or "",
             _text(instance_id, "$.instanceId", maximum, required=True) or "",
@@ -80,7 +83,7 @@ class MetricsMixin(ServiceBase):
             ),
             started,
             interval,
-            self.clock(),
+            self._context.clock(),
         )
 
     def register_client(
@@ -104,14 +107,14 @@ class MetricsMixin(ServiceBase):
             interval=interval,
         )
         # Not a change SDKs see: written without moving the in-process engines.
-        with self.store.transaction() as tx:
+        with self._context.store.transaction() as tx:
             tx.save_client_instance(instance)
         return instance
 
     def note_client_instances(self, instances: Iterable[ClientInstance]) -> int:
         """Save several instances seen polling, in one transaction (the server batches them)."""
         count = 0
-        with self.store.transaction() as tx:
+        with self._context.store.transaction() as tx:
             for instance in instances:
                 tx.save_client_instance(instance)
                 count += 1
@@ -133,12 +136,14 @@ class MetricsMixin(ServiceBase):
         are counted; other names are accepted and dropped, as Unleash accepts them.
         """
         instance = self._checked_instance(app_name, instance_id, environment=environment)
-        enforce(self.limits, "metrics_toggles_per_post", len(toggles), "flags in one report")
+        enforce(
+            self._context.limits, "metrics_toggles_per_post", len(toggles), "flags in one report"
+        )
         hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
         counted = [self._checked_counts(name, counts) for name, counts in toggles.items()]
         wanted = _in_scope(projects)
-        maximum = self.limits.client_field_length
-        with self.store.transaction() as tx:
+        maximum = self._context.limits.client_field_length
+        with self._context.store.transaction() as tx:
             projects_of = tx.flag_projects([c[0] for c in counted if len(c[0]) <= maximum])
             rows = [
                 FlagMetrics(name, app_name, environment, hour, yes, no, variants)
@@ -164,8 +169,13 @@ class MetricsMixin(ServiceBase):
                 f"{path}.variants must be an object",
                 [ErrorDetail("an object", f"{path}.variants")],
             )
-        enforce(self.limits, "metrics_variants_per_toggle", len(variants), f"variants of {path}")
-        maximum = self.limits.client_field_length
+        enforce(
+            self._context.limits,
+            "metrics_variants_per_toggle",
+            len(variants),
+            f"variants of {path}",
+        )
+        maximum = self._context.limits.client_field_length
         checked_variants = {}
         for variant, count in variants.items():
             variant_path = json_member(f"{path}.variants", str(variant))
@@ -179,9 +189,9 @@ class MetricsMixin(ServiceBase):
         )
 
     def flag_metrics(self, flag: str) -> list[FlagMetrics]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             return list(tx.list_flag_metrics(flag))
 
     def client_instances(self) -> list[ClientInstance]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             return list(tx.list_client_instances())

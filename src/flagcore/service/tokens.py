@@ -12,9 +12,9 @@ import attrs
 
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict, NotFound
-from flagcore.service._base import SYSTEM, ServiceBase
+from flagcore.service.context import SYSTEM, ServiceContext
 
-__all__ = ["TokensMixin", "hash_secret"]
+__all__ = ["Tokens", "hash_secret"]
 
 _SECRET_SHAPE = re.compile(r"(\*|\[\]|[A-Za-z0-9_.~-]+):(\*|[A-Za-z0-9_.~-]+)\.[A-Za-z0-9_-]{8,}")
 
@@ -32,7 +32,10 @@ class CreatedToken:
     secret: str
 
 
-class TokensMixin(ServiceBase):
+class Tokens:
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
+
     def create_token(
         self,
         name: str,
@@ -55,7 +58,7 @@ class TokensMixin(ServiceBase):
                 "a token needs a name", [ErrorDetail("must not be empty", "$.tokenName")]
             )
         projects = tuple(dict.fromkeys(projects)) or ("*",)
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             if kind is TokenType.ADMIN:
                 projects, environment = ("*",), None
             else:
@@ -90,10 +93,10 @@ class TokensMixin(ServiceBase):
                 secret[: secret.index(".") + 5] + "…",
                 projects,
                 environment,
-                self.clock(),
+                self._context.clock(),
             )
             tx.save_token(token)
-            self._event(
+            self._context.record_event(
                 tx,
                 "api-token-created",
                 actor,
@@ -107,21 +110,23 @@ class TokensMixin(ServiceBase):
         return CreatedToken(token, secret)
 
     def list_tokens(self) -> list[ApiToken]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             return list(tx.list_tokens())
 
     def delete_token(self, secret_or_hash: str, *, actor: str = SYSTEM) -> None:
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             token = tx.get_token(secret_or_hash) or tx.get_token(hash_secret(secret_or_hash))
             if token is None:
                 raise NotFound("there is no such token")
             tx.delete_token(token.secret_hash)
-            self._event(tx, "api-token-deleted", actor, data={"tokenName": token.name})
+            self._context.record_event(
+                tx, "api-token-deleted", actor, data={"tokenName": token.name}
+            )
 
     def authenticate(self, secret: str) -> ApiToken | None:
         """The token whose secret this is, or None."""
         digest = hash_secret(secret)
-        with self._read() as tx:
+        with self._context.read() as tx:
             token = tx.get_token(digest)
         if token is None or not hmac.compare_digest(token.secret_hash, digest):
             return None
