@@ -181,12 +181,15 @@ class Strategies:
             data=_strategy_data(rollout),
         )
 
-    # --- shared ---
     def _disable_if_nothing_active(
         self, tx: Transaction, flag: FlagDefinition, environment: str, actor: str
     ) -> None:
         """Turn the environment off once no active strategy is left there (Unleash's rule
-        after a strategy is deleted or disabled), with the event that says so."""
+        after a strategy is deleted or disabled), with the event that says so.
+
+        Written here rather than through `Environments`, which depends on this part: the
+        parts form no cycle, and switching off needs none of the switch's other rules.
+        """
         remaining = tx.list_strategies(flag=flag.name, environment=environment)
         if any(not placement.strategy.disabled for placement in remaining):
             return
