@@ -617,7 +617,7 @@ class StoreContract:
     def test_metrics_add_up_per_flag_app_environment_and_hour(self, service: Service) -> None:
         start = dt.datetime(2026, 1, 1, 10, 15, tzinfo=dt.UTC)
         service.flags.create_flag("default", "f")  # metrics count only flags that exist
-        service.metrics.register_client(
+        service.instances.register_client(
             "shop", "i-1", sdk_version="python:6", strategies=["tenant"]
         )
         toggles = {"f": {"yes": 2, "no": 1, "variants": {"a": 2}}}
@@ -628,7 +628,7 @@ class StoreContract:
         (row,) = service.metrics.flag_metrics("f")
         assert (row.yes, row.no, dict(row.variants)) == (4, 2, {"a": 4})
         assert row.hour == dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC)
-        (instance,) = service.metrics.client_instances()
+        (instance,) = service.instances.client_instances()
         assert (instance.sdk_version, instance.strategies) == ("python:6", ("tenant",))
         with pytest.raises(InvalidInput):
             service.metrics.record_metrics("shop", "i-1", DEV, start, {"f": {"yes": -1}})
@@ -671,14 +671,14 @@ class StoreContract:
         service.metrics.record_metrics("shop", "i", DEV, start, {"f": {"yes": 2**63 - 1}})
         service.metrics.record_metrics("shop", "i", DEV, start, {"f": {"yes": 5}})
         assert [row.yes for row in service.metrics.flag_metrics("f")] == [2**63 - 1]  # saturates
-        assert len(service.metrics.client_instances()) == 1
+        assert len(service.instances.client_instances()) == 1
 
     # --- retention ---
     def test_prune_deletes_what_the_retention_settings_no_longer_keep(self, store: Store) -> None:
         clock = _Clock()
         service = Service(store, clock=clock)
         service.flags.create_flag("default", "f")
-        service.metrics.register_client("shop", "gone")
+        service.instances.register_client("shop", "gone")
         endpoint = service.signals.create_signal_endpoint("ci")
         secret = service.signals.create_signal_endpoint_token(endpoint.id, "ci").secret
         sent = []
@@ -686,7 +686,7 @@ class StoreContract:
             sent.append(service.signals.receive_signal("ci", secret, {"day": day}).id)
             clock.advance(86400)
         clock.advance(3 * 86400)  # signals are 8, 7, 6, 5 and 4 days old; "gone" 8 days
-        service.metrics.register_client("shop", "here")
+        service.instances.register_client("shop", "here")
         for hours_ago in (49, 47):
             start = clock.now - dt.timedelta(hours=hours_ago)
             service.metrics.record_metrics("shop", "here", DEV, start, {"f": {"yes": 1}})
@@ -697,7 +697,7 @@ class StoreContract:
         assert [row.hour for row in service.metrics.flag_metrics("f")] == [
             clock.now - dt.timedelta(hours=47)
         ]
-        assert [i.instance_id for i in service.metrics.client_instances()] == ["here"]
+        assert [i.instance_id for i in service.instances.client_instances()] == ["here"]
         assert [s.id for s in service.signals.list_signals(endpoint.id)] == sent[:1:-1]
         assert service.retention.prune(settings).total == 0
         assert store.revision() == revision  # pruning is not a change SDKs see

@@ -151,7 +151,7 @@ async def _write_seen_instances(app: web.Application) -> None:
     if not instances:
         return
     try:
-        await _on_worker(app, app[SERVICE].metrics.note_client_instances, instances)
+        await _on_worker(app, app[SERVICE].instances.note_client_instances, instances)
     except FlagcoreError as error:  # a full disk must not stop the server; retried later
         _log.warning("could not write %d seen SDK instances: %s", len(instances), error)
 

@@ -356,7 +356,7 @@ async def test_register_and_metrics_are_accepted_and_stored(api: Api, service: A
     await api.json("POST", "/api/client/metrics", 202, token=CLIENT, json=metrics)
     (row,) = service.metrics.flag_metrics("f")
     assert (row.yes, row.no, row.app_name, row.environment) == (2, 1, "shop", "development")
-    (instance,) = service.metrics.client_instances()
+    (instance,) = service.instances.client_instances()
     assert instance.sdk_version == "unleash-python-sdk:6.9.1"
     await api.json("POST", "/api/client/metrics", 400, token=CLIENT, json={"foo": 1})
 

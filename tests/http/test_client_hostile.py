@@ -108,14 +108,14 @@ async def test_polling_instances_are_written_in_batches_and_over_long_ids_ignore
         sdk = {"UNLEASH-APPNAME": "shop", "UNLEASH-SDK": "py:6"}
         await api.json("GET", FEATURES, token=CLIENT, headers=sdk)
         await _wait_for(
-            lambda: [i.app_name for i in service.metrics.client_instances()] == ["shop"]
+            lambda: [i.app_name for i in service.instances.client_instances()] == ["shop"]
         )
-        (instance,) = service.metrics.client_instances()
+        (instance,) = service.instances.client_instances()
         assert (instance.instance_id, instance.sdk_version) == ("unknown", "py:6")
         long_id = {"UNLEASH-APPNAME": "shop", "UNLEASH-INSTANCEID": "x" * 4000}
         assert (await api.request("GET", FEATURES, token=CLIENT, headers=long_id)).status == 200
         await asyncio.sleep(0.3)
-    assert len(service.metrics.client_instances()) == 1
+    assert len(service.instances.client_instances()) == 1
 
 
 async def test_a_burst_of_made_up_instances_queues_bounded_writes(service: Service) -> None:
@@ -131,7 +131,7 @@ async def test_a_burst_of_made_up_instances_queues_bounded_writes(service: Servi
         assert cache.dropped_instances == 350
         assert api.client.server.app[WORKER].pending == 0  # no write was queued per request
     # The pending batch is written at shutdown, in one transaction.
-    assert len(service.metrics.client_instances()) == 50
+    assert len(service.instances.client_instances()) == 50
 
 
 # --- 3. client metrics ---
@@ -280,8 +280,8 @@ async def test_the_server_prunes_old_data_periodically(service: Service) -> None
             token=CLIENT,
             json={"appName": "shop", "interval": 1, "started": 0, "strategies": []},
         )
-        assert len(service.metrics.client_instances()) == 1
-        await _wait_for(lambda: service.metrics.client_instances() == [], timeout=10)
+        assert len(service.instances.client_instances()) == 1
+        await _wait_for(lambda: service.instances.client_instances() == [], timeout=10)
 
 
 # --- POST /api/client/register (issue #11) ---
@@ -320,7 +320,7 @@ async def test_register_accepts_what_unleash_accepts(api: Api, service: Service)
             token=CLIENT,
             json={"appName": "shop", "interval": 15000, "started": started, "strategies": []},
         )
-    (instance,) = service.metrics.client_instances()
+    (instance,) = service.instances.client_instances()
     assert (instance.instance_id, instance.interval) == ("unknown", 15000)
     assert instance.started is not None
     assert instance.started.year == 2025

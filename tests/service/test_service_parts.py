@@ -64,6 +64,7 @@ def test_operations_sit_in_the_part_their_name_suggests() -> None:
     assert {"archive_flag", "revive_flag", "delete_flag"} <= _operations(service.archive)
     assert "create_strategy_definition" in _operations(service.strategy_definitions)
     assert "set_environment_enabled" not in _operations(service.strategies)
+    assert {"register_client", "client_instances"} <= _operations(service.instances)
 
 
 def test_a_write_through_any_part_is_seen_by_the_service_at_once() -> None:

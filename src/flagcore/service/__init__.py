@@ -23,6 +23,7 @@ from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import Environments
 from flagcore.service.events import EventLog
 from flagcore.service.flags import Flags
+from flagcore.service.instances import ClientInstances
 from flagcore.service.metrics import Metrics
 from flagcore.service.projects import Projects
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
@@ -77,7 +78,7 @@ class Service:
         self.archive = Archive(context)
         self.segments = Segments(context)
         self.tokens = Tokens(context)
-        self.metrics = Metrics(context)
+        self.instances = ClientInstances(context)
         self.retention = Retention(context)
         self.signals = Signals(context)
         self.client = ClientView(context)
@@ -86,6 +87,7 @@ class Service:
         self.strategies = Strategies(context, definitions=self.strategy_definitions)
         self.environments = Environments(context, strategies=self.strategies)
         self.actions = ActionSets(context, flags=self.flags, environments=self.environments)
+        self.metrics = Metrics(context, instances=self.instances)
         ensure_defaults(context)
 
     @property

@@ -310,7 +310,7 @@ async def register(request: web.Request) -> web.Response:
     environment, _projects = _scope(request)
     await call(
         request,
-        service(request).metrics.register_client,
+        service(request).instances.register_client,
         body["appName"],
         body.get("instanceId") or "unknown",
         environment=environment,
