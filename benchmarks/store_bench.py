@@ -75,7 +75,7 @@ def snapshot_benchmark(path: Path, flags: int, repeats: int) -> None:
     for _ in range(repeats):
         store = SqliteStore(path)
         start = time.perf_counter()
-        snapshot = Service(store).client_features(ENV)
+        snapshot = Service(store).client.client_features(ENV)
         sqlite_times.append(time.perf_counter() - start)
         start = time.perf_counter()
         Engine(snapshot).compile_all()
@@ -89,7 +89,7 @@ def snapshot_benchmark(path: Path, flags: int, repeats: int) -> None:
     memory_times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        Service(memory).client_features(ENV)
+        Service(memory).client.client_features(ENV)
         memory_times.append(time.perf_counter() - start)
     print(f"   SQLite file, fresh connection : {_best(sqlite_times)}   (target < 1000 ms)")
     print(f"   memory store (peer)           : {_best(memory_times)}")
@@ -101,8 +101,8 @@ def unchanged_benchmark(path: Path, evaluations: int) -> None:
     print(f"\n2. an unchanged store, {evaluations:,} evaluations")
     store = SqliteStore(path)
     service = Service(store)
-    live = service.engine(ENV, poll_interval=0.0)  # worst case: ask the store every call
-    plain = Engine(service.client_features(ENV))
+    live = service.client.engine(ENV, poll_interval=0.0)  # worst case: ask the store every call
+    plain = Engine(service.client.client_features(ENV))
     context = {"userId": "user-1", "properties": {"country": "NO", "appVersion": "3.1.0"}}
     timings = {}
     for label, target in (("plain engine", plain), ("live engine, poll every call", live)):
@@ -133,8 +133,8 @@ def write_benchmark(path: Path, writes: int) -> None:
         start = time.perf_counter()
         for index in range(writes):
             name = f"write-{index}"
-            service.create_flag("default", name)
-            service.add_strategy(
+            service.flags.create_flag("default", name)
+            service.strategies.add_strategy(
                 "default",
                 name,
                 ENV,

@@ -21,15 +21,15 @@ path = Path(args.database or Path(tempfile.mkdtemp()) / "flags.db")
 
 store = SqliteStore(path)
 service = Service(store)  # creates the schema, project "default", dev and prod
-if "new-checkout" not in {flag.name for flag in service.list_flags("default")}:
-    service.create_flag("default", "new-checkout", description="the one-page checkout")
-if not service.list_strategies("default", "new-checkout", "development"):
+if "new-checkout" not in {flag.name for flag in service.flags.list_flags("default")}:
+    service.flags.create_flag("default", "new-checkout", description="the one-page checkout")
+if not service.strategies.list_strategies("default", "new-checkout", "development"):
     nordic = Constraint("country", "IN", ("NO", "SE"))
     rollout = Strategy("flexibleRollout", {"rollout": "30"}, (nordic,))
-    service.add_strategy("default", "new-checkout", "development", rollout)
-service.set_environment_enabled("default", "new-checkout", "development", True)
+    service.strategies.add_strategy("default", "new-checkout", "development", rollout)
+service.environments.set_environment_enabled("default", "new-checkout", "development", True)
 
-flags = service.engine("development")  # follows the store: later writes show up at once
+flags = service.client.engine("development")  # follows the store: later writes show up at once
 on = sum(flags.is_enabled("new-checkout", {"userId": str(u), "properties": {"country": "NO"}})
          for u in range(1000))  # fmt: skip
 print(f"new-checkout is on for {on} of 1000 Norwegian users (rollout 30%); stored in {path}")

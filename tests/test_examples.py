@@ -53,7 +53,7 @@ def test_the_readmes_embedding_snippet_runs_twice_on_one_file(tmp_path: Path) ->
     snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
     script = tmp_path / "snippet.py"
     script.write_text(
-        snippet + "\nprint(service.engine('development').is_enabled('new-checkout'))\n"
+        snippet + "\nprint(service.client.engine('development').is_enabled('new-checkout'))\n"
     )
     for _ in range(2):
         result = subprocess.run(

@@ -73,7 +73,7 @@ async def _look_up(request: web.Request, secret: str) -> ApiToken | None:
     urgent = request.path == "/api/client/features"
     token = await cache.once(
         ("token", digest, revision),
-        lambda: call(request, request.app[SERVICE].authenticate, secret, urgent=urgent),
+        lambda: call(request, request.app[SERVICE].tokens.authenticate, secret, urgent=urgent),
     )
     if cache.revision == revision:  # not a token deleted meanwhile
         if token is None:
@@ -136,7 +136,7 @@ class SignalCredentialsCache:
                 if credentials is None or self._revision != revision:
                     # Tagged with the revision read before loading: if a change lands in
                     # between, the next request sees a newer revision and loads again.
-                    credentials = await call(request, service.signal_credentials)
+                    credentials = await call(request, service.signals.signal_credentials)
                     self._credentials, self._revision = credentials, revision
         return credentials
 

@@ -151,14 +151,14 @@ async def _write_seen_instances(app: web.Application) -> None:
     if not instances:
         return
     try:
-        await _on_worker(app, app[SERVICE].note_client_instances, instances)
+        await _on_worker(app, app[SERVICE].instances.note_client_instances, instances)
     except FlagcoreError as error:  # a full disk must not stop the server; retried later
         _log.warning("could not write %d seen SDK instances: %s", len(instances), error)
 
 
 async def _prune(app: web.Application) -> None:
     settings = app[CONFIG].retention
-    prune = functools.partial(app[SERVICE].prune, settings, batch=_PRUNE_BATCH)
+    prune = functools.partial(app[SERVICE].retention.prune, settings, batch=_PRUNE_BATCH)
     for _ in range(_PRUNE_BATCHES_PER_RUN):
         try:
             report = await _on_worker(app, prune)

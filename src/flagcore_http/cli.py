@@ -72,11 +72,13 @@ def prepare_tokens(service: Service, config: ServerConfig) -> StartupTokens:
     anyone while authentication was off are reported, and when every admin token is one
     of them a new one is made, so the operator always has a way in.
     """
-    service.ensure_tokens([_spec(t) for t in config.init_admin_tokens + config.init_client_tokens])
+    service.tokens.ensure_tokens(
+        [_spec(t) for t in config.init_admin_tokens + config.init_client_tokens]
+    )
     if config.auth is AuthMode.NONE:
         return StartupTokens()
-    made_without_auth = tuple(service.tokens_created_by(ANONYMOUS))
-    created = service.ensure_admin_token(untrusted_actor=ANONYMOUS)
+    made_without_auth = tuple(service.tokens.tokens_created_by(ANONYMOUS))
+    created = service.tokens.ensure_admin_token(untrusted_actor=ANONYMOUS)
     return StartupTokens(created.secret if created else None, made_without_auth)
 
 

@@ -24,11 +24,13 @@ ALL_PROJECTS_CLIENT = "*:production.all-projects-client-secret"
 def service(tmp_path: Path) -> Iterator[Service]:
     store = SqliteStore(tmp_path / "flags.db")
     service = Service(store)
-    service.create_token("admin", TokenType.ADMIN, secret=ADMIN)
-    service.create_token(
+    service.tokens.create_token("admin", TokenType.ADMIN, secret=ADMIN)
+    service.tokens.create_token(
         "sdk", "client", projects=["default"], environment="development", secret=CLIENT
     )
-    service.create_token("sdk-all", "client", environment="production", secret=ALL_PROJECTS_CLIENT)
+    service.tokens.create_token(
+        "sdk-all", "client", environment="production", secret=ALL_PROJECTS_CLIENT
+    )
     yield service
     store.close()
 

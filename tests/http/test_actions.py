@@ -31,8 +31,8 @@ def service(tmp_path: Path) -> Iterator[Service]:
     """Signals unthrottled, so a test can send many without waiting a second for each."""
     store = SqliteStore(tmp_path / "flags.db")
     service = Service(store, limits=Limits(signals_per_second=10_000))
-    service.create_token("admin", TokenType.ADMIN, secret=ADMIN)
-    service.create_token(
+    service.tokens.create_token("admin", TokenType.ADMIN, secret=ADMIN)
+    service.tokens.create_token(
         "sdk", "client", projects=["default"], environment="development", secret=CLIENT
     )
     yield service
@@ -242,7 +242,7 @@ async def test_a_bad_body_answers_with_the_path_and_stores_nothing(
     refused = await api.json("POST", ACTIONS, status, json=body)
     assert set(refused) == {"name", "message", "details"}
     assert any(path in (d.get("path") or "") for d in refused["details"]), refused
-    assert service.list_action_sets() == []
+    assert service.actions.list_action_sets() == []
 
 
 async def test_names_are_unique_in_a_project_and_limits_hold(api: Api, service: Service) -> None:
@@ -410,7 +410,7 @@ async def test_action_sets_stored_before_m004_are_served_in_unleash_shape(
     store = SqliteStore(path)
     try:
         service = Service(store)
-        service.create_token("admin", TokenType.ADMIN, secret=ADMIN)
+        service.tokens.create_token("admin", TokenType.ADMIN, secret=ADMIN)
         app = create_app(service, ServerConfig())
         async with TestClient(TestServer(app, host="127.0.0.1")) as client:
             api = Api(client)

@@ -334,7 +334,7 @@ async def test_strategy_admin_and_validation_errors_name_paths(api: Api) -> None
 
 
 async def test_register_and_metrics_are_accepted_and_stored(api: Api, service: Any) -> None:
-    service.create_flag("default", "f")  # metrics count only flags that exist
+    service.flags.create_flag("default", "f")  # metrics count only flags that exist
     register = {
         "appName": "shop",
         "instanceId": "i-1",
@@ -354,9 +354,9 @@ async def test_register_and_metrics_are_accepted_and_stored(api: Api, service: A
         },
     }
     await api.json("POST", "/api/client/metrics", 202, token=CLIENT, json=metrics)
-    (row,) = service.flag_metrics("f")
+    (row,) = service.metrics.flag_metrics("f")
     assert (row.yes, row.no, row.app_name, row.environment) == (2, 1, "shop", "development")
-    (instance,) = service.client_instances()
+    (instance,) = service.instances.client_instances()
     assert instance.sdk_version == "unleash-python-sdk:6.9.1"
     await api.json("POST", "/api/client/metrics", 400, token=CLIENT, json={"foo": 1})
 

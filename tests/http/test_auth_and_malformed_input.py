@@ -188,4 +188,4 @@ async def test_a_body_over_the_limit_is_413_and_nothing_is_stored(
     )
     assert response.status == 413
     assert (await response.json())["name"] == "ContentTooLarge"
-    assert service.list_flags() == []
+    assert service.flags.list_flags() == []

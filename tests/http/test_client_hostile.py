@@ -48,9 +48,9 @@ async def _wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> Non
 async def test_filter_values_that_match_nothing_share_one_cached_payload(
     service: Service,
 ) -> None:
-    service.create_flag("default", "checkout")
-    service.create_flag("default", "search")
-    service.add_flag_tag("checkout", Tag("simple", "core"))
+    service.flags.create_flag("default", "checkout")
+    service.flags.create_flag("default", "search")
+    service.tags.add_flag_tag("checkout", Tag("simple", "core"))
     async with serving(service) as api:
         wanted = await api.json("GET", f"{FEATURES}?tag=simple:core", token=CLIENT)
         assert [f["name"] for f in wanted["features"]] == ["checkout"]
@@ -74,7 +74,7 @@ async def test_payload_cache_stays_within_its_byte_budget_and_gzip_is_the_body(
     service: Service,
 ) -> None:
     for i in range(60):
-        service.create_flag("default", f"flag-{i:02d}", description="d" * 400)
+        service.flags.create_flag("default", f"flag-{i:02d}", description="d" * 400)
     async with serving(service, payload_cache_bytes=40_000) as api:
         cache = _cache(api)
         for i in range(60):  # 60 real, distinct selections
@@ -107,13 +107,15 @@ async def test_polling_instances_are_written_in_batches_and_over_long_ids_ignore
     async with serving(service, instance_write_interval=0.05) as api:
         sdk = {"UNLEASH-APPNAME": "shop", "UNLEASH-SDK": "py:6"}
         await api.json("GET", FEATURES, token=CLIENT, headers=sdk)
-        await _wait_for(lambda: [i.app_name for i in service.client_instances()] == ["shop"])
-        (instance,) = service.client_instances()
+        await _wait_for(
+            lambda: [i.app_name for i in service.instances.client_instances()] == ["shop"]
+        )
+        (instance,) = service.instances.client_instances()
         assert (instance.instance_id, instance.sdk_version) == ("unknown", "py:6")
         long_id = {"UNLEASH-APPNAME": "shop", "UNLEASH-INSTANCEID": "x" * 4000}
         assert (await api.request("GET", FEATURES, token=CLIENT, headers=long_id)).status == 200
         await asyncio.sleep(0.3)
-    assert len(service.client_instances()) == 1
+    assert len(service.instances.client_instances()) == 1
 
 
 async def test_a_burst_of_made_up_instances_queues_bounded_writes(service: Service) -> None:
@@ -129,7 +131,7 @@ async def test_a_burst_of_made_up_instances_queues_bounded_writes(service: Servi
         assert cache.dropped_instances == 350
         assert api.client.server.app[WORKER].pending == 0  # no write was queued per request
     # The pending batch is written at shutdown, in one transaction.
-    assert len(service.client_instances()) == 50
+    assert len(service.instances.client_instances()) == 50
 
 
 # --- 3. client metrics ---
@@ -150,23 +152,23 @@ def _metrics(toggles: dict[str, Any], app: str = "shop") -> dict[str, Any]:
 async def test_metrics_keep_only_flags_in_the_tokens_projects(
     service: Service, api: Api, tmp_path: Path
 ) -> None:
-    service.create_project("web", "Web")
-    service.create_flag("default", "mine")
-    service.create_flag("web", "theirs")
+    service.projects.create_project("web", "Web")
+    service.flags.create_flag("default", "mine")
+    service.flags.create_flag("web", "theirs")
     made_up = {f"made-up-{i}": {"yes": 1, "no": 1} for i in range(5000)}
     toggles = {"mine": {"yes": 2}, "theirs": {"yes": 3}, **made_up}
     await api.json("POST", "/api/client/metrics", 202, token=CLIENT, json=_metrics(toggles))
-    assert [row.yes for row in service.flag_metrics("mine")] == [2]
-    assert service.flag_metrics("theirs") == []  # CLIENT is scoped to "default"
-    assert service.flag_metrics("made-up-1") == []
+    assert [row.yes for row in service.metrics.flag_metrics("mine")] == [2]
+    assert service.metrics.flag_metrics("theirs") == []  # CLIENT is scoped to "default"
+    assert service.metrics.flag_metrics("made-up-1") == []
     await api.json(
         "POST", "/api/client/metrics", 202, token=ALL_PROJECTS_CLIENT, json=_metrics(toggles)
     )
-    assert [row.yes for row in service.flag_metrics("theirs")] == [3]
+    assert [row.yes for row in service.metrics.flag_metrics("theirs")] == [3]
     # Repeated posts add into one row per flag, app, environment and hour.
     for _ in range(5):
         await api.json("POST", "/api/client/metrics", 202, token=CLIENT, json=_metrics(toggles))
-    by_environment = {row.environment: row.yes for row in service.flag_metrics("mine")}
+    by_environment = {row.environment: row.yes for row in service.metrics.flag_metrics("mine")}
     assert by_environment == {"development": 12, "production": 2}
     rows = sqlite3.connect(tmp_path / "flags.db").execute("SELECT count(*) FROM flag_metrics")
     assert rows.fetchone()[0] == 3
@@ -175,7 +177,7 @@ async def test_metrics_keep_only_flags_in_the_tokens_projects(
 async def test_metrics_refuse_bad_counts_and_oversized_reports_with_the_path(
     service: Service, api: Api
 ) -> None:
-    service.create_flag("default", "mine")
+    service.flags.create_flag("default", "mine")
     for bad in (-1, 2**63, 1.5, True, "2"):
         error = await api.json(
             "POST", "/api/client/metrics", 400, token=CLIENT, json=_metrics({"mine": {"yes": bad}})
@@ -199,7 +201,7 @@ async def test_metrics_refuse_bad_counts_and_oversized_reports_with_the_path(
         "POST", "/api/client/metrics", 400, token=CLIENT, json=_metrics({}, app="a" * 256)
     )
     assert error["details"][0]["path"] == "$.appName"
-    assert service.flag_metrics("mine") == []  # nothing half-written
+    assert service.metrics.flag_metrics("mine") == []  # nothing half-written
 
 
 # --- 4. the unknown-token cache ---
@@ -223,7 +225,7 @@ async def test_unknown_tokens_never_push_known_ones_out_of_the_cache(service: Se
         # moves the revision, which empties both caches.
         secret = "*:development.created-later"
         assert (await api.request("GET", FEATURES, token=secret)).status == 401
-        service.create_token("late", "client", environment="development", secret=secret)
+        service.tokens.create_token("late", "client", environment="development", secret=secret)
         assert (await api.request("GET", FEATURES, token=secret)).status == 200
         # Admin calls still work.
         await api.json("GET", "/api/admin/projects", token=ADMIN)
@@ -268,7 +270,7 @@ async def test_a_full_store_queue_answers_503_while_sdk_polls_keep_working(
 
 
 async def test_the_server_prunes_old_data_periodically(service: Service) -> None:
-    service.create_flag("default", "f")
+    service.flags.create_flag("default", "f")
     retention = RetentionSettings(client_instance_days=1 / 86400)  # one second
     async with serving(service, retention=retention, retention_interval=0.1) as api:
         await api.json(
@@ -278,8 +280,8 @@ async def test_the_server_prunes_old_data_periodically(service: Service) -> None
             token=CLIENT,
             json={"appName": "shop", "interval": 1, "started": 0, "strategies": []},
         )
-        assert len(service.client_instances()) == 1
-        await _wait_for(lambda: service.client_instances() == [], timeout=10)
+        assert len(service.instances.client_instances()) == 1
+        await _wait_for(lambda: service.instances.client_instances() == [], timeout=10)
 
 
 # --- POST /api/client/register (issue #11) ---
@@ -318,7 +320,7 @@ async def test_register_accepts_what_unleash_accepts(api: Api, service: Service)
             token=CLIENT,
             json={"appName": "shop", "interval": 15000, "started": started, "strategies": []},
         )
-    (instance,) = service.client_instances()
+    (instance,) = service.instances.client_instances()
     assert (instance.instance_id, instance.interval) == ("unknown", 15000)
     assert instance.started is not None
     assert instance.started.year == 2025
@@ -329,7 +331,7 @@ async def test_a_burst_of_polls_after_a_change_queues_one_store_call_at_a_time(
 ) -> None:
     async with serving(service) as api:
         await api.json("GET", FEATURES, token=CLIENT)
-        service.create_flag("default", "new")  # moves the revision: every cache is cold
+        service.flags.create_flag("default", "new")  # moves the revision: every cache is cold
         worker = api.client.server.app[WORKER]
         release = threading.Event()
         blocker = worker.submit(release.wait, 10)

@@ -150,7 +150,7 @@ def test_the_walk_finds_the_request_classes_of_the_admin_api() -> None:
 async def test_every_wrong_type_and_missing_field_is_a_400_naming_the_json_field(
     api: Api, service: Service, method: str, path: str, body_type: Any
 ) -> None:
-    events_before = len(service.list_events(limit=1000))
+    events_before = len(service.events.list_events(limit=1000))
     url = _url(path)
     for body, where in _cases(body_type, "$"):
         response = await api.request(method, url, json=body)
@@ -161,7 +161,7 @@ async def test_every_wrong_type_and_missing_field_is_a_400_naming_the_json_field
         paths = [detail.get("path") for detail in error["details"]]
         assert where in paths, (body, where, paths)
         assert not any("_" in (p or "").rpartition(".")[2] for p in paths), paths
-    assert len(service.list_events(limit=1000)) == events_before  # nothing was written
+    assert len(service.events.list_events(limit=1000)) == events_before  # nothing was written
 
 
 _DEEP = b"[" * 5000 + b"]" * 5000
@@ -174,8 +174,8 @@ async def test_thousands_of_nesting_levels_are_a_400_or_401_never_a_500(
 ) -> None:
     token = CLIENT if path.startswith("/api/client") else ADMIN
     if path.startswith("/api/signal-endpoint"):  # its own kind of token, for endpoint "x"
-        endpoint = service.create_signal_endpoint("x")
-        token = service.create_signal_endpoint_token(endpoint.id, "t").secret
+        endpoint = service.signals.create_signal_endpoint("x")
+        token = service.signals.create_signal_endpoint_token(endpoint.id, "t").secret
     headers = {"Content-Type": "application/json"}
     for body in (_DEEP, _DEEP_OBJECT, b"[" * 65 + b"]" * 65):
         with_token = await api.request(method, _url(path), token=token, data=body, headers=headers)
@@ -185,7 +185,7 @@ async def test_thousands_of_nesting_levels_are_a_400_or_401_never_a_500(
         without = await api.request(method, _url(path), token=None, data=body, headers=headers)
         # Every route refuses a missing token before reading the body.
         assert without.status == 401, await without.text()
-    assert service.list_flags() == []
+    assert service.flags.list_flags() == []
 
 
 _ODD_JSON = [
@@ -216,7 +216,7 @@ async def test_json_that_cannot_be_stored_or_written_back_is_refused_at_the_door
     assert response.status == 400, error
     assert words in error["message"]
     assert [d["path"] for d in error["details"]] == [where]
-    assert service.list_flags() == []
+    assert service.flags.list_flags() == []
 
 
 async def test_a_constraint_value_list_sent_as_a_string_is_refused_not_split_into_characters(
@@ -236,7 +236,7 @@ async def test_a_constraint_value_list_sent_as_a_string_is_refused_not_split_int
     )
     assert segment["details"][0]["path"] == "$.constraints[0].values"
     assert await api.json("GET", strategies) == []
-    assert service.list_segments() == []
+    assert service.segments.list_segments() == []
 
 
 async def test_a_strategy_without_context_name_names_the_json_field(api: Api) -> None:
@@ -267,11 +267,11 @@ async def test_a_strategy_without_context_name_names_the_json_field(api: Api) ->
 async def test_dot_and_dot_dot_are_refused_as_names_clients_could_not_address(
     api: Api, service: Service, path: str, key: str, name: str
 ) -> None:
-    events_before = len(service.list_events(limit=1000))
+    events_before = len(service.events.list_events(limit=1000))
     error = await api.json("POST", path, 400, json={key: name, "name": "Display"} | {key: name})
     assert error["details"][0]["path"] == f"$.{key}"
     assert "cannot be . or .." in error["details"][0]["message"]
-    assert len(service.list_events(limit=1000)) == events_before
+    assert len(service.events.list_events(limit=1000)) == events_before
     # A dot inside a name is still fine (Unleash's URL-friendly rule).
     await api.json(
         "POST", path, 201, json={key: f"a{name}b", "name": "Display"} | {key: f"a{name}b"}
@@ -311,7 +311,7 @@ async def test_numbers_at_the_edges_of_64_bits_are_read_as_integers(
     api: Api, service: Service
 ) -> None:
     events = (await api.json("GET", f"/api/admin/events?before={2**63 - 1}"))["events"]
-    assert [e["id"] for e in events] == [e.id for e in service.list_events()]
+    assert [e["id"] for e in events] == [e.id for e in service.events.list_events()]
     missing = await api.json("GET", f"/api/admin/segments/{2**63 - 1}", 404)
     assert missing["name"] == "NotFoundError"
 
@@ -334,7 +334,7 @@ async def test_json_patch_errors_name_the_operation_the_client_sent(
     await api.json("POST", flags, 201, json={"name": "f", "description": "before"})
     error = await api.json("PATCH", f"{flags}/f", 400, json=[operation])
     assert [d["path"] for d in error["details"]] == [where]
-    (flag,) = service.list_flags()
+    (flag,) = service.flags.list_flags()
     assert (flag.description, flag.stale, flag.impression_data) == ("before", False, False)
 
 
@@ -358,7 +358,7 @@ async def test_integers_past_64_bits_in_signal_payloads_metrics_and_register_are
     )
     assert signal.status == 400
     assert [d["path"] for d in (await signal.json())["details"]] == ["$.deploy.build"]
-    assert service.list_signals() == []
+    assert service.signals.list_signals() == []
     metrics = await api.request(
         "POST",
         "/api/client/metrics",

@@ -46,7 +46,7 @@ class CountingStore(SqliteStore):
 def service(tmp_path: Path) -> Iterator[Service]:
     store = CountingStore(tmp_path / "flags.db")
     service = Service(store)
-    service.create_token("admin", TokenType.ADMIN, secret=ADMIN)
+    service.tokens.create_token("admin", TokenType.ADMIN, secret=ADMIN)
     yield service
     store.close()
 
@@ -177,15 +177,15 @@ async def test_a_flood_of_bad_tokens_opens_no_store_transaction(api: Api, servic
     await asyncio.gather(*(flood(n) for n in range(8)))
     assert statuses == [401] * 200
     assert _store(service).transactions == before
-    assert len(service.list_signals()) == 1
+    assert len(service.signals.list_signals()) == 1
 
 
 async def test_a_burst_from_a_valid_token_costs_one_transaction(tmp_path: Path) -> None:
     store = CountingStore(tmp_path / "flags.db")
     frozen = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)
     service = Service(store, clock=lambda: frozen)  # every signal in the same instant
-    endpoint = service.create_signal_endpoint("alerts")
-    secret = service.create_signal_endpoint_token(endpoint.id, "t").secret
+    endpoint = service.signals.create_signal_endpoint("alerts")
+    secret = service.signals.create_signal_endpoint_token(endpoint.id, "t").secret
     headers = {"Authorization": f"Bearer {secret}"}
     try:
         async with TestClient(TestServer(create_app(service), host="127.0.0.1")) as client:
@@ -203,7 +203,7 @@ async def test_a_burst_from_a_valid_token_costs_one_transaction(tmp_path: Path) 
             assert [r.status for r in burst] == [429] * 40
             assert {r.headers["Retry-After"] for r in burst} == {"1"}
             assert store.transactions == before
-        assert len(service.list_signals()) == 1
+        assert len(service.signals.list_signals()) == 1
     finally:
         store.close()
 
@@ -233,7 +233,7 @@ async def test_an_undecodable_token_header_is_a_401_not_a_500(api: Api) -> None:
 
 async def test_an_overlong_token_is_refused_unhashed(api: Api, service: Service) -> None:
     await _endpoint_with_token(api, "alerts")
-    credentials = service.signal_credentials()
+    credentials = service.signals.signal_credentials()
     with pytest.raises(Unauthenticated):
         credentials.sender("alerts", "\ud800" * 2_000)  # would not even encode to hash
     response = await _raw(_at(api), _head("alerts", "a" * 8_000, length=2), [b"{}"])
@@ -264,17 +264,17 @@ async def test_token_changes_are_seen_by_the_next_signal(api: Api, service: Serv
     assert accepted.status == 202
     await api.json("PUT", f"{E}/{endpoint_id}", json={"enabled": False})
     assert (await _raw(_at(api), _head("alerts", second["token"], length=2), [b"{}"])).status == 403
-    assert len(service.list_signals()) == 2
+    assert len(service.signals.list_signals()) == 2
 
 
 def test_a_token_revoked_after_it_was_checked_stores_nothing(service: Service) -> None:
-    endpoint = service.create_signal_endpoint("alerts")
-    created = service.create_signal_endpoint_token(endpoint.id, "t")
-    sender = service.signal_credentials().sender("alerts", created.secret)
-    service.delete_signal_endpoint_token(endpoint.id, created.token.id)
+    endpoint = service.signals.create_signal_endpoint("alerts")
+    created = service.signals.create_signal_endpoint_token(endpoint.id, "t")
+    sender = service.signals.signal_credentials().sender("alerts", created.secret)
+    service.signals.delete_signal_endpoint_token(endpoint.id, created.token.id)
     with pytest.raises(Unauthenticated):
-        service.accept_signal(sender, {"late": True})
-    assert service.list_signals() == []
+        service.signals.accept_signal(sender, {"late": True})
+    assert service.signals.list_signals() == []
 
 
 # --- whole bodies, whatever the framing ---
@@ -286,7 +286,7 @@ async def test_a_chunked_body_is_read_whole(api: Api, service: Service) -> None:
     parts = [_chunk(body[i : i + 700]) for i in range(0, len(body), 700)] + [LAST_CHUNK]
     response = await _raw(_at(api), _head("alerts", token, chunked=True), parts, pause=0.01)
     assert response.status == 202
-    (signal,) = service.list_signals()
+    (signal,) = service.signals.list_signals()
     assert signal.payload == {"severity": "critical", "text": "x" * 5000}
 
 
@@ -299,7 +299,7 @@ async def test_a_chunked_body_over_the_limit_is_413_and_stores_nothing(
     response = await _raw(_at(api), _head("alerts", token, chunked=True), [*parts, LAST_CHUNK])
     assert response.status == 413
     assert response.json()["name"] == "ContentTooLarge"
-    assert service.list_signals() == []
+    assert service.signals.list_signals() == []
 
 
 async def test_a_chunked_body_of_exactly_the_limit_is_accepted(api: Api, service: Service) -> None:
@@ -309,7 +309,7 @@ async def test_a_chunked_body_of_exactly_the_limit_is_accepted(api: Api, service
     parts = [_chunk(exactly[i : i + 30_000]) for i in range(0, limit, 30_000)]
     response = await _raw(_at(api), _head("alerts", token, chunked=True), [*parts, LAST_CHUNK])
     assert response.status == 202
-    (signal,) = service.list_signals()
+    (signal,) = service.signals.list_signals()
     assert signal.payload == "a" * (limit - 2)
 
 
@@ -319,15 +319,15 @@ async def test_a_body_split_across_tcp_segments_is_read_whole(api: Api, service:
     parts = [body[:10], body[10:30], body[30:]]
     response = await _raw(_at(api), _head("alerts", token, length=len(body)), parts, pause=0.1)
     assert response.status == 202
-    (signal,) = service.list_signals()
+    (signal,) = service.signals.list_signals()
     assert signal.payload == {"severity": "critical", "service": "checkout"}
 
 
 async def test_a_body_cut_short_by_the_sender_stores_nothing_and_is_no_server_error(
     service: Service, caplog: pytest.LogCaptureFixture
 ) -> None:
-    endpoint = service.create_signal_endpoint("alerts")
-    token = service.create_signal_endpoint_token(endpoint.id, "t").secret
+    endpoint = service.signals.create_signal_endpoint("alerts")
+    token = service.signals.create_signal_endpoint_token(endpoint.id, "t").secret
     # Served as `flagcore serve` does (aiohttp's test server cancels handlers instead).
     runner = web.AppRunner(create_app(service, ServerConfig()))
     await runner.setup()
@@ -344,7 +344,7 @@ async def test_a_body_cut_short_by_the_sender_stores_nothing_and_is_no_server_er
         )
         assert response.status == 0
         await asyncio.sleep(0.2)  # the handler sees the end of the body
-        assert service.list_signals() == []
+        assert service.signals.list_signals() == []
         assert [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")] == []
         accepted = await _raw((host, port), _head("alerts", token, length=2), [b"{}"])
         assert accepted.status == 202
@@ -363,7 +363,7 @@ async def test_a_declared_length_over_what_is_sent_times_out_with_408(
     assert response.json()["name"] == "RequestTimeout"
     assert response.headers.get("connection", "").lower() == "close"
     assert asyncio.get_running_loop().time() - started >= 0.5
-    assert service.list_signals() == []
+    assert service.signals.list_signals() == []
 
 
 async def test_a_body_dripped_past_the_timeout_is_408(
@@ -376,7 +376,7 @@ async def test_a_body_dripped_past_the_timeout_is_408(
     parts = [body[i : i + 1] for i in range(len(body))]
     response = await _raw(_at(api), _head("alerts", token, length=len(body)), parts, pause=0.1)
     assert response.status == 408
-    assert service.list_signals() == []
+    assert service.signals.list_signals() == []
 
 
 async def test_broken_chunked_framing_is_refused_within_the_body_timeout(
@@ -388,7 +388,7 @@ async def test_broken_chunked_framing_is_refused_within_the_body_timeout(
     response = await _raw(_at(api), _head("alerts", token, chunked=True), broken)
     # aiohttp never ends such a body (408 at the timeout); a 400 would do as well.
     assert response.status in (400, 408)
-    assert service.list_signals() == []
+    assert service.signals.list_signals() == []
 
 
 async def test_a_declared_length_under_what_is_sent_takes_the_declared_bytes(
@@ -397,7 +397,7 @@ async def test_a_declared_length_under_what_is_sent_takes_the_declared_bytes(
     _id, token = await _endpoint_with_token(api, "alerts")
     response = await _raw(_at(api), _head("alerts", token, length=9), [b'{"a": 1}  trailing'])
     assert response.status == 202
-    (signal,) = service.list_signals()
+    (signal,) = service.signals.list_signals()
     assert signal.payload == {"a": 1}
 
 
@@ -426,7 +426,7 @@ async def test_payloads_no_store_can_hold_are_400_naming_the_field(
     error = response.json()
     assert error["name"] == "BadDataError"
     assert path in [d.get("path") for d in error["details"]]
-    assert service.list_signals() == []
+    assert service.signals.list_signals() == []
 
 
 async def test_deep_nesting_is_400_with_a_token_and_401_without(api: Api, service: Service) -> None:
@@ -438,7 +438,7 @@ async def test_deep_nesting_is_400_with_a_token_and_401_without(api: Api, servic
         assert "nest" in refused.json()["message"]
         unauthenticated = await _raw(_at(api), _head("alerts", None, length=len(body)), [body])
         assert unauthenticated.status == 401
-    assert service.list_signals() == []
+    assert service.signals.list_signals() == []
     body = b'{"a":' * 63 + b"[1]" + b"}" * 63  # 64 levels: the most a payload may nest
     assert (await _raw(_at(api), _head("alerts", token, length=len(body)), [body])).status == 202
 
@@ -447,7 +447,7 @@ async def test_the_edges_of_64_bit_integers_are_stored_exactly(api: Api, service
     _id, token = await _endpoint_with_token(api, "alerts")
     body = b'{"low": -9223372036854775808, "high": 9223372036854775807}'
     assert (await _raw(_at(api), _head("alerts", token, length=len(body)), [body])).status == 202
-    (signal,) = service.list_signals()
+    (signal,) = service.signals.list_signals()
     assert signal.payload == {"low": -(2**63), "high": 2**63 - 1}
 
 
@@ -464,20 +464,20 @@ async def test_the_edges_of_64_bit_integers_are_stored_exactly(api: Api, service
 def test_in_process_callers_get_the_same_payload_rules(
     service: Service, payload: Any, path: str
 ) -> None:
-    endpoint = service.create_signal_endpoint("alerts")
-    secret = service.create_signal_endpoint_token(endpoint.id, "t").secret
+    endpoint = service.signals.create_signal_endpoint("alerts")
+    secret = service.signals.create_signal_endpoint_token(endpoint.id, "t").secret
     with pytest.raises(InvalidInput) as refused:
-        service.receive_signal("alerts", secret, payload)
+        service.signals.receive_signal("alerts", secret, payload)
     assert path in [d.path for d in refused.value.details]
-    assert service.list_signals() == []
+    assert service.signals.list_signals() == []
 
 
 def test_in_process_deep_payloads_are_refused_not_crashed(service: Service) -> None:
-    endpoint = service.create_signal_endpoint("alerts")
-    secret = service.create_signal_endpoint_token(endpoint.id, "t").secret
+    endpoint = service.signals.create_signal_endpoint("alerts")
+    secret = service.signals.create_signal_endpoint_token(endpoint.id, "t").secret
     deep: Any = 1
     for _ in range(100_000):
         deep = [deep]
     with pytest.raises(InvalidInput):
-        service.receive_signal("alerts", secret, deep)
-    assert service.list_signals() == []
+        service.signals.receive_signal("alerts", secret, deep)
+    assert service.signals.list_signals() == []

@@ -81,7 +81,7 @@ async def test_signal_auth_and_input_errors_store_nothing(api: Api, service: Ser
         == 415
     )
     assert await _send(api, "first", CLIENT) == 401
-    assert service.list_signals() == []
+    assert service.signals.list_signals() == []
     assert await _send(api, "first", first) == 202  # no body at all is a valid signal
 
 
@@ -101,7 +101,7 @@ async def test_payload_limit_at_the_edge(api: Api, service: Service) -> None:
         "POST", "/api/signal-endpoint/edge", token=None, data=io.BytesIO(over), headers=headers
     )
     assert streamed.status == 413
-    assert service.list_signals() == []
+    assert service.signals.list_signals() == []
     response = await api.request(
         "POST", "/api/signal-endpoint/edge", token=None, data=exactly, headers=headers
     )
@@ -152,7 +152,7 @@ async def test_concurrent_signals_respect_the_rate_limit_and_lose_nothing(
     # 1 per second: ~1.5 s of sending on a quiet machine, longer on a busy one.
     assert 1 <= accepted <= math.floor(elapsed) + 1
     assert all(value == "1" for value in retry_after)
-    stored = service.list_signals(limit=100)
+    stored = service.signals.list_signals(limit=100)
     assert len(stored) == accepted
     times = sorted(s.created_at for s in stored)
     assert all((b - a).total_seconds() >= 1.0 for a, b in itertools.pairwise(times))

@@ -132,12 +132,14 @@ def test_the_official_sdk_works_against_flagcore_serve(server: Server, tmp_path:
     store = SqliteStore(tmp_path / "flags.db")
     try:
         service = Service(store)
-        _wait_for(lambda: any(i.app_name == "e2e-shop" for i in service.client_instances()))
-        (instance,) = [i for i in service.client_instances() if i.instance_id == "e2e-1"]
+        _wait_for(
+            lambda: any(i.app_name == "e2e-shop" for i in service.instances.client_instances())
+        )
+        (instance,) = [i for i in service.instances.client_instances() if i.instance_id == "e2e-1"]
         assert instance.sdk_version
         assert "python" in instance.sdk_version
-        _wait_for(lambda: bool(service.flag_metrics("checkout")))
-        counted = sum(row.yes + row.no for row in service.flag_metrics("checkout"))
+        _wait_for(lambda: bool(service.metrics.flag_metrics("checkout")))
+        counted = sum(row.yes + row.no for row in service.metrics.flag_metrics("checkout"))
         assert counted >= 3
     finally:
         store.close()

@@ -49,12 +49,12 @@ def test_a_killed_writer_loses_no_acknowledged_write(tmp_path: Path) -> None:
     try:
         assert store.integrity_check() == "ok"
         service = Service(store)
-        stored = {flag.name for flag in service.list_flags()}
+        stored = {flag.name for flag in service.flags.list_flags()}
         assert set(acknowledged) <= stored
         # At most the write in flight when the kill landed is there without an acknowledgement.
         assert len(stored - set(acknowledged)) <= 1
         for name in acknowledged:
-            assert len(service.list_strategies("default", name, "development")) == 1
+            assert len(service.strategies.list_strategies("default", name, "development")) == 1
     finally:
         store.close()
 
@@ -71,7 +71,7 @@ def test_two_processes_writing_one_file_lose_nothing(tmp_path: Path) -> None:
     store = SqliteStore(db)
     try:
         assert store.integrity_check() == "ok"
-        names = {flag.name for flag in Service(store).list_flags()}
+        names = {flag.name for flag in Service(store).flags.list_flags()}
         assert names == {f"{side}-{i}" for side in ("left", "right") for i in range(80)}
         # Every write is an event too: 2 per flag (created, strategy added).
         assert store.revision() == 2 * 160

@@ -18,8 +18,8 @@ def main(path: str, prefix: str, count: int) -> None:
     service = Service(SqliteStore(path))
     for index in range(count):
         name = f"{prefix}-{index}"
-        service.create_flag("default", name)
-        service.add_strategy(
+        service.flags.create_flag("default", name)
+        service.strategies.add_strategy(
             "default",
             name,
             "development",

@@ -1,23 +1,39 @@
 """The use cases behind every admin operation, with Unleash's rules.
 
 HTTP handlers are thin calls into `Service`; an in-process caller gets the same rules.
-Each area lives in its own module; `Service` puts them together over one store.
+`Service` is made of parts, one per area, each a small class given what it uses in its
+``__init__``: the shared `ServiceContext` (store, limits, clock, unit of work, event
+writer) and the other parts it calls. ``service.flags.create_flag(...)``,
+``service.environments.set_environment_enabled(...)``: the part names the area.
 """
 
 from __future__ import annotations
 
-from flagcore.service._base import SYSTEM
-from flagcore.service.actions import ActionsMixin
-from flagcore.service.client import ClientMixin, LiveEngine
-from flagcore.service.flags import FlagsMixin
-from flagcore.service.metrics import MetricsMixin
-from flagcore.service.projects import ProjectsMixin
-from flagcore.service.retention import PruneReport, RetentionMixin, RetentionSettings
-from flagcore.service.segments import SegmentsMixin
-from flagcore.service.signals import CreatedSignalToken, SignalsMixin
-from flagcore.service.strategies import BUILTIN_DEFINITIONS, StrategiesMixin
-from flagcore.service.tags import TagsMixin
-from flagcore.service.tokens import CreatedToken, TokensMixin, hash_secret
+import datetime as dt
+from collections.abc import Callable
+
+from flagcore.limits import Limits
+from flagcore.ports import Store
+from flagcore.service.actions import ActionSets
+from flagcore.service.archive import Archive
+from flagcore.service.client import ClientView, LiveEngine
+from flagcore.service.context import SYSTEM, ServiceContext, utc_now
+from flagcore.service.defaults import ensure_defaults
+from flagcore.service.dependencies import Dependencies
+from flagcore.service.environments import Environments
+from flagcore.service.events import EventLog
+from flagcore.service.flags import Flags
+from flagcore.service.instances import ClientInstances
+from flagcore.service.metrics import Metrics
+from flagcore.service.projects import Projects
+from flagcore.service.retention import PruneReport, Retention, RetentionSettings
+from flagcore.service.segments import Segments
+from flagcore.service.signals import CreatedSignalToken, Signals
+from flagcore.service.strategies import Strategies
+from flagcore.service.strategy_definitions import BUILTIN_DEFINITIONS, StrategyDefinitions
+from flagcore.service.tags import Tags
+from flagcore.service.tokens import CreatedToken, Tokens, hash_secret
+from flagcore.service.variants import FlagVariants
 
 __all__ = [
     "BUILTIN_DEFINITIONS",
@@ -28,29 +44,54 @@ __all__ = [
     "PruneReport",
     "RetentionSettings",
     "Service",
+    "ServiceContext",
     "hash_secret",
 ]
 
 
-class Service(
-    ProjectsMixin,
-    FlagsMixin,
-    StrategiesMixin,
-    SegmentsMixin,
-    TagsMixin,
-    TokensMixin,
-    MetricsMixin,
-    RetentionMixin,
-    SignalsMixin,
-    ActionsMixin,
-    ClientMixin,
-):
-    """Every use case of flagcore over one `flagcore.ports.Store`.
+class Service:
+    """Every use case of flagcore over one `flagcore.ports.Store`, grouped in parts.
 
     Creating a service makes sure the store has Unleash's defaults: project ``default``,
     environments ``development`` and ``production``, and tag type ``simple``.
     """
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.ensure_defaults()
+    def __init__(
+        self,
+        store: Store,
+        *,
+        limits: Limits | None = None,
+        clock: Callable[[], dt.datetime] = utc_now,
+    ) -> None:
+        context = ServiceContext(store, limits=limits, clock=clock)
+        self.context = context
+        self.store = store
+        self.limits = context.limits
+        self.clock = clock
+        # Parts that call no other part.
+        self.events = EventLog(context)
+        self.projects = Projects(context)
+        self.tags = Tags(context)
+        self.strategy_definitions = StrategyDefinitions(context)
+        self.variants = FlagVariants(context)
+        self.dependencies = Dependencies(context)
+        self.archive = Archive(context)
+        self.segments = Segments(context)
+        self.tokens = Tokens(context)
+        self.instances = ClientInstances(context)
+        self.retention = Retention(context)
+        self.signals = Signals(context)
+        self.client = ClientView(context)
+        # Parts that call others, given them here: the only links between parts.
+        self.flags = Flags(context, tags=self.tags)
+        self.strategies = Strategies(context, definitions=self.strategy_definitions)
+        self.environments = Environments(context, strategies=self.strategies)
+        self.actions = ActionSets(context, flags=self.flags, environments=self.environments)
+        self.metrics = Metrics(context, instances=self.instances)
+        ensure_defaults(context)
+
+    @property
+    def local_writes(self) -> int:
+        """How many writes went through this service: in-process readers (the server's
+        client cache, `LiveEngine`) compare it to notice a write at once."""
+        return self.context.local_writes

@@ -15,7 +15,6 @@ refuses a second record for the same pair, and the whole transaction with it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 import attrs
 
@@ -26,7 +25,6 @@ from flagcore.entities import (
     ActionOutcome,
     ActionSet,
     ActionState,
-    FlagDefinition,
     Signal,
 )
 from flagcore.errors import (
@@ -40,38 +38,25 @@ from flagcore.errors import (
 from flagcore.limits import enforce
 from flagcore.model import Constraint
 from flagcore.ports import Transaction
-from flagcore.service._base import SYSTEM, ServiceBase
+from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.environments import Environments
+from flagcore.service.flags import Flags
 from flagcore.signal_matching import MAX_FILTER_PATH_LENGTH, matching_action_sets
 from flagcore.validation import MAX_NAME_LENGTH, check_constraints
 
-__all__ = ["ActionsMixin"]
+__all__ = ["ActionSets"]
 
 
-class ActionsMixin(ServiceBase):
-    if TYPE_CHECKING:  # the flag changes an action makes, from the flags and strategies areas
+class ActionSets:
+    """Action sets and their runs; an action changes a flag through `Flags` (stale) or
+    `Environments` (on, off), inside the run's own unit of work."""
 
-        def _switch_environment(
-            self,
-            tx: Transaction,
-            project: str,
-            flag: str,
-            environment: str,
-            enabled: bool,
-            actor: str,
-        ) -> None: ...
-
-        def _update_flag(
-            self,
-            tx: Transaction,
-            project: str,
-            name: str,
-            *,
-            type: str | None = None,
-            description: str | None = None,
-            impression_data: bool | None = None,
-            stale: bool | None = None,
-            actor: str,
-        ) -> FlagDefinition: ...
+    def __init__(
+        self, context: ServiceContext, *, flags: Flags, environments: Environments
+    ) -> None:
+        self._context = context
+        self._flags = flags
+        self._environments = environments
 
     def create_action_set(
         self,
@@ -95,13 +80,13 @@ class ActionsMixin(ServiceBase):
             tuple(filters),
             enabled,
             description,
-            self.clock(),
+            self._context.clock(),
             actor_id,
         )
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             self._check_action_set(tx, candidate, exclude=None)
             created = tx.create_action_set(_in_order(candidate))
-            self._event(
+            self._context.record_event(
                 tx,
                 "actions-created",
                 actor,
@@ -114,13 +99,13 @@ class ActionsMixin(ServiceBase):
         self, action_set_id: int, replacement: ActionSet, *, actor: str = SYSTEM
     ) -> ActionSet:
         """Replace an action set; it stays in its project (``replacement.project``)."""
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             before = self._action_set(tx, action_set_id, replacement.project)
             after = attrs.evolve(replacement, id=action_set_id, created_at=before.created_at)
             self._check_action_set(tx, after, exclude=action_set_id)
             after = _in_order(after)
             tx.save_action_set(after)
-            self._event(
+            self._context.record_event(
                 tx,
                 "actions-updated",
                 actor,
@@ -133,12 +118,12 @@ class ActionsMixin(ServiceBase):
         self, action_set_id: int, enabled: bool, *, project: str | None = None, actor: str = SYSTEM
     ) -> ActionSet:
         """Unleash's ``POST …/actions/<id>/on`` and ``…/off``."""
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             before = self._action_set(tx, action_set_id, project)
             after = attrs.evolve(before, enabled=enabled)
             if after != before:
                 tx.save_action_set(after)
-                self._event(
+                self._context.record_event(
                     tx,
                     "actions-updated",
                     actor,
@@ -150,10 +135,10 @@ class ActionsMixin(ServiceBase):
     def delete_action_set(
         self, action_set_id: int, *, project: str | None = None, actor: str = SYSTEM
     ) -> None:
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             action_set = self._action_set(tx, action_set_id, project)
             tx.delete_action_set(action_set_id)
-            self._event(
+            self._context.record_event(
                 tx,
                 "actions-deleted",
                 actor,
@@ -163,11 +148,11 @@ class ActionsMixin(ServiceBase):
 
     def get_action_set(self, action_set_id: int, *, project: str | None = None) -> ActionSet:
         """The action set; with ``project``, only if it belongs to that project."""
-        with self._read() as tx:
+        with self._context.read() as tx:
             return self._action_set(tx, action_set_id, project)
 
     def list_action_sets(self, project: str | None = None) -> list[ActionSet]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             return list(tx.list_action_sets(project=project))
 
     def list_action_executions(
@@ -179,7 +164,7 @@ class ActionsMixin(ServiceBase):
         offset: int = 0,
     ) -> list[ActionExecution]:
         """The runs of an action set (Unleash's action set events), newest first."""
-        with self._read() as tx:
+        with self._context.read() as tx:
             if action_set_id is not None:
                 self._action_set(tx, action_set_id, project)
             return list(
@@ -188,7 +173,7 @@ class ActionsMixin(ServiceBase):
 
     def action_targets(self, project: str) -> tuple[list[str], list[str]]:
         """What an action of ``project`` may name: its active flags, and the environments."""
-        with self._read() as tx:
+        with self._context.read() as tx:
             if tx.get_project(project) is None:
                 raise NotFound(f'there is no project "{project}"')
             flags = [flag.name for flag in tx.list_flags(project=project)]
@@ -198,7 +183,7 @@ class ActionsMixin(ServiceBase):
     # --- running ---
     def action_sets_listening(self, source: int) -> list[ActionSet]:
         """The enabled action sets of signal endpoint ``source`` (a read; no user rule runs)."""
-        with self._read() as tx:
+        with self._context.read() as tx:
             return [a for a in tx.list_action_sets(source=source) if a.enabled]
 
     def execute_action_set(self, matched: ActionSet, signal: Signal) -> ActionExecution | None:
@@ -208,7 +193,7 @@ class ActionsMixin(ServiceBase):
         deleted, disabled or edited after it matched (the edited set meets the next signal).
         """
         try:
-            with self._unit() as tx:
+            with self._context.unit() as tx:
                 if tx.get_action_set(matched.id) != matched:
                     return None
                 outcomes = self._run_actions(tx, matched)
@@ -219,7 +204,7 @@ class ActionsMixin(ServiceBase):
                     signal,
                     ActionState.FAILED if failed else ActionState.SUCCESS,
                     outcomes,
-                    self.clock(),
+                    self._context.clock(),
                 )
                 return tx.add_action_execution(record)
         except Conflict:
@@ -256,15 +241,15 @@ class ActionsMixin(ServiceBase):
     def _run_action(self, tx: Transaction, action_set: ActionSet, action: Action) -> None:
         actor = action_set.actor
         if action.kind is ActionKind.MARK_FEATURE_STALE:
-            self._update_flag(tx, action_set.project, action.flag, stale=True, actor=actor)
+            self._flags.update_flag_in(tx, action_set.project, action.flag, stale=True, actor=actor)
             return
-        self._switch_environment(
+        self._environments.set_environment_enabled_in(
             tx,
             action_set.project,
             action.flag,
             action.environment or "",
             action.kind is ActionKind.TOGGLE_FEATURE_ON,
-            actor,
+            actor=actor,
         )
 
     # --- shared ---
@@ -281,7 +266,7 @@ class ActionsMixin(ServiceBase):
     def _check_action_set(
         self, tx: Transaction, action_set: ActionSet, exclude: int | None
     ) -> None:
-        limits = self.limits
+        limits = self._context.limits
         name = action_set.name
         if not name or not name.strip():
             raise InvalidInput(
@@ -312,7 +297,7 @@ class ActionsMixin(ServiceBase):
         self._check_actions(tx, action_set)
 
     def _check_filters(self, filters: Sequence[Constraint]) -> None:
-        limits = self.limits
+        limits = self._context.limits
         enforce(limits, "filters_per_action_set", len(filters), "filters on one action set")
         seen: set[str] = set()
         for constraint in filters:
@@ -346,7 +331,7 @@ class ActionsMixin(ServiceBase):
                 "an action set needs at least one action", [ErrorDetail("empty", "$.actions")]
             )
         enforce(
-            self.limits,
+            self._context.limits,
             "actions_per_action_set",
             len(action_set.actions),
             "actions in one action set",

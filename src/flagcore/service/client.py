@@ -16,16 +16,16 @@ from flagcore.entities import FlagDefinition, FlagEnvironment, Tag
 from flagcore.errors import NotFound
 from flagcore.gc_pause import gc_paused
 from flagcore.model import ClientFeatures, Flag, Strategy
-from flagcore.service._base import ServiceBase
+from flagcore.service.context import ServiceContext
 from flagcore.strategies import CustomStrategy
 from flagcore.variants import VariantResult
 
-__all__ = ["ClientMixin", "ClientQuery", "ClientVocabulary", "LiveEngine"]
+__all__ = ["ClientQuery", "ClientView", "ClientVocabulary", "LiveEngine"]
 
 
 @attrs.frozen
 class ClientQuery:
-    """The filters of a client-features request, as `ClientMixin.client_features` takes them."""
+    """The filters of a client-features request, as `ClientView.client_features` takes them."""
 
     environment: str
     projects: tuple[str, ...] | None = None
@@ -83,10 +83,16 @@ class ClientVocabulary:
         return low[:shared]
 
 
-class ClientMixin(ServiceBase):
+class ClientView:
+    """What SDKs see, read straight from the store: the server calls these on a cache
+    miss only, and `LiveEngine` when the revision moves."""
+
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
+
     def client_vocabulary(self) -> ClientVocabulary:
         """What client filters can match now (see `ClientVocabulary.narrow`)."""
-        with self._read() as tx:
+        with self._context.read() as tx:
             active = {flag.name for flag in tx.list_flags(archived=False)}
             return ClientVocabulary(
                 frozenset(e.name for e in tx.list_environments()),
@@ -111,7 +117,7 @@ class ClientMixin(ServiceBase):
         in_projects = _project_filter(projects)
         # Paused, not promoted (see gc_pause): this runs per request on a cache miss.
         with gc_paused():
-            with self._read() as tx:
+            with self._context.read() as tx:
                 if tx.get_environment(environment) is None:
                     raise NotFound(f'there is no environment "{environment}"')
                 flags = [
@@ -152,7 +158,7 @@ class ClientMixin(ServiceBase):
 
         Reads that one flag, not the environment's snapshot.
         """
-        with self._read() as tx:
+        with self._context.read() as tx:
             if tx.get_environment(environment) is None:
                 raise NotFound(f'there is no environment "{environment}"')
             flag = tx.get_flag(name)
@@ -177,7 +183,9 @@ class ClientMixin(ServiceBase):
         poll_interval: float = 1.0,
     ) -> LiveEngine:
         """An in-process engine for ``environment`` that follows the store (see `LiveEngine`)."""
-        return LiveEngine(self, environment, projects, custom_strategies, poll_interval)
+        return LiveEngine(
+            self, self._context, environment, projects, custom_strategies, poll_interval
+        )
 
 
 def _project_filter(projects: Collection[str] | None) -> Callable[[str], bool]:
@@ -214,13 +222,15 @@ class LiveEngine:
 
     def __init__(
         self,
-        service: ClientMixin,
+        client: ClientView,
+        context: ServiceContext,
         environment: str,
         projects: Collection[str] | None,
         custom_strategies: Mapping[str, CustomStrategy] | None,
         poll_interval: float,
     ) -> None:
-        self._service = service
+        self._client = client
+        self._context = context
         self._environment = environment
         self._projects = projects
         self._custom = custom_strategies
@@ -233,19 +243,19 @@ class LiveEngine:
         self._refresh()
 
     def _refresh(self) -> Engine:
-        service = self._service
+        context = self._context
         now = time.monotonic()
         if (
-            service.local_writes == self._local_writes
+            context.local_writes == self._local_writes
             and now - self._checked_at < self._poll_interval
         ):
             return self._engine
         with self._lock:
-            self._local_writes = service.local_writes
+            self._local_writes = context.local_writes
             self._checked_at = now
-            revision = service.store.revision()
+            revision = context.store.revision()
             if revision != self._revision:
-                snapshot = service.client_features(self._environment, projects=self._projects)
+                snapshot = self._client.client_features(self._environment, projects=self._projects)
                 self._engine = Engine(snapshot, custom_strategies=self._custom)
                 self._revision = revision
         return self._engine

@@ -1,4 +1,4 @@
-"""What SDKs report: registrations and evaluation counts.
+"""What SDKs report about evaluations: counts per flag, app, environment and hour.
 
 Everything here is written by SDK traffic, so everything is bounded: a metrics post
 counts only flags that exist within the reporting token's projects (made-up names are
@@ -11,16 +11,17 @@ Retention (`flagcore.service.retention`) deletes old hours.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from flagcore.codec import json_member
-from flagcore.entities import ClientInstance, FlagMetrics
+from flagcore.entities import FlagMetrics
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.limits import enforce
-from flagcore.service._base import ServiceBase
+from flagcore.service.context import ServiceContext
+from flagcore.service.instances import ClientInstances, reported_text
 
-__all__ = ["MAX_COUNT", "MetricsMixin"]
+__all__ = ["MAX_COUNT", "Metrics"]
 
 # Counts are stored as SQLite (and PostgreSQL bigint) integers.
 MAX_COUNT = 2**63 - 1
@@ -35,87 +36,19 @@ def _count(value: Any, path: str) -> int:
     return value
 
 
-def _text(value: Any, path: str, maximum: int, *, required: bool = False) -> str | None:
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or (required and not value):
-        what = "a non-empty string" if required else "a string"
-        raise InvalidInput(f"{path} must be {what}", [ErrorDetail(what, path)])
-    if len(value) > maximum:
-        raise InvalidInput(
-            f"{path} is longer than {maximum} characters",
-            [ErrorDetail(f"at most {maximum} characters", path)],
-        )
-    return value
-
-
 def _in_scope(projects: Collection[str] | None) -> Any:
     if projects is None or "*" in projects:
         return lambda _project: True
     return frozenset(projects).__contains__
 
 
-class MetricsMixin(ServiceBase):
-    def _checked_instance(
-        self,
-        app_name: Any,
-        instance_id: Any,
-        *,
-        environment: str | None = None,
-        sdk_version: Any = None,
-        strategies: Sequence[Any] = (),
-        started: dt.datetime | None = None,
-        interval: int | None = None,
-    ) -> ClientInstance:
-        maximum = self.limits.client_field_length
-        enforce(self.limits, "client_strategies_reported", len(strategies), "strategies")
-        return ClientInstance(
-            _text(app_name, "$.appName", maximum, required=True) or "",
-            _text(instance_id, "$.instanceId", maximum, required=True) or "",
-            environment,
-            _text(sdk_version, "$.sdkVersion", maximum),
-            tuple(
-                _text(name, f"$.strategies[{i}]", maximum, required=True) or ""
-                for i, name in enumerate(strategies)
-            ),
-            started,
-            interval,
-            self.clock(),
-        )
+class Metrics:
+    """Evaluation counts; a metrics post also says its SDK instance was seen, checked by
+    `ClientInstances` like a registration."""
 
-    def register_client(
-        self,
-        app_name: str,
-        instance_id: str,
-        *,
-        environment: str | None = None,
-        sdk_version: str | None = None,
-        strategies: Sequence[str] = (),
-        started: dt.datetime | None = None,
-        interval: int | None = None,
-    ) -> ClientInstance:
-        instance = self._checked_instance(
-            app_name,
-            instance_id,
-            environment=environment,
-            sdk_version=sdk_version,
-            strategies=strategies,
-            started=started,
-            interval=interval,
-        )
-        # Not a change SDKs see: written without moving the in-process engines.
-        with self.store.transaction() as tx:
-            tx.save_client_instance(instance)
-        return instance
-
-    def note_client_instances(self, instances: Iterable[ClientInstance]) -> int:
-        """Save several instances seen polling, in one transaction (the server batches them)."""
-        count = 0
-        with self.store.transaction() as tx:
-            for instance in instances:
-                tx.save_client_instance(instance)
-                count += 1
-        return count
+    def __init__(self, context: ServiceContext, *, instances: ClientInstances) -> None:
+        self._context = context
+        self._instances = instances
 
     def record_metrics(
         self,
@@ -132,13 +65,15 @@ class MetricsMixin(ServiceBase):
         Only flags that exist (active or archived) in ``projects`` (None or ``*``: all)
         are counted; other names are accepted and dropped, as Unleash accepts them.
         """
-        instance = self._checked_instance(app_name, instance_id, environment=environment)
-        enforce(self.limits, "metrics_toggles_per_post", len(toggles), "flags in one report")
+        instance = self._instances.checked_instance(app_name, instance_id, environment=environment)
+        enforce(
+            self._context.limits, "metrics_toggles_per_post", len(toggles), "flags in one report"
+        )
         hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
         counted = [self._checked_counts(name, counts) for name, counts in toggles.items()]
         wanted = _in_scope(projects)
-        maximum = self.limits.client_field_length
-        with self.store.transaction() as tx:
+        maximum = self._context.limits.client_field_length
+        with self._context.store.transaction() as tx:
             projects_of = tx.flag_projects([c[0] for c in counted if len(c[0]) <= maximum])
             rows = [
                 FlagMetrics(name, app_name, environment, hour, yes, no, variants)
@@ -164,12 +99,17 @@ class MetricsMixin(ServiceBase):
                 f"{path}.variants must be an object",
                 [ErrorDetail("an object", f"{path}.variants")],
             )
-        enforce(self.limits, "metrics_variants_per_toggle", len(variants), f"variants of {path}")
-        maximum = self.limits.client_field_length
+        enforce(
+            self._context.limits,
+            "metrics_variants_per_toggle",
+            len(variants),
+            f"variants of {path}",
+        )
+        maximum = self._context.limits.client_field_length
         checked_variants = {}
         for variant, count in variants.items():
             variant_path = json_member(f"{path}.variants", str(variant))
-            _text(variant, variant_path, maximum, required=True)
+            reported_text(variant, variant_path, maximum, required=True)
             checked_variants[str(variant)] = _count(count, variant_path)
         return (
             name,
@@ -179,9 +119,5 @@ class MetricsMixin(ServiceBase):
         )
 
     def flag_metrics(self, flag: str) -> list[FlagMetrics]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             return list(tx.list_flag_metrics(flag))
-
-    def client_instances(self) -> list[ClientInstance]:
-        with self._read() as tx:
-            return list(tx.list_client_instances())

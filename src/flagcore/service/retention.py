@@ -1,7 +1,7 @@
 """Retention: what SDKs and signal senders write is deleted once it is old enough.
 
 Metrics, SDK instances, signals and events grow with traffic, not with admin work, so
-without pruning any token holder could fill the disk. `RetentionMixin.prune` deletes what
+without pruning any token holder could fill the disk. `Retention.prune` deletes what
 `RetentionSettings` no longer keep, at most ``batch`` rows of each kind per call, each
 call one short transaction: the server runs it periodically on its store thread, and a
 long backlog is worked off in many small steps that never hold the store for long.
@@ -13,9 +13,9 @@ import datetime as dt
 
 import attrs
 
-from flagcore.service._base import ServiceBase
+from flagcore.service.context import ServiceContext
 
-__all__ = ["PruneReport", "RetentionMixin", "RetentionSettings"]
+__all__ = ["PruneReport", "Retention", "RetentionSettings"]
 
 
 @attrs.frozen(kw_only=True)
@@ -39,7 +39,7 @@ class RetentionSettings:
 
 @attrs.frozen
 class PruneReport:
-    """How many rows one `RetentionMixin.prune` call deleted, per kind."""
+    """How many rows one `Retention.prune` call deleted, per kind."""
 
     metrics: int = 0
     client_instances: int = 0
@@ -55,7 +55,10 @@ def _cutoff(now: dt.datetime, **age: float) -> dt.datetime | None:
     return None if not any(age.values()) else now - dt.timedelta(**age)
 
 
-class RetentionMixin(ServiceBase):
+class Retention:
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
+
     def prune(
         self,
         settings: RetentionSettings | None = None,
@@ -69,9 +72,9 @@ class RetentionMixin(ServiceBase):
         Not a change SDKs see: the revision does not move.
         """
         settings = settings or RetentionSettings()
-        now = now or self.clock()
+        now = now or self._context.clock()
         counts: dict[str, int] = {}
-        with self.store.transaction() as tx:
+        with self._context.store.transaction() as tx:
             metrics_before = _cutoff(now, hours=settings.metrics_hours)
             if metrics_before is not None:
                 counts["metrics"] = tx.delete_flag_metrics_before(metrics_before, batch)

@@ -17,11 +17,11 @@ from flagcore.errors import (
 from flagcore.limits import enforce
 from flagcore.model import Constraint, Segment
 from flagcore.ports import Transaction
-from flagcore.service._base import SYSTEM, ServiceBase
-from flagcore.service.projects import require_project
+from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.lookups import require_project
 from flagcore.validation import check_constraints
 
-__all__ = ["SegmentsMixin"]
+__all__ = ["Segments"]
 
 
 def _segment_data(segment: Segment) -> dict[str, object]:
@@ -34,15 +34,18 @@ def _segment_data(segment: Segment) -> dict[str, object]:
     }
 
 
-class SegmentsMixin(ServiceBase):
+class Segments:
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
+
     def list_segments(self) -> list[Segment]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             return list(tx.list_segments())
 
     def list_segment_details(self) -> list[SegmentDetails]:
         """Every segment with its creation and how many projects and active flags use it
         (Unleash's ``usedInProjects`` and ``usedInFeatures``), ordered by id."""
-        with self._read() as tx:
+        with self._context.read() as tx:
             active = {flag.name: flag for flag in tx.list_flags(archived=False)}
             details = []
             for definition in tx.list_segment_definitions():
@@ -56,12 +59,12 @@ class SegmentsMixin(ServiceBase):
             return details
 
     def get_segment(self, segment_id: int) -> Segment:
-        with self._read() as tx:
+        with self._context.read() as tx:
             return self._segment(tx, segment_id)
 
     def get_segment_definition(self, segment_id: int) -> SegmentDefinition:
         """The segment with when and by whom it was created."""
-        with self._read() as tx:
+        with self._context.read() as tx:
             definition = tx.get_segment_definition(segment_id)
         if definition is None:
             raise NotFound(f"there is no segment with id {segment_id}")
@@ -91,10 +94,10 @@ class SegmentsMixin(ServiceBase):
     ) -> SegmentDefinition:
         """Create a segment; the result says when and by whom (``actor``), as Unleash shows."""
         self._check_segment(name, constraints)
-        created_at = self.clock()
-        with self._unit() as tx:
+        created_at = self._context.clock()
+        with self._context.unit() as tx:
             existing = tx.list_segments()
-            enforce(self.limits, "segments", len(existing) + 1, "segments")
+            enforce(self._context.limits, "segments", len(existing) + 1, "segments")
             self._check_unique(tx, name, None)
             self._check_project(tx, project)
             segment = tx.create_segment(
@@ -102,7 +105,9 @@ class SegmentsMixin(ServiceBase):
                 created_by=actor,
                 created_at=created_at,
             )
-            self._event(tx, "segment-created", actor, project=project, data=_segment_data(segment))
+            self._context.record_event(
+                tx, "segment-created", actor, project=project, data=_segment_data(segment)
+            )
         return SegmentDefinition(segment, created_at, actor)
 
     def update_segment(
@@ -117,7 +122,7 @@ class SegmentsMixin(ServiceBase):
     ) -> Segment:
         """Replace a segment; a segment used outside ``project`` cannot be narrowed to it."""
         self._check_segment(name, constraints)
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             before = self._segment(tx, segment_id)
             self._check_unique(tx, name, segment_id)
             self._check_project(tx, project)
@@ -134,7 +139,7 @@ class SegmentsMixin(ServiceBase):
                     )
             after = Segment(segment_id, name, tuple(constraints), description, project)
             tx.save_segment(after)
-            self._event(
+            self._context.record_event(
                 tx,
                 "segment-updated",
                 actor,
@@ -146,7 +151,7 @@ class SegmentsMixin(ServiceBase):
 
     def delete_segment(self, segment_id: int, *, actor: str = SYSTEM) -> None:
         """Refused while a strategy of an active flag uses the segment."""
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             segment = self._segment(tx, segment_id)
             users = self._active_users(tx, segment_id)
             if users:
@@ -163,16 +168,18 @@ class SegmentsMixin(ServiceBase):
                     attrs.evolve(placement, strategy=attrs.evolve(strategy, segments=kept))
                 )
             tx.delete_segment(segment_id)
-            self._event(tx, "segment-deleted", actor, pre_data=_segment_data(segment))
+            self._context.record_event(
+                tx, "segment-deleted", actor, pre_data=_segment_data(segment)
+            )
 
     def strategies_using_segment(self, segment_id: int) -> list[StrategyPlacement]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             self._segment(tx, segment_id)
             return list(tx.strategies_using_segment(segment_id))
 
     def segment_usage(self, segment_id: int) -> list[tuple[StrategyPlacement, str]]:
         """The strategies using a segment, each with its flag's project."""
-        with self._read() as tx:
+        with self._context.read() as tx:
             self._segment(tx, segment_id)
             return [
                 (placement, flag.project)
@@ -181,7 +188,7 @@ class SegmentsMixin(ServiceBase):
             ]
 
     def segments_of_strategy(self, strategy_id: str) -> list[SegmentDefinition]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             placement = tx.get_strategy(strategy_id)
             if placement is None:
                 raise NotFound(f'there is no strategy "{strategy_id}"')
@@ -201,7 +208,7 @@ class SegmentsMixin(ServiceBase):
         actor: str = SYSTEM,
     ) -> StrategyPlacement:
         """Set a strategy's segments to exactly ``segment_ids``: all or nothing."""
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             self._check_project(tx, project)
             placement = tx.get_strategy(strategy_id)
             if placement is None:
@@ -220,13 +227,18 @@ class SegmentsMixin(ServiceBase):
                     f"there is no segment with id {missing[0]}",
                     [ErrorDetail(f"unknown segment {i}", "$.segmentIds") for i in missing],
                 )
-            enforce(self.limits, "segments_per_strategy", len(wanted), "segments on one strategy")
+            enforce(
+                self._context.limits,
+                "segments_per_strategy",
+                len(wanted),
+                "segments on one strategy",
+            )
             before = placement.strategy.segments
             updated = attrs.evolve(
                 placement, strategy=attrs.evolve(placement.strategy, segments=wanted)
             )
             tx.save_strategy(updated)
-            self._event(
+            self._context.record_event(
                 tx,
                 "feature-strategy-segments-updated",
                 actor,
@@ -243,9 +255,11 @@ class SegmentsMixin(ServiceBase):
             raise InvalidInput(
                 "a segment needs a name", [ErrorDetail("must not be empty", "$.name")]
             )
-        check_constraints(constraints, self.limits, "$.constraints")
+        check_constraints(constraints, self._context.limits, "$.constraints")
         values = sum(len(c.values) + (c.value is not None) for c in constraints)
-        enforce(self.limits, "segment_values", values, "values in one segment's constraints")
+        enforce(
+            self._context.limits, "segment_values", values, "values in one segment's constraints"
+        )
 
     @staticmethod
     def _segment(tx: Transaction, segment_id: int) -> Segment:

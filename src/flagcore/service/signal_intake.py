@@ -3,7 +3,7 @@
 The public signal endpoint is open to systems outside the admin's control, so these rules
 are shaped for hostile senders: every check here runs without the store (an adapter can
 refuse before queueing any storage work), and the payload rules keep anything no store,
-encoder or SDK can hold out of the system. `SignalsMixin.accept_signal` applies them
+encoder or SDK can hold out of the system. `Signals.accept_signal` applies them
 again, with the store, when it stores a signal.
 """
 

@@ -18,8 +18,8 @@ from flagcore.errors import (
     Unauthenticated,
 )
 from flagcore.limits import enforce
-from flagcore.ports import Store, Transaction
-from flagcore.service._base import SYSTEM, ServiceBase
+from flagcore.ports import Transaction
+from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.signal_intake import (
     BAD_TOKEN,
     SignalCredentials,
@@ -31,7 +31,7 @@ from flagcore.service.signal_intake import (
 from flagcore.service.tokens import hash_secret
 from flagcore.validation import check_name
 
-__all__ = ["CreatedSignalToken", "SignalsMixin"]
+__all__ = ["CreatedSignalToken", "Signals"]
 
 
 @attrs.frozen
@@ -42,9 +42,9 @@ class CreatedSignalToken:
     secret: str
 
 
-class SignalsMixin(ServiceBase):
-    def __init__(self, store: Store, **options: Any) -> None:
-        super().__init__(store, **options)
+class Signals:
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
         # When this service last stored a signal, per endpoint id (see
         # `refuse_early_if_rate_limited`); one entry per endpoint, dropped with it.
         self._last_signal_at: dict[int, dt.datetime] = {}
@@ -59,24 +59,24 @@ class SignalsMixin(ServiceBase):
         actor: str = SYSTEM,
     ) -> SignalEndpoint:
         check_name(name, "signal endpoint")
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             existing = tx.list_signal_endpoints()
-            enforce(self.limits, "signal_endpoints", len(existing) + 1, "signal endpoints")
+            enforce(self._context.limits, "signal_endpoints", len(existing) + 1, "signal endpoints")
             if tx.find_signal_endpoint(name) is not None:
                 raise NameConflict(f'a signal endpoint named "{name}" already exists')
-            endpoint = tx.create_signal_endpoint(name, description, enabled, self.clock())
-            self._event(
+            endpoint = tx.create_signal_endpoint(name, description, enabled, self._context.clock())
+            self._context.record_event(
                 tx, "signal-endpoint-created", actor, data={"id": endpoint.id, "name": name}
             )
         return endpoint
 
     def list_signal_endpoints(self) -> list[SignalEndpoint]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             return list(tx.list_signal_endpoints())
 
     def get_signal_endpoint(self, endpoint_id: int) -> SignalEndpoint:
-        with self._read() as tx:
-            return self._endpoint(tx, endpoint_id)
+        with self._context.read() as tx:
+            return _endpoint(tx, endpoint_id)
 
     def update_signal_endpoint(
         self,
@@ -89,8 +89,8 @@ class SignalsMixin(ServiceBase):
     ) -> SignalEndpoint:
         if name is not None:
             check_name(name, "signal endpoint")
-        with self._unit() as tx:
-            before = self._endpoint(tx, endpoint_id)
+        with self._context.unit() as tx:
+            before = _endpoint(tx, endpoint_id)
             taken = name is not None and name != before.name and tx.find_signal_endpoint(name)
             if taken:
                 raise NameConflict(f'a signal endpoint named "{name}" already exists')
@@ -101,7 +101,7 @@ class SignalsMixin(ServiceBase):
                 enabled=before.enabled if enabled is None else enabled,
             )
             tx.save_signal_endpoint(after)
-            self._event(
+            self._context.record_event(
                 tx,
                 "signal-endpoint-updated",
                 actor,
@@ -111,10 +111,12 @@ class SignalsMixin(ServiceBase):
 
     def delete_signal_endpoint(self, endpoint_id: int, *, actor: str = SYSTEM) -> None:
         """Delete the endpoint with its tokens and the signals it received."""
-        with self._unit() as tx:
-            endpoint = self._endpoint(tx, endpoint_id)
+        with self._context.unit() as tx:
+            endpoint = _endpoint(tx, endpoint_id)
             tx.delete_signal_endpoint(endpoint_id)
-            self._event(tx, "signal-endpoint-deleted", actor, data={"name": endpoint.name})
+            self._context.record_event(
+                tx, "signal-endpoint-deleted", actor, data={"name": endpoint.name}
+            )
         self._last_signal_at.pop(endpoint_id, None)
 
     # --- tokens ---
@@ -123,20 +125,20 @@ class SignalsMixin(ServiceBase):
     ) -> CreatedSignalToken:
         if not isinstance(name, str) or not name.strip():
             raise InvalidInput("a token needs a name", [ErrorDetail("must not be empty", "$.name")])
-        with self._unit() as tx:
-            self._endpoint(tx, endpoint_id)
+        with self._context.unit() as tx:
+            _endpoint(tx, endpoint_id)
             tokens = tx.list_signal_endpoint_tokens(endpoint_id)
             enforce(
-                self.limits,
+                self._context.limits,
                 "tokens_per_signal_endpoint",
                 len(tokens) + 1,
                 "tokens on one signal endpoint",
             )
             secret = secrets.token_hex(32)
             token = tx.create_signal_endpoint_token(
-                endpoint_id, name, hash_secret(secret), self.clock()
+                endpoint_id, name, hash_secret(secret), self._context.clock()
             )
-            self._event(
+            self._context.record_event(
                 tx,
                 "signal-endpoint-token-created",
                 actor,
@@ -145,19 +147,19 @@ class SignalsMixin(ServiceBase):
         return CreatedSignalToken(token, secret)
 
     def list_signal_endpoint_tokens(self, endpoint_id: int) -> list[SignalEndpointToken]:
-        with self._read() as tx:
-            self._endpoint(tx, endpoint_id)
+        with self._context.read() as tx:
+            _endpoint(tx, endpoint_id)
             return list(tx.list_signal_endpoint_tokens(endpoint_id))
 
     def delete_signal_endpoint_token(
         self, endpoint_id: int, token_id: int, *, actor: str = SYSTEM
     ) -> None:
-        with self._unit() as tx:
-            self._endpoint(tx, endpoint_id)
+        with self._context.unit() as tx:
+            _endpoint(tx, endpoint_id)
             if all(t.id != token_id for t in tx.list_signal_endpoint_tokens(endpoint_id)):
                 raise NotFound(f"signal endpoint {endpoint_id} has no token {token_id}")
             tx.delete_signal_endpoint_token(token_id)
-            self._event(
+            self._context.record_event(
                 tx,
                 "signal-endpoint-token-deleted",
                 actor,
@@ -167,7 +169,7 @@ class SignalsMixin(ServiceBase):
     # --- receiving and reading signals ---
     def signal_credentials(self) -> SignalCredentials:
         """Every endpoint token digest with its endpoint, read at once (see `SignalCredentials`)."""
-        with self._read() as tx:
+        with self._context.read() as tx:
             endpoints = list(tx.list_signal_endpoints())
             senders = {
                 token.secret_hash: SignalSender(token, endpoint)
@@ -192,8 +194,8 @@ class SignalsMixin(ServiceBase):
         is decided in the same transaction, so concurrent senders cannot slip two signals
         into one interval and every accepted signal is stored.
         """
-        check_signal_payload(payload, self.limits)
-        with self.store.transaction() as tx:
+        check_signal_payload(payload, self._context.limits)
+        with self._context.store.transaction() as tx:
             endpoint = tx.get_signal_endpoint(sender.endpoint.id)
             if endpoint is None or endpoint.name != sender.endpoint.name:
                 raise NotFound(f'there is no signal endpoint "{sender.endpoint.name}"')
@@ -202,10 +204,10 @@ class SignalsMixin(ServiceBase):
                 raise Unauthenticated(BAD_TOKEN)
             if not endpoint.enabled:
                 raise Forbidden(disabled_endpoint_message(endpoint.name))
-            now = self.clock()
+            now = self._context.clock()
             (last,) = tx.list_signals(endpoint_id=endpoint.id, limit=1) or (None,)
             if last is not None:
-                check_signal_rate(endpoint.name, last.created_at, now, self.limits)
+                check_signal_rate(endpoint.name, last.created_at, now, self._context.limits)
             signal = tx.add_signal(endpoint.id, sender.token.id, payload, now)
         self._last_signal_at[endpoint.id] = now  # committed: the in-memory check may use it
         return signal
@@ -220,21 +222,22 @@ class SignalsMixin(ServiceBase):
         """
         last_at = self._last_signal_at.get(sender.endpoint.id)
         if last_at is not None:
-            check_signal_rate(sender.endpoint.name, last_at, self.clock(), self.limits)
+            check_signal_rate(
+                sender.endpoint.name, last_at, self._context.clock(), self._context.limits
+            )
 
     def list_signals(
         self, endpoint_id: int | None = None, *, limit: int = 50, before_id: int | None = None
     ) -> list[Signal]:
         """Newest first; ``before_id`` pages back."""
-        with self._read() as tx:
+        with self._context.read() as tx:
             if endpoint_id is not None:
-                self._endpoint(tx, endpoint_id)
+                _endpoint(tx, endpoint_id)
             return list(tx.list_signals(endpoint_id=endpoint_id, limit=limit, before_id=before_id))
 
-    # --- shared ---
-    @staticmethod
-    def _endpoint(tx: Transaction, endpoint_id: int) -> SignalEndpoint:
-        endpoint = tx.get_signal_endpoint(endpoint_id)
-        if endpoint is None:
-            raise NotFound(f"there is no signal endpoint with id {endpoint_id}")
-        return endpoint
+
+def _endpoint(tx: Transaction, endpoint_id: int) -> SignalEndpoint:
+    endpoint = tx.get_signal_endpoint(endpoint_id)
+    if endpoint is None:
+        raise NotFound(f"there is no signal endpoint with id {endpoint_id}")
+    return endpoint

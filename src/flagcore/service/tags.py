@@ -5,10 +5,11 @@ from __future__ import annotations
 from flagcore.entities import FlagDefinition, Tag, TagType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.ports import Transaction
-from flagcore.service._base import SYSTEM, ServiceBase
+from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.lookups import active_flag
 from flagcore.validation import check_name
 
-__all__ = ["TagsMixin", "checked_tag", "require_tag_type", "tag_flag"]
+__all__ = ["Tags", "checked_tag", "require_tag_type"]
 
 TAG_VALUE_LENGTH = (2, 50)
 
@@ -34,33 +35,28 @@ def require_tag_type(tx: Transaction, tag: Tag, path: str) -> None:
         )
 
 
-def tag_flag(tx: Transaction, flag: FlagDefinition, tag: Tag, actor: str) -> None:
-    """Put a (checked, new) tag on a flag, with its event."""
-    tx.add_flag_tag(flag.name, tag)
-    ServiceBase._event(
-        tx, "feature-tagged", actor, flag=flag, data={"type": tag.type, "value": tag.value}
-    )
+class Tags:
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
 
-
-class TagsMixin(ServiceBase):
     def list_tag_types(self) -> list[TagType]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             return list(tx.list_tag_types())
 
     def create_tag_type(
         self, name: str, description: str | None = None, *, actor: str = SYSTEM
     ) -> TagType:
         check_name(name, "tag type")
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             if tx.get_tag_type(name):
                 raise NameConflict(f'a tag type named "{name}" already exists')
             tag_type = TagType(name, description)
             tx.save_tag_type(tag_type)
-            self._event(tx, "tag-type-created", actor, data={"name": name})
+            self._context.record_event(tx, "tag-type-created", actor, data={"name": name})
         return tag_type
 
     def delete_tag_type(self, name: str, *, actor: str = SYSTEM) -> None:
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             if tx.get_tag_type(name) is None:
                 raise NotFound(f'there is no tag type "{name}"')
             used = [flag for flag, tag in tx.list_flag_tags() if tag.type == name]
@@ -70,33 +66,41 @@ class TagsMixin(ServiceBase):
                     [ErrorDetail(f"tagged: {flag}") for flag in used[:10]],
                 )
             tx.delete_tag_type(name)
-            self._event(tx, "tag-type-deleted", actor, data={"name": name})
+            self._context.record_event(tx, "tag-type-deleted", actor, data={"name": name})
 
     def list_flag_tags(self, flag: str) -> list[Tag]:
-        with self._read() as tx:
-            self._active_flag(tx, None, flag)
+        with self._context.read() as tx:
+            active_flag(tx, None, flag)
             return [tag for _name, tag in tx.list_flag_tags(flag)]
 
     def add_flag_tag(self, flag: str, tag: Tag, *, actor: str = SYSTEM) -> Tag:
         tag = checked_tag(tag, "$")
-        with self._unit() as tx:
-            definition = self._active_flag(tx, None, flag)
+        with self._context.unit() as tx:
+            definition = active_flag(tx, None, flag)
             require_tag_type(tx, tag, "$")
             if (flag, tag) in tx.list_flag_tags(flag):
                 return tag
-            tag_flag(tx, definition, tag, actor)
+            self.tag_flag_in(tx, definition, tag, actor=actor)
         return tag
 
     def remove_flag_tag(self, flag: str, tag: Tag, *, actor: str = SYSTEM) -> None:
-        with self._unit() as tx:
-            definition = self._active_flag(tx, None, flag)
+        with self._context.unit() as tx:
+            definition = active_flag(tx, None, flag)
             if (flag, tag) not in tx.list_flag_tags(flag):
                 raise NotFound(f'flag "{flag}" has no tag {tag.type}:{tag.value}')
             tx.remove_flag_tag(flag, tag)
-            self._event(
+            self._context.record_event(
                 tx,
                 "feature-untagged",
                 actor,
                 flag=definition,
                 pre_data={"type": tag.type, "value": tag.value},
             )
+
+    def tag_flag_in(self, tx: Transaction, flag: FlagDefinition, tag: Tag, *, actor: str) -> None:
+        """Put a checked tag, not on the flag yet, on ``flag`` with its event, inside the
+        caller's unit of work (`Flags.create_flag` tags a flag as it creates it)."""
+        tx.add_flag_tag(flag.name, tag)
+        self._context.record_event(
+            tx, "feature-tagged", actor, flag=flag, data={"type": tag.type, "value": tag.value}
+        )

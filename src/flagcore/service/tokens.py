@@ -14,9 +14,9 @@ import attrs
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.ports import Transaction
-from flagcore.service._base import SYSTEM, ServiceBase
+from flagcore.service.context import SYSTEM, ServiceContext
 
-__all__ = ["CreatedToken", "TokenSpec", "TokensMixin", "hash_secret"]
+__all__ = ["CreatedToken", "TokenSpec", "Tokens", "hash_secret"]
 
 # Unleash's `project:environment.secret`: the environment ends at the first "." after the
 # colon; the secret part is whatever the operator chose (Unleash's own documented example,
@@ -95,7 +95,10 @@ class CreatedToken:
     secret: str
 
 
-class TokensMixin(ServiceBase):
+class Tokens:
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
+
     def create_token(
         self,
         name: str,
@@ -117,7 +120,7 @@ class TokensMixin(ServiceBase):
             raise InvalidInput(
                 "a token needs a name", [ErrorDetail("must not be empty", "$.tokenName")]
             )
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             return self._create_token(tx, name, kind, projects, environment, secret, actor)
 
     def _create_token(
@@ -162,10 +165,10 @@ class TokensMixin(ServiceBase):
             _hint(secret),
             projects,
             environment,
-            self.clock(),
+            self._context.clock(),
         )
         tx.save_token(token)
-        self._event(
+        self._context.record_event(
             tx,
             "api-token-created",
             actor,
@@ -187,7 +190,7 @@ class TokensMixin(ServiceBase):
         one name (events name tokens as actors). A failure names the spec's ``origin``.
         """
         created: list[ApiToken] = []
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             names = {token.name for token in tx.list_tokens()}
             for spec in specs:
                 try:
@@ -220,7 +223,7 @@ class TokensMixin(ServiceBase):
         anyone who could connect.
         """
         untrusted = {token.secret_hash for token in self.tokens_created_by(untrusted_actor)}
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             tokens = list(tx.list_tokens())
             if any(t.type is TokenType.ADMIN and t.secret_hash not in untrusted for t in tokens):
                 return None
@@ -233,7 +236,7 @@ class TokensMixin(ServiceBase):
         Reads the change log newest first, back to the oldest live token's creation. A name
         shared by several tokens counts for all of them: when in doubt, a token is listed.
         """
-        with self._read() as tx:
+        with self._context.read() as tx:
             tokens = list(tx.list_tokens())
             if not tokens:
                 return []
@@ -251,21 +254,23 @@ class TokensMixin(ServiceBase):
         return [token for token in tokens if token.name in names]
 
     def list_tokens(self) -> list[ApiToken]:
-        with self._read() as tx:
+        with self._context.read() as tx:
             return list(tx.list_tokens())
 
     def delete_token(self, secret_or_hash: str, *, actor: str = SYSTEM) -> None:
-        with self._unit() as tx:
+        with self._context.unit() as tx:
             token = tx.get_token(secret_or_hash) or tx.get_token(hash_secret(secret_or_hash))
             if token is None:
                 raise NotFound("there is no such token")
             tx.delete_token(token.secret_hash)
-            self._event(tx, "api-token-deleted", actor, data={"tokenName": token.name})
+            self._context.record_event(
+                tx, "api-token-deleted", actor, data={"tokenName": token.name}
+            )
 
     def authenticate(self, secret: str) -> ApiToken | None:
         """The token whose secret this is, or None."""
         digest = hash_secret(secret)
-        with self._read() as tx:
+        with self._context.read() as tx:
             token = tx.get_token(digest)
         if token is None or not hmac.compare_digest(token.secret_hash, digest):
             return None

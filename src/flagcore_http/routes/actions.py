@@ -203,7 +203,9 @@ def render_action_set_event(value: ActionExecution) -> dict[str, Any]:
 @routes.get(ACTIONS)
 async def list_action_sets(request: web.Request) -> web.Response:
     """The project's action sets."""
-    sets = await call(request, service(request).list_action_sets, request.match_info["project"])
+    sets = await call(
+        request, service(request).actions.list_action_sets, request.match_info["project"]
+    )
     return web.json_response({"actions": [render_action_set(a) for a in sets]})
 
 
@@ -215,7 +217,7 @@ async def create_action_set(request: web.Request) -> web.Response:
     wanted = _action_set(body, project)
     created = await call(
         request,
-        service(request).create_action_set,
+        service(request).actions.create_action_set,
         wanted.name,
         project,
         wanted.source,
@@ -240,7 +242,7 @@ _ACTION_LABELS = {
 async def action_catalogue(request: web.Request) -> web.Response:
     """The actions an action set of this project can run, and their parameters."""
     project = request.match_info["project"]
-    flags, environments = await call(request, service(request).action_targets, project)
+    flags, environments = await call(request, service(request).actions.action_targets, project)
     catalogue: dict[str, Any] = {}
     for kind, (label, description) in _ACTION_LABELS.items():
         parameters: list[dict[str, Any]] = [
@@ -271,7 +273,7 @@ async def get_action_set(request: web.Request) -> web.Response:
     """One action set."""
     action_set = await call(
         request,
-        service(request).get_action_set,
+        service(request).actions.get_action_set,
         int_parameter(request, "id"),
         project=request.match_info["project"],
     )
@@ -286,7 +288,7 @@ async def update_action_set(request: web.Request) -> web.Response:
     replacement = _action_set(body, request.match_info["project"])
     updated = await call(
         request,
-        service(request).update_action_set,
+        service(request).actions.update_action_set,
         action_set_id,
         replacement,
         actor=actor(request),
@@ -299,7 +301,7 @@ async def delete_action_set(request: web.Request) -> web.Response:
     """Delete an action set and its event log."""
     await call(
         request,
-        service(request).delete_action_set,
+        service(request).actions.delete_action_set,
         int_parameter(request, "id"),
         project=request.match_info["project"],
         actor=actor(request),
@@ -310,7 +312,7 @@ async def delete_action_set(request: web.Request) -> web.Response:
 async def _switch(request: web.Request, enabled: bool) -> web.Response:
     await call(
         request,
-        service(request).set_action_set_enabled,
+        service(request).actions.set_action_set_enabled,
         int_parameter(request, "id"),
         enabled,
         project=request.match_info["project"],
@@ -350,7 +352,7 @@ async def action_set_events(request: web.Request) -> web.Response:
     limit, offset = _page(request)
     runs = await call(
         request,
-        service(request).list_action_executions,
+        service(request).actions.list_action_executions,
         int_parameter(request, "id"),
         project=request.match_info["project"],
         limit=limit,
@@ -373,7 +375,7 @@ def schedule_action_sets(app: web.Application, signal: Signal) -> None:
 async def _run_action_sets(app: web.Application, signal: Signal) -> None:
     svc = app[SERVICE]
     try:
-        candidates = await _on_store(app, svc.action_sets_listening, signal.endpoint_id)
+        candidates = await _on_store(app, svc.actions.action_sets_listening, signal.endpoint_id)
         if not candidates:
             return
         # User-written filters over outside data: never on the store thread (the loop's
@@ -386,7 +388,7 @@ async def _run_action_sets(app: web.Application, signal: Signal) -> None:
             ),
         )
         for action_set in matched:
-            await _on_store(app, svc.execute_action_set, action_set, signal)
+            await _on_store(app, svc.actions.execute_action_set, action_set, signal)
     except Exception:  # a background task has no caller to tell; the failure is logged
         _log.exception("running the action sets of signal %s failed", signal.id)
 

@@ -18,7 +18,7 @@ routes = web.RouteTableDef()
 
 @routes.get("/api/admin/environments")
 async def list_environments(request: web.Request) -> web.Response:
-    environments = await call(request, service(request).list_environments)
+    environments = await call(request, service(request).environments.list_environments)
     return web.json_response(
         {
             "version": 1,
@@ -35,7 +35,7 @@ async def create_environment(request: web.Request) -> web.Response:
     body = await read_body(request, CreateEnvironment)
     created = await call(
         request,
-        service(request).create_environment,
+        service(request).environments.create_environment,
         body.name,
         body.type,
         body.sort_order,
@@ -54,7 +54,9 @@ async def create_environment(request: web.Request) -> web.Response:
 
 @routes.get("/api/admin/strategies")
 async def list_strategy_definitions(request: web.Request) -> web.Response:
-    definitions = await call(request, service(request).list_strategy_definitions)
+    definitions = await call(
+        request, service(request).strategy_definitions.list_strategy_definitions
+    )
     return web.json_response(
         {"version": 1, "strategies": [render.strategy_definition(d) for d in definitions]}
     )
@@ -65,7 +67,7 @@ async def create_strategy_definition(request: web.Request) -> web.Response:
     body = await read_body(request, CreateStrategyDefinition)
     created = await call(
         request,
-        service(request).create_strategy_definition,
+        service(request).strategy_definitions.create_strategy_definition,
         StrategyDefinition(body.name, body.description, body.parameters, title=body.title),
         actor=actor(request),
     )
@@ -78,6 +80,10 @@ async def list_events(request: web.Request) -> web.Response:
     before = query_int(request, "before", None, 0, INT64_MAX)
     feature = request.query.get("feature")
     events = await call(
-        request, service(request).list_events, limit=limit, before_id=before, feature_name=feature
+        request,
+        service(request).events.list_events,
+        limit=limit,
+        before_id=before,
+        feature_name=feature,
     )
     return web.json_response({"version": 2, "events": [render.event(e) for e in events]})

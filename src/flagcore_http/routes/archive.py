@@ -31,20 +31,25 @@ def _archived(details: FlagDetails) -> dict[str, Any]:
 
 @routes.get("/api/admin/archive/features")
 async def archived(request: web.Request) -> web.Response:
-    flags = await call(request, service(request).list_archived_flags)
+    flags = await call(request, service(request).archive.list_archived_flags)
     return web.json_response({"version": 1, "features": [_archived(d) for d in flags]})
 
 
 @routes.get("/api/admin/archive/features/{project}")
 async def archived_in_project(request: web.Request) -> web.Response:
-    flags = await call(request, service(request).list_archived_flags, request.match_info["project"])
+    flags = await call(
+        request, service(request).archive.list_archived_flags, request.match_info["project"]
+    )
     return web.json_response({"version": 1, "features": [_archived(d) for d in flags]})
 
 
 @routes.post("/api/admin/archive/revive/{name}")
 async def revive(request: web.Request) -> web.Response:
     await call(
-        request, service(request).revive_flag, request.match_info["name"], actor=actor(request)
+        request,
+        service(request).archive.revive_flag,
+        request.match_info["name"],
+        actor=actor(request),
     )
     return web.Response(status=200)
 
@@ -52,6 +57,9 @@ async def revive(request: web.Request) -> web.Response:
 @routes.delete("/api/admin/archive/{name}")
 async def delete_for_good(request: web.Request) -> web.Response:
     await call(
-        request, service(request).delete_flag, request.match_info["name"], actor=actor(request)
+        request,
+        service(request).archive.delete_flag,
+        request.match_info["name"],
+        actor=actor(request),
     )
     return web.Response(status=200)

@@ -128,7 +128,7 @@ def _render(
         echo["matchesNothing"] = True
     else:
         try:
-            snapshot = service(request).client_features(
+            snapshot = service(request).client.client_features(
                 query.environment,
                 projects=query.projects,
                 tags=query.tags or None,
@@ -158,7 +158,7 @@ async def _vocabulary(request: web.Request, revision: int) -> ClientVocabulary:
     if vocabulary is None or cache.revision != revision:
         vocabulary = await cache.once(
             ("vocabulary", revision),
-            lambda: call(request, service(request).client_vocabulary, urgent=True),
+            lambda: call(request, service(request).client.client_vocabulary, urgent=True),
         )
         if cache.revision == revision:
             cache.vocabulary = vocabulary
@@ -218,7 +218,7 @@ async def client_feature(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     try:
         snapshot = await call(
-            request, service(request).client_feature, environment, name, projects=projects
+            request, service(request).client.client_feature, environment, name, projects=projects
         )
     except NotFound:  # an environment that does not exist has no flags
         snapshot = ClientFeatures()
@@ -310,7 +310,7 @@ async def register(request: web.Request) -> web.Response:
     environment, _projects = _scope(request)
     await call(
         request,
-        service(request).register_client,
+        service(request).instances.register_client,
         body["appName"],
         body.get("instanceId") or "unknown",
         environment=environment,
@@ -341,7 +341,7 @@ async def metrics(request: web.Request) -> web.Response:
     environment, projects = _scope(request)
     await call(
         request,
-        service(request).record_metrics,
+        service(request).metrics.record_metrics,
         body.get("appName"),
         instance_id or "unknown",
         environment,

@@ -31,7 +31,7 @@ def _path(request: web.Request) -> tuple[str, str]:
 
 @routes.get(FLAGS)
 async def list_flags(request: web.Request) -> web.Response:
-    flags = await call(request, service(request).list_flags, request.match_info["project"])
+    flags = await call(request, service(request).flags.list_flags, request.match_info["project"])
     return web.json_response({"version": 2, "features": [render.flag(f) for f in flags]})
 
 
@@ -40,7 +40,7 @@ async def create_flag(request: web.Request) -> web.Response:
     body = await read_body(request, CreateFlag)
     created = await call(
         request,
-        service(request).create_flag,
+        service(request).flags.create_flag,
         request.match_info["project"],
         body.name,
         type=body.type,
@@ -56,13 +56,13 @@ async def create_flag(request: web.Request) -> web.Response:
 async def validate_name(request: web.Request) -> web.Response:
     data = await read_json(request)
     name = data.get("name") if isinstance(data, dict) else None
-    await call(request, service(request).check_flag_name, name)
+    await call(request, service(request).flags.check_flag_name, name)
     return web.Response(status=200)
 
 
 @routes.get(FLAG)
 async def get_flag(request: web.Request) -> web.Response:
-    details = await call(request, service(request).get_flag, *_path(request))
+    details = await call(request, service(request).flags.get_flag, *_path(request))
     return web.json_response(render.flag_details(details))
 
 
@@ -71,7 +71,7 @@ async def update_flag(request: web.Request) -> web.Response:
     body = await read_body(request, UpdateFlag)
     updated = await call(
         request,
-        service(request).update_flag,
+        service(request).flags.update_flag,
         *_path(request),
         type=body.type,
         description=body.description,
@@ -123,14 +123,20 @@ async def patch_flag(request: web.Request) -> web.Response:
             )
         changes[field] = value
     updated = await call(
-        request, service(request).update_flag, *_path(request), actor=actor(request), **changes
+        request,
+        service(request).flags.update_flag,
+        *_path(request),
+        actor=actor(request),
+        **changes,
     )
     return web.json_response(render.flag(updated))
 
 
 @routes.delete(FLAG)
 async def archive_flag(request: web.Request) -> web.Response:
-    await call(request, service(request).archive_flag, *_path(request), actor=actor(request))
+    await call(
+        request, service(request).archive.archive_flag, *_path(request), actor=actor(request)
+    )
     return web.Response(status=202)
 
 
@@ -140,7 +146,11 @@ async def set_stale(request: web.Request) -> web.Response:
     if state not in ("on", "off"):
         raise web.HTTPNotFound()
     updated = await call(
-        request, service(request).mark_stale, *_path(request), state == "on", actor=actor(request)
+        request,
+        service(request).flags.mark_stale,
+        *_path(request),
+        state == "on",
+        actor=actor(request),
     )
     return web.json_response(render.flag(updated))
 
@@ -151,7 +161,7 @@ async def set_dependencies(request: web.Request) -> web.Response:
     dependencies = codec.structure(data, tuple[Dependency, ...], "the dependencies")
     updated = await call(
         request,
-        service(request).set_dependencies,
+        service(request).dependencies.set_dependencies,
         *_path(request),
         dependencies,
         actor=actor(request),
@@ -162,7 +172,7 @@ async def set_dependencies(request: web.Request) -> web.Response:
 async def _switch(request: web.Request, enabled: bool) -> web.Response:
     await call(
         request,
-        service(request).set_environment_enabled,
+        service(request).environments.set_environment_enabled,
         *_path(request),
         request.match_info["environment"],
         enabled,
@@ -189,7 +199,7 @@ async def set_variants(request: web.Request) -> web.Response:
     variants = codec.structure(data, tuple[Variant, ...], "the variants")
     stored = await call(
         request,
-        service(request).set_flag_variants,
+        service(request).variants.set_flag_variants,
         *_path(request),
         request.match_info["environment"],
         variants,
@@ -200,7 +210,7 @@ async def set_variants(request: web.Request) -> web.Response:
 
 @routes.get(FLAG + "/environments/{environment}/variants")
 async def get_variants(request: web.Request) -> web.Response:
-    details = await call(request, service(request).get_flag, *_path(request))
+    details = await call(request, service(request).flags.get_flag, *_path(request))
     environment = request.match_info["environment"]
     for state in details.environments:
         if state.environment.name == environment:
@@ -214,7 +224,7 @@ async def get_variants(request: web.Request) -> web.Response:
 async def list_strategies(request: web.Request) -> web.Response:
     strategies = await call(
         request,
-        service(request).list_strategies,
+        service(request).strategies.list_strategies,
         *_path(request),
         request.match_info["environment"],
     )
@@ -226,7 +236,7 @@ async def add_strategy(request: web.Request) -> web.Response:
     strategy = await read_body(request, Strategy)
     stored = await call(
         request,
-        service(request).add_strategy,
+        service(request).strategies.add_strategy,
         *_path(request),
         request.match_info["environment"],
         strategy,
@@ -241,7 +251,7 @@ async def sort_strategies(request: web.Request) -> web.Response:
     items = codec.structure(data, tuple[SortOrderItem, ...], "the sort order")
     await call(
         request,
-        service(request).reorder_strategies,
+        service(request).strategies.reorder_strategies,
         *_path(request),
         request.match_info["environment"],
         {i.id: i.sort_order for i in items},
@@ -254,7 +264,7 @@ async def sort_strategies(request: web.Request) -> web.Response:
 async def get_strategy(request: web.Request) -> web.Response:
     stored = await call(
         request,
-        service(request).get_strategy,
+        service(request).strategies.get_strategy,
         *_path(request),
         request.match_info["environment"],
         request.match_info["strategy_id"],
@@ -267,7 +277,7 @@ async def update_strategy(request: web.Request) -> web.Response:
     strategy = await read_body(request, Strategy)
     stored = await call(
         request,
-        service(request).update_strategy,
+        service(request).strategies.update_strategy,
         *_path(request),
         request.match_info["environment"],
         request.match_info["strategy_id"],
@@ -281,7 +291,7 @@ async def update_strategy(request: web.Request) -> web.Response:
 async def delete_strategy(request: web.Request) -> web.Response:
     await call(
         request,
-        service(request).delete_strategy,
+        service(request).strategies.delete_strategy,
         *_path(request),
         request.match_info["environment"],
         request.match_info["strategy_id"],

@@ -17,8 +17,8 @@ routes = web.RouteTableDef()
 @routes.get("/api/admin/projects")
 async def list_projects(request: web.Request) -> web.Response:
     svc = service(request)
-    projects = await call(request, svc.list_projects)
-    flags = await call(request, svc.list_flags)
+    projects = await call(request, svc.projects.list_projects)
+    flags = await call(request, svc.flags.list_flags)
     counts: dict[str, int] = {}
     for flag in flags:
         counts[flag.project] = counts.get(flag.project, 0) + 1
@@ -37,7 +37,7 @@ async def create_project(request: web.Request) -> web.Response:
     body = await read_body(request, CreateProject)
     project = await call(
         request,
-        service(request).create_project,
+        service(request).projects.create_project,
         body.id,
         body.name,
         body.description,
@@ -50,7 +50,7 @@ async def _update(request: web.Request) -> web.Response:
     body = await read_body(request, UpdateProject)
     project = await call(
         request,
-        service(request).update_project,
+        service(request).projects.update_project,
         request.match_info["id"],
         name=body.name,
         description=body.description,
@@ -66,6 +66,9 @@ routes.put("/api/admin/projects/{id}")(_update)
 @routes.delete("/api/admin/projects/{id}")
 async def delete_project(request: web.Request) -> web.Response:
     await call(
-        request, service(request).delete_project, request.match_info["id"], actor=actor(request)
+        request,
+        service(request).projects.delete_project,
+        request.match_info["id"],
+        actor=actor(request),
     )
     return web.Response(status=200)

@@ -16,7 +16,7 @@ routes = web.RouteTableDef()
 
 @routes.get("/api/admin/segments")
 async def list_segments(request: web.Request) -> web.Response:
-    segments = await call(request, service(request).list_segment_details)
+    segments = await call(request, service(request).segments.list_segment_details)
     return web.json_response({"segments": [render.segment_with_usage(s) for s in segments]})
 
 
@@ -25,7 +25,7 @@ async def create_segment(request: web.Request) -> web.Response:
     body = await read_body(request, SegmentBody)
     segment = await call(
         request,
-        service(request).define_segment,
+        service(request).segments.define_segment,
         body.name,
         body.constraints,
         description=body.description,
@@ -40,7 +40,7 @@ async def create_segment(request: web.Request) -> web.Response:
 @routes.get("/api/admin/segments/{id}")
 async def get_segment(request: web.Request) -> web.Response:
     segment = await call(
-        request, service(request).get_segment_definition, int_parameter(request, "id")
+        request, service(request).segments.get_segment_definition, int_parameter(request, "id")
     )
     return web.json_response(render.segment(segment))
 
@@ -51,7 +51,7 @@ async def update_segment(request: web.Request) -> web.Response:
     body = await read_body(request, SegmentBody)
     await call(
         request,
-        service(request).update_segment,
+        service(request).segments.update_segment,
         segment_id,
         body.name,
         body.constraints,
@@ -65,14 +65,19 @@ async def update_segment(request: web.Request) -> web.Response:
 @routes.delete("/api/admin/segments/{id}")
 async def delete_segment(request: web.Request) -> web.Response:
     await call(
-        request, service(request).delete_segment, int_parameter(request, "id"), actor=actor(request)
+        request,
+        service(request).segments.delete_segment,
+        int_parameter(request, "id"),
+        actor=actor(request),
     )
     return web.Response(status=204)
 
 
 @routes.get("/api/admin/segments/{id}/strategies")
 async def strategies_using(request: web.Request) -> web.Response:
-    usage = await call(request, service(request).segment_usage, int_parameter(request, "id"))
+    usage = await call(
+        request, service(request).segments.segment_usage, int_parameter(request, "id")
+    )
     return web.json_response(
         {
             "strategies": [render.placement(p, project) for p, project in usage],
@@ -84,7 +89,7 @@ async def strategies_using(request: web.Request) -> web.Response:
 @routes.get("/api/admin/segments/strategies/{strategy_id}")
 async def segments_of_strategy(request: web.Request) -> web.Response:
     segments = await call(
-        request, service(request).segments_of_strategy, request.match_info["strategy_id"]
+        request, service(request).segments.segments_of_strategy, request.match_info["strategy_id"]
     )
     return web.json_response({"segments": [render.segment(s) for s in segments]})
 
@@ -94,7 +99,7 @@ async def replace_strategy_segments(request: web.Request) -> web.Response:
     body = await read_body(request, StrategySegments)
     await call(
         request,
-        service(request).replace_strategy_segments,
+        service(request).segments.replace_strategy_segments,
         body.strategy_id,
         body.segment_ids,
         project=body.project_id,

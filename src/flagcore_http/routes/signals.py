@@ -87,7 +87,7 @@ def _signal(value: Signal) -> dict[str, Any]:
 
 @routes.get(ENDPOINTS)
 async def list_endpoints(request: web.Request) -> web.Response:
-    endpoints = await call(request, service(request).list_signal_endpoints)
+    endpoints = await call(request, service(request).signals.list_signal_endpoints)
     return web.json_response({"signalEndpoints": [_endpoint(e) for e in endpoints]})
 
 
@@ -96,7 +96,7 @@ async def create_endpoint(request: web.Request) -> web.Response:
     body = await read_body(request, EndpointBody)
     created = await call(
         request,
-        service(request).create_signal_endpoint,
+        service(request).signals.create_signal_endpoint,
         body.name,
         body.description,
         enabled=body.enabled,
@@ -108,8 +108,8 @@ async def create_endpoint(request: web.Request) -> web.Response:
 @routes.get(ENDPOINTS + "/{id}")
 async def get_endpoint(request: web.Request) -> web.Response:
     endpoint_id = int_parameter(request, "id")
-    endpoint = await call(request, service(request).get_signal_endpoint, endpoint_id)
-    tokens = await call(request, service(request).list_signal_endpoint_tokens, endpoint_id)
+    endpoint = await call(request, service(request).signals.get_signal_endpoint, endpoint_id)
+    tokens = await call(request, service(request).signals.list_signal_endpoint_tokens, endpoint_id)
     return web.json_response(_endpoint(endpoint, tokens))
 
 
@@ -119,7 +119,7 @@ async def update_endpoint(request: web.Request) -> web.Response:
     body = await read_body(request, EndpointUpdate)
     updated = await call(
         request,
-        service(request).update_signal_endpoint,
+        service(request).signals.update_signal_endpoint,
         endpoint_id,
         name=body.name,
         description=body.description,
@@ -133,7 +133,7 @@ async def update_endpoint(request: web.Request) -> web.Response:
 async def delete_endpoint(request: web.Request) -> web.Response:
     await call(
         request,
-        service(request).delete_signal_endpoint,
+        service(request).signals.delete_signal_endpoint,
         int_parameter(request, "id"),
         actor=actor(request),
     )
@@ -143,7 +143,7 @@ async def delete_endpoint(request: web.Request) -> web.Response:
 @routes.get(ENDPOINTS + "/{id}/tokens")
 async def list_tokens(request: web.Request) -> web.Response:
     tokens = await call(
-        request, service(request).list_signal_endpoint_tokens, int_parameter(request, "id")
+        request, service(request).signals.list_signal_endpoint_tokens, int_parameter(request, "id")
     )
     return web.json_response({"tokens": [_token(t) for t in tokens]})
 
@@ -154,7 +154,7 @@ async def create_token(request: web.Request) -> web.Response:
     body = await read_body(request, TokenBody)
     created = await call(
         request,
-        service(request).create_signal_endpoint_token,
+        service(request).signals.create_signal_endpoint_token,
         endpoint_id,
         body.name,
         actor=actor(request),
@@ -166,7 +166,7 @@ async def create_token(request: web.Request) -> web.Response:
 async def delete_token(request: web.Request) -> web.Response:
     await call(
         request,
-        service(request).delete_signal_endpoint_token,
+        service(request).signals.delete_signal_endpoint_token,
         int_parameter(request, "id"),
         int_parameter(request, "token_id"),
         actor=actor(request),
@@ -184,7 +184,7 @@ async def endpoint_signals(request: web.Request) -> web.Response:
     limit, before = _page(request)
     signals = await call(
         request,
-        service(request).list_signals,
+        service(request).signals.list_signals,
         int_parameter(request, "id"),
         limit=limit,
         before_id=before,
@@ -195,7 +195,9 @@ async def endpoint_signals(request: web.Request) -> web.Response:
 @routes.get("/api/admin/signals")
 async def recent_signals(request: web.Request) -> web.Response:
     limit, before = _page(request)
-    signals = await call(request, service(request).list_signals, limit=limit, before_id=before)
+    signals = await call(
+        request, service(request).signals.list_signals, limit=limit, before_id=before
+    )
     return web.json_response({"signals": [_signal(s) for s in signals]})
 
 
@@ -278,8 +280,8 @@ async def receive_signal(request: web.Request) -> web.StreamResponse:
         response.force_close()  # the connection is not reused for another request
         return response
     payload = _payload(request, raw)
-    svc.refuse_early_if_rate_limited(sender)  # in memory: a burst queues no store work
-    signal = await call(request, svc.accept_signal, sender, payload)
+    svc.signals.refuse_early_if_rate_limited(sender)  # in memory: a burst queues no store work
+    signal = await call(request, svc.signals.accept_signal, sender, payload)
     # Action sets run right after, without holding up the sender.
     schedule_action_sets(request.app, signal)
     return web.json_response({"id": signal.id}, status=202)

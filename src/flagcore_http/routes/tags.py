@@ -16,7 +16,7 @@ routes = web.RouteTableDef()
 
 @routes.get("/api/admin/tag-types")
 async def list_tag_types(request: web.Request) -> web.Response:
-    types = await call(request, service(request).list_tag_types)
+    types = await call(request, service(request).tags.list_tag_types)
     return web.json_response(
         {"version": 1, "tagTypes": [{"name": t.name, "description": t.description} for t in types]}
     )
@@ -26,7 +26,11 @@ async def list_tag_types(request: web.Request) -> web.Response:
 async def create_tag_type(request: web.Request) -> web.Response:
     body = await read_body(request, CreateTagType)
     created = await call(
-        request, service(request).create_tag_type, body.name, body.description, actor=actor(request)
+        request,
+        service(request).tags.create_tag_type,
+        body.name,
+        body.description,
+        actor=actor(request),
     )
     return web.json_response(
         {"name": created.name, "description": created.description},
@@ -38,14 +42,17 @@ async def create_tag_type(request: web.Request) -> web.Response:
 @routes.delete("/api/admin/tag-types/{name}")
 async def delete_tag_type(request: web.Request) -> web.Response:
     await call(
-        request, service(request).delete_tag_type, request.match_info["name"], actor=actor(request)
+        request,
+        service(request).tags.delete_tag_type,
+        request.match_info["name"],
+        actor=actor(request),
     )
     return web.Response(status=200)
 
 
 @routes.get("/api/admin/features/{name}/tags")
 async def list_flag_tags(request: web.Request) -> web.Response:
-    tags = await call(request, service(request).list_flag_tags, request.match_info["name"])
+    tags = await call(request, service(request).tags.list_flag_tags, request.match_info["name"])
     return web.json_response(
         {"version": 1, "tags": [{"type": t.type, "value": t.value} for t in tags]}
     )
@@ -57,7 +64,7 @@ async def add_flag_tag(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     tag = await call(
         request,
-        service(request).add_flag_tag,
+        service(request).tags.add_flag_tag,
         name,
         Tag(body.type, body.value),
         actor=actor(request),
@@ -72,7 +79,7 @@ async def remove_flag_tag(request: web.Request) -> web.Response:
     info = request.match_info
     await call(
         request,
-        service(request).remove_flag_tag,
+        service(request).tags.remove_flag_tag,
         info["name"],
         Tag(info["type"], info["value"]),
         actor=actor(request),

@@ -16,7 +16,7 @@ routes = web.RouteTableDef()
 
 @routes.get("/api/admin/api-tokens")
 async def list_tokens(request: web.Request) -> web.Response:
-    tokens = await call(request, service(request).list_tokens)
+    tokens = await call(request, service(request).tokens.list_tokens)
     return web.json_response({"tokens": [render.token(t) for t in tokens]})
 
 
@@ -28,7 +28,7 @@ async def create_token(request: web.Request) -> web.Response:
     environment = body.environment if body.environment not in (None, "*") else None
     created = await call(
         request,
-        service(request).create_token,
+        service(request).tokens.create_token,
         body.token_name,
         kind,
         projects=projects,
@@ -43,6 +43,9 @@ async def create_token(request: web.Request) -> web.Response:
 @routes.delete("/api/admin/api-tokens/{token}")
 async def delete_token(request: web.Request) -> web.Response:
     await call(
-        request, service(request).delete_token, request.match_info["token"], actor=actor(request)
+        request,
+        service(request).tokens.delete_token,
+        request.match_info["token"],
+        actor=actor(request),
     )
     return web.Response(status=200)

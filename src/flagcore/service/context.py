@@ -1,0 +1,83 @@
+"""What every part of the service shares: the store, the limits, the clock, the unit of
+work, and the event writer.
+
+`ServiceContext` is handed to each part in its ``__init__``; no part reaches the store
+any other way, so every write of every part goes through `ServiceContext.unit` and moves
+`ServiceContext.local_writes` (what in-process readers watch to see a write at once).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from flagcore.entities import FlagDefinition
+from flagcore.limits import Limits
+from flagcore.ports import Store, Transaction
+
+__all__ = ["SYSTEM", "ServiceContext", "utc_now"]
+
+SYSTEM = "system"
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class ServiceContext:
+    """The store a `flagcore.service.Service` works on, with its limits and clock.
+
+    One per service: its parts share it, so they share one count of local writes.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        limits: Limits | None = None,
+        clock: Callable[[], dt.datetime] = utc_now,
+    ) -> None:
+        self.store = store
+        self.limits = limits or Limits()
+        self.clock = clock
+        # Bumped by every write through this service, so in-process readers see it at once.
+        self.local_writes = 0
+
+    @contextmanager
+    def unit(self) -> Iterator[Transaction]:
+        """One use case: every read and write inside commits together, or none does."""
+        with self.store.transaction() as tx:
+            yield tx
+        self.local_writes += 1
+
+    @contextmanager
+    def read(self) -> Iterator[Transaction]:
+        """A read-only transaction: one consistent view, no write, no bump."""
+        with self.store.transaction(write=False) as tx:
+            yield tx
+
+    @staticmethod
+    def record_event(
+        tx: Transaction,
+        type: str,
+        actor: str,
+        *,
+        flag: FlagDefinition | None = None,
+        environment: str | None = None,
+        project: str | None = None,
+        data: Any = None,
+        pre_data: Any = None,
+    ) -> None:
+        """Append the event of a change in the change's own transaction (a flag's event
+        carries the flag's project)."""
+        tx.append_event(
+            type,
+            actor,
+            feature_name=flag.name if flag else None,
+            project=flag.project if flag else project,
+            environment=environment,
+            data=data,
+            pre_data=pre_data,
+        )

@@ -1,0 +1,64 @@
+"""Dependencies between flags: a child flag is on only when its parents are."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from flagcore.entities import FlagDefinition
+from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.model import Dependency
+from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.lookups import active_flag
+
+__all__ = ["Dependencies"]
+
+
+class Dependencies:
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
+
+    def set_dependencies(
+        self, project: str, name: str, dependencies: Sequence[Dependency], *, actor: str = SYSTEM
+    ) -> FlagDefinition:
+        """Replace the flag's parents: one level only, so a parent may not have parents."""
+        with self._context.unit() as tx:
+            before = active_flag(tx, project, name)
+            for index, dependency in enumerate(dependencies):
+                parent = tx.get_flag(dependency.feature)
+                path = f"$[{index}].feature"
+                if parent is None or parent.archived or dependency.feature == name:
+                    raise InvalidInput(
+                        f'"{dependency.feature}" is not an active flag that "{name}" can depend on',
+                        [ErrorDetail("not an active flag", path)],
+                    )
+                if parent.project != before.project:
+                    raise InvalidInput(
+                        "a flag can only depend on flags of its own project",
+                        [ErrorDetail("in another project", path)],
+                    )
+                if parent.dependencies:
+                    raise InvalidInput(
+                        f'"{dependency.feature}" depends on other flags itself; '
+                        "dependencies are one level deep",
+                        [ErrorDetail("the parent has parents", path)],
+                    )
+            is_parent = any(
+                dep.feature == name for other in tx.list_flags() for dep in other.dependencies
+            )
+            if dependencies and is_parent:
+                raise InvalidInput(
+                    f'other flags depend on "{name}"; dependencies are one level deep',
+                    [ErrorDetail("this flag is a parent", "$")],
+                )
+            after = attrs.evolve(before, dependencies=tuple(dependencies))
+            tx.save_flag(after)
+            self._context.record_event(
+                tx,
+                "feature-dependencies-updated",
+                actor,
+                flag=after,
+                data={"dependencies": [d.feature for d in after.dependencies]},
+            )
+        return after
