@@ -86,6 +86,42 @@ def check_name(name: object, what: str, path: str = "$.name") -> str:
     return name
 
 
+MAX_TEXT_LENGTH = 10_000  # descriptions and display names: text people read, not data
+
+
+def check_text(value: object, path: str, *, optional: bool = True) -> None:
+    """Free text (a description, a display name) given in Python or over HTTP: a string
+    that can be stored and written as UTF-8, of bounded length (``None`` when optional).
+
+    The HTTP reader refuses wrong JSON types already; in-process callers get the same rule,
+    so a wrong type or a lone surrogate never reaches a store or a client payload."""
+    if value is None and optional:
+        return
+    if type(value) is not str:
+        raise InvalidInput(
+            f"{path} must be a string; got {type(value).__name__}",
+            [ErrorDetail("must be a string", path)],
+        )
+    if len(value) > MAX_TEXT_LENGTH:
+        raise InvalidInput(
+            f"{path} is longer than {MAX_TEXT_LENGTH} characters",
+            [ErrorDetail(f"at most {MAX_TEXT_LENGTH} characters", path)],
+        )
+    if not is_text(value):
+        raise InvalidInput(
+            f"{path} holds a lone surrogate", [ErrorDetail("not valid Unicode text", path)]
+        )
+
+
+def check_flag_value(value: object, path: str) -> None:
+    """An optional boolean setting (``None`` keeps what is there): exactly a bool."""
+    if value is not None and type(value) is not bool:
+        raise InvalidInput(
+            f"{path} must be true or false; got {type(value).__name__}",
+            [ErrorDetail("must be a boolean", path)],
+        )
+
+
 def check_model(value: object, cls: type, path: str = "$") -> None:
     """Refuse a model value built in Python with fields of the wrong type.
 

@@ -150,5 +150,6 @@ async def unmatched(request: web.Request) -> web.StreamResponse:
     raise web.HTTPNotFound()
 
 
-UNMATCHED_PATH = "/{unmatched_path:.*}"
+# Any path, newlines included (a decoded %0a): every answer is JSON.
+UNMATCHED_PATH = r"/{unmatched_path:[\s\S]*}"
 unmatched_handler = guarded(unmatched)

@@ -151,9 +151,13 @@ async def test_a_tag_of_the_wrong_type_in_the_create_body_is_a_400_with_its_path
 
 
 # Every route under a project, with what it needs to get past body checks; the unknown
-# project must be what answers. Action routes are left out: they are being rewritten, and
-# listing an unknown project's actions still answers 200 (see the report of this change).
+# project must be what answers.
 _STRATEGY = {"name": "default"}
+_ACTION_SET = {
+    "name": "a",
+    "match": {"source": "signal-endpoint", "sourceId": 1, "payload": {}},
+    "actions": [],
+}
 _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
     ("GET", "/api/admin/projects/{project}/features"): None,
     ("POST", "/api/admin/projects/{project}/features"): {"name": "g"},
@@ -207,6 +211,15 @@ _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
     ("PUT", "/api/admin/projects/{id}"): {"name": "x"},
     ("DELETE", "/api/admin/projects/{id}"): None,
     ("GET", "/api/admin/archive/features/{project}"): None,
+    ("GET", "/api/admin/projects/{project}/actions"): None,
+    ("POST", "/api/admin/projects/{project}/actions"): _ACTION_SET,
+    ("GET", "/api/admin/projects/{project}/actions/config"): None,
+    ("GET", "/api/admin/projects/{project}/actions/{id}"): None,
+    ("PUT", "/api/admin/projects/{project}/actions/{id}"): _ACTION_SET,
+    ("DELETE", "/api/admin/projects/{project}/actions/{id}"): None,
+    ("POST", "/api/admin/projects/{project}/actions/{id}/on"): None,
+    ("POST", "/api/admin/projects/{project}/actions/{id}/off"): None,
+    ("GET", "/api/admin/projects/{project}/actions/{id}/events"): None,
 }
 
 
@@ -218,7 +231,7 @@ def _project_scoped_routes(app: web.Application) -> set[tuple[str, str]]:
         scoped = "{project}" in path or path.startswith(
             ("/api/admin/projects/{id}", "/api/projects/")
         )
-        if scoped and route.method != "HEAD" and "/actions" not in path:
+        if scoped and route.method != "HEAD":
             found.add((route.method, path))
     return found
 
@@ -238,7 +251,8 @@ async def test_every_project_scoped_route_answers_404_for_an_unknown_project(api
         "state": "on",
     }
     for (method, template), body in _PROJECT_ROUTES.items():
-        path = template.format(**values)
+        # An action set's {id} is a number, and the project is still what is unknown.
+        path = template.format(**{**values, "id": "1"} if "/actions" in template else values)
         if body is not None:
             body = json.loads(json.dumps(body).replace("{strategy_id}", strategy["id"]))
         refused = await api.json(method, path, 404, json=body)

@@ -159,6 +159,8 @@ async def test_unknown_paths_and_methods_answer_json(api: Api) -> None:
     missing = await api.json("GET", "/api/admin/nope", 404)
     assert missing["name"] == "NotFoundError"
     assert (await api.json("GET", "/nope/deeper", 404))["name"] == "NotFoundError"
+    # A decoded newline (%0a) in an unknown path is still answered in JSON.
+    assert (await api.json("GET", "/x%0a", 404))["name"] == "NotFoundError"
     wrong_method = await api.request("PATCH", "/api/client/features", token=CLIENT)
     assert wrong_method.status == 405
     assert (await wrong_method.json())["name"] == "MethodNotAllowed"

@@ -41,6 +41,7 @@ from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.environments import Environments
 from flagcore.service.flags import Flags
+from flagcore.service.lookups import require_project
 from flagcore.signal_matching import MAX_FILTER_PATH_LENGTH, matching_action_sets
 from flagcore.validation import MAX_NAME_LENGTH, check_constraints
 
@@ -153,6 +154,8 @@ class ActionSets:
 
     def list_action_sets(self, project: str | None = None) -> list[ActionSet]:
         with self._context.read() as tx:
+            if project is not None:
+                require_project(tx, project)  # a typo must not look like an empty project
             return list(tx.list_action_sets(project=project))
 
     def list_action_executions(
@@ -256,6 +259,8 @@ class ActionSets:
     @staticmethod
     def _action_set(tx: Transaction, action_set_id: int, project: str | None = None) -> ActionSet:
         """The action set, which must be in ``project`` when one is given."""
+        if project is not None:
+            require_project(tx, project)
         action_set = tx.get_action_set(action_set_id)
         if action_set is None:
             raise NotFound(f"there is no action set with id {action_set_id}")

@@ -17,7 +17,7 @@ from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.lookups import active_flag, require_project
 from flagcore.service.tags import Tags, checked_tag, require_tag_type
-from flagcore.validation import check_name
+from flagcore.validation import check_flag_value, check_name, check_text
 
 __all__ = ["Flags", "flag_data", "flag_details"]
 
@@ -69,6 +69,8 @@ class Flags:
         """
         check_name(name, "flag")
         _check_type(type)
+        check_text(description, "$.description")
+        check_flag_value(impression_data, "$.impressionData")
         checked = [checked_tag(tag, f"$.tags[{index}]") for index, tag in enumerate(tags)]
         with self._context.unit() as tx:
             require_project(tx, project)
@@ -123,6 +125,9 @@ class Flags:
     ) -> FlagDefinition:
         if type is not None:
             _check_type(type)
+        check_text(description, "$.description")
+        check_flag_value(impression_data, "$.impressionData")
+        check_flag_value(stale, "$.stale")
         with self._context.unit() as tx:
             return self.update_flag_in(
                 tx,

@@ -8,7 +8,7 @@ from flagcore.entities import Project
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.lookups import require_project
-from flagcore.validation import check_name
+from flagcore.validation import check_name, check_text
 
 __all__ = ["Projects", "require_project"]
 
@@ -30,6 +30,7 @@ class Projects:
     ) -> Project:
         check_name(project_id, "project", "$.id")
         _check_display_name(name)
+        check_text(description, "$.description")
         with self._context.unit() as tx:
             if tx.get_project(project_id):
                 raise NameConflict(f'a project with id "{project_id}" already exists')
@@ -50,6 +51,7 @@ class Projects:
     ) -> Project:
         if name is not None:
             _check_display_name(name)
+        check_text(description, "$.description")
         with self._context.unit() as tx:
             before = require_project(tx, project_id)
             after = attrs.evolve(
@@ -83,7 +85,9 @@ class Projects:
 
 
 def _check_display_name(name: object) -> None:
-    if not isinstance(name, str) or not name.strip():
+    check_text(name, "$.name", optional=False)
+    assert isinstance(name, str)
+    if not name.strip():
         raise InvalidInput("a name must not be empty", [ErrorDetail("must not be empty", "$.name")])
 
 

@@ -19,7 +19,7 @@ from flagcore.model import Constraint, Segment
 from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.lookups import require_project
-from flagcore.validation import check_constraints
+from flagcore.validation import check_constraints, check_text
 
 __all__ = ["Segments"]
 
@@ -94,6 +94,7 @@ class Segments:
     ) -> SegmentDefinition:
         """Create a segment; the result says when and by whom (``actor``), as Unleash shows."""
         self._check_segment(name, constraints)
+        check_text(description, "$.description")
         created_at = self._context.clock()
         with self._context.unit() as tx:
             existing = tx.list_segments()
@@ -122,6 +123,7 @@ class Segments:
     ) -> Segment:
         """Replace a segment; a segment used outside ``project`` cannot be narrowed to it."""
         self._check_segment(name, constraints)
+        check_text(description, "$.description")
         with self._context.unit() as tx:
             before = self._segment(tx, segment_id)
             self._check_unique(tx, name, segment_id)

@@ -29,7 +29,7 @@ from flagcore.service.signal_intake import (
     disabled_endpoint_message,
 )
 from flagcore.service.tokens import hash_secret
-from flagcore.validation import check_name
+from flagcore.validation import check_name, check_text
 
 __all__ = ["CreatedSignalToken", "Signals"]
 
@@ -59,6 +59,7 @@ class Signals:
         actor: str = SYSTEM,
     ) -> SignalEndpoint:
         check_name(name, "signal endpoint")
+        check_text(description, "$.description")
         with self._context.unit() as tx:
             existing = tx.list_signal_endpoints()
             enforce(self._context.limits, "signal_endpoints", len(existing) + 1, "signal endpoints")
@@ -89,6 +90,7 @@ class Signals:
     ) -> SignalEndpoint:
         if name is not None:
             check_name(name, "signal endpoint")
+        check_text(description, "$.description")
         with self._context.unit() as tx:
             before = _endpoint(tx, endpoint_id)
             taken = name is not None and name != before.name and tx.find_signal_endpoint(name)
