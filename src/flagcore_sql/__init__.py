@@ -15,9 +15,17 @@ session. Transactions themselves (BEGIN, locking, retries, commit) stay with the
 This package imports no driver; it needs orjson, as the SQL stores do.
 """
 
-from flagcore_sql.dialect import SQLITE, Dialect
+from flagcore_sql.dialect import POSTGRESQL, SQLITE, Dialect
 from flagcore_sql.schema import MIGRATIONS, Migration
 from flagcore_sql.session import SqlSession
 from flagcore_sql.transaction import SqlTransaction
 
-__all__ = ["MIGRATIONS", "SQLITE", "Dialect", "Migration", "SqlSession", "SqlTransaction"]
+__all__ = [
+    "MIGRATIONS",
+    "POSTGRESQL",
+    "SQLITE",
+    "Dialect",
+    "Migration",
+    "SqlSession",
+    "SqlTransaction",
+]

@@ -47,7 +47,7 @@ def loads_list(text: str) -> Any:
 def where(conditions: dict[str, Any]) -> tuple[str, list[Any]]:
     """``{"flag = ?": value, ...}`` → a WHERE clause over the conditions whose value is set."""
     kept = {sql: value for sql, value in conditions.items() if value is not None}
-    return " AND ".join(kept) or "1", list(kept.values())
+    return " AND ".join(kept) or "1 = 1", list(kept.values())
 
 
 def dumps(value: Any) -> str:
