@@ -195,6 +195,35 @@ class UnitOfWorkContract(_PortContract):
             event = tx.append_event("feature-updated", "test")
         assert store.revision() == event.id > before
 
+    def test_the_revision_answers_during_a_write_with_only_committed_events(
+        self, store: Store
+    ) -> None:
+        # The server asks for the revision on every SDK request, from its event loop.
+        with store.transaction() as tx:
+            tx.append_event("feature-created", "test")
+        before = store.revision()
+        inside, release = threading.Event(), threading.Event()
+
+        def write() -> None:
+            with store.transaction() as tx:
+                tx.append_event("feature-updated", "test")
+                inside.set()
+                release.wait(timeout=60)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            assert inside.wait(timeout=60)
+            seen: list[int] = []
+            reader = threading.Thread(target=lambda: seen.append(store.revision()))
+            reader.start()
+            reader.join(timeout=10)
+        finally:
+            release.set()
+            writer.join(timeout=60)
+        assert seen == [before]
+        assert store.revision() > before
+
     def test_two_threads_writing_at_once_lose_nothing(self, store: Store) -> None:
         with store.transaction() as tx:
             self._flag(tx, "seed")

@@ -60,6 +60,8 @@ class SqliteStore:
                 if self.path == ":memory:"
                 else sqlite3.connect(self.path, timeout=_BUSY_TIMEOUT_S, check_same_thread=False)
             )
+            self._private = self._revision_conn is connection
+            self._private_revision = self._read_revision(connection)
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open the SQLite database {self.path!r}: {exc}") from exc
 
@@ -98,6 +100,8 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StorageError(f"the transaction could not be committed: {exc}") from exc
+            if write and self._private:
+                self._private_revision = self._read_revision(conn)
 
     def _rollback(self) -> None:
         try:
@@ -107,15 +111,19 @@ class SqliteStore:
             pass
 
     def revision(self) -> int:
-        if self._revision_conn is self._db.conn:
-            lock: Any = self._lock  # one private in-memory database: one connection
-        else:
-            lock = self._revision_lock
-        with lock:
-            try:
-                row = self._revision_conn.execute("SELECT max(id) FROM events").fetchone()
-            except sqlite3.Error as exc:
-                raise StorageError(f"cannot read the revision: {exc}") from exc
+        if self._private:
+            # One private in-memory database has one connection, busy while a unit is
+            # open: answer from the last commit instead of waiting (no one else writes).
+            return self._private_revision
+        with self._revision_lock:
+            return self._read_revision(self._revision_conn)
+
+    @staticmethod
+    def _read_revision(conn: sqlite3.Connection) -> int:
+        try:
+            row = conn.execute("SELECT max(id) FROM events").fetchone()
+        except sqlite3.Error as exc:
+            raise StorageError(f"cannot read the revision: {exc}") from exc
         return int(row[0] or 0)
 
     def integrity_check(self) -> str:
