@@ -23,7 +23,6 @@ from typing import Any
 import attrs
 import orjson
 from sqlite_utils import Database
-from tests.store.legacy_v006.schema import migrations
 
 from flagcore.codec import (
     converter,
@@ -58,6 +57,7 @@ from flagcore.entities import (
 )
 from flagcore.errors import Conflict, StorageError
 from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant
+from tests.store.legacy_v006.schema import migrations
 
 __all__ = ["SqliteStore"]
 
