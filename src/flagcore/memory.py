@@ -73,6 +73,9 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._tables: dict[str, dict[Any, Any]] = {name: {} for name in _TABLES}
         self._closed = False
+        # The revision as of the last commit: `revision` reads it without the lock, so it
+        # never waits for a unit in progress, and never sees one that may roll back.
+        self._revision = 0
 
     @contextmanager
     def transaction(self, *, write: bool = True) -> Iterator[MemoryTransaction]:
@@ -83,10 +86,10 @@ class MemoryStore:
             except BaseException:
                 tx.rollback()
                 raise
+            self._revision = int(self._tables["counters"].get("events", 0))
 
     def revision(self) -> int:
-        with self._lock:
-            return int(self._tables["counters"].get("events", 0))
+        return self._revision
 
     def close(self) -> None:
         self._closed = True

@@ -1,9 +1,38 @@
-"""What the service needs from storage, as protocols; stores implement them.
+"""What the service needs from storage, as small protocols; stores implement them.
 
-A use case opens one `Store.transaction()`: everything it reads and writes inside is one
-atomic unit, committed when the block ends and rolled back if it raises. Stores raise
-only `flagcore.errors` exceptions; `flagcore.testing` holds the contract suite every
-store must pass.
+The port is split by aggregate, so a new backend reads (and implements) one short list
+at a time; `Transaction` is their composition and `Store` opens one:
+
+=====================  =======================================================
+part                   what it keeps
+=====================  =======================================================
+`EventLog`             the change log; its newest id is the store's revision
+`ProjectRepository`    projects and environments
+`FlagRepository`       flags (active and archived) and their per-environment state
+`StrategyRepository`   strategies in flags' environments, with their segment links
+`SegmentRepository`    segments, with when and by whom they were created
+`StrategyDefinitions`  custom strategy definitions (built-ins are not stored)
+`TagRepository`        tag types and flags' tags
+`TokenRepository`      API tokens, by the hash of their secret
+`SignalRepository`     signal endpoints, their tokens, the signals they received
+`ActionRepository`     action sets and their executions (once per set and signal)
+`MetricsRepository`    metric buckets and SDK instances
+`RetentionDeletes`     bounded deletes of what retention no longer keeps
+=====================  =======================================================
+
+Promises every part shares (pinned by the port contract suite in `flagcore.testing`):
+
+- A use case opens one `Store.transaction()`: everything read and written inside is one
+  atomic unit, committed when the block ends and rolled back, all of it, if it raises.
+- ``save_*`` is an upsert by the entity's key; ``delete_*`` of something absent is a
+  no-op; ``get_*`` of something absent returns ``None``. Stores do not check domain rules
+  (the service does); they only keep what they are given.
+- ``create_*``/``add_*`` that return an entity allocate its id: ids grow, are never
+  reused in one store, and the given ``id`` (if any) is ignored.
+- Lists come in a stated, stable order (see each method).
+- Stores raise only `flagcore.errors` exceptions: `flagcore.errors.Conflict` where a
+  part says so (a unique key the store enforces), `flagcore.errors.StorageError` for
+  anything the backend failed at.
 """
 
 from __future__ import annotations
@@ -35,13 +64,30 @@ from flagcore.entities import (
 )
 from flagcore.model import Segment
 
-__all__ = ["Store", "Transaction"]
+__all__ = [
+    "ActionRepository",
+    "EventLog",
+    "FlagRepository",
+    "MetricsRepository",
+    "ProjectRepository",
+    "RetentionDeletes",
+    "SegmentRepository",
+    "SignalRepository",
+    "Store",
+    "StrategyDefinitions",
+    "StrategyRepository",
+    "TagRepository",
+    "TokenRepository",
+    "Transaction",
+]
 
 
-class Transaction(Protocol):
-    """Reads and writes inside one atomic unit of work."""
+class EventLog(Protocol):
+    """The change log. ``append_event`` allocates the next id (ids grow by commit order
+    and are never reused, even after retention deleted older events): the newest id is
+    the store's revision, so every committed write that appends an event moves it, and
+    a rolled-back one does not."""
 
-    # --- events: the change log; the newest event id is the store's revision ---
     def append_event(
         self,
         type: str,
@@ -57,7 +103,10 @@ class Transaction(Protocol):
         self, *, limit: int = 100, before_id: int | None = None, feature_name: str | None = None
     ) -> Sequence[Event]: ...
 
-    # --- projects and environments ---
+
+class ProjectRepository(Protocol):
+    """Projects (listed by id) and environments (listed by sort order, then name)."""
+
     def get_project(self, project_id: str) -> Project | None: ...
     def list_projects(self) -> Sequence[Project]: ...
     def save_project(self, project: Project) -> None: ...
@@ -66,7 +115,12 @@ class Transaction(Protocol):
     def list_environments(self) -> Sequence[Environment]: ...
     def save_environment(self, environment: Environment) -> None: ...
 
-    # --- flags (active and archived) and their per-environment state ---
+
+class FlagRepository(Protocol):
+    """Flags, active and archived, and their per-environment state. ``list_flags`` is
+    ordered by creation time, then name; ``archived=None`` lists both kinds.
+    ``list_flag_environments`` is ordered by flag, then environment."""
+
     def get_flag(self, name: str) -> FlagDefinition | None: ...
     def list_flags(
         self, *, project: str | None = None, archived: bool | None = False
@@ -82,7 +136,12 @@ class Transaction(Protocol):
     ) -> Sequence[FlagEnvironment]: ...
     def save_flag_environment(self, state: FlagEnvironment) -> None: ...
 
-    # --- strategies, with their segment links (``strategy.segments``) ---
+
+class StrategyRepository(Protocol):
+    """Strategies placed in a flag's environment, with their segment links
+    (``strategy.segments``, kept in the given order). Saving a strategy replaces its
+    segment links; deleting its flag deletes it."""
+
     def get_strategy(self, strategy_id: str) -> StrategyPlacement | None: ...
     def list_strategies(
         self, *, flag: str | None = None, environment: str | None = None
@@ -94,7 +153,10 @@ class Transaction(Protocol):
     def delete_strategy(self, strategy_id: str) -> None: ...
     def strategies_using_segment(self, segment_id: int) -> Sequence[StrategyPlacement]: ...
 
-    # --- segments ---
+
+class SegmentRepository(Protocol):
+    """Segments, listed by id; ``create_segment`` allocates the id."""
+
     def get_segment(self, segment_id: int) -> Segment | None: ...
     def list_segments(self) -> Sequence[Segment]: ...
     def get_segment_definition(self, segment_id: int) -> SegmentDefinition | None:
@@ -121,13 +183,20 @@ class Transaction(Protocol):
     def save_segment(self, segment: Segment) -> None: ...
     def delete_segment(self, segment_id: int) -> None: ...
 
-    # --- custom strategy definitions (built-ins are not stored) ---
+
+class StrategyDefinitions(Protocol):
+    """Custom strategy definitions by name, listed by name (built-ins are not stored)."""
+
     def get_strategy_definition(self, name: str) -> StrategyDefinition | None: ...
     def list_strategy_definitions(self) -> Sequence[StrategyDefinition]: ...
     def save_strategy_definition(self, definition: StrategyDefinition) -> None: ...
     def delete_strategy_definition(self, name: str) -> None: ...
 
-    # --- tags ---
+
+class TagRepository(Protocol):
+    """Tag types (listed by name) and flags' tags. Adding a tag a flag has is a no-op;
+    deleting a tag type or a flag deletes its tags."""
+
     def get_tag_type(self, name: str) -> TagType | None: ...
     def list_tag_types(self) -> Sequence[TagType]: ...
     def save_tag_type(self, tag_type: TagType) -> None: ...
@@ -139,13 +208,22 @@ class Transaction(Protocol):
     def add_flag_tag(self, flag: str, tag: Tag) -> None: ...
     def remove_flag_tag(self, flag: str, tag: Tag) -> None: ...
 
-    # --- API tokens ---
+
+class TokenRepository(Protocol):
+    """API tokens by the hash of their secret (the secret is never stored), listed by
+    creation time."""
+
     def get_token(self, secret_hash: str) -> ApiToken | None: ...
     def list_tokens(self) -> Sequence[ApiToken]: ...
     def save_token(self, token: ApiToken) -> None: ...
     def delete_token(self, secret_hash: str) -> None: ...
 
-    # --- signal endpoints, their tokens, and the signals they received ---
+
+class SignalRepository(Protocol):
+    """Signal endpoints (names unique: a second endpoint of one name raises
+    `flagcore.errors.Conflict`), their tokens and the signals they received. ``create_*``
+    and ``add_signal`` allocate ids; endpoints and tokens are listed by id."""
+
     def create_signal_endpoint(
         self, name: str, description: str | None, enabled: bool, created_at: dt.datetime
     ) -> SignalEndpoint: ...
@@ -171,7 +249,11 @@ class Transaction(Protocol):
         """Newest first."""
         ...
 
-    # --- action sets and their executions ---
+
+class ActionRepository(Protocol):
+    """Action sets (listed by id) and the record of their runs. Deleting an action set
+    deletes its executions; deleting its source endpoint deletes the set."""
+
     def create_action_set(self, action_set: ActionSet) -> ActionSet:
         """Store under a fresh id (the given ``id`` is ignored) and return it."""
         ...
@@ -197,7 +279,11 @@ class Transaction(Protocol):
         """Newest first; ``offset`` skips that many of the newest."""
         ...
 
-    # --- client metrics and SDK instances ---
+
+class MetricsRepository(Protocol):
+    """Hourly metric buckets (listed by hour, app, environment) and SDK instances
+    (listed by app name, then instance id). Counts saturate at 2**63 - 1."""
+
     def add_flag_metrics(self, rows: Iterable[FlagMetrics]) -> None:
         """Add the counts to the stored ones of the same flag, app, environment and hour."""
         ...
@@ -211,7 +297,10 @@ class Transaction(Protocol):
     def save_client_instance(self, instance: ClientInstance) -> None: ...
     def list_client_instances(self) -> Sequence[ClientInstance]: ...
 
-    # --- retention: each deletes at most ``limit`` rows, oldest first, and says how many ---
+
+class RetentionDeletes(Protocol):
+    """Retention: each deletes at most ``limit`` rows, oldest first, and says how many."""
+
     def delete_flag_metrics_before(self, hour: dt.datetime, limit: int) -> int:
         """Delete metric buckets whose hour is before ``hour``."""
         ...
@@ -225,6 +314,24 @@ class Transaction(Protocol):
     def delete_events_before(self, time: dt.datetime, limit: int) -> int:
         """Delete events created before ``time``, never the newest (it is the revision)."""
         ...
+
+
+class Transaction(
+    EventLog,
+    ProjectRepository,
+    FlagRepository,
+    StrategyRepository,
+    SegmentRepository,
+    StrategyDefinitions,
+    TagRepository,
+    TokenRepository,
+    SignalRepository,
+    ActionRepository,
+    MetricsRepository,
+    RetentionDeletes,
+    Protocol,
+):
+    """Reads and writes inside one atomic unit of work: every part of the port."""
 
 
 class Store(Protocol):

@@ -1,1043 +1,848 @@
-"""The store contract suite: every use case of the service, over the store under test.
+"""The port contract suite: what every store must do, checked through `flagcore.ports` alone.
 
-A store proves itself by subclassing `StoreContract` and providing a ``store`` fixture
-that yields a fresh, empty store::
+It drives a store only through `Store` and `Transaction` (never the `Service`), one class
+per part of the port, so a new backend sees exactly which storage promise it breaks:
+round-trips, atomic units and rollback, revision bumps, ordering, id allocation, the
+`flagcore.errors.Conflict` the port promises, and concurrent writers from two threads.
+A store proves itself by subclassing `StorePortContract` (or only the parts it has
+implemented so far) with a ``store`` fixture that yields a fresh, empty store::
 
-    class TestMyStore(StoreContract):
+    import pytest
+    from flagcore.testing import StorePortContract
+
+
+    class TestMyStore(StorePortContract):
         @pytest.fixture
         def store(self, tmp_path):
             store = MyStore(tmp_path / "db")
             yield store
             store.close()
 
-It needs pytest (and nothing else); flagcore itself does not import this module.
+It needs pytest (and nothing else); flagcore itself does not import this module. The
+service's domain rules (names, limits, events of each use case) are not storage
+promises: flagcore checks them over every store in its own ``tests/service``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 
 import attrs
 import pytest
 
-from flagcore.engine import Engine
 from flagcore.entities import (
     Action,
+    ActionExecution,
     ActionKind,
+    ActionOutcome,
+    ActionSet,
     ActionState,
+    ApiToken,
+    ClientInstance,
+    Environment,
+    FlagDefinition,
+    FlagEnvironment,
+    FlagMetrics,
+    Project,
     SegmentDefinition,
     StrategyDefinition,
+    StrategyParameter,
+    StrategyPlacement,
     Tag,
+    TagType,
     TokenType,
 )
-from flagcore.errors import (
-    Conflict,
-    FlagcoreError,
-    Forbidden,
-    InvalidInput,
-    LimitExceeded,
-    NameConflict,
-    NotFound,
-    RateLimited,
-    Unauthenticated,
-)
-from flagcore.limits import Limits
+from flagcore.errors import Conflict
 from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant, WeightType
-from flagcore.ports import Store
-from flagcore.service import RetentionSettings, Service
+from flagcore.ports import Store, Transaction
 
-__all__ = ["StoreContract"]
+__all__ = [
+    "ActionRepositoryContract",
+    "EventLogContract",
+    "FlagRepositoryContract",
+    "MetricsRepositoryContract",
+    "ProjectRepositoryContract",
+    "RetentionDeletesContract",
+    "SegmentRepositoryContract",
+    "SignalRepositoryContract",
+    "StorePortContract",
+    "StrategyDefinitionsContract",
+    "StrategyRepositoryContract",
+    "TagRepositoryContract",
+    "TokenRepositoryContract",
+    "UnitOfWorkContract",
+]
 
-
-class _Clock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += dt.timedelta(seconds=seconds)
-
-
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 DEV = "development"
 PROD = "production"
+_MAX_COUNT = 2**63 - 1
 
 
-def _rollout(percent: int = 100, **extra: str) -> Strategy:
-    return Strategy("flexibleRollout", {"rollout": str(percent), **extra})
+def _at(minutes: float) -> dt.datetime:
+    return T0 + dt.timedelta(minutes=minutes)
 
 
-def _in(field: str, *values: str) -> Constraint:
-    return Constraint(field, "IN", values)
+class _Boom(Exception):
+    """Raised inside a unit of work to make it roll back."""
 
 
-class StoreContract:
-    """Subclass with a ``store`` fixture; every test gets a fresh store."""
+def _write_then_fail(store: Store, write: Callable[[Transaction], object]) -> None:
+    with store.transaction() as tx:
+        write(tx)
+        raise _Boom
+
+
+class _PortContract:
+    """The ``store`` fixture every part's tests use; a subclass provides it."""
 
     @pytest.fixture
     def store(self) -> Iterator[Store]:
         raise NotImplementedError("a store contract test class provides the `store` fixture")
 
-    @pytest.fixture
-    def service(self, store: Store) -> Service:
-        return Service(store)
-
     @staticmethod
-    def _flag_with_strategy(service: Service, name: str = "checkout") -> Strategy:
-        service.flags.create_flag("default", name)
-        return service.strategies.add_strategy("default", name, DEV, _rollout(50))
+    def _environments(tx: Transaction) -> None:
+        tx.save_environment(Environment(DEV, "development", 2))
+        tx.save_environment(Environment(PROD, "production", 3))
 
-    # --- a fresh store ---
-    def test_a_fresh_store_has_unleash_defaults(self, service: Service) -> None:
-        assert [p.id for p in service.projects.list_projects()] == ["default"]
-        assert [e.name for e in service.environments.list_environments()] == [DEV, PROD]
-        assert [t.name for t in service.tags.list_tag_types()] == ["simple"]
-        assert service.store.revision() == 0
-        # Opening a service again does not duplicate them.
-        again = Service(service.store)
-        assert [p.id for p in again.projects.list_projects()] == ["default"]
+    @classmethod
+    def _flag(cls, tx: Transaction, name: str = "checkout", minute: float = 0) -> FlagDefinition:
+        if tx.get_environment(DEV) is None:
+            cls._environments(tx)
+        if tx.get_project("default") is None:
+            tx.save_project(Project("default", "Default", None, T0))
+        flag = FlagDefinition(name, "default", "release", None, False, False, _at(minute))
+        tx.save_flag(flag)
+        return flag
 
-    # --- projects and environments ---
-    def test_projects_are_created_updated_and_listed(self, service: Service) -> None:
-        service.projects.create_project("web", "Web shop", "the storefront")
-        updated = service.projects.update_project("web", name="Web", description="shop")
-        assert (updated.name, updated.description) == ("Web", "shop")
-        assert [p.id for p in service.projects.list_projects()] == ["default", "web"]
-        assert service.projects.get_project("web").name == "Web"
 
-    def test_project_ids_must_be_url_friendly_and_unique(self, service: Service) -> None:
-        with pytest.raises(InvalidInput):
-            service.projects.create_project("web shop", "Web")
-        service.projects.create_project("web", "Web")
-        with pytest.raises(NameConflict):
-            service.projects.create_project("web", "Again")
-        with pytest.raises(NotFound):
-            service.projects.update_project("nope", name="x")
+class UnitOfWorkContract(_PortContract):
+    """`Store.transaction` and `Store.revision`: atomic units, and a revision that moves."""
 
-    def test_a_project_with_active_flags_cannot_be_deleted(self, service: Service) -> None:
-        service.projects.create_project("web", "Web")
-        service.flags.create_flag("web", "banner")
-        with pytest.raises(Conflict) as refused:
-            service.projects.delete_project("web")
-        assert "banner" in refused.value.details[0].message
-        service.archive.archive_flag("web", "banner")
-        service.projects.delete_project("web")
-        assert [p.id for p in service.projects.list_projects()] == ["default"]
-        with pytest.raises(NotFound):
-            service.projects.delete_project("web")
-
-    def test_environments_can_be_added(self, service: Service) -> None:
-        staging = service.environments.create_environment("staging", "test")
-        assert staging.sort_order == 4
-        assert [e.name for e in service.environments.list_environments()] == [DEV, PROD, "staging"]
-        with pytest.raises(NameConflict):
-            service.environments.create_environment("staging")
-
-    # --- flags ---
-    def test_a_flag_is_created_with_its_metadata(self, service: Service) -> None:
-        flag = service.flags.create_flag(
-            "default", "new-checkout", type="experiment", description="d", impression_data=True
-        )
-        assert (flag.type, flag.description, flag.impression_data, flag.stale) == (
-            "experiment",
-            "d",
-            True,
-            False,
-        )
-        details = service.flags.get_flag("default", "new-checkout")
-        assert details.flag == flag
-        assert [(e.environment.name, e.enabled) for e in details.environments] == [
-            (DEV, False),
-            (PROD, False),
-        ]
-
-    @pytest.mark.parametrize("name", ["with space", "", "slash/name", "ü", "x" * 256])
-    def test_flag_names_must_be_url_friendly(self, service: Service, name: str) -> None:
-        with pytest.raises(InvalidInput):
-            service.flags.create_flag("default", name)
-
-    def test_flag_names_are_unique_among_active_and_archived_flags(self, service: Service) -> None:
-        service.flags.create_flag("default", "f")
-        with pytest.raises(NameConflict, match="a flag"):
-            service.flags.create_flag("default", "f")
-        service.archive.archive_flag("default", "f")
-        with pytest.raises(NameConflict, match="archived"):
-            service.flags.create_flag("default", "f")
-
-    def test_flag_type_and_project_are_checked(self, service: Service) -> None:
-        with pytest.raises(InvalidInput):
-            service.flags.create_flag("default", "f", type="nonsense")
-        with pytest.raises(NotFound):
-            service.flags.create_flag("nope", "f")
-
-    def test_flag_metadata_updates_and_stale_marking(self, service: Service) -> None:
-        service.flags.create_flag("default", "f")
-        service.flags.update_flag("default", "f", description="now described", type="kill-switch")
-        service.flags.mark_stale("default", "f")
-        flag = service.flags.get_flag("default", "f").flag
-        assert (flag.description, flag.type, flag.stale) == ("now described", "kill-switch", True)
-        types = [e.type for e in self._events(service)]
-        assert types[:3] == ["feature-stale-on", "feature-metadata-updated", "feature-created"]
-        with pytest.raises(NotFound):
-            service.flags.update_flag("other-project", "f", description="x")
-
-    def test_archiving_hides_a_flag_from_admins_and_sdks(self, service: Service) -> None:
-        self._flag_with_strategy(service, "f")
-        service.environments.set_environment_enabled("default", "f", DEV, True)
-        service.archive.archive_flag("default", "f")
-        assert service.flags.list_flags() == []
-        assert [d.flag.name for d in service.archive.list_archived_flags()] == ["f"]
-        assert service.client.client_features(DEV).features == ()
-        with pytest.raises(NotFound):
-            service.flags.get_flag("default", "f")
-        with pytest.raises(NotFound):
-            service.archive.archive_flag("default", "f")
-
-    def test_revive_keeps_strategies_but_disables_every_environment(self, service: Service) -> None:
-        strategy = self._flag_with_strategy(service, "f")
-        service.environments.set_environment_enabled("default", "f", DEV, True)
-        service.environments.set_environment_enabled("default", "f", PROD, True)
-        service.archive.archive_flag("default", "f")
-        service.archive.revive_flag("f")
-        details = service.flags.get_flag("default", "f")
-        assert [e.enabled for e in details.environments] == [False, False]
-        assert details.environments[0].strategies == (strategy,)
-
-    def test_revive_is_refused_for_active_flags_and_lost_projects(self, service: Service) -> None:
-        service.projects.create_project("web", "Web")
-        service.flags.create_flag("web", "f")
-        with pytest.raises(Conflict):
-            service.archive.revive_flag("f")
-        service.archive.archive_flag("web", "f")
-        service.projects.delete_project("web")
-        with pytest.raises(Conflict, match="project"):
-            service.archive.revive_flag("f")
-        with pytest.raises(NotFound):
-            service.archive.revive_flag("never-existed")
-
-    def test_only_archived_flags_can_be_deleted_for_good(self, service: Service) -> None:
-        self._flag_with_strategy(service, "f")
-        with pytest.raises(Conflict, match="archive it first"):
-            service.archive.delete_flag("f")
-        assert service.flags.list_flags()[0].name == "f"
-        service.archive.archive_flag("default", "f")
-        service.archive.delete_flag("f")
-        assert service.archive.list_archived_flags() == []
-        with pytest.raises(NotFound):
-            service.archive.delete_flag("f")
-        # The name is free again, and nothing of the old flag comes back with it.
-        service.flags.create_flag("default", "f")
-        assert service.flags.get_flag("default", "f").environments[0].strategies == ()
-
-    def test_dependencies_are_one_level_deep(self, service: Service) -> None:
-        for name in ("parent", "child", "grandchild"):
-            service.flags.create_flag("default", name)
-        service.dependencies.set_dependencies("default", "child", [Dependency("parent")])
-        with pytest.raises(InvalidInput, match="one level"):
-            service.dependencies.set_dependencies("default", "grandchild", [Dependency("child")])
-        with pytest.raises(InvalidInput, match="one level"):
-            service.dependencies.set_dependencies("default", "parent", [Dependency("grandchild")])
-        with pytest.raises(InvalidInput):
-            service.dependencies.set_dependencies("default", "grandchild", [Dependency("missing")])
-        flag = service.client.client_features(DEV).features
-        assert {f.name: f.dependencies for f in flag}["child"] == (Dependency("parent"),)
-
-    # --- strategies ---
-    def test_strategies_are_stored_normalised_and_in_order(self, service: Service) -> None:
-        service.flags.create_flag("default", "f")
-        first = service.strategies.add_strategy(
-            "default", "f", DEV, Strategy("flexibleRollout", {})
-        )
-        second = service.strategies.add_strategy("default", "f", DEV, Strategy("default"))
-        assert first.id
-        assert second.id
-        assert first.id != second.id
-        assert (first.sort_order, second.sort_order) == (0, 1)
-        assert dict(first.parameters) == {"rollout": "100", "stickiness": "default", "groupId": "f"}
-        assert service.strategies.list_strategies("default", "f", DEV) == [first, second]
-        assert service.strategies.get_strategy("default", "f", DEV, first.id) == first
-
-    def test_strategy_variants_share_1000_by_weight_type(self, service: Service) -> None:
-        service.flags.create_flag("default", "f")
-        variants = (
-            Variant("a", 0),
-            Variant("b", 0),
-            Variant("c", 100, WeightType.FIX),
-            Variant("d", 0),
-        )
-        stored = service.strategies.add_strategy(
-            "default", "f", DEV, attrs.evolve(_rollout(), variants=variants)
-        )
-        assert [v.weight for v in stored.variants] == [300, 300, 100, 300]
-
-    @pytest.mark.parametrize(
-        ("constraint", "path"),
-        [
-            (Constraint("userId", "LIKE", ("a",)), "$.constraints[0].operator"),
-            (Constraint("userId", "IN", ()), "$.constraints[0].values"),
-            (Constraint("age", "NUM_GT", value="abc"), "$.constraints[0].value"),
-            (Constraint("age", "NUM_GT"), "$.constraints[0].value"),
-            (Constraint("currentTime", "DATE_AFTER", value="yesterday"), "$.constraints[0].value"),
-            (Constraint("version", "SEMVER_EQ", value="1.2"), "$.constraints[0].value"),
-            (Constraint("version", "SEMVER_EQ", value="v1.2.3"), "$.constraints[0].value"),
-            (Constraint("email", "REGEX", value="(unclosed"), "$.constraints[0].value"),
-            (Constraint("email", "REGEX", value="^(?=a)"), "$.constraints[0].value"),
-            (Constraint("ip", "IN_CIDR", ("10.0.0.0/8", "nope")), "$.constraints[0].values[1]"),
-        ],
-    )
-    def test_constraints_the_engine_cannot_evaluate_are_refused_with_a_path(
-        self, service: Service, constraint: Constraint, path: str
-    ) -> None:
-        service.flags.create_flag("default", "f")
-        strategy = Strategy("default", constraints=(_in("appName", "web"), constraint))
-        with pytest.raises(InvalidInput) as refused:
-            service.strategies.add_strategy("default", "f", DEV, strategy)
-        assert [d.path for d in refused.value.details] == [path.replace("[0]", "[1]", 1)]
-        assert service.strategies.list_strategies("default", "f", DEV) == []
-
-    @pytest.mark.parametrize("rollout", ["150", "-1", "50.5", "lots"])
-    def test_rollouts_outside_0_to_100_are_refused(self, service: Service, rollout: str) -> None:
-        service.flags.create_flag("default", "f")
-        with pytest.raises(InvalidInput):
-            service.strategies.add_strategy(
-                "default", "f", DEV, Strategy("flexibleRollout", {"rollout": rollout})
-            )
-
-    def test_strategy_targets_must_exist(self, service: Service) -> None:
-        service.flags.create_flag("default", "f")
-        with pytest.raises(InvalidInput, match="unknown strategy"):
-            service.strategies.add_strategy("default", "f", DEV, Strategy("mine"))
-        with pytest.raises(NotFound):
-            service.strategies.add_strategy("default", "f", "nowhere", Strategy("default"))
-        with pytest.raises(NotFound):
-            service.strategies.add_strategy("default", "nope", DEV, Strategy("default"))
-        with pytest.raises(NotFound):
-            service.strategies.add_strategy(
-                "default", "f", DEV, Strategy("default", segments=(99,))
-            )
-
-    def test_custom_strategies_can_be_defined_then_used(self, service: Service) -> None:
-        service.strategy_definitions.create_strategy_definition(
-            StrategyDefinition("tenant", "per tenant")
-        )
-        with pytest.raises(NameConflict):
-            service.strategy_definitions.create_strategy_definition(StrategyDefinition("default"))
-        service.flags.create_flag("default", "f")
-        stored = service.strategies.add_strategy(
-            "default", "f", DEV, Strategy("tenant", {"ids": "a,b"})
-        )
-        assert stored.name == "tenant"
-        assert "tenant" in [
-            d.name for d in service.strategy_definitions.list_strategy_definitions()
-        ]
-
-    def test_strategy_limits_name_the_limit(self, store: Store) -> None:
-        service = Service(store, limits=Limits(constraints_per_strategy=2, constraint_values=3))
-        service.flags.create_flag("default", "f")
-        too_many = Strategy("default", constraints=(_in("a", "1"),) * 3)
-        with pytest.raises(LimitExceeded) as refused:
-            service.strategies.add_strategy("default", "f", DEV, too_many)
-        assert refused.value.limit == "constraints_per_strategy"
-        at_limit = Strategy("default", constraints=(_in("a", "1", "2", "3"),) * 2)
-        service.strategies.add_strategy("default", "f", DEV, at_limit)
-        with pytest.raises(LimitExceeded) as refused:
-            service.strategies.add_strategy(
-                "default", "f", DEV, Strategy("default", constraints=(_in("a", *"1234"),))
-            )
-        assert refused.value.limit == "constraint_values"
-
-    def test_strategies_are_updated_deleted_and_reordered(self, service: Service) -> None:
-        service.flags.create_flag("default", "f")
-        a = service.strategies.add_strategy("default", "f", DEV, _rollout(10))
-        b = service.strategies.add_strategy("default", "f", DEV, Strategy("default"))
-        updated = service.strategies.update_strategy("default", "f", DEV, a.id or "", _rollout(20))
-        assert updated.parameters["rollout"] == "20"
-        assert updated.sort_order == 0
-        reordered = service.strategies.reorder_strategies(
-            "default", "f", DEV, {a.id or "": 5, b.id or "": 1}
-        )
-        assert [s.id for s in reordered] == [b.id, a.id]
-        with pytest.raises(NotFound):
-            service.strategies.reorder_strategies("default", "f", DEV, {"nope": 0, b.id or "": 9})
-        assert [s.id for s in service.strategies.list_strategies("default", "f", DEV)] == [
-            b.id,
-            a.id,
-        ]
-        service.strategies.delete_strategy("default", "f", DEV, b.id or "")
-        assert [s.id for s in service.strategies.list_strategies("default", "f", DEV)] == [a.id]
-        with pytest.raises(NotFound):
-            service.strategies.delete_strategy("default", "f", PROD, a.id or "")
-
-    def test_enabling_without_strategies_adds_a_full_rollout(self, service: Service) -> None:
-        service.flags.create_flag("default", "f")
-        service.environments.set_environment_enabled("default", "f", DEV, True)
-        (added,) = service.strategies.list_strategies("default", "f", DEV)
-        assert (added.name, dict(added.parameters)) == (
-            "flexibleRollout",
-            {"rollout": "100", "stickiness": "default", "groupId": "f"},
-        )
-        assert Engine(service.client.client_features(DEV)).is_enabled("f", {"userId": "anyone"})
-        service.environments.set_environment_enabled("default", "f", DEV, False)
-        service.environments.set_environment_enabled("default", "f", DEV, True)
-        assert len(service.strategies.list_strategies("default", "f", DEV)) == 1
-
-    def test_disabled_strategies_do_not_reach_sdks(self, service: Service) -> None:
-        service.flags.create_flag("default", "f")
-        service.strategies.add_strategy("default", "f", DEV, Strategy("default", disabled=True))
-        active = service.strategies.add_strategy("default", "f", DEV, _rollout(50))
-        service.environments.set_environment_enabled("default", "f", DEV, True)
-        (flag,) = service.client.client_features(DEV).features
-        assert flag.enabled
-        assert [s.id for s in flag.strategies] == [active.id]
-
-    # --- segments ---
-    def test_segments_are_created_read_updated_and_deleted(self, service: Service) -> None:
-        beta = service.segments.create_segment(
-            "beta", [_in("userId", "1", "2")], description="testers"
-        )
-        other = service.segments.create_segment("ios", [])
-        assert beta.id != other.id
-        assert service.segments.get_segment(beta.id) == beta
-        assert [s.name for s in service.segments.list_segments()] == ["beta", "ios"]
-        updated = service.segments.update_segment(beta.id, "beta-users", [_in("userId", "3")])
-        assert service.segments.get_segment(beta.id) == updated
-        with pytest.raises(NameConflict):
-            service.segments.create_segment("ios", [])
-        with pytest.raises(NameConflict):
-            service.segments.update_segment(beta.id, "ios", [])
-        service.segments.delete_segment(other.id)
-        with pytest.raises(NotFound):
-            service.segments.get_segment(other.id)
-        with pytest.raises(NotFound):
-            service.segments.update_segment(999, "x", [])
-
-    def test_segments_keep_when_and_by_whom_they_were_created(self, store: Store) -> None:
-        at = dt.datetime(2026, 2, 3, 4, 5, 6, 789000, tzinfo=dt.UTC)
-        with store.transaction() as tx:
-            created = tx.create_segment(
-                Segment(0, "beta", (_in("userId", "1"),)), created_by="alice", created_at=at
-            )
-            unsigned = tx.create_segment(Segment(0, "ios"))
-        renamed = attrs.evolve(created, name="beta-users", description="testers")
-        with store.transaction() as tx:
-            tx.save_segment(renamed)
+    def test_a_fresh_store_is_empty_at_revision_0(self, store: Store) -> None:
+        assert store.revision() == 0
         with store.transaction(write=False) as tx:
-            definition = tx.get_segment_definition(created.id)
-            assert definition == SegmentDefinition(renamed, at, "alice")
-            assert definition.created_at.tzinfo is not None
-            other = tx.get_segment_definition(unsigned.id)
-            assert other is not None
-            assert other.created_by is None
-            assert abs(other.created_at - dt.datetime.now(dt.UTC)) < dt.timedelta(minutes=5)
-            assert list(tx.list_segment_definitions()) == [definition, other]
-            assert tx.get_segment_definition(999) is None
+            assert list(tx.list_projects()) == []
+            assert list(tx.list_environments()) == []
+            assert list(tx.list_flags(archived=None)) == []
+            assert list(tx.list_events()) == []
 
-    def test_a_segment_in_use_by_an_active_flag_cannot_be_deleted(self, service: Service) -> None:
-        segment = service.segments.create_segment("beta", [_in("userId", "1")])
-        service.flags.create_flag("default", "f")
-        strategy = service.strategies.add_strategy(
-            "default", "f", DEV, Strategy("default", segments=(segment.id,))
-        )
-        with pytest.raises(Conflict):
-            service.segments.delete_segment(segment.id)
-        assert [p.id for p in service.segments.strategies_using_segment(segment.id)] == [
-            strategy.id
-        ]
-        service.archive.archive_flag("default", "f")
-        service.segments.delete_segment(segment.id)
-        service.archive.revive_flag("f")
-        assert service.strategies.list_strategies("default", "f", DEV)[0].segments == ()
+    def test_a_committed_unit_is_seen_by_the_next_one(self, store: Store) -> None:
+        with store.transaction() as tx:
+            tx.save_project(Project("web", "Web", "shop", T0))
+        with store.transaction(write=False) as tx:
+            assert tx.get_project("web") == Project("web", "Web", "shop", T0)
 
-    def test_replacing_the_segments_of_a_strategy_is_all_or_nothing(self, service: Service) -> None:
-        one = service.segments.create_segment("one", [])
-        two = service.segments.create_segment("two", [])
-        strategy = self._flag_with_strategy(service)
-        strategy_id = strategy.id or ""
-        service.segments.replace_strategy_segments(strategy_id, [one.id, two.id])
-        assert [s.id for s in service.segments.segments_of_strategy(strategy_id)] == [
-            one.id,
-            two.id,
-        ]
-        revision = service.store.revision()
-        with pytest.raises(NotFound):
-            service.segments.replace_strategy_segments(strategy_id, [two.id, 999])
-        assert [s.id for s in service.segments.segments_of_strategy(strategy_id)] == [
-            one.id,
-            two.id,
-        ]
-        assert service.store.revision() == revision
-        with pytest.raises(NotFound):
-            service.segments.replace_strategy_segments("no-such-strategy", [one.id])
-        with pytest.raises(NotFound):
-            service.segments.segments_of_strategy("no-such-strategy")
-        service.segments.replace_strategy_segments(strategy_id, [two.id])
-        assert [s.id for s in service.segments.segments_of_strategy(strategy_id)] == [two.id]
-        service.segments.replace_strategy_segments(strategy_id, [])
-        assert service.segments.segments_of_strategy(strategy_id) == []
-        assert service.store.revision() > revision
-
-    def test_segment_limits_name_the_limit(self, store: Store) -> None:
-        limits = Limits(segments=2, segments_per_strategy=1, segment_values=3)
-        service = Service(store, limits=limits)
-        a = service.segments.create_segment("a", [_in("x", "1", "2", "3")])
-        b = service.segments.create_segment("b", [])
-        with pytest.raises(LimitExceeded) as refused:
-            service.segments.create_segment("c", [])
-        assert refused.value.limit == "segments"
-        with pytest.raises(LimitExceeded) as refused:
-            service.segments.update_segment(b.id, "b", [_in("x", "1", "2"), _in("y", "3", "4")])
-        assert refused.value.limit == "segment_values"
-        strategy = self._flag_with_strategy(service)
-        with pytest.raises(LimitExceeded) as refused:
-            service.segments.replace_strategy_segments(strategy.id or "", [a.id, b.id])
-        assert refused.value.limit == "segments_per_strategy"
-
-    # --- tags ---
-    def test_tags_need_a_known_type_and_filter_client_features(self, service: Service) -> None:
-        for name in ("a", "b", "c"):
-            service.flags.create_flag("default", name)
-        service.tags.create_tag_type("team", "owning team")
-        with pytest.raises(NameConflict):
-            service.tags.create_tag_type("team")
-        service.tags.add_flag_tag("a", Tag("team", "core"))
-        service.tags.add_flag_tag("b", Tag("simple", "beta"))
-        service.tags.add_flag_tag("b", Tag("simple", "beta"))  # adding twice is harmless
-        with pytest.raises(InvalidInput):
-            service.tags.add_flag_tag("c", Tag("nosuchtype", "xx"))
-        with pytest.raises(InvalidInput):
-            service.tags.add_flag_tag("c", Tag("simple", "x"))
-        assert service.tags.list_flag_tags("b") == [Tag("simple", "beta")]
-        either = service.client.client_features(
-            DEV, tags=[Tag("team", "core"), Tag("simple", "beta")]
-        )
-        assert [f.name for f in either.features] == ["a", "b"]
-        with pytest.raises(Conflict):
-            service.tags.delete_tag_type("team")
-        service.tags.remove_flag_tag("a", Tag("team", "core"))
-        with pytest.raises(NotFound):
-            service.tags.remove_flag_tag("a", Tag("team", "core"))
-        service.tags.delete_tag_type("team")
-
-    # --- client features ---
-    def test_client_features_filters_combine_or_within_and_across(self, service: Service) -> None:
-        service.projects.create_project("web", "Web")
-        service.flags.create_flag("default", "app.one")
-        service.flags.create_flag("web", "app.two")
-        service.flags.create_flag("web", "other")
-        service.tags.add_flag_tag("app.one", Tag("simple", "t1"))
-        service.tags.add_flag_tag("other", Tag("simple", "t1"))
-
-        def names(**filters: object) -> list[str]:
-            return [f.name for f in service.client.client_features(DEV, **filters).features]  # type: ignore[arg-type]
-
-        assert names() == ["app.one", "app.two", "other"]
-        assert names(projects=["web"]) == ["app.two", "other"]
-        assert names(projects=["web", "default"]) == ["app.one", "app.two", "other"]
-        assert names(name_prefix="app.") == ["app.one", "app.two"]
-        assert names(name_prefix="app.", projects=["web"]) == ["app.two"]
-        assert names(tags=[Tag("simple", "t1")], projects=["web"]) == ["other"]
-        with pytest.raises(NotFound):
-            service.client.client_features("nowhere")
-
-    def test_client_features_carry_state_strategies_and_used_segments(
-        self, service: Service
-    ) -> None:
-        used = service.segments.create_segment("used", [_in("userId", "1")])
-        service.segments.create_segment("unused", [])
-        service.flags.create_flag("default", "f")
-        service.strategies.add_strategy(
-            "default", "f", DEV, Strategy("default", segments=(used.id,))
-        )
-        service.environments.set_environment_enabled("default", "f", DEV, True)
-        snapshot = service.client.client_features(DEV)
-        (flag,) = snapshot.features
-        assert flag.enabled
-        assert [s.segments for s in flag.strategies] == [(used.id,)]
-        assert [s.name for s in snapshot.segments] == ["used"]
-        assert not service.client.client_features(PROD).features[0].enabled
-        engine = Engine(snapshot)
-        assert engine.is_enabled("f", {"userId": "1"})
-        assert not engine.is_enabled("f", {"userId": "2"})
-
-    def test_an_in_process_engine_follows_writes(self, service: Service) -> None:
-        live = service.client.engine(DEV)
-        assert not live.is_enabled("f")
-        service.flags.create_flag("default", "f")
-        service.environments.set_environment_enabled("default", "f", DEV, True)
-        assert live.is_enabled("f")
-        service.environments.set_environment_enabled("default", "f", DEV, False)
-        assert not live.is_enabled("f")
-
-    def test_flag_level_variants_reach_sdks(self, service: Service) -> None:
-        service.flags.create_flag("default", "f")
-        service.variants.set_flag_variants("default", "f", DEV, [Variant("a", 0), Variant("b", 0)])
-        service.environments.set_environment_enabled("default", "f", DEV, True)
-        (flag,) = service.client.client_features(DEV).features
-        assert [(v.name, v.weight) for v in flag.variants] == [("a", 500), ("b", 500)]
-
-    # --- tokens ---
-    def test_tokens_are_created_authenticated_and_deleted(self, service: Service) -> None:
-        admin = service.tokens.create_token("ops", TokenType.ADMIN)
-        client = service.tokens.create_token("web", "client", projects=["default"], environment=DEV)
-        assert admin.secret.startswith("*:*.")
-        assert client.secret.startswith("default:development.")
-        assert client.token.secret_hash != client.secret
-        assert client.secret not in repr(service.tokens.list_tokens())
-        found = service.tokens.authenticate(client.secret)
-        assert found is not None
-        assert found.projects == ("default",)
-        assert found.environment == DEV
-        assert service.tokens.authenticate(client.secret + "x") is None
-        service.tokens.delete_token(client.secret)
-        assert service.tokens.authenticate(client.secret) is None
-        with pytest.raises(NotFound):
-            service.tokens.delete_token(client.secret)
-
-    def test_client_tokens_need_a_real_environment_and_projects(self, service: Service) -> None:
-        with pytest.raises(InvalidInput):
-            service.tokens.create_token("x", "client", environment="nowhere")
-        with pytest.raises(NotFound):
-            service.tokens.create_token("x", "client", projects=["nope"], environment=DEV)
-        with pytest.raises(InvalidInput):
-            service.tokens.create_token("x", "superuser")
-        given = service.tokens.create_token(
-            "x", "client", environment=DEV, secret="*:development.abcdefgh12"
-        )
-        assert given.secret == "*:development.abcdefgh12"
-        with pytest.raises(NameConflict):
-            service.tokens.create_token(
-                "y", "client", environment=DEV, secret="*:development.abcdefgh12"
-            )
-
-    # --- metrics ---
-    def test_metrics_add_up_per_flag_app_environment_and_hour(self, service: Service) -> None:
-        start = dt.datetime(2026, 1, 1, 10, 15, tzinfo=dt.UTC)
-        service.flags.create_flag("default", "f")  # metrics count only flags that exist
-        service.instances.register_client(
-            "shop", "i-1", sdk_version="python:6", strategies=["tenant"]
-        )
-        toggles = {"f": {"yes": 2, "no": 1, "variants": {"a": 2}}}
-        service.metrics.record_metrics("shop", "i-1", DEV, start, toggles)
-        service.metrics.record_metrics(
-            "shop", "i-1", DEV, start + dt.timedelta(minutes=30), toggles
-        )
-        (row,) = service.metrics.flag_metrics("f")
-        assert (row.yes, row.no, dict(row.variants)) == (4, 2, {"a": 4})
-        assert row.hour == dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC)
-        (instance,) = service.instances.client_instances()
-        assert (instance.sdk_version, instance.strategies) == ("python:6", ("tenant",))
-        with pytest.raises(InvalidInput):
-            service.metrics.record_metrics("shop", "i-1", DEV, start, {"f": {"yes": -1}})
-
-    def test_metrics_count_only_existing_flags_within_the_reporting_scope(
-        self, service: Service
-    ) -> None:
-        service.projects.create_project("web", "Web")
-        service.flags.create_flag("default", "mine")
-        service.flags.create_flag("web", "theirs")
-        start = dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC)
-        toggles = {name: {"yes": 1} for name in ("mine", "theirs", "made-up", "x" * 5000)}
-        assert (
-            service.metrics.record_metrics("shop", "i", DEV, start, toggles, projects=["default"])
-            == 1
-        )
-        assert [row.yes for row in service.metrics.flag_metrics("mine")] == [1]
-        assert (
-            service.metrics.flag_metrics("theirs") == service.metrics.flag_metrics("made-up") == []
-        )
-        assert service.metrics.record_metrics("shop", "i", DEV, start, toggles, projects=["*"]) == 2
-        service.archive.archive_flag("default", "mine")  # SDKs polled before still count it
-        assert service.metrics.record_metrics("shop", "i", DEV, start, toggles, projects=None) == 2
-        assert [row.yes for row in service.metrics.flag_metrics("mine")] == [3]
-
-    def test_metrics_refuse_counts_outside_0_to_2_63_and_oversized_reports(
-        self, store: Store
-    ) -> None:
-        service = Service(store, limits=Limits(metrics_toggles_per_post=3))
-        service.flags.create_flag("default", "f")
-        start = dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC)
-        for bad in (-1, 2**63, True, 1.5, "3"):
-            with pytest.raises(InvalidInput) as refused:
-                service.metrics.record_metrics("shop", "i", DEV, start, {"f": {"no": bad}})
-            assert refused.value.details[0].path == "$.bucket.toggles.f.no"
-        with pytest.raises(LimitExceeded):
-            service.metrics.record_metrics("shop", "i", DEV, start, {str(i): {} for i in range(4)})
-        with pytest.raises(InvalidInput):
-            service.metrics.record_metrics("x" * 256, "i", DEV, start, {})
-        service.metrics.record_metrics("shop", "i", DEV, start, {"f": {"yes": 2**63 - 1}})
-        service.metrics.record_metrics("shop", "i", DEV, start, {"f": {"yes": 5}})
-        assert [row.yes for row in service.metrics.flag_metrics("f")] == [2**63 - 1]  # saturates
-        assert len(service.instances.client_instances()) == 1
-
-    # --- retention ---
-    def test_prune_deletes_what_the_retention_settings_no_longer_keep(self, store: Store) -> None:
-        clock = _Clock()
-        service = Service(store, clock=clock)
-        service.flags.create_flag("default", "f")
-        service.instances.register_client("shop", "gone")
-        endpoint = service.signals.create_signal_endpoint("ci")
-        secret = service.signals.create_signal_endpoint_token(endpoint.id, "ci").secret
-        sent = []
-        for day in range(5):
-            sent.append(service.signals.receive_signal("ci", secret, {"day": day}).id)
-            clock.advance(86400)
-        clock.advance(3 * 86400)  # signals are 8, 7, 6, 5 and 4 days old; "gone" 8 days
-        service.instances.register_client("shop", "here")
-        for hours_ago in (49, 47):
-            start = clock.now - dt.timedelta(hours=hours_ago)
-            service.metrics.record_metrics("shop", "here", DEV, start, {"f": {"yes": 1}})
-        revision = store.revision()
-        settings = RetentionSettings(signals_per_endpoint=3)  # 48 h, 7 d, 7 d, 90 d
-        report = service.retention.prune(settings)
-        assert (report.metrics, report.client_instances, report.signals) == (1, 1, 2)
-        assert [row.hour for row in service.metrics.flag_metrics("f")] == [
-            clock.now - dt.timedelta(hours=47)
-        ]
-        assert [i.instance_id for i in service.instances.client_instances()] == ["here"]
-        assert [s.id for s in service.signals.list_signals(endpoint.id)] == sent[:1:-1]
-        assert service.retention.prune(settings).total == 0
-        assert store.revision() == revision  # pruning is not a change SDKs see
-
-    def test_prune_works_off_a_backlog_in_batches_and_keeps_the_newest_event(
-        self, store: Store
-    ) -> None:
-        service = Service(store)
-        for i in range(7):
-            service.flags.create_flag("default", f"f{i}")
-        revision = store.revision()
-        settings = RetentionSettings(event_days=1)
-        later = dt.datetime.now(dt.UTC) + dt.timedelta(days=2)
-        deleted = [service.retention.prune(settings, now=later, batch=3).events for _ in range(5)]
-        assert deleted[:2] == [3, 3]
-        assert deleted[-1] == 0
-        assert [e.id for e in service.events.list_events()] == [revision]
-        assert store.revision() == revision
-        assert service.retention.prune(RetentionSettings(event_days=0), now=later).events == 0
-
-    # --- signals ---
-    def test_signal_endpoints_are_created_updated_and_deleted(self, service: Service) -> None:
-        endpoint = service.signals.create_signal_endpoint("deploys", "from CI")
-        assert service.signals.get_signal_endpoint(endpoint.id) == endpoint
-        with pytest.raises(NameConflict):
-            service.signals.create_signal_endpoint("deploys")
-        with pytest.raises(InvalidInput):
-            service.signals.create_signal_endpoint("not url friendly")
-        updated = service.signals.update_signal_endpoint(
-            endpoint.id, description="ci", enabled=False
-        )
-        assert (updated.description, updated.enabled) == ("ci", False)
-        service.signals.delete_signal_endpoint(endpoint.id)
-        assert service.signals.list_signal_endpoints() == []
-        with pytest.raises(NotFound):
-            service.signals.get_signal_endpoint(endpoint.id)
-
-    def test_signal_endpoint_and_token_limits_hold_at_the_edge(self, store: Store) -> None:
-        service = Service(store, limits=Limits(signal_endpoints=2, tokens_per_signal_endpoint=2))
-        first = service.signals.create_signal_endpoint("a")
-        service.signals.create_signal_endpoint("b")
-        with pytest.raises(LimitExceeded) as refused:
-            service.signals.create_signal_endpoint("c")
-        assert refused.value.limit == "signal_endpoints"
-        assert [e.name for e in service.signals.list_signal_endpoints()] == ["a", "b"]
-        secrets = {
-            service.signals.create_signal_endpoint_token(first.id, n).secret for n in ("t1", "t2")
-        }
-        assert len(secrets) == 2
-        with pytest.raises(LimitExceeded) as refused:
-            service.signals.create_signal_endpoint_token(first.id, "t3")
-        assert refused.value.limit == "tokens_per_signal_endpoint"
-        tokens = service.signals.list_signal_endpoint_tokens(first.id)
-        assert [t.name for t in tokens] == ["t1", "t2"]
-        assert all(t.secret_hash not in secrets for t in tokens)
-        service.signals.delete_signal_endpoint_token(first.id, tokens[0].id)
-        service.signals.create_signal_endpoint_token(first.id, "t3")
-        with pytest.raises(NotFound):
-            service.signals.delete_signal_endpoint_token(first.id, 9999)
-
-    def test_signals_are_checked_rate_limited_and_stored(self, store: Store) -> None:
-        clock = _Clock()
-        service = Service(store, clock=clock)
-        ci = service.signals.create_signal_endpoint("ci")
-        other = service.signals.create_signal_endpoint("other")
-        secret = service.signals.create_signal_endpoint_token(ci.id, "github").secret
-        foreign = service.signals.create_signal_endpoint_token(other.id, "x").secret
-        first = service.signals.receive_signal("ci", secret, {"type": "deploy", "data": {"v": 1}})
-        assert (first.endpoint_id, first.payload) == (ci.id, {"type": "deploy", "data": {"v": 1}})
-        with pytest.raises(RateLimited) as limited:
-            service.signals.receive_signal("ci", secret, None)
-        assert 0 < limited.value.retry_after <= 1
-        clock.advance(1.0)
-        second = service.signals.receive_signal("ci", secret, None)
-        for refused_secret, error in (
-            (None, Unauthenticated),
-            ("wrong", Unauthenticated),
-            (foreign, Forbidden),
-        ):
-            clock.advance(5)
-            with pytest.raises(error):
-                service.signals.receive_signal("ci", refused_secret, {})
-        with pytest.raises(NotFound):
-            service.signals.receive_signal("nope", secret, {})
-        service.signals.update_signal_endpoint(ci.id, enabled=False)
-        with pytest.raises(Forbidden):
-            service.signals.receive_signal("ci", secret, {})
-        assert [s.id for s in service.signals.list_signals(ci.id)] == [second.id, first.id]
-        assert [
-            s.id for s in service.signals.list_signals(ci.id, limit=1, before_id=second.id)
-        ] == [first.id]
-        assert [s.id for s in service.signals.list_signals()] == [second.id, first.id]
-
-    def test_a_signal_payload_over_the_limit_is_refused_and_not_stored(self, store: Store) -> None:
-        service = Service(store, limits=Limits(signal_payload_bytes=20))
-        endpoint = service.signals.create_signal_endpoint("ci")
-        secret = service.signals.create_signal_endpoint_token(endpoint.id, "t").secret
-        with pytest.raises(LimitExceeded) as refused:
-            service.signals.receive_signal("ci", secret, {"text": "x" * 20})
-        assert refused.value.limit == "signal_payload_bytes"
-        assert service.signals.list_signals() == []
-        service.signals.receive_signal("ci", secret, {"t": "x" * 10})  # 16 bytes: within the limit
-
-    # --- action sets ---
-    @staticmethod
-    def _alerting(service: Service) -> int:
-        service.flags.create_flag("default", "kill-checkout", type="kill-switch")
-        service.flags.create_flag("default", "banner")
-        endpoint = service.signals.create_signal_endpoint("alerts")
-        return endpoint.id
-
-    def test_a_matching_signal_runs_the_action_set_in_order(self, store: Store) -> None:
-        clock = _Clock()
-        service = Service(store, clock=clock)
-        source = self._alerting(service)
-        secret = service.signals.create_signal_endpoint_token(source, "pager").secret
-        action_set = service.actions.create_action_set(
-            "page-kills-checkout",
-            "default",
-            source,
-            [
-                Action(ActionKind.MARK_FEATURE_STALE, "banner", sort_order=2),
-                Action(ActionKind.TOGGLE_FEATURE_ON, "kill-checkout", PROD, sort_order=1),
-            ],
-            filters=[Constraint("alert.severity", "IN", ("critical",))],
-        )
-        assert [a.kind for a in action_set.actions] == [
-            ActionKind.TOGGLE_FEATURE_ON,
-            ActionKind.MARK_FEATURE_STALE,
-        ]
-        quiet = service.signals.receive_signal("alerts", secret, {"alert": {"severity": "info"}})
-        assert service.actions.run_action_sets(quiet) == []
-        assert service.actions.list_action_executions(action_set.id) == []
-        clock.advance(1)
-        critical = service.signals.receive_signal(
-            "alerts", secret, {"alert": {"severity": "critical"}}
-        )
-        (execution,) = service.actions.run_action_sets(critical)
-        assert execution.state is ActionState.SUCCESS
-        assert [o.state for o in execution.outcomes] == [ActionState.SUCCESS] * 2
-        assert execution.signal == critical
-        assert execution.action_set == action_set
-        details = service.flags.get_flag("default", "kill-checkout")
-        assert [e.enabled for e in details.environments] == [False, True]
-        assert service.flags.get_flag("default", "banner").flag.stale
-        assert service.actions.list_action_executions(action_set.id) == [execution]
-        actors = {e.created_by for e in self._events(service) if e.feature_name == "kill-checkout"}
-        assert "action-set:page-kills-checkout" in actors
-
-    def test_an_action_set_runs_once_per_signal(self, service: Service) -> None:
-        source = self._alerting(service)
-        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV)]
-        action_set = service.actions.create_action_set("once", "default", source, enable)
-        secret = service.signals.create_signal_endpoint_token(source, "t").secret
-        signal = service.signals.receive_signal("alerts", secret, {})
-        (first,) = service.actions.run_action_sets(signal)
-        assert service.actions.run_action_sets(signal) == []
-        assert service.actions.execute_action_set(action_set, signal) is None
-        assert service.actions.list_action_executions(action_set.id) == [first]
-        with pytest.raises(Conflict), service.store.transaction() as tx:
-            tx.add_action_execution(attrs.evolve(first, id=0))
-
-    def test_an_action_set_changed_after_matching_does_not_run(self, service: Service) -> None:
-        source = self._alerting(service)
-        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV)]
-        matched = service.actions.create_action_set("x", "default", source, enable)
-        secret = service.signals.create_signal_endpoint_token(source, "t").secret
-        signal = service.signals.receive_signal("alerts", secret, {})
-        service.actions.set_action_set_enabled(matched.id, False)
-        assert service.actions.execute_action_set(matched, signal) is None
-        assert not service.flags.get_flag("default", "banner").environments[0].enabled
-        assert service.actions.list_action_executions(matched.id) == []
-
-    def test_a_failing_action_stops_the_rest_and_is_recorded(self, service: Service) -> None:
-        source = self._alerting(service)
-        action_set = service.actions.create_action_set(
-            "three-steps",
-            "default",
-            source,
-            [
-                Action(ActionKind.TOGGLE_FEATURE_ON, "kill-checkout", PROD, 1),
-                Action(ActionKind.TOGGLE_FEATURE_OFF, "banner", DEV, 2),
-                Action(ActionKind.TOGGLE_FEATURE_ON, "kill-checkout", DEV, 3),
-            ],
-        )
-        service.archive.archive_flag("default", "banner")
-        secret = service.signals.create_signal_endpoint_token(source, "t").secret
-        (execution,) = service.actions.run_action_sets(
-            service.signals.receive_signal("alerts", secret, None)
-        )
-        assert execution.state is ActionState.FAILED
-        assert [o.state for o in execution.outcomes] == [
-            ActionState.SUCCESS,
-            ActionState.FAILED,
-            ActionState.NOT_STARTED,
-        ]
-        assert "banner" in (execution.outcomes[1].details or "")
-        # The step before the failure stands; the one after it never ran.
-        environments = service.flags.get_flag("default", "kill-checkout").environments
-        assert [e.enabled for e in environments] == [False, True]
-        assert service.actions.list_action_executions(action_set.id) == [execution]
-
-    def test_action_sets_are_validated_and_limited(self, store: Store) -> None:
-        limits = Limits(
-            action_sets_per_project=1,
-            filters_per_action_set=1,
-            values_per_action_filter=2,
-            actions_per_action_set=1,
-        )
-        service = Service(store, limits=limits)
-        source = self._alerting(service)
-        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV)]
-        with pytest.raises(NotFound):
-            service.actions.create_action_set("x", "default", 999, enable)
-        with pytest.raises(NotFound):
-            service.actions.create_action_set(
-                "x", "default", source, [Action(ActionKind.TOGGLE_FEATURE_ON, "nope", DEV)]
-            )
-        with pytest.raises(InvalidInput):
-            service.actions.create_action_set(
-                "x", "default", source, [Action(ActionKind.TOGGLE_FEATURE_ON, "banner")]
-            )
-        with pytest.raises(InvalidInput):
-            service.actions.create_action_set(
-                "x", "default", source, [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV, 0)]
-            )
-        with pytest.raises(InvalidInput):
-            service.actions.create_action_set(
-                "x", "default", source, enable, filters=[Constraint("a", "REGEX", value="(")]
-            )
-        with pytest.raises(LimitExceeded) as refused:
-            service.actions.create_action_set("x", "default", source, enable * 2)
-        assert refused.value.limit == "actions_per_action_set"
-        with pytest.raises(LimitExceeded) as refused:
-            service.actions.create_action_set(
-                "x", "default", source, enable, filters=[_in("a", "1"), _in("b", "1")]
-            )
-        assert refused.value.limit == "filters_per_action_set"
-        with pytest.raises(LimitExceeded) as refused:
-            service.actions.create_action_set(
-                "x", "default", source, enable, filters=[_in("a", *"123")]
-            )
-        assert refused.value.limit == "values_per_action_filter"
-        first = service.actions.create_action_set(
-            "x", "default", source, enable, filters=[_in("a", "1", "2")]
-        )
-        with pytest.raises(LimitExceeded) as refused:
-            service.actions.create_action_set("y", "default", source, enable)
-        assert refused.value.limit == "action_sets_per_project"
-        assert [a.id for a in service.actions.list_action_sets("default")] == [first.id]
-        service.actions.update_action_set(
-            first.id, attrs.evolve(first, name="renamed", enabled=False)
-        )
-        assert service.actions.get_action_set(first.id).name == "renamed"
-        service.actions.delete_action_set(first.id)
-        assert service.actions.list_action_sets() == []
-
-    def test_action_set_names_are_unique_in_a_project(self, service: Service) -> None:
-        source = self._alerting(service)
-        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV)]
-        first = service.actions.create_action_set("page", "default", source, enable)
-        with pytest.raises(NameConflict):
-            service.actions.create_action_set("page", "default", source, enable)
-        second = service.actions.create_action_set("other", "default", source, enable)
-        with pytest.raises(NameConflict):
-            service.actions.update_action_set(second.id, attrs.evolve(second, name="page"))
-        service.actions.update_action_set(first.id, attrs.evolve(first, description="same name"))
-
-    def test_an_action_set_is_only_found_in_its_own_project(self, service: Service) -> None:
-        source = self._alerting(service)
-        service.projects.create_project("other", "Other")
-        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "banner", DEV)]
-        action_set = service.actions.create_action_set("x", "default", source, enable)
-        with pytest.raises(NotFound):
-            service.actions.get_action_set(action_set.id, project="other")
-        with pytest.raises(NotFound):
-            service.actions.list_action_executions(action_set.id, project="other")
-        with pytest.raises(NotFound):
-            service.actions.update_action_set(
-                action_set.id, attrs.evolve(action_set, project="other")
-            )
-        with pytest.raises(NotFound):
-            service.actions.delete_action_set(action_set.id, project="other")
-        with pytest.raises(NotFound):
-            service.actions.set_action_set_enabled(action_set.id, False, project="other")
-        assert service.actions.get_action_set(action_set.id, project="default") == action_set
-
-    # --- events, revision, atomicity ---
-    def test_every_change_writes_an_event_and_moves_the_revision(self, service: Service) -> None:
-        revisions = [service.store.revision()]
-        service.flags.create_flag("default", "f")
-        revisions.append(service.store.revision())
-        strategy = service.strategies.add_strategy("default", "f", DEV, _rollout(10))
-        revisions.append(service.store.revision())
-        service.environments.set_environment_enabled("default", "f", DEV, True)
-        revisions.append(service.store.revision())
-        service.segments.replace_strategy_segments(strategy.id or "", [])
-        revisions.append(service.store.revision())
-        assert revisions == sorted(set(revisions))
-        events = self._events(service)
-        assert [e.type for e in events] == [
-            "feature-strategy-segments-updated",
-            "feature-environment-enabled",
-            "feature-strategy-add",
-            "feature-created",
-        ]
-        latest = events[0]
-        assert latest.id == service.store.revision()
-        assert latest.feature_name == "f"
-        assert latest.created_by == "system"
-        added = next(e for e in events if e.type == "feature-strategy-add")
-        assert (added.environment, added.project) == (DEV, "default")
-
-    def test_a_failed_use_case_changes_nothing(self, service: Service) -> None:
-        service.flags.create_flag("default", "f")
-        before = service.store.revision()
-        with pytest.raises(FlagcoreError):
-            service.strategies.add_strategy(
-                "default", "f", DEV, Strategy("default", segments=(42,))
-            )
-        assert service.store.revision() == before
-        assert service.strategies.list_strategies("default", "f", DEV) == []
-
-    def test_an_exception_inside_a_transaction_rolls_everything_back(self, store: Store) -> None:
-        Service(store)
+    def test_an_exception_rolls_back_everything_the_unit_wrote(self, store: Store) -> None:
+        with store.transaction() as tx:
+            self._flag(tx, "kept")
         before = store.revision()
 
-        def change_then_fail() -> None:
-            with store.transaction() as tx:
-                tx.append_event("x", "test")
-                tx.save_tag_type(attrs.evolve(tx.list_tag_types()[0], description="changed"))
-                raise RuntimeError("boom")
+        def write(tx: Transaction) -> None:
+            tx.append_event("feature-created", "test", feature_name="lost")
+            self._flag(tx, "lost")
+            tx.save_flag_environment(FlagEnvironment("lost", DEV, True))
+            kept = tx.get_flag("kept")
+            assert kept is not None
+            tx.save_flag(attrs.evolve(kept, description="changed"))
+            tx.delete_project("default")
+            tx.create_segment(Segment(0, "seg"))
+            tx.save_token(ApiToken("t", TokenType.CLIENT, "hash", "*:dev.a", ("*",), DEV, T0))
 
-        with pytest.raises(RuntimeError):
-            change_then_fail()
+        with pytest.raises(_Boom):
+            _write_then_fail(store, write)
         assert store.revision() == before
         with store.transaction(write=False) as tx:
-            assert tx.list_tag_types()[0].description != "changed"
+            assert tx.get_flag("lost") is None
+            assert tx.get_flag_environment("lost", DEV) is None
+            assert tx.get_flag("kept").description is None  # type: ignore[union-attr]
+            assert tx.get_project("default") is not None
+            assert list(tx.list_segments()) == []
+            assert tx.get_token("hash") is None
+            assert list(tx.list_events()) == []
 
-    @staticmethod
-    def _events(service: Service) -> list:  # type: ignore[type-arg]
-        with service.store.transaction(write=False) as tx:
-            return list(tx.list_events(limit=1000))
+    def test_the_store_stays_usable_after_a_rollback(self, store: Store) -> None:
+        with pytest.raises(_Boom):
+            _write_then_fail(store, lambda tx: tx.save_project(Project("web", "Web", None, T0)))
+        with store.transaction() as tx:
+            tx.save_project(Project("api", "API", None, T0))
+        with store.transaction(write=False) as tx:
+            assert [p.id for p in tx.list_projects()] == ["api"]
+
+    def test_the_revision_grows_with_each_committed_event(self, store: Store) -> None:
+        seen = [store.revision()]
+        for index in range(3):
+            with store.transaction() as tx:
+                tx.append_event("feature-created", "test", feature_name=f"f{index}")
+            seen.append(store.revision())
+        assert seen == sorted(set(seen))
+        with store.transaction(write=False) as tx:
+            assert tx.list_events(limit=1)[0].id == store.revision()
+
+    def test_the_revision_stays_on_rollback_and_read_only_units(self, store: Store) -> None:
+        with store.transaction() as tx:
+            tx.append_event("feature-created", "test")
+        before = store.revision()
+        with pytest.raises(_Boom):
+            _write_then_fail(store, lambda tx: tx.append_event("feature-updated", "test"))
+        assert store.revision() == before
+        with store.transaction(write=False) as tx:
+            tx.list_events()
+        assert store.revision() == before
+        with store.transaction() as tx:
+            event = tx.append_event("feature-updated", "test")
+        assert store.revision() == event.id > before
+
+    def test_the_revision_answers_during_a_write_with_only_committed_events(
+        self, store: Store
+    ) -> None:
+        # The server asks for the revision on every SDK request, from its event loop.
+        with store.transaction() as tx:
+            tx.append_event("feature-created", "test")
+        before = store.revision()
+        inside, release = threading.Event(), threading.Event()
+
+        def write() -> None:
+            with store.transaction() as tx:
+                tx.append_event("feature-updated", "test")
+                inside.set()
+                release.wait(timeout=60)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            assert inside.wait(timeout=60)
+            seen: list[int] = []
+            reader = threading.Thread(target=lambda: seen.append(store.revision()))
+            reader.start()
+            reader.join(timeout=10)
+        finally:
+            release.set()
+            writer.join(timeout=60)
+        assert seen == [before]
+        assert store.revision() > before
+
+    def test_two_threads_writing_at_once_lose_nothing(self, store: Store) -> None:
+        with store.transaction() as tx:
+            self._flag(tx, "seed")
+        errors: list[BaseException] = []
+
+        def write(prefix: str) -> None:
+            try:
+                for index in range(25):
+                    with store.transaction() as tx:
+                        self._flag(tx, f"{prefix}-{index:02d}", minute=index)
+                        tx.append_event("feature-created", prefix, feature_name=f"{prefix}-{index}")
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=write, args=(p,)) for p in ("a", "b")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=120)
+        assert errors == []
+        with store.transaction(write=False) as tx:
+            assert len(tx.list_flags()) == 51
+            events = tx.list_events(limit=1000)
+        assert len(events) == 50
+        assert len({e.id for e in events}) == 50
+        assert store.revision() == max(e.id for e in events)
+
+
+class EventLogContract(_PortContract):
+    """`flagcore.ports.EventLog`."""
+
+    def test_an_event_round_trips_with_its_data(self, store: Store) -> None:
+        with store.transaction() as tx:
+            written = tx.append_event(
+                "feature-updated",
+                "token:admin",
+                feature_name="f",
+                project="default",
+                environment=DEV,
+                data={"name": "f", "list": [1, "two", None], "nested": {"ok": True}},
+                pre_data={"name": "f"},
+            )
+        assert written.id > 0
+        assert abs(written.created_at - dt.datetime.now(dt.UTC)) < dt.timedelta(minutes=5)
+        with store.transaction(write=False) as tx:
+            assert list(tx.list_events()) == [written]
+
+    def test_events_list_newest_first_by_page_and_by_flag(self, store: Store) -> None:
+        with store.transaction() as tx:
+            ids = [
+                tx.append_event("feature-created", "test", feature_name=name).id
+                for name in ("a", "b", "a", "c", "a")
+            ]
+        assert ids == sorted(set(ids))
+        with store.transaction(write=False) as tx:
+            assert [e.id for e in tx.list_events()] == ids[::-1]
+            assert [e.id for e in tx.list_events(limit=2)] == ids[:-3:-1]
+            assert [e.id for e in tx.list_events(before_id=ids[3])] == ids[2::-1]
+            by_flag = tx.list_events(feature_name="a", before_id=ids[4])
+            assert [e.id for e in by_flag] == [ids[2], ids[0]]
+
+
+class ProjectRepositoryContract(_PortContract):
+    """`flagcore.ports.ProjectRepository`."""
+
+    def test_projects_round_trip_upsert_list_by_id_and_delete(self, store: Store) -> None:
+        with store.transaction() as tx:
+            tx.save_project(Project("web", "Web", "shop", _at(1)))
+            tx.save_project(Project("api", "API", None, _at(2)))
+            tx.save_project(Project("web", "Web 2", "store", _at(1)))
+        with store.transaction() as tx:
+            assert tx.get_project("web") == Project("web", "Web 2", "store", _at(1))
+            assert [p.id for p in tx.list_projects()] == ["api", "web"]
+            tx.delete_project("api")
+            tx.delete_project("never-there")
+            assert tx.get_project("api") is None
+            assert [p.id for p in tx.list_projects()] == ["web"]
+
+    def test_environments_round_trip_and_list_by_sort_order_then_name(self, store: Store) -> None:
+        with store.transaction() as tx:
+            tx.save_environment(Environment("zeta", "test", 1, True))
+            tx.save_environment(Environment("beta", "test", 5, False))
+            tx.save_environment(Environment("alpha", "test", 5, True))
+            tx.save_environment(Environment("zeta", "production", 9, False))
+        with store.transaction(write=False) as tx:
+            assert tx.get_environment("zeta") == Environment("zeta", "production", 9, False)
+            assert tx.get_environment("nope") is None
+            assert [e.name for e in tx.list_environments()] == ["alpha", "beta", "zeta"]
+
+
+class FlagRepositoryContract(_PortContract):
+    """`flagcore.ports.FlagRepository`."""
+
+    def test_a_flag_round_trips_with_every_field(self, store: Store) -> None:
+        flag = FlagDefinition(
+            "checkout",
+            "default",
+            "experiment",
+            "the new checkout",
+            True,
+            True,
+            _at(1),
+            _at(2),
+            (Dependency("parent", False), Dependency("other", True, ("blue", "red"))),
+        )
+        with store.transaction() as tx:
+            self._flag(tx, "parent")
+            tx.save_flag(flag)
+        with store.transaction(write=False) as tx:
+            assert tx.get_flag("checkout") == flag
+            assert tx.get_flag("nope") is None
+
+    def test_flags_list_by_creation_then_name_filtered_by_project_and_archive(
+        self, store: Store
+    ) -> None:
+        with store.transaction() as tx:
+            self._flag(tx, "late", minute=5)
+            self._flag(tx, "b-early", minute=1)
+            self._flag(tx, "a-early", minute=1)
+            tx.save_project(Project("web", "Web", None, T0))
+            tx.save_flag(FlagDefinition("web-flag", "web", created_at=_at(0)))
+            gone = FlagDefinition("gone", "default", created_at=_at(0), archived_at=_at(9))
+            tx.save_flag(gone)
+        with store.transaction(write=False) as tx:
+            assert [f.name for f in tx.list_flags()] == ["web-flag", "a-early", "b-early", "late"]
+            assert [f.name for f in tx.list_flags(project="web")] == ["web-flag"]
+            assert [f.name for f in tx.list_flags(archived=True)] == ["gone"]
+            everything = [f.name for f in tx.list_flags(archived=None)]
+            assert everything == ["gone", "web-flag", "a-early", "b-early", "late"]
+            assert dict(tx.flag_projects(["gone", "web-flag", "missing"])) == {
+                "gone": "default",
+                "web-flag": "web",
+            }
+
+    def test_flag_environments_round_trip_upsert_and_list_in_order(self, store: Store) -> None:
+        variants = (
+            Variant("blue", 600, WeightType.VARIABLE, "userId"),
+            Variant("red", 400, WeightType.FIX, "default"),
+        )
+        with store.transaction() as tx:
+            self._flag(tx, "b")
+            self._flag(tx, "a")
+            tx.save_flag_environment(FlagEnvironment("b", PROD, True))
+            tx.save_flag_environment(FlagEnvironment("a", PROD, False))
+            tx.save_flag_environment(FlagEnvironment("a", DEV, False))
+            tx.save_flag_environment(FlagEnvironment("a", DEV, True, variants))
+        with store.transaction(write=False) as tx:
+            assert tx.get_flag_environment("a", DEV) == FlagEnvironment("a", DEV, True, variants)
+            assert tx.get_flag_environment("a", "nowhere") is None
+            listed = [(s.flag, s.environment) for s in tx.list_flag_environments()]
+            assert listed == [("a", DEV), ("a", PROD), ("b", PROD)]
+            assert [s.flag for s in tx.list_flag_environments(environment=PROD)] == ["a", "b"]
+            assert [s.environment for s in tx.list_flag_environments(flag="a")] == [DEV, PROD]
+
+    def test_deleting_a_flag_deletes_its_state_strategies_and_tags(self, store: Store) -> None:
+        with store.transaction() as tx:
+            self._flag(tx, "doomed")
+            self._flag(tx, "other")
+            tx.save_tag_type(TagType("simple"))
+            for name in ("doomed", "other"):
+                tx.save_flag_environment(FlagEnvironment(name, DEV, True))
+                tx.save_strategy(
+                    StrategyPlacement(name, DEV, Strategy("default", id=f"s-{name}", sort_order=0))
+                )
+                tx.add_flag_tag(name, Tag("simple", "x"))
+        with store.transaction() as tx:
+            tx.delete_flag("doomed")
+        with store.transaction(write=False) as tx:
+            assert tx.get_flag("doomed") is None
+            assert [s.flag for s in tx.list_flag_environments()] == ["other"]
+            assert [p.flag for p in tx.list_strategies()] == ["other"]
+            assert [name for name, _tag in tx.list_flag_tags()] == ["other"]
+
+
+class StrategyRepositoryContract(_PortContract):
+    """`flagcore.ports.StrategyRepository`."""
+
+    def test_a_strategy_round_trips_with_its_rules_and_segment_order(self, store: Store) -> None:
+        strategy = Strategy(
+            "flexibleRollout",
+            {"rollout": "50", "stickiness": "userId", "groupId": "checkout"},
+            (
+                Constraint("userId", "IN", ("a", "b")),
+                Constraint("appVersion", "SEMVER_GT", (), "1.2.3", True, False),
+                Constraint("country", "STR_STARTS_WITH", ("N",), None, False, True),
+            ),
+            (),
+            (Variant("blue", 1000, WeightType.VARIABLE, "userId"),),
+            True,
+            "s-1",
+            "half of them",
+            3,
+        )
+        with store.transaction() as tx:
+            self._flag(tx)
+            first = tx.create_segment(Segment(0, "first"))
+            second = tx.create_segment(Segment(0, "second"))
+            strategy = attrs.evolve(strategy, segments=(second.id, first.id))
+            tx.save_strategy(StrategyPlacement("checkout", DEV, strategy))
+        with store.transaction(write=False) as tx:
+            assert tx.get_strategy("s-1") == StrategyPlacement("checkout", DEV, strategy)
+            assert tx.get_strategy("nope") is None
+            used = tx.strategies_using_segment(first.id)
+            assert [p.id for p in used] == ["s-1"]
+
+    def test_saving_a_strategy_replaces_it_and_its_segment_links(self, store: Store) -> None:
+        with store.transaction() as tx:
+            self._flag(tx)
+            one = tx.create_segment(Segment(0, "one"))
+            two = tx.create_segment(Segment(0, "two"))
+            placed = Strategy("default", segments=(one.id, two.id), id="s-1", sort_order=0)
+            tx.save_strategy(StrategyPlacement("checkout", DEV, placed))
+        with store.transaction() as tx:
+            changed = Strategy("default", {"x": "y"}, segments=(two.id,), id="s-1", sort_order=1)
+            tx.save_strategy(StrategyPlacement("checkout", PROD, changed))
+        with store.transaction() as tx:
+            assert list(tx.list_strategies()) == [StrategyPlacement("checkout", PROD, changed)]
+            assert list(tx.strategies_using_segment(one.id)) == []
+            tx.delete_strategy("s-1")
+            tx.delete_strategy("never-there")
+            assert list(tx.list_strategies()) == []
+            assert list(tx.strategies_using_segment(two.id)) == []
+
+    def test_strategies_list_by_flag_environment_sort_order_then_id(self, store: Store) -> None:
+        with store.transaction() as tx:
+            self._flag(tx, "b")
+            self._flag(tx, "a")
+            for flag, env, order, strategy_id in [
+                ("b", DEV, 0, "s-1"),
+                ("a", PROD, 0, "s-2"),
+                ("a", DEV, 2, "s-3"),
+                ("a", DEV, 1, "s-5"),
+                ("a", DEV, 1, "s-4"),
+            ]:
+                strategy = Strategy("default", id=strategy_id, sort_order=order)
+                tx.save_strategy(StrategyPlacement(flag, env, strategy))
+        with store.transaction(write=False) as tx:
+            assert [p.id for p in tx.list_strategies()] == ["s-4", "s-5", "s-3", "s-2", "s-1"]
+            assert [p.id for p in tx.list_strategies(flag="a", environment=DEV)] == [
+                "s-4",
+                "s-5",
+                "s-3",
+            ]
+            assert [p.id for p in tx.list_strategies(environment=PROD)] == ["s-2"]
+
+
+class SegmentRepositoryContract(_PortContract):
+    """`flagcore.ports.SegmentRepository`."""
+
+    def test_segments_get_fresh_growing_ids_and_round_trip(self, store: Store) -> None:
+        rule = (Constraint("region", "IN", ("eu", "us")),)
+        with store.transaction() as tx:
+            first = tx.create_segment(
+                Segment(99, "eu", rule, "Europe", "default"), created_by="alice", created_at=_at(1)
+            )
+            second = tx.create_segment(Segment(99, "us"))
+        assert first == Segment(first.id, "eu", rule, "Europe", "default")
+        assert second.id > first.id
+        with store.transaction(write=False) as tx:
+            assert tx.get_segment(first.id) == first
+            assert tx.get_segment(12345) is None
+            assert tx.get_segment_definition(first.id) == SegmentDefinition(first, _at(1), "alice")
+            assert [s.id for s in tx.list_segments()] == [first.id, second.id]
+            defined = tx.list_segment_definitions()
+            assert [d.id for d in defined] == [first.id, second.id]
+            assert defined[1].created_by is None
+            assert abs(defined[1].created_at - dt.datetime.now(dt.UTC)) < dt.timedelta(minutes=5)
+
+    def test_saving_a_segment_keeps_its_creation_and_delete_removes_it(self, store: Store) -> None:
+        with store.transaction() as tx:
+            made = tx.create_segment(Segment(0, "eu"), created_by="alice", created_at=_at(1))
+        changed = Segment(made.id, "europe", (Constraint("x", "IN", ("1",)),), "now", "web")
+        with store.transaction() as tx:
+            tx.save_segment(changed)
+        with store.transaction() as tx:
+            assert tx.get_segment_definition(made.id) == SegmentDefinition(changed, _at(1), "alice")
+            tx.delete_segment(made.id)
+            tx.delete_segment(424242)
+            assert tx.get_segment(made.id) is None
+
+
+class StrategyDefinitionsContract(_PortContract):
+    """`flagcore.ports.StrategyDefinitions`."""
+
+    def test_strategy_definitions_round_trip_list_by_name_and_delete(self, store: Store) -> None:
+        custom = StrategyDefinition(
+            "byTenant",
+            "tenants",
+            (StrategyParameter("tenants", "list", "who", True),),
+            True,
+            False,
+            "By tenant",
+        )
+        with store.transaction() as tx:
+            tx.save_strategy_definition(custom)
+            tx.save_strategy_definition(StrategyDefinition("aCustom"))
+            tx.save_strategy_definition(attrs.evolve(custom, deprecated=True))
+        with store.transaction() as tx:
+            assert tx.get_strategy_definition("byTenant") == attrs.evolve(custom, deprecated=True)
+            assert [d.name for d in tx.list_strategy_definitions()] == ["aCustom", "byTenant"]
+            tx.delete_strategy_definition("aCustom")
+            assert tx.get_strategy_definition("aCustom") is None
+
+
+class TagRepositoryContract(_PortContract):
+    """`flagcore.ports.TagRepository`."""
+
+    def test_tag_types_round_trip_and_list_by_name(self, store: Store) -> None:
+        with store.transaction() as tx:
+            tx.save_tag_type(TagType("simple", "plain"))
+            tx.save_tag_type(TagType("area", None))
+            tx.save_tag_type(TagType("simple", "changed"))
+        with store.transaction() as tx:
+            assert tx.get_tag_type("simple") == TagType("simple", "changed")
+            assert [t.name for t in tx.list_tag_types()] == ["area", "simple"]
+            tx.delete_tag_type("area")
+            assert tx.get_tag_type("area") is None
+
+    def test_flag_tags_are_a_set_in_order_and_go_with_their_type(self, store: Store) -> None:
+        with store.transaction() as tx:
+            self._flag(tx, "b")
+            self._flag(tx, "a")
+            tx.save_tag_type(TagType("simple"))
+            tx.save_tag_type(TagType("area"))
+            tx.add_flag_tag("b", Tag("simple", "x"))
+            tx.add_flag_tag("a", Tag("simple", "y"))
+            tx.add_flag_tag("a", Tag("area", "z"))
+            tx.add_flag_tag("a", Tag("simple", "y"))  # already there: a no-op
+        with store.transaction() as tx:
+            assert list(tx.list_flag_tags()) == [
+                ("a", Tag("area", "z")),
+                ("a", Tag("simple", "y")),
+                ("b", Tag("simple", "x")),
+            ]
+            assert list(tx.list_flag_tags("b")) == [("b", Tag("simple", "x"))]
+            tx.remove_flag_tag("a", Tag("area", "z"))
+            tx.delete_tag_type("simple")
+            assert list(tx.list_flag_tags()) == []
+
+
+class TokenRepositoryContract(_PortContract):
+    """`flagcore.ports.TokenRepository`."""
+
+    def test_tokens_round_trip_list_by_creation_and_delete(self, store: Store) -> None:
+        client = ApiToken("sdk", TokenType.CLIENT, "h1", "*:development.ab", ("web", "api"), DEV)
+        client = attrs.evolve(client, created_at=_at(2))
+        admin = ApiToken("ops", TokenType.ADMIN, "h2", "*:*.cd", ("*",), None, _at(1))
+        with store.transaction() as tx:
+            self._environments(tx)
+            tx.save_token(client)
+            tx.save_token(admin)
+        with store.transaction() as tx:
+            assert tx.get_token("h1") == client
+            assert tx.get_token("nope") is None
+            assert [t.secret_hash for t in tx.list_tokens()] == ["h2", "h1"]
+            tx.delete_token("h2")
+            assert [t.secret_hash for t in tx.list_tokens()] == ["h1"]
+
+
+class SignalRepositoryContract(_PortContract):
+    """`flagcore.ports.SignalRepository`."""
+
+    def test_endpoints_and_their_tokens_round_trip_with_fresh_ids(self, store: Store) -> None:
+        with store.transaction() as tx:
+            first = tx.create_signal_endpoint("deploys", "from CI", True, _at(1))
+            second = tx.create_signal_endpoint("alerts", None, False, _at(2))
+            token = tx.create_signal_endpoint_token(first.id, "ci", "hash-1", _at(3))
+            other = tx.create_signal_endpoint_token(first.id, "cd", "hash-2", _at(4))
+        assert second.id > first.id
+        assert other.id > token.id
+        with store.transaction() as tx:
+            assert tx.get_signal_endpoint(first.id) == first
+            assert tx.find_signal_endpoint("alerts") == second
+            assert tx.find_signal_endpoint("nope") is None
+            assert [e.id for e in tx.list_signal_endpoints()] == [first.id, second.id]
+            assert list(tx.list_signal_endpoint_tokens(first.id)) == [token, other]
+            tx.save_signal_endpoint(attrs.evolve(second, name="pages", enabled=True))
+            tx.delete_signal_endpoint_token(token.id)
+        with store.transaction(write=False) as tx:
+            assert tx.get_signal_endpoint(second.id) == attrs.evolve(
+                second, name="pages", enabled=True
+            )
+            assert list(tx.list_signal_endpoint_tokens(first.id)) == [other]
+
+    def test_signals_list_newest_first_by_endpoint_and_page(self, store: Store) -> None:
+        payload = {"deploy": {"env": "prod", "ok": True, "n": 3.5, "tags": ["a", None]}}
+        with store.transaction() as tx:
+            a = tx.create_signal_endpoint("a", None, True, T0)
+            b = tx.create_signal_endpoint("b", None, True, T0)
+            signals = [
+                tx.add_signal(endpoint.id, None, payload, _at(index))
+                for index, endpoint in enumerate([a, b, a, a])
+            ]
+        ids = [s.id for s in signals]
+        assert ids == sorted(set(ids))
+        with store.transaction(write=False) as tx:
+            assert list(tx.list_signals()) == signals[::-1]
+            assert [s.id for s in tx.list_signals(endpoint_id=a.id)] == [ids[3], ids[2], ids[0]]
+            assert [s.id for s in tx.list_signals(endpoint_id=a.id, limit=1)] == [ids[3]]
+            assert [s.id for s in tx.list_signals(before_id=ids[2])] == [ids[1], ids[0]]
+
+    def test_deleting_an_endpoint_deletes_its_tokens_signals_and_action_sets(
+        self, store: Store
+    ) -> None:
+        with store.transaction() as tx:
+            doomed = tx.create_signal_endpoint("doomed", None, True, T0)
+            kept = tx.create_signal_endpoint("kept", None, True, T0)
+            for endpoint in (doomed, kept):
+                tx.create_signal_endpoint_token(endpoint.id, "t", f"hash-{endpoint.id}", T0)
+                tx.add_signal(endpoint.id, None, {}, T0)
+                tx.create_action_set(_action_set(endpoint.id, f"on-{endpoint.name}"))
+        with store.transaction() as tx:
+            tx.delete_signal_endpoint(doomed.id)
+        with store.transaction(write=False) as tx:
+            assert tx.get_signal_endpoint(doomed.id) is None
+            assert list(tx.list_signal_endpoint_tokens(doomed.id)) == []
+            assert [s.endpoint_id for s in tx.list_signals()] == [kept.id]
+            assert [a.source for a in tx.list_action_sets()] == [kept.id]
+
+
+def _action_set(source: int, name: str = "kill", project: str = "default") -> ActionSet:
+    return ActionSet(
+        0,
+        name,
+        project,
+        source,
+        (
+            Action(ActionKind.TOGGLE_FEATURE_OFF, "checkout", DEV, 1),
+            Action(ActionKind.MARK_FEATURE_STALE, "checkout", None, 2),
+        ),
+        (Constraint("alert.severity", "IN", ("critical",)),),
+        True,
+        "turn it off",
+        T0,
+        None,
+    )
+
+
+class ActionRepositoryContract(_PortContract):
+    """`flagcore.ports.ActionRepository`."""
+
+    def test_action_sets_round_trip_with_fresh_ids_and_filters(self, store: Store) -> None:
+        with store.transaction() as tx:
+            tx.save_project(Project("default", "Default", None, T0))
+            tx.save_project(Project("web", "Web", None, T0))
+            a = tx.create_signal_endpoint("a", None, True, T0)
+            b = tx.create_signal_endpoint("b", None, True, T0)
+            first = tx.create_action_set(_action_set(a.id, "one"))
+            second = tx.create_action_set(_action_set(b.id, "two", "web"))
+        assert first == attrs.evolve(_action_set(a.id, "one"), id=first.id)
+        assert second.id > first.id
+        with store.transaction() as tx:
+            assert tx.get_action_set(first.id) == first
+            assert tx.get_action_set(999) is None
+            assert [s.id for s in tx.list_action_sets()] == [first.id, second.id]
+            assert [s.id for s in tx.list_action_sets(project="web")] == [second.id]
+            assert [s.id for s in tx.list_action_sets(source=a.id)] == [first.id]
+            renamed = attrs.evolve(first, name="uno", enabled=False, description=None)
+            tx.save_action_set(renamed)
+            assert tx.get_action_set(first.id) == renamed
+            tx.delete_action_set(second.id)
+            assert [s.id for s in tx.list_action_sets()] == [first.id]
+
+    def test_an_action_set_runs_once_per_signal(self, store: Store) -> None:
+        with store.transaction() as tx:
+            tx.save_project(Project("default", "Default", None, T0))
+            endpoint = tx.create_signal_endpoint("a", None, True, T0)
+            action_set = tx.create_action_set(_action_set(endpoint.id))
+            signal = tx.add_signal(endpoint.id, None, {"x": 1}, T0)
+            other = tx.add_signal(endpoint.id, None, {"x": 2}, T0)
+            outcomes = tuple(
+                ActionOutcome(action, ActionState.SUCCESS) for action in action_set.actions
+            )
+            run = ActionExecution(0, action_set, signal, ActionState.SUCCESS, outcomes, _at(1))
+            first = tx.add_action_execution(run)
+        assert first == attrs.evolve(run, id=first.id)
+        with pytest.raises(Conflict), store.transaction() as tx:
+            tx.add_action_execution(attrs.evolve(run, state=ActionState.FAILED))
+        with store.transaction() as tx:
+            again = tx.add_action_execution(attrs.evolve(run, signal=other))
+            assert [e.id for e in tx.list_action_executions()] == [again.id, first.id]
+            assert list(tx.list_action_executions(action_set_id=action_set.id)) == [again, first]
+
+    def test_executions_list_newest_first_by_page_and_go_with_their_set(self, store: Store) -> None:
+        with store.transaction() as tx:
+            tx.save_project(Project("default", "Default", None, T0))
+            endpoint = tx.create_signal_endpoint("a", None, True, T0)
+            doomed = tx.create_action_set(_action_set(endpoint.id, "doomed"))
+            kept = tx.create_action_set(_action_set(endpoint.id, "kept"))
+            ids = []
+            for index in range(4):
+                signal = tx.add_signal(endpoint.id, None, index, _at(index))
+                for action_set in (doomed, kept):
+                    run = ActionExecution(0, action_set, signal, ActionState.FAILED, (), _at(index))
+                    ids.append((action_set.id, tx.add_action_execution(run).id))
+        kept_ids = [run_id for set_id, run_id in ids if set_id == kept.id][::-1]
+        with store.transaction() as tx:
+            page = tx.list_action_executions(action_set_id=kept.id, limit=2, offset=1)
+            assert [e.id for e in page] == kept_ids[1:3]
+            tx.delete_action_set(doomed.id)
+        with store.transaction(write=False) as tx:
+            assert [e.id for e in tx.list_action_executions()] == kept_ids
+
+
+class MetricsRepositoryContract(_PortContract):
+    """`flagcore.ports.MetricsRepository`."""
+
+    def test_metric_buckets_add_up_saturate_and_list_in_order(self, store: Store) -> None:
+        with store.transaction() as tx:
+            self._flag(tx)
+            tx.add_flag_metrics(
+                [
+                    FlagMetrics("checkout", "web", DEV, _at(60), 1, 2, {"blue": 3}),
+                    FlagMetrics("checkout", "app", DEV, _at(60), 5, 0, {}),
+                    FlagMetrics("checkout", "web", DEV, _at(0), 1, 1, {}),
+                ]
+            )
+        with store.transaction() as tx:
+            tx.add_flag_metrics(
+                [
+                    FlagMetrics("checkout", "web", DEV, _at(60), 10, 20, {"blue": 1, "red": 4}),
+                    FlagMetrics("checkout", "app", DEV, _at(60), _MAX_COUNT, 0, {}),
+                ]
+            )
+        with store.transaction(write=False) as tx:
+            assert list(tx.list_flag_metrics("checkout")) == [
+                FlagMetrics("checkout", "web", DEV, _at(0), 1, 1, {}),
+                FlagMetrics("checkout", "app", DEV, _at(60), _MAX_COUNT, 0, {}),
+                FlagMetrics("checkout", "web", DEV, _at(60), 11, 22, {"blue": 4, "red": 4}),
+            ]
+            assert list(tx.list_flag_metrics("other")) == []
+
+    def test_client_instances_merge_what_a_later_report_leaves_out(self, store: Store) -> None:
+        first = ClientInstance(
+            "web", "i-1", DEV, "unleash-python:6", ("default",), _at(0), 15, _at(1)
+        )
+        with store.transaction() as tx:
+            tx.save_client_instance(first)
+            tx.save_client_instance(
+                ClientInstance("app", "i-9", None, None, (), None, None, _at(0))
+            )
+            tx.save_client_instance(
+                ClientInstance("web", "i-1", None, None, (), None, None, _at(5))
+            )
+        with store.transaction(write=False) as tx:
+            assert list(tx.list_client_instances()) == [
+                ClientInstance("app", "i-9", None, None, (), None, None, _at(0)),
+                attrs.evolve(first, last_seen=_at(5)),
+            ]
+
+
+class RetentionDeletesContract(_PortContract):
+    """`flagcore.ports.RetentionDeletes`."""
+
+    def test_old_metrics_and_instances_go_oldest_first_within_the_limit(self, store: Store) -> None:
+        with store.transaction() as tx:
+            self._flag(tx)
+            tx.add_flag_metrics(
+                FlagMetrics("checkout", "web", DEV, _at(60 * hour), 1, 0, {}) for hour in range(4)
+            )
+            for minute in range(4):
+                instance = ClientInstance(
+                    "web", f"i-{minute}", None, None, (), None, None, _at(minute)
+                )
+                tx.save_client_instance(instance)
+        with store.transaction() as tx:
+            assert tx.delete_flag_metrics_before(_at(180), 2) == 2
+            assert tx.delete_client_instances_seen_before(_at(3), 2) == 2
+        with store.transaction() as tx:
+            assert [m.hour for m in tx.list_flag_metrics("checkout")] == [_at(120), _at(180)]
+            assert [i.instance_id for i in tx.list_client_instances()] == ["i-2", "i-3"]
+            assert tx.delete_flag_metrics_before(_at(180), 10) == 1
+            assert tx.delete_client_instances_seen_before(_at(3), 10) == 1
+            assert tx.delete_client_instances_seen_before(_at(3), 10) == 0
+
+    def test_old_signals_go_oldest_first_and_each_endpoint_keeps_its_newest(
+        self, store: Store
+    ) -> None:
+        with store.transaction() as tx:
+            a = tx.create_signal_endpoint("a", None, True, T0)
+            b = tx.create_signal_endpoint("b", None, True, T0)
+            a_ids = [tx.add_signal(a.id, None, n, _at(n)).id for n in range(5)]
+            b_ids = [tx.add_signal(b.id, None, n, _at(n)).id for n in range(2)]
+        with store.transaction() as tx:
+            assert tx.delete_signals_beyond_newest(a.id, 2, 2) == 2
+            assert tx.delete_signals_beyond_newest(a.id, 2, 10) == 1
+            assert [s.id for s in tx.list_signals(endpoint_id=a.id)] == a_ids[:2:-1]
+            assert tx.delete_signals_before(_at(1), 10) == 1
+            assert [s.id for s in tx.list_signals(endpoint_id=b.id)] == [b_ids[1]]
+
+    def test_old_events_go_in_batches_but_never_the_newest(self, store: Store) -> None:
+        with store.transaction() as tx:
+            for index in range(5):
+                tx.append_event("feature-created", "test", feature_name=f"f{index}")
+        revision = store.revision()
+        future = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+        with store.transaction() as tx:
+            assert tx.delete_events_before(future, 3) == 3
+            assert tx.delete_events_before(future, 3) == 1
+            assert tx.delete_events_before(future, 3) == 0
+            assert [e.id for e in tx.list_events()] == [revision]
+        assert store.revision() == revision
+        with store.transaction() as tx:
+            assert tx.append_event("feature-created", "test").id > revision
+
+
+class StorePortContract(
+    UnitOfWorkContract,
+    EventLogContract,
+    ProjectRepositoryContract,
+    FlagRepositoryContract,
+    StrategyRepositoryContract,
+    SegmentRepositoryContract,
+    StrategyDefinitionsContract,
+    TagRepositoryContract,
+    TokenRepositoryContract,
+    SignalRepositoryContract,
+    ActionRepositoryContract,
+    MetricsRepositoryContract,
+    RetentionDeletesContract,
+):
+    """The whole port: subclass with a ``store`` fixture yielding a fresh, empty store."""

@@ -1,4 +1,4 @@
-"""The store contract suite over every store flagcore ships."""
+"""The port contract suite (`flagcore.testing.StorePortContract`) over every shipped store."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from flagcore.memory import MemoryStore
-from flagcore.testing import StoreContract
+from flagcore.testing import StorePortContract
 from flagcore_store_sqlite import SqliteStore
 
 
-class TestMemoryStore(StoreContract):
+class TestMemoryStore(StorePortContract):
     @pytest.fixture
     def store(self) -> Iterator[MemoryStore]:
         store = MemoryStore()
@@ -20,7 +20,7 @@ class TestMemoryStore(StoreContract):
         store.close()
 
 
-class TestSqliteInMemory(StoreContract):
+class TestSqliteInMemory(StorePortContract):
     @pytest.fixture
     def store(self) -> Iterator[SqliteStore]:
         store = SqliteStore(":memory:")
@@ -28,7 +28,7 @@ class TestSqliteInMemory(StoreContract):
         store.close()
 
 
-class TestSqliteOnAFile(StoreContract):
+class TestSqliteOnAFile(StorePortContract):
     @pytest.fixture
     def store(self, tmp_path: Path) -> Iterator[SqliteStore]:
         store = SqliteStore(tmp_path / "flags.db")

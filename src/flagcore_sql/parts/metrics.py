@@ -1,0 +1,108 @@
+"""`flagcore.ports.MetricsRepository`: metric buckets and SDK instances."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+import orjson
+
+from flagcore.entities import (
+    ClientInstance,
+    FlagMetrics,
+)
+from flagcore_sql import mapping
+from flagcore_sql.parts.base import IN_CHUNK, SqlPart
+
+__all__ = ["MetricsQueries"]
+
+
+class MetricsQueries(SqlPart):
+    """The queries of `flagcore.ports.MetricsRepository`."""
+
+    def add_flag_metrics(self, rows: Iterable[FlagMetrics]) -> None:
+        yes = self._dialect.saturating_sum("flag_metrics.yes", "excluded.yes")
+        no = self._dialect.saturating_sum("flag_metrics.no", "excluded.no")
+        for row in rows:
+            key = [row.flag, row.app_name, row.environment, mapping.time_text(row.hour)]
+            current = self._one(
+                "SELECT variants FROM flag_metrics WHERE flag = ? AND app_name = ? "
+                "AND environment = ? AND hour = ?",
+                key,
+            )
+            variants = dict(row.variants)
+            if current is not None:
+                for name, count in orjson.loads(current["variants"]).items():
+                    variants[name] = min(variants.get(name, 0) + count, mapping.MAX_COUNT)
+            self._run(
+                "INSERT INTO flag_metrics (flag, app_name, environment, hour, yes, no, variants) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(flag, app_name, environment, hour) "
+                f"DO UPDATE SET yes = {yes}, no = {no}, variants = excluded.variants",
+                [*key, row.yes, row.no, mapping.dumps(variants)],
+            )
+
+    def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]:
+        return [
+            FlagMetrics(
+                row["flag"],
+                row["app_name"],
+                row["environment"],
+                mapping.required_time(row["hour"]),
+                row["yes"],
+                row["no"],
+                orjson.loads(row["variants"]),
+            )
+            for row in self._rows(
+                "SELECT * FROM flag_metrics WHERE flag = ? ORDER BY hour, app_name, environment",
+                [flag],
+            )
+        ]
+
+    def flag_projects(self, names: Collection[str]) -> Mapping[str, str]:
+        found: dict[str, str] = {}
+        wanted = list(names)
+        for start in range(0, len(wanted), IN_CHUNK):
+            chunk = wanted[start : start + IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            sql = f"SELECT name, project FROM flags WHERE name IN ({marks})"
+            for row in self._rows(sql, chunk):
+                found[row["name"]] = row["project"]
+        return found
+
+    def save_client_instance(self, instance: ClientInstance) -> None:
+        self._run(
+            "INSERT INTO client_instances (app_name, instance_id, environment, sdk_version, "
+            "strategies, started, interval, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(app_name, instance_id) DO UPDATE SET "
+            "environment = coalesce(excluded.environment, client_instances.environment), "
+            "sdk_version = coalesce(excluded.sdk_version, client_instances.sdk_version), "
+            "strategies = CASE WHEN excluded.strategies = '[]' THEN client_instances.strategies "
+            "ELSE excluded.strategies END, "
+            "started = coalesce(excluded.started, client_instances.started), "
+            "interval = coalesce(excluded.interval, client_instances.interval), "
+            "last_seen = excluded.last_seen",
+            [
+                instance.app_name,
+                instance.instance_id,
+                instance.environment,
+                instance.sdk_version,
+                mapping.dumps(list(instance.strategies)),
+                mapping.time_text(instance.started),
+                instance.interval,
+                mapping.time_text(instance.last_seen),
+            ],
+        )
+
+    def list_client_instances(self) -> Sequence[ClientInstance]:
+        return [
+            ClientInstance(
+                row["app_name"],
+                row["instance_id"],
+                row["environment"],
+                row["sdk_version"],
+                tuple(orjson.loads(row["strategies"])),
+                mapping.parse_time(row["started"]),
+                row["interval"],
+                mapping.required_time(row["last_seen"]),
+            )
+            for row in self._rows("SELECT * FROM client_instances ORDER BY app_name, instance_id")
+        ]

@@ -1,0 +1,424 @@
+"""The schema of flagcore's SQL stores, as named migrations written once for every dialect.
+
+Each `Migration` is applied once, in order, when a store opens; the adapter records the
+names it applied (SQLite: sqlite-utils ``Migrations`` in ``_sqlite_migrations``, so the
+names ``m001_initial`` … ``m006_metrics_buckets_and_retention`` shipped by
+``flagcore_store_sqlite`` keep being recognised). Append a migration to change the
+schema; never change what a shipped one does.
+
+Rule bodies (parameters, constraints, variants) are JSON text in Unleash's wire format,
+written and read by `flagcore.codec`; everything looked up or joined on is a column.
+Statements are written with ``{serial}``, ``{bigint}`` and ``{bool}`` for the types that
+differ (`Dialect.ddl`); for SQLite they spell exactly the tables shipped before. Data
+steps (m004, m005) run through the `SqlSession` in Python, not in a dialect's JSON
+functions: on a new database they find nothing to convert.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from flagcore_sql.dialect import Dialect
+from flagcore_sql.session import SqlSession
+
+__all__ = ["MIGRATIONS", "Migration"]
+
+
+@attrs.frozen
+class Migration:
+    """One schema step: ``apply`` runs its statements through a session in a transaction."""
+
+    name: str
+    apply: Callable[[SqlSession, Dialect], None]
+
+
+def _script(session: SqlSession, dialect: Dialect, script: str) -> None:
+    # One statement at a time: a driver's script runner may commit the migration's
+    # transaction (sqlite3's executescript does).
+    for statement in dialect.ddl(script).split(";"):
+        if statement.strip():
+            session.run(statement)
+
+
+_M001_INITIAL = """
+        CREATE TABLE projects (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            description TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE environments (
+            name TEXT PRIMARY KEY,
+            type TEXT NOT NULL,
+            sort_order INTEGER NOT NULL,
+            enabled {bool} NOT NULL
+        );
+        CREATE TABLE flags (
+            name TEXT PRIMARY KEY,
+            project TEXT NOT NULL,
+            type TEXT NOT NULL,
+            description TEXT,
+            stale {bool} NOT NULL,
+            impression_data {bool} NOT NULL,
+            created_at TEXT NOT NULL,
+            archived_at TEXT,
+            dependencies TEXT NOT NULL
+        );
+        CREATE INDEX flags_project ON flags(project);
+        CREATE TABLE flag_environments (
+            flag TEXT NOT NULL REFERENCES flags(name) ON DELETE CASCADE,
+            environment TEXT NOT NULL REFERENCES environments(name),
+            enabled {bool} NOT NULL,
+            variants TEXT NOT NULL,
+            PRIMARY KEY (flag, environment)
+        );
+        CREATE INDEX flag_environments_environment ON flag_environments(environment);
+        CREATE TABLE segments (
+            id {serial},
+            name TEXT NOT NULL UNIQUE,
+            description TEXT,
+            project TEXT,
+            constraints TEXT NOT NULL
+        );
+        CREATE TABLE strategies (
+            id TEXT PRIMARY KEY,
+            flag TEXT NOT NULL REFERENCES flags(name) ON DELETE CASCADE,
+            environment TEXT NOT NULL REFERENCES environments(name),
+            name TEXT NOT NULL,
+            parameters TEXT NOT NULL,
+            constraints TEXT NOT NULL,
+            variants TEXT NOT NULL,
+            disabled {bool} NOT NULL,
+            title TEXT,
+            sort_order INTEGER NOT NULL
+        );
+        CREATE INDEX strategies_flag ON strategies(flag, environment, sort_order);
+        CREATE INDEX strategies_environment ON strategies(environment);
+        CREATE TABLE strategy_segments (
+            strategy_id TEXT NOT NULL REFERENCES strategies(id) ON DELETE CASCADE,
+            segment_id {bigint} NOT NULL REFERENCES segments(id),
+            position INTEGER NOT NULL,
+            PRIMARY KEY (strategy_id, segment_id)
+        );
+        CREATE INDEX strategy_segments_segment ON strategy_segments(segment_id);
+        CREATE TABLE strategy_definitions (
+            name TEXT PRIMARY KEY,
+            body TEXT NOT NULL
+        );
+        CREATE TABLE tag_types (
+            name TEXT PRIMARY KEY,
+            description TEXT
+        );
+        CREATE TABLE flag_tags (
+            flag TEXT NOT NULL REFERENCES flags(name) ON DELETE CASCADE,
+            tag_type TEXT NOT NULL REFERENCES tag_types(name) ON DELETE CASCADE,
+            value TEXT NOT NULL,
+            PRIMARY KEY (flag, tag_type, value)
+        );
+        CREATE TABLE api_tokens (
+            secret_hash TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            type TEXT NOT NULL,
+            secret_hint TEXT NOT NULL,
+            projects TEXT NOT NULL,
+            environment TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE signal_endpoints (
+            id {serial},
+            name TEXT NOT NULL UNIQUE,
+            description TEXT,
+            enabled {bool} NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE signal_endpoint_tokens (
+            id {serial},
+            endpoint_id {bigint} NOT NULL REFERENCES signal_endpoints(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            secret_hash TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE signals (
+            id {serial},
+            endpoint_id {bigint} NOT NULL REFERENCES signal_endpoints(id) ON DELETE CASCADE,
+            token_id {bigint},
+            payload TEXT,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX signals_endpoint ON signals(endpoint_id, id);
+        CREATE TABLE events (
+            id {serial},
+            type TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            feature_name TEXT,
+            project TEXT,
+            environment TEXT,
+            data TEXT,
+            pre_data TEXT
+        );
+        CREATE INDEX events_feature ON events(feature_name, id);
+        CREATE TABLE flag_metrics (
+            flag TEXT NOT NULL,
+            app_name TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            hour TEXT NOT NULL,
+            yes {bigint} NOT NULL,
+            no {bigint} NOT NULL,
+            variants TEXT NOT NULL,
+            PRIMARY KEY (flag, app_name, environment, hour)
+        );
+        CREATE TABLE client_instances (
+            app_name TEXT NOT NULL,
+            instance_id TEXT NOT NULL,
+            environment TEXT,
+            sdk_version TEXT,
+            strategies TEXT NOT NULL,
+            started TEXT,
+            interval INTEGER,
+            last_seen TEXT NOT NULL,
+            PRIMARY KEY (app_name, instance_id)
+        );
+        """
+
+
+def m001_initial(session: SqlSession, dialect: Dialect) -> None:
+    _script(session, dialect, _M001_INITIAL)
+
+
+_M002_ACTION_SETS = """
+        CREATE TABLE action_sets (
+            id {serial},
+            name TEXT NOT NULL,
+            project TEXT NOT NULL,
+            source {bigint} NOT NULL REFERENCES signal_endpoints(id) ON DELETE CASCADE,
+            body TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX action_sets_source ON action_sets(source);
+        CREATE TABLE action_executions (
+            id {serial},
+            action_set_id {bigint} NOT NULL REFERENCES action_sets(id) ON DELETE CASCADE,
+            signal_id {bigint} NOT NULL,
+            ok {bool} NOT NULL,
+            outcomes TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX action_executions_set ON action_executions(action_set_id, id);
+        """
+
+
+def m002_action_sets(session: SqlSession, dialect: Dialect) -> None:
+    _script(session, dialect, _M002_ACTION_SETS)
+
+
+def m003_strategies_in_snapshot_order(session: SqlSession, dialect: Dialect) -> None:
+    # A client snapshot reads one environment's strategies in (flag, order) order: with
+    # this index the database walks them in that order instead of sorting 20,000 rows.
+    _script(
+        session,
+        dialect,
+        """
+        CREATE INDEX strategies_snapshot_order
+            ON strategies(environment, flag, sort_order, id);
+        DROP INDEX strategies_environment;
+        """,
+    )
+
+
+_M004_ACTION_SET_EVENTS = """
+        CREATE TABLE action_set_events (
+            id {serial},
+            action_set_id {bigint} NOT NULL REFERENCES action_sets(id) ON DELETE CASCADE,
+            signal_id {bigint} NOT NULL,
+            state TEXT NOT NULL,
+            body TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX action_set_events_once ON action_set_events(action_set_id, signal_id);
+        CREATE INDEX action_set_events_set ON action_set_events(action_set_id, id);
+        """
+
+
+def m004_unleash_action_sets(session: SqlSession, dialect: Dialect) -> None:
+    """Action sets in Unleash's terms; their runs become action set events, once per signal.
+
+    Actions are renamed (``ENABLE_FLAG`` → ``TOGGLE_FEATURE_ON``, ``DISABLE_FLAG`` →
+    ``TOGGLE_FEATURE_OFF``, ``MARK_STALE`` → ``MARK_FEATURE_STALE``) and numbered in their
+    order; a filter's ``payload.a.b`` becomes the payload path ``a.b``. A set whose filters
+    cannot be said that way (two on one path, or one that did not read the payload) is
+    kept but disabled, with the filters it lost written into its description.
+    """
+    q = dialect.sql
+    for row in session.rows("SELECT id, body FROM action_sets"):
+        session.run(
+            q("UPDATE action_sets SET body = ? WHERE id = ?"),
+            [json.dumps(_unleash_action_set_body(json.loads(row[1]))), row[0]],
+        )
+    _script(session, dialect, _M004_ACTION_SET_EVENTS)
+    columns = "e.id, e.action_set_id, e.signal_id, e.ok, e.outcomes, e.created_at"
+    old_runs = session.rows(
+        f"SELECT {columns}, a.name, a.project, a.source, a.body, a.created_at, "
+        "s.endpoint_id, s.token_id, s.payload, s.created_at "
+        "FROM action_executions e JOIN action_sets a ON a.id = e.action_set_id "
+        "LEFT JOIN signals s ON s.id = e.signal_id ORDER BY e.id"
+    )
+    for run in old_runs:
+        (run_id, set_id, signal_id, ok, outcomes, created_at) = tuple(run)[:6]
+        (name, project, source, set_body, set_created) = tuple(run)[6:11]
+        (endpoint_id, token_id, payload, signal_created) = tuple(run)[11:]
+        body = json.loads(set_body)
+        action_set = {
+            **body,
+            "id": set_id,
+            "name": name,
+            "project": project,
+            "source": source,
+            "createdAt": set_created,
+        }
+        signal = {
+            "id": signal_id,
+            "endpointId": source if endpoint_id is None else endpoint_id,
+            "tokenId": token_id,
+            "payload": None if payload is None else json.loads(payload),
+            "createdAt": created_at if signal_created is None else signal_created,
+        }
+        converted = [
+            {
+                "action": _unleash_action(outcome["action"], index),
+                "state": "success" if outcome["ok"] else "failed",
+                "details": outcome.get("error"),
+            }
+            for index, outcome in enumerate(json.loads(outcomes))
+        ]
+        converted.extend(
+            {"action": action, "state": "not started", "details": None}
+            for action in body["actions"][len(converted) :]
+        )
+        session.run(
+            q(
+                "INSERT INTO action_set_events "
+                "(id, action_set_id, signal_id, state, body, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+            ),
+            [
+                run_id,
+                set_id,
+                signal_id,
+                "success" if ok else "failed",
+                json.dumps({"actionSet": action_set, "signal": signal, "outcomes": converted}),
+                created_at,
+            ],
+        )
+    _script(session, dialect, "DROP TABLE action_executions")
+
+
+_UNLEASH_ACTIONS = {
+    "ENABLE_FLAG": "TOGGLE_FEATURE_ON",
+    "DISABLE_FLAG": "TOGGLE_FEATURE_OFF",
+    "MARK_STALE": "MARK_FEATURE_STALE",
+}
+
+
+def _unleash_action(action: dict[str, Any], index: int) -> dict[str, Any]:
+    kind = action["kind"]
+    return {
+        "kind": _UNLEASH_ACTIONS.get(kind, kind),
+        "flag": action["flag"],
+        "environment": action.get("environment"),
+        "sortOrder": index + 1,
+    }
+
+
+def _unleash_action_set_body(body: dict[str, Any]) -> dict[str, Any]:
+    """m002's stored action set → m004's (see `m004_unleash_action_sets`)."""
+    filters: list[dict[str, Any]] = []
+    lost: list[dict[str, Any]] = []
+    for constraint in body.get("filters", []):
+        name = constraint.get("contextName", "")
+        path = name.removeprefix("payload.")
+        if name == path or not path or any(f["contextName"] == path for f in filters):
+            lost.append(constraint)
+        else:
+            filters.append({**constraint, "contextName": path})
+    description = body.get("description")
+    if lost:
+        note = f"[disabled when migrated: filters not kept: {json.dumps(lost)}]"
+        description = f"{description} {note}" if description else note
+    return {
+        "actions": [_unleash_action(a, i) for i, a in enumerate(body.get("actions", []))],
+        "filters": filters,
+        "enabled": bool(body.get("enabled", True)) and not lost,
+        "description": description,
+        "actorId": None,
+    }
+
+
+def m005_segment_created(session: SqlSession, dialect: Dialect) -> None:
+    """Unleash shows when and by whom a segment was created. Segments made before this
+    migration take both from their first "segment-created" event when the log still has
+    it, else the time of the migration and no author."""
+    _script(
+        session,
+        dialect,
+        """
+        ALTER TABLE segments ADD COLUMN created_at TEXT;
+        ALTER TABLE segments ADD COLUMN created_by TEXT;
+        """,
+    )
+    logged: dict[Any, tuple[str, str | None]] = {}
+    for created_at, created_by, data in session.rows(
+        "SELECT created_at, created_by, data FROM events WHERE type = 'segment-created' ORDER BY id"
+    ):
+        segment_id = _json_member(data, "id")
+        # As SQL compares a JSON number with an integer id: 1 and 1.0 match, "1" does not.
+        if isinstance(segment_id, int | float):
+            logged.setdefault(segment_id, (created_at, created_by))
+    now = dt.datetime.now(dt.UTC).isoformat()
+    for (segment_id,) in session.rows("SELECT id FROM segments"):
+        created_at, created_by = logged.get(segment_id, (now, None))
+        session.run(
+            dialect.sql("UPDATE segments SET created_at = ?, created_by = ? WHERE id = ?"),
+            [created_at, created_by, segment_id],
+        )
+
+
+def _json_member(text: str | None, key: str) -> Any:
+    try:
+        value = json.loads(text) if text is not None else None
+    except ValueError:
+        return None
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def m006_metrics_buckets_and_retention(session: SqlSession, dialect: Dialect) -> None:
+    # Retention deletes the oldest rows of each kind in small batches: these indexes let
+    # each batch find its rows without scanning tables that traffic keeps growing.
+    _script(
+        session,
+        dialect,
+        """
+        CREATE INDEX flag_metrics_hour ON flag_metrics(hour);
+        CREATE INDEX client_instances_last_seen ON client_instances(last_seen);
+        CREATE INDEX signals_created_at ON signals(created_at);
+        CREATE INDEX events_created_at ON events(created_at);
+        """,
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = tuple(
+    Migration(step.__name__, step)
+    for step in (
+        m001_initial,
+        m002_action_sets,
+        m003_strategies_in_snapshot_order,
+        m004_unleash_action_sets,
+        m005_segment_created,
+        m006_metrics_buckets_and_retention,
+    )
+)
