@@ -109,6 +109,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
     )
+    run.add_argument(
+        "--frontend-origins",
+        help="browser origins allowed on the Frontend API and OFREP, comma-separated "
+        "(default *; FLAGCORE_FRONTEND_ORIGINS)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     try:
@@ -118,6 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             db=args.db,
             auth=args.auth,
             access_log=False if args.no_access_log else None,
+            frontend_origins=args.frontend_origins,
         )
         asyncio.run(serve(config))
     except (FlagcoreError, ValueError, OSError) as error:

@@ -39,6 +39,9 @@ class ServerConfig:
     instance_write_interval: float = 5.0
     retention: RetentionSettings = attrs.field(factory=RetentionSettings)
     retention_interval: float = 60.0
+    # --- Frontend API and OFREP (docs/frontend-and-openfeature.md) ---
+    frontend_origins: tuple[str, ...] = ("*",)
+    trust_forwarded_for: bool = False
 
     @classmethod
     def from_env(
@@ -58,7 +61,10 @@ class ServerConfig:
         values["init_admin_tokens"] = _split(env.get("FLAGCORE_INIT_ADMIN_API_TOKENS"))
         values["init_client_tokens"] = _split(env.get("FLAGCORE_INIT_CLIENT_API_TOKENS"))
         values.update(_load_settings_from_env(env))
+        values.update(_frontend_settings_from_env(env))
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if isinstance(values.get("frontend_origins"), str):
+            values["frontend_origins"] = _split(str(values["frontend_origins"]))
         if isinstance(values.get("auth"), str):
             values["auth"] = AuthMode(str(values["auth"]))
         return cls(**values)  # type: ignore[arg-type]
@@ -107,3 +113,18 @@ def _non_negative(variable: str, raw: str, kind: type[int] | type[float]) -> int
     if not 0 <= value < float("inf"):
         raise ValueError(f"{variable} must be 0 or more, not {raw!r}")
     return value
+
+
+# --- Frontend API and OFREP ---
+def _frontend_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
+    """Allowed browser origins (a comma list, ``*`` for any) and whether the caller's
+    address is the last ``X-Forwarded-For`` entry (only behind a proxy that sets it)."""
+    values: dict[str, object] = {}
+    if "FLAGCORE_FRONTEND_ORIGINS" in env:
+        values["frontend_origins"] = _split(env["FLAGCORE_FRONTEND_ORIGINS"])
+    if "FLAGCORE_TRUST_FORWARDED_FOR" in env:
+        raw = env["FLAGCORE_TRUST_FORWARDED_FOR"].strip().lower()
+        if raw not in ("true", "false", "1", "0", "yes", "no"):
+            raise ValueError(f"FLAGCORE_TRUST_FORWARDED_FOR must be true or false, not {raw!r}")
+        values["trust_forwarded_for"] = raw in ("true", "1", "yes")
+    return values
