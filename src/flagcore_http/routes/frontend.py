@@ -223,6 +223,7 @@ def _body_path(name: str) -> str:
 
 @routes.get("/api/frontend")
 async def frontend_get(request: web.Request) -> web.Response:
+    """The flags on for the context in the query (``properties[name]=…`` for properties)."""
     fields, properties = _query_context(request)
     environment, projects = frontend_scope(request, fields.get("environment"))
     context = _context(request, fields, properties, environment, _query_path)
@@ -232,6 +233,7 @@ async def frontend_get(request: web.Request) -> web.Response:
 
 @routes.post("/api/frontend")
 async def frontend_post(request: web.Request) -> web.Response:
+    """The flags on for the context in ``{"context": {...}}``."""
     fields, properties = await _body_context(request)
     environment, projects = frontend_scope(request, fields.get("environment"))
     context = _context(request, fields, properties, environment, _body_path)

@@ -183,6 +183,7 @@ async def _view_and_context(request: web.Request) -> tuple[FrontendView, dict[st
 
 @routes.post("/ofrep/v1/evaluate/flags/{key}")
 async def evaluate_flag(request: web.Request) -> web.Response:
+    """OFREP: one flag for the context in ``{"context": {...}}``."""
     key = request.match_info["key"]
     try:
         view, context = await _view_and_context(request)
@@ -200,6 +201,7 @@ async def evaluate_flag(request: web.Request) -> web.Response:
 
 @routes.post("/ofrep/v1/evaluate/flags")
 async def evaluate_flags(request: web.Request) -> web.Response:
+    """OFREP: every flag of the token's scope for the context (ETag, 304)."""
     try:
         view, context = await _view_and_context(request)
     except _OfrepFailure as failure:
