@@ -99,8 +99,9 @@ async def test_properties_come_from_the_query_brackets_and_the_post_body(
         "POST",
         "/api/frontend",
         token=FRONTEND,
-        json={"context": {"userId": "alice", "properties": {"plan": "beta"}}},
+        json={"context": {"userId": "alice", "properties": {"plan": "beta", "team": None}}},
     )
+    # null means "not set", for properties as for top-level fields.
     assert _names(posted) == ["beta-plan", "colour", "on-for-all", "only-alice"]
 
 

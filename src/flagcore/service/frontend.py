@@ -261,6 +261,8 @@ def frontend_context(
         else:
             merged[key] = text
     for key, value in (properties or {}).items():
+        if value is None:  # null means "not set", as for the top-level fields
+            continue
         where = path(f"properties.{key}")
         _check_key(key, where)
         merged[key] = _string(value, where)
