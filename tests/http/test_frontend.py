@@ -358,3 +358,17 @@ async def test_admin_and_client_paths_never_carry_cors_headers(api: Api, flags: 
     assert frontend.headers["Access-Control-Allow-Origin"] == "*"  # Unleash's default
     preflight = await api.request("OPTIONS", "/api/admin/projects", token=None, headers=origin)
     assert "Access-Control-Allow-Origin" not in preflight.headers
+
+
+def test_origins_and_proxy_trust_come_from_flags_and_environment() -> None:
+    from_flag = ServerConfig.from_env({}, frontend_origins="https://a.example, https://b.example")
+    assert from_flag.frontend_origins == ("https://a.example", "https://b.example")
+    from_env = ServerConfig.from_env(
+        {"FLAGCORE_FRONTEND_ORIGINS": "https://c.example", "FLAGCORE_TRUST_FORWARDED_FOR": "true"}
+    )
+    assert from_env.frontend_origins == ("https://c.example",)
+    assert from_env.trust_forwarded_for is True
+    assert ServerConfig().frontend_origins == ("*",)
+    assert ServerConfig().trust_forwarded_for is False
+    with pytest.raises(ValueError, match="FLAGCORE_TRUST_FORWARDED_FOR"):
+        ServerConfig.from_env({"FLAGCORE_TRUST_FORWARDED_FOR": "maybe"})
