@@ -186,6 +186,9 @@ class SegmentDetails:
 class TokenType(enum.StrEnum):
     ADMIN = "admin"
     CLIENT = "client"
+    # Unleash's frontend tokens: for browsers and phones, valid on the Frontend API and
+    # OFREP only, scoped like client tokens (projects and one environment).
+    FRONTEND = "frontend"
 
 
 @attrs.frozen

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from flagcore.service import Service
-from flagcore_http import openapi
+from flagcore_http import cors, openapi
 from flagcore_http.auth import SIGNAL_CREDENTIALS, SignalCredentialsCache
 from flagcore_http.calls import StoreWorker, store_upkeep
 from flagcore_http.client_cache import CacheSizes, ClientCache
@@ -29,7 +29,9 @@ from flagcore_http.routes import (
     archive,
     client,
     features,
+    frontend,
     health,
+    ofrep,
     projects,
     segments,
     signals,
@@ -53,6 +55,9 @@ ROUTE_TABLES = (
     actions.routes,
     admin.routes,
     health.routes,
+    frontend.routes,
+    ofrep.routes,
+    cors.routes,
 )
 
 
@@ -65,6 +70,8 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[CACHE] = ClientCache(CacheSizes(payload_bytes=config.payload_cache_bytes))
     app[SIGNAL_CREDENTIALS] = SignalCredentialsCache()
     app[WORKER] = StoreWorker(limit=config.store_queue_limit)
+    app[frontend.FRONTEND_VIEWS] = frontend.FrontendViews()
+    cors.setup(app)
     for table in ROUTE_TABLES:
         for route in table:
             assert isinstance(route, web.RouteDef), route

@@ -1,8 +1,11 @@
-"""Authentication: admin tokens on the admin API, client tokens on the client API.
+"""Authentication: admin tokens on the admin API, client tokens on the client API,
+frontend tokens on the Frontend API, client or frontend tokens on OFREP.
 
-``Authorization: <secret>`` and ``Authorization: Bearer <secret>`` are both accepted.
-No token or an unknown one is 401; a token of the wrong kind is 403. With ``--auth
-none`` every request passes. Secrets are never logged: the log sees the token's name.
+``Authorization: <secret>`` and ``Authorization: Bearer <secret>`` are both accepted (on
+OFREP also ``X-API-Key: <secret>``, as OpenFeature's providers send it). No token or an
+unknown one is 401; a token of the wrong kind is 403. With ``--auth none`` every request
+passes. Secrets are never logged: the log sees the token's name. CORS preflights
+(``OPTIONS`` on the frontend and OFREP paths) carry no credentials, so they pass too.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ __all__ = [
     "MAX_SECRET_LENGTH",
     "SIGNAL_CREDENTIALS",
     "SignalCredentialsCache",
+    "accepted_kinds",
     "authenticate",
+    "is_frontend_path",
     "presented_secret",
     "required_kind",
     "signal_sender",
@@ -45,10 +50,35 @@ def required_kind(path: str) -> TokenType | None:
     return None  # health, docs, and signal endpoints (which check their own tokens)
 
 
+# Unleash refuses client tokens on its Frontend API (and frontend tokens elsewhere); OFREP
+# is spoken by server providers (client tokens) and web providers (frontend tokens).
+_FRONTEND_KINDS = (TokenType.FRONTEND,)
+_OFREP_KINDS = (TokenType.CLIENT, TokenType.FRONTEND)
+
+
+def is_frontend_path(path: str) -> bool:
+    """The Frontend API and OFREP: the paths browsers call (CORS, frontend tokens)."""
+    return path.startswith(("/api/frontend/", "/ofrep/")) or path == "/api/frontend"
+
+
+def accepted_kinds(path: str) -> tuple[TokenType, ...] | None:
+    """The token kinds a path accepts; None: the path checks no API token."""
+    kind = required_kind(path)
+    if kind is not None:
+        return (kind,)
+    if path == "/api/frontend" or path.startswith("/api/frontend/"):
+        return _FRONTEND_KINDS
+    if path.startswith("/ofrep/"):
+        return _OFREP_KINDS
+    return None
+
+
 def presented_secret(request: web.Request) -> str | None:
     header = request.headers.get("Authorization", "").strip()
     if header[:7].lower() == "bearer ":
         header = header[7:].strip()
+    if not header and request.path.startswith("/ofrep/"):
+        header = request.headers.get("X-API-Key", "").strip()
     return header or None
 
 
@@ -88,9 +118,11 @@ async def authenticate(request: web.Request) -> None:
 
     Runs inside `errors.guarded`, the one wrapper around every handler.
     """
-    kind = required_kind(request.path)
-    if kind is None or request.app[CONFIG].auth is AuthMode.NONE:
+    kinds = accepted_kinds(request.path)
+    if kinds is None or request.app[CONFIG].auth is AuthMode.NONE:
         return
+    if request.method == "OPTIONS" and is_frontend_path(request.path):
+        return  # a CORS preflight: browsers send no credentials with it
     secret = presented_secret(request)
     if secret is None:
         raise Unauthenticated(
@@ -106,8 +138,9 @@ async def authenticate(request: web.Request) -> None:
         token = await _look_up(request, secret)
     if token is None:
         raise Unauthenticated("The API token is not valid.")
-    if token.type is not kind:
-        needed, given = _article(kind.value), _article(token.type.value)
+    if token.type not in kinds:
+        needed = _article(" or ".join(kind.value for kind in kinds))
+        given = _article(token.type.value)
         raise Forbidden(f"This endpoint needs {needed} token, not {given} token.")
     request[TOKEN] = token
 

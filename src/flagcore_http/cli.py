@@ -253,6 +253,18 @@ def _parser() -> argparse.ArgumentParser:
         "open-file limit; FLAGCORE_MAX_CONNECTIONS)",
     )
     run.add_argument(
+        "--frontend-origins",
+        metavar="ORIGINS",
+        help="browser origins allowed on the Frontend API and OFREP, comma-separated "
+        "(default *; FLAGCORE_FRONTEND_ORIGINS)",
+    )
+    run.add_argument(
+        "--trust-forwarded-for",
+        metavar="true|false",
+        help="take the caller's address from the last X-Forwarded-For entry, behind a proxy "
+        "that sets it (default false; FLAGCORE_TRUST_FORWARDED_FOR)",
+    )
+    run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
     )
     return parser
@@ -270,6 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             header_timeout=args.header_timeout,
             body_timeout=args.body_timeout,
             max_connections=args.max_connections,
+            frontend_origins=args.frontend_origins,
+            trust_forwarded_for=args.trust_forwarded_for,
             access_log=False if args.no_access_log else None,
         )
     except ConfigError as error:

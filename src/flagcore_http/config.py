@@ -140,6 +140,8 @@ _SETTINGS = {
         _Setting("header_timeout", "--header-timeout", "FLAGCORE_HEADER_TIMEOUT"),
         _Setting("body_timeout", "--body-timeout", "FLAGCORE_BODY_TIMEOUT"),
         _Setting("max_connections", "--max-connections", "FLAGCORE_MAX_CONNECTIONS"),
+        _Setting("frontend_origins", "--frontend-origins", "FLAGCORE_FRONTEND_ORIGINS"),
+        _Setting("trust_forwarded_for", "--trust-forwarded-for", "FLAGCORE_TRUST_FORWARDED_FOR"),
     )
 }
 
@@ -180,9 +182,34 @@ def _read(field: str, raw: str, where: str) -> object:
         return _seconds(raw, where, 0.1, 3600)
     if field == "max_connections":
         return _integer(raw, where, 1, 1_000_000, "not a connection count")
+    if field == "frontend_origins":
+        return _origins(raw, where)
+    if field == "trust_forwarded_for":
+        return _boolean(raw, where)
     if not raw.strip() or len(raw) > 4096 or any(ord(c) < 32 for c in raw):
         raise ConfigError(f"{where}={_shown(raw)}: must be a non-empty name or path")
     return raw.strip()
+
+
+def _origins(raw: str, where: str) -> tuple[str, ...]:
+    """Browser origins allowed on the Frontend API and OFREP: ``*`` or a comma list."""
+    origins = tuple(part.strip() for part in raw.split(",") if part.strip())
+    for origin in origins:
+        if origin != "*" and not re.fullmatch(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?", origin):
+            raise ConfigError(
+                f"{where}={_shown(raw)}: {_shown(origin)} is not an origin; use * or a comma "
+                "list such as https://app.example.com,http://localhost:3000"
+            )
+    if not origins:
+        raise ConfigError(f"{where}={_shown(raw)}: empty; use * or a comma list of origins")
+    return origins
+
+
+def _boolean(raw: str, where: str) -> bool:
+    text = raw.strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigError(f"{where}={_shown(raw)}: use true or false")
+    return text == "true"
 
 
 @attrs.frozen(kw_only=True)
@@ -209,6 +236,10 @@ class ServerConfig:
     instance_write_interval: float = 5.0
     retention: RetentionSettings = attrs.field(factory=RetentionSettings)
     retention_interval: float = 60.0
+    # Frontend API and OFREP (docs/frontend-and-openfeature.md): allowed browser origins,
+    # and whether the caller's address is the last X-Forwarded-For entry (behind a proxy).
+    frontend_origins: tuple[str, ...] = ("*",)
+    trust_forwarded_for: bool = False
 
     @classmethod
     def from_env(

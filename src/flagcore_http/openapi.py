@@ -93,8 +93,10 @@ _BODIES = {
 _CREATED = {("post", _ACTIONS_PATH)}
 
 
-def _security(path: str) -> list[dict[str, list[str]]]:
-    if path.startswith(("/api/admin", "/api/projects", "/api/client")):
+def _security(path: str, method: str) -> list[dict[str, list[str]]]:
+    if method == "options":  # CORS preflights carry no credentials
+        return []
+    if path.startswith(("/api/admin", "/api/projects", "/api/client", "/api/frontend", "/ofrep/")):
         return [{"apiToken": []}]
     return []
 
@@ -116,7 +118,7 @@ def document(app: web.Application) -> dict[str, Any]:
                 {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
                 for name in _PARAMETER.findall(path)
             ],
-            "security": _security(path),
+            "security": _security(path, method),
             "responses": {
                 "default": {
                     "description": "an error",

@@ -1,4 +1,5 @@
-"""API tokens: admin tokens, and client tokens scoped to projects and one environment."""
+"""API tokens: admin tokens, and client and frontend tokens scoped to projects and one
+environment."""
 
 from __future__ import annotations
 
@@ -114,7 +115,8 @@ class Tokens:
             kind = TokenType(type)
         except ValueError:
             raise InvalidInput(
-                "type must be admin or client", [ErrorDetail("admin or client", "$.type")]
+                "type must be admin, client or frontend",
+                [ErrorDetail("admin, client or frontend", "$.type")],
             ) from None
         if not name or not name.strip():
             raise InvalidInput(
@@ -139,7 +141,7 @@ class Tokens:
         else:
             if environment is None or tx.get_environment(environment) is None:
                 raise InvalidInput(
-                    f"a client token needs an existing environment; got {environment!r}",
+                    f"a {kind.value} token needs an existing environment; got {environment!r}",
                     [ErrorDetail("unknown environment", "$.environment")],
                 )
             for index, project in enumerate(projects):

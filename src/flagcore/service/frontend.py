@@ -1,0 +1,308 @@
+"""Evaluating every flag of one scope for one context: Unleash's Frontend API and OFREP.
+
+Browsers and phones cannot hold a server token or evaluate rules, so the server answers
+for them. A `FrontendView` is one compiled `Engine` over the flags of one environment and
+project list, built from one store revision; the HTTP layer keeps one per scope and
+builds a new one when the revision moves, so a write shows on the next request.
+
+Answers are rendered straight to JSON text: each flag's fixed part (name, impression
+data) is written once when the view is built, and each variant's JSON once the first
+time it is picked. Answering a context is then one `Engine.get_variant` per flag and a
+string join, with no object built per flag.
+
+The OFREP mapping (a variant's payload typed as string, number or object) lives here too,
+so the HTTP adapter and the in-process OpenFeature provider (`flagcore.openfeature`) give
+the same values, variants and reasons.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from flagcore.engine import Engine
+from flagcore.errors import ErrorDetail, InvalidInput, NotFound
+from flagcore.model import ClientFeatures
+from flagcore.variants import VariantResult
+
+if TYPE_CHECKING:
+    from flagcore.service import Service
+
+__all__ = [
+    "MAX_CONTEXT_PROPERTIES",
+    "MAX_CONTEXT_VALUE_LENGTH",
+    "FrontendView",
+    "Resolution",
+    "UntypedPayload",
+    "build_frontend_view",
+    "frontend_context",
+    "payload_value",
+    "resolve_remote",
+]
+
+# A context is a handful of short strings; these bounds are far above any real one and
+# keep one request from making the server hash or hold much.
+MAX_CONTEXT_PROPERTIES: Final = 100
+MAX_CONTEXT_KEY_LENGTH: Final = 255
+MAX_CONTEXT_VALUE_LENGTH: Final = 4096
+STANDARD_FIELDS: Final = (
+    "userId",
+    "sessionId",
+    "remoteAddress",
+    "environment",
+    "appName",
+    "currentTime",
+)
+# Variants of one flag whose JSON is kept; a flag has far fewer (Unleash allows 100s).
+_VARIANT_TEXTS_PER_FLAG = 1_000
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _variant_text(result: VariantResult) -> str:
+    """Unleash's frontend variant: both spellings of featureEnabled, payload when set."""
+    text = '{"name":' + _dumps(result.name) + ',"enabled":' + _bool(result.enabled)
+    if result.payload is not None:
+        text += ',"payload":' + _dumps(dict(result.payload))
+    flag_on = _bool(result.feature_enabled)
+    return text + ',"feature_enabled":' + flag_on + ',"featureEnabled":' + flag_on + "}"
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+class UntypedPayload(ValueError):
+    """A variant payload that cannot be read as its declared type (OFREP's PARSE_ERROR)."""
+
+
+def payload_value(payload: Mapping[str, str]) -> Any:
+    """A variant payload as OpenFeature sees it: ``string``/``csv`` text, ``number`` an int
+    (when written without a fraction or exponent) or a float, ``json`` the parsed value."""
+    kind, text = payload.get("type"), payload.get("value")
+    if not isinstance(text, str):
+        raise UntypedPayload("the payload has no text value")
+    if kind == "number":
+        try:
+            number: int | float = int(text) if text.strip().lstrip("+-").isdigit() else float(text)
+        except ValueError:
+            raise UntypedPayload(f"the payload {text[:50]!r} is not a number") from None
+        if isinstance(number, float) and not math.isfinite(number):
+            raise UntypedPayload(f"the payload {text[:50]!r} is not a finite number")
+        return number
+    if kind == "json":
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise UntypedPayload("the payload is not valid JSON") from None
+    return text  # string, csv, and any type Unleash adds later: the text as it is
+
+
+@attrs.frozen
+class Resolution:
+    """One flag for one context in OpenFeature's terms (no requested type: OFREP's view).
+
+    ``value``: the flag's on/off when no variant applies, else the variant's payload typed
+    (`payload_value`), else the variant's name. ``reason``: ``TARGETING_MATCH`` when the
+    flag is on for the context, ``DISABLED`` when it is off (disabled in the environment,
+    or no strategy matched: the engine answers the same for both).
+    """
+
+    value: Any
+    variant: str
+    reason: str
+    feature_enabled: bool
+    has_variant: bool
+
+
+def resolve_remote(result: VariantResult) -> Resolution:
+    """`Resolution` of a `VariantResult`; raises `UntypedPayload` for an unreadable payload."""
+    if not result.feature_enabled:
+        return Resolution(False, "disabled", "DISABLED", False, False)
+    if not result.enabled:  # on, and no variant applies
+        return Resolution(True, "enabled", "TARGETING_MATCH", True, False)
+    value: Any = result.name if result.payload is None else payload_value(result.payload)
+    return Resolution(value, result.name, "TARGETING_MATCH", True, True)
+
+
+class _FlagSlot:
+    """What a view keeps of one flag: its name, the fixed JSON before its variant, and the
+    variant texts already written."""
+
+    __slots__ = ("name", "prefix", "project", "variants")
+
+    def __init__(self, name: str, impression_data: bool, project: str) -> None:
+        self.name = name
+        self.project = project
+        self.prefix = (
+            '{"name":'
+            + _dumps(name)
+            + ',"enabled":true,"impressionData":'
+            + _bool(impression_data)
+            + ',"variant":'
+        )
+        self.variants: dict[VariantResult, str] = {}
+
+    def variant_text(self, result: VariantResult) -> str:
+        text = self.variants.get(result)
+        if text is None:
+            text = _variant_text(result)
+            if len(self.variants) < _VARIANT_TEXTS_PER_FLAG:
+                self.variants[result] = text
+        return text
+
+
+class FrontendView:
+    """The flags of one scope (environment, projects) at one revision, compiled."""
+
+    def __init__(self, snapshot: ClientFeatures, environment: str, revision: int) -> None:
+        self.environment = environment
+        self.revision = revision
+        self.engine = Engine(snapshot)
+        self.engine.compile_all()  # here, off the event loop: evaluation only looks up
+        flags = sorted(snapshot.features, key=lambda flag: flag.name)
+        self._slots = tuple(_FlagSlot(f.name, f.impression_data, f.project) for f in flags)
+        self._by_name = {slot.name: slot for slot in self._slots}
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def frontend_body(self, context: dict[str, Any]) -> str:
+        """``{"toggles": [...]}``: the flags on for ``context``, by name, as Unleash's
+        Frontend API lists them."""
+        get_variant = self.engine.get_variant
+        parts = []
+        for slot in self._slots:
+            result = get_variant(slot.name, context)
+            if result.feature_enabled:
+                parts.append(slot.prefix + slot.variant_text(result) + "}")
+        return '{"toggles":[' + ",".join(parts) + "]}"
+
+    def ofrep_evaluation(self, name: str, context: dict[str, Any]) -> dict[str, Any]:
+        """OFREP's evaluation of one flag (success or, for a bad payload, failure)."""
+        slot = self._by_name.get(name)
+        if slot is None:
+            raise NotFound(f"flag {name[:100]!r} was not found")
+        return _ofrep_item(slot, self.engine.get_variant(name, context))
+
+    def ofrep_bulk_body(self, context: dict[str, Any]) -> str:
+        """OFREP's bulk answer: every flag of the scope, off ones included (a web provider
+        caches the list and would otherwise report off flags as not found)."""
+        get_variant = self.engine.get_variant
+        items = [_dumps(_ofrep_item(slot, get_variant(slot.name, context))) for slot in self._slots]
+        return '{"flags":[' + ",".join(items) + "]}"
+
+
+def _ofrep_item(slot: _FlagSlot, result: VariantResult) -> dict[str, Any]:
+    try:
+        resolution = resolve_remote(result)
+    except UntypedPayload as problem:
+        return {"key": slot.name, "errorCode": "PARSE_ERROR", "errorDetails": str(problem)}
+    return {
+        "key": slot.name,
+        "value": resolution.value,
+        "reason": resolution.reason,
+        "variant": resolution.variant,
+        "metadata": {"project": slot.project, "featureEnabled": resolution.feature_enabled},
+    }
+
+
+def build_frontend_view(
+    service: Service, environment: str, projects: Collection[str] | None, revision: int
+) -> FrontendView:
+    """The view of ``environment`` (the flags of ``projects``; all for None) at ``revision``
+    (read before this call: if a write lands meanwhile, the next request sees a newer
+    revision and builds again). An unknown environment has no flags."""
+    try:
+        snapshot = service.client.client_features(environment, projects=projects)
+    except NotFound:
+        snapshot = ClientFeatures()
+    return FrontendView(snapshot, environment, revision)
+
+
+# --- the context a frontend or OFREP caller sends ---
+
+
+def frontend_context(
+    fields: Mapping[str, Any],
+    path: Callable[[str], str],
+    defaults: Mapping[str, str],
+    properties: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Unleash's context from what a browser sent, checked, as a plain camelCase dict.
+
+    ``fields`` are the top-level names; ``properties`` the explicit ``properties``. As in
+    Unleash's frontend API, a top-level name that is not a standard field becomes a
+    property (an explicit property of the same name wins). Values must be strings; there
+    are at most `MAX_CONTEXT_PROPERTIES` properties; ``defaults`` fill standard fields
+    not sent (the caller's address, the token's environment). ``path`` names a field in
+    error details, in the caller's terms.
+    """
+    context: dict[str, Any] = {}
+    merged: dict[str, str] = {}
+    for key, value in fields.items():
+        where = path(key)
+        _check_key(key, where)
+        text = _string(value, where)
+        if key in STANDARD_FIELDS:
+            if key == "currentTime":
+                _check_time(text, where)
+            context[key] = text
+        else:
+            merged[key] = text
+    for key, value in (properties or {}).items():
+        if value is None:  # null means "not set", as for the top-level fields
+            continue
+        where = path(f"properties.{key}")
+        _check_key(key, where)
+        merged[key] = _string(value, where)
+    if len(merged) > MAX_CONTEXT_PROPERTIES:
+        raise InvalidInput(
+            f"a context has at most {MAX_CONTEXT_PROPERTIES} properties, not {len(merged)}",
+            [ErrorDetail("too many properties", path("properties"))],
+        )
+    for key, value in defaults.items():
+        context.setdefault(key, value)
+    if merged:
+        context["properties"] = merged
+    return context
+
+
+def _check_key(key: str, where: str) -> None:
+    if not key or len(key) > MAX_CONTEXT_KEY_LENGTH:
+        raise InvalidInput(
+            f"a context field name has 1 to {MAX_CONTEXT_KEY_LENGTH} characters",
+            [ErrorDetail("bad field name", where[: MAX_CONTEXT_KEY_LENGTH + 20])],
+        )
+
+
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(
+            "context values must be strings", [ErrorDetail(f"expected a string at {where}", where)]
+        )
+    if len(value) > MAX_CONTEXT_VALUE_LENGTH:
+        raise InvalidInput(
+            f"a context value has at most {MAX_CONTEXT_VALUE_LENGTH} characters",
+            [ErrorDetail("too long", where)],
+        )
+    return value
+
+
+def _check_time(text: str, where: str) -> None:
+    try:
+        dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise InvalidInput(
+            "currentTime must be an ISO 8601 time", [ErrorDetail("not a time", where)]
+        ) from None

@@ -1,0 +1,85 @@
+"""CORS for the paths browsers call (the Frontend API and OFREP), and only for them.
+
+Allowed origins come from ``--frontend-origins`` / ``FLAGCORE_FRONTEND_ORIGINS`` (a comma
+list; ``*`` allows any, Unleash's default). A response to an allowed ``Origin`` carries
+``Access-Control-Allow-Origin`` (and exposes ``ETag``, which browser SDKs send back in
+``If-None-Match``); a preflight (``OPTIONS``) from an allowed origin is 204 with the
+methods and headers these paths take, from any other origin 403 JSON (without an
+``Origin`` at all, 400). A request from a
+disallowed origin is still answered (CORS is the browser's protection, not ours: tokens
+are), but without CORS headers, so the browser keeps the answer from the page. Admin and
+client paths never carry CORS headers.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore.errors import ErrorDetail, Forbidden, InvalidInput
+from flagcore_http.auth import is_frontend_path
+from flagcore_http.keys import CONFIG
+
+__all__ = ["allowed_origin", "preflight", "routes", "setup"]
+
+routes = web.RouteTableDef()
+
+_ALLOWED_METHODS = "GET, POST, OPTIONS"
+# What Unleash's browser SDKs and OpenFeature's web providers send.
+_ALLOWED_HEADERS = (
+    "Authorization, Content-Type, If-None-Match, X-API-Key, "
+    "Unleash-AppName, Unleash-InstanceId, Unleash-SDK, Unleash-Connection-Id"
+)
+_MAX_AGE_S = "86400"
+_MAX_ORIGIN_LENGTH = 2048
+
+
+def allowed_origin(origins: tuple[str, ...], origin: str | None) -> str | None:
+    """The ``Access-Control-Allow-Origin`` value for ``origin``; None when not allowed."""
+    if not origin or len(origin) > _MAX_ORIGIN_LENGTH:
+        return None
+    if "*" in origins:
+        return "*"
+    return origin if origin in origins else None
+
+
+async def _add_cors_headers(request: web.Request, response: web.StreamResponse) -> None:
+    if not is_frontend_path(request.path):
+        return
+    allowed = allowed_origin(request.app[CONFIG].frontend_origins, request.headers.get("Origin"))
+    if allowed is None:
+        return
+    response.headers["Access-Control-Allow-Origin"] = allowed
+    response.headers["Access-Control-Expose-Headers"] = "ETag"
+    if allowed != "*":
+        response.headers.add("Vary", "Origin")
+
+
+@routes.options("/api/frontend")
+@routes.options("/api/frontend/{tail:.*}")
+@routes.options("/ofrep/v1/{tail:.*}")
+async def preflight(request: web.Request) -> web.Response:
+    """A browser asks whether it may call: 204 for an allowed origin, 403 otherwise."""
+    origin = request.headers.get("Origin")
+    if not origin:
+        raise InvalidInput(
+            "A CORS preflight needs an Origin header.", [ErrorDetail("missing", "/headers/Origin")]
+        )
+    if allowed_origin(request.app[CONFIG].frontend_origins, origin) is None:
+        raise Forbidden(
+            "This origin may not call the Frontend API or OFREP: add it to --frontend-origins "
+            "(FLAGCORE_FRONTEND_ORIGINS)."
+        )
+    return web.Response(
+        status=204,
+        headers={
+            "Access-Control-Allow-Methods": _ALLOWED_METHODS,
+            "Access-Control-Allow-Headers": _ALLOWED_HEADERS,
+            "Access-Control-Max-Age": _MAX_AGE_S,
+        },
+    )
+
+
+def setup(app: web.Application) -> None:
+    """Add CORS headers to every answer on the frontend and OFREP paths (errors too, so a
+    page can read why it was refused)."""
+    app.on_response_prepare.append(_add_cors_headers)
