@@ -39,6 +39,14 @@ class ServerConfig:
     instance_write_interval: float = 5.0
     retention: RetentionSettings = attrs.field(factory=RetentionSettings)
     retention_interval: float = 60.0
+    # --- live updates: streaming and delta (docs/streaming.md) ---
+    streaming_max_connections: int = 10_000
+    streaming_keepalive: float = 15.0
+    streaming_buffer_events: int = 64
+    streaming_history: int = 1_000
+    sdk_fetch_mode: str = attrs.field(
+        default="polling", validator=attrs.validators.in_(("polling", "streaming"))
+    )
 
     @classmethod
     def from_env(
@@ -58,6 +66,7 @@ class ServerConfig:
         values["init_admin_tokens"] = _split(env.get("FLAGCORE_INIT_ADMIN_API_TOKENS"))
         values["init_client_tokens"] = _split(env.get("FLAGCORE_INIT_CLIENT_API_TOKENS"))
         values.update(_load_settings_from_env(env))
+        values.update(_streaming_settings_from_env(env))
         values.update({k: v for k, v in overrides.items() if v is not None})
         if isinstance(values.get("auth"), str):
             values["auth"] = AuthMode(str(values["auth"]))
@@ -107,3 +116,27 @@ def _non_negative(variable: str, raw: str, kind: type[int] | type[float]) -> int
     if not 0 <= value < float("inf"):
         raise ValueError(f"{variable} must be 0 or more, not {raw!r}")
     return value
+
+
+# --- live updates: streaming and delta ---
+_STREAMING_SETTINGS = {
+    "FLAGCORE_STREAMING_MAX_CONNECTIONS": ("streaming_max_connections", int),
+    "FLAGCORE_STREAMING_KEEPALIVE_SECONDS": ("streaming_keepalive", float),
+    "FLAGCORE_STREAMING_BUFFER_EVENTS": ("streaming_buffer_events", int),
+    "FLAGCORE_STREAMING_HISTORY": ("streaming_history", int),
+}
+
+
+def _streaming_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
+    """The streaming settings among ``env``; a bad number or mode is an error."""
+    values: dict[str, object] = {
+        field: _non_negative(variable, env[variable], kind)
+        for variable, (field, kind) in _STREAMING_SETTINGS.items()
+        if variable in env
+    }
+    if "FLAGCORE_SDK_FETCH_MODE" in env:
+        mode = env["FLAGCORE_SDK_FETCH_MODE"]
+        if mode not in ("polling", "streaming"):
+            raise ValueError(f"FLAGCORE_SDK_FETCH_MODE must be polling or streaming, not {mode!r}")
+        values["sdk_fetch_mode"] = mode
+    return values
