@@ -39,8 +39,9 @@ NORWAY = {"country": "NO"}
 class Server:
     """`flagcore serve` on a SQLite file; `restart` keeps the file and the port."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, **settings: str) -> None:
         self.tmp_path = tmp_path
+        self.settings = settings
         self.log = tmp_path / "server.log"
         self.port = 0
         self.url = ""
@@ -52,6 +53,7 @@ class Server:
             "FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN,
             "FLAGCORE_INIT_CLIENT_API_TOKENS": CLIENT,
             "FLAGCORE_DB": str(self.tmp_path / "flags.db"),
+            **self.settings,
         }
         with self.log.open("a") as sink:
             self.process = subprocess.Popen(
