@@ -27,7 +27,6 @@ import attrs
 from aiohttp import web
 
 from flagcore.errors import NotFound
-from flagcore.model import ClientFeatures
 from flagcore.service import Service
 from flagcore_http.config import AuthMode, ServerConfig
 from flagcore_http.streaming_events import (
@@ -111,6 +110,21 @@ class StreamConnection:
 class EnvironmentFeed:
     history: EventHistory
     connections: set[StreamConnection] = attrs.field(factory=set)
+    # The hydration message of each scope at the current state: after a restart every
+    # SDK reconnects at once, and each must not cost a render of the whole environment.
+    _hydrations: dict[Scope, bytes] = attrs.field(factory=dict)
+
+    def advance(self, state: EnvironmentState) -> ChangeBatch | None:
+        self._hydrations.clear()
+        return self.history.advance(state)
+
+    def hydration_message(self, scope: Scope) -> bytes:
+        message = self._hydrations.get(scope)
+        if message is None:
+            message = events_message("unleash-connected", [self.history.state.hydration(scope)])
+            if len(self._hydrations) < _HYDRATIONS_KEPT:
+                self._hydrations[scope] = message
+        return message
 
     def connect_message(self, last_event_id: int | None, scope: Scope) -> bytes | None:
         """What a new connection gets first: what it missed, or a hydration."""
@@ -118,7 +132,11 @@ class EnvironmentFeed:
             assert last_event_id is not None
             missed = self.history.since(last_event_id, scope)
             return events_message("unleash-updated", missed) if missed else None
-        return events_message("unleash-connected", [self.history.state.hydration(scope)])
+        return self.hydration_message(scope)
+
+
+# Scopes are token project lists, so few; the bound only guards memory.
+_HYDRATIONS_KEPT = 64
 
 
 class StreamingHub:
@@ -132,7 +150,9 @@ class StreamingHub:
         self._seen_local_writes = -1
         self._checked_at = 0.0
         self._refreshing = asyncio.Lock()
-        self.connection_count = 0
+        # Every open stream, whichever feed it follows (one of an unknown environment is
+        # in no feed kept here, yet must be closed on shutdown like the others).
+        self.connections: set[StreamConnection] = set()
 
     # --- environments -------------------------------------------------------------
     async def feed(self, environment: str) -> EnvironmentFeed:
@@ -152,7 +172,11 @@ class StreamingHub:
             revision = self._service.store.revision()
             state = await self._render(environment, revision)
             feed = EnvironmentFeed(EventHistory(state, self.settings.history))
-            self.feeds[environment] = feed
+            if state.exists:
+                self.feeds[environment] = feed
+            # else: followed by no one. The environment name may come from a query string
+            # (with --auth none), so unknown names must not each keep a feed; such a
+            # stream gets an empty hydration and keep-alives.
             return feed
 
     async def _render(self, environment: str, revision: int) -> EnvironmentState:
@@ -188,7 +212,7 @@ class StreamingHub:
             self._revision = revision
             for environment, feed in list(self.feeds.items()):
                 state = await self._render(environment, revision)
-                batch = feed.history.advance(state)
+                batch = feed.advance(state)
                 if batch is not None:
                     self._fan_out(feed, batch)
             if self.settings.check_tokens:
@@ -207,17 +231,14 @@ class StreamingHub:
                 connection.offer(message)
 
     async def _close_revoked_streams(self) -> None:
-        hashes = {c.token_hash for f in self.feeds.values() for c in f.connections}
-        hashes.discard(None)
-        if not hashes:
+        if not any(c.token_hash is not None for c in self.connections):
             return
         loop = asyncio.get_running_loop()
         tokens = await loop.run_in_executor(self._worker, self._service.list_tokens)
         valid = {token.secret_hash for token in tokens}
-        for feed in self.feeds.values():
-            for connection in list(feed.connections):
-                if connection.token_hash is not None and connection.token_hash not in valid:
-                    connection.close("its token was deleted")
+        for connection in list(self.connections):
+            if connection.token_hash is not None and connection.token_hash not in valid:
+                connection.close("its token was deleted")
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -228,34 +249,37 @@ class StreamingHub:
                     await self.refresh()
             except asyncio.CancelledError:
                 raise
-            except Exception:  # a store hiccup must not stop the hub; the next tick retries
+            except Exception:  # a store hiccup must not stop the hub; it retries shortly
                 _log.exception("streaming hub: could not follow the store")
                 self._revision = -1
+                await asyncio.sleep(1.0)
 
     # --- connections -----------------------------------------------------------------
+    @property
+    def connection_count(self) -> int:
+        return len(self.connections)
+
     def admits(self) -> bool:
-        return self.connection_count < self.settings.max_connections
+        return len(self.connections) < self.settings.max_connections
 
     def open(self, feed: EnvironmentFeed, connection: StreamConnection) -> None:
         feed.connections.add(connection)
-        self.connection_count += 1
+        self.connections.add(connection)
 
     def forget(self, feed: EnvironmentFeed, connection: StreamConnection) -> None:
-        if connection in feed.connections:
-            feed.connections.discard(connection)
-            self.connection_count -= 1
+        feed.connections.discard(connection)
+        self.connections.discard(connection)
 
     def close_all(self, reason: str) -> None:
-        for feed in self.feeds.values():
-            for connection in list(feed.connections):
-                connection.close(reason)
+        for connection in list(self.connections):
+            connection.close(reason)
 
 
 def _environment_state(service: Service, environment: str, revision: int) -> EnvironmentState:
     try:
         snapshot = service.client_features(environment)
-    except NotFound:  # an environment that does not exist (yet) has no flags
-        snapshot = ClientFeatures()
+    except NotFound:  # an environment that does not exist (or no longer) has no flags
+        return EnvironmentState(revision, {}, {}, exists=False)
     return EnvironmentState.from_snapshot(snapshot, revision)
 
 

@@ -70,6 +70,7 @@ class EnvironmentState:
     revision: int
     flags: dict[str, FlagEntry]
     segments: dict[int, dict[str, Any]]
+    exists: bool = True  # False: the environment does not exist (it has no flags)
 
     @classmethod
     def from_snapshot(cls, snapshot: ClientFeatures, revision: int) -> EnvironmentState:

@@ -16,6 +16,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from flagcore import Engine
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
+from flagcore_http.config import AuthMode
 from flagcore_http.streaming import HUB
 from tests.http.conftest import ADMIN, ALL_PROJECTS_CLIENT, CLIENT, Api
 
@@ -389,3 +390,18 @@ async def test_a_client_that_stops_reading_is_dropped_and_never_stalls_the_other
                 await asyncio.sleep(0.01)
     finally:
         stalled.close()
+
+
+@pytest.mark.parametrize("tuned_api", [{"auth": AuthMode.NONE}], indirect=True)
+async def test_unknown_environments_from_the_query_keep_no_state(tuned_api: Api) -> None:
+    hub = tuned_api.client.app[HUB]
+    for index in range(20):
+        response = await tuned_api.request(
+            "GET", f"/api/client/delta?environment=made-up-{index}", token=None
+        )
+        assert response.status == 200
+        [hydration] = (await response.json())["events"]
+        assert hydration["features"] == []
+    known = await tuned_api.request("GET", "/api/client/delta?environment=development", token=None)
+    assert known.status == 200
+    assert set(hub.feeds) == {"development"}
