@@ -315,6 +315,7 @@ def test_the_node_sdk_follows_every_change_within_a_second(
     segment_id = _setup_flags(server)
     flags = ["checkout", "banner"]
     follower = NodeFollower(node_sdk, server, mode, flags)
+    polling = NodeFollower(node_sdk, server, "polling", flags)  # the full payload, 200 ms
     try:
         _wait_for(lambda: follower.current() == _expected(server, flags), 15)
         for method, path, body in _changes(segment_id):
@@ -324,6 +325,8 @@ def test_the_node_sdk_follows_every_change_within_a_second(
             assert expected != before or "revive" in path, (method, path)
             took = _wait_for(lambda want=expected: follower.current() == want, 1.0)
             assert took < 1.0, follower.stderr.read_text()
+        # The same answers as the same SDK polling the full payload.
+        _wait_for(lambda: polling.current() == follower.current(), 5)
 
         server.restart()
         server.admin("POST", f"{FLAGS}/banner/environments/development/off")
@@ -331,6 +334,7 @@ def test_the_node_sdk_follows_every_change_within_a_second(
         _wait_for(lambda: follower.current() == expected, 15)
     finally:
         follower.close()
+        polling.close()
     log = server.log.read_text()
     path = "/api/client/streaming" if mode == "streaming" else "/api/client/delta"
     assert re.search(rf'"GET {path}[^"]*" (200|304)', log)

@@ -71,7 +71,10 @@ async def streaming(request: web.Request) -> web.StreamResponse:
             await _write(response, b": up to date\n\n")
         while True:
             try:
-                message = await asyncio.wait_for(connection.queue.get(), keepalive)
+                # asyncio.timeout, not wait_for: no extra task per wait, which matters
+                # when one change wakes thousands of streams.
+                async with asyncio.timeout(keepalive):
+                    message = await connection.queue.get()
             except TimeoutError:
                 message = b": keep-alive\n\n"
             if message is None:
