@@ -73,13 +73,9 @@ def test_the_client_streams_every_change_and_tells_the_callback(server: Server) 
             [{"name": "blue", "weight": 1000, "weightType": "variable", "stickiness": "userId"}],
         )
         server.admin("POST", f"{FLAGS}/checkout/environments/development/on")
-        _wait_for(
-            lambda: (
-                flags.get_variant("checkout", {"userId": "3"}).name in ("blue",)
-                or not flags.is_enabled("checkout", {"userId": "3"})
-            ),
-            1.0,
-        )
+        # Back on, with its variant: every user in the rollout gets "blue", the rest none.
+        expected = ["blue" if was_on else "disabled" for was_on in on]
+        _wait_for(lambda: [flags.get_variant("checkout", u).name for u in USERS] == expected, 1.0)
         assert flags.flag_names == ["checkout"]
 
 

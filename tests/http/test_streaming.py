@@ -405,3 +405,50 @@ async def test_unknown_environments_from_the_query_keep_no_state(tuned_api: Api)
     known = await tuned_api.request("GET", "/api/client/delta?environment=development", token=None)
     assert known.status == 200
     assert set(hub.feeds) == {"development"}
+
+
+async def test_a_flag_switched_by_an_action_set_streams_like_any_change(api: Api) -> None:
+    await _flag(api, "kill-checkout", on=False)
+    endpoint = await api.json("POST", "/api/admin/signal-endpoints", 201, json={"name": "alerts"})
+    token = await api.json(
+        "POST", f"/api/admin/signal-endpoints/{endpoint['id']}/tokens", 201, json={"name": "t"}
+    )
+    await api.json(
+        "POST",
+        "/api/admin/projects/default/actions",
+        201,
+        json={
+            "name": "alerts-turn-it-on",
+            "enabled": True,
+            "actorId": 7,
+            "match": {"source": "signal-endpoint", "sourceId": endpoint["id"], "payload": {}},
+            "actions": [
+                {
+                    "action": "TOGGLE_FEATURE_ON",
+                    "sortOrder": 1,
+                    "executionParams": {
+                        "project": "default",
+                        "featureName": "kill-checkout",
+                        "environment": "development",
+                    },
+                }
+            ],
+        },
+    )
+    stream = await _open(api)
+    await stream.next()
+    response = await api.request(
+        "POST",
+        "/api/signal-endpoint/alerts",
+        token=None,
+        headers={"Authorization": f"Bearer {token['token']}"},
+        json={"alert": "on"},
+    )
+    assert response.status == 202
+    while True:  # the signal itself changes nothing SDKs see; the action's toggle does
+        event, _id, data = await stream.next(timeout=3)
+        features = [e["feature"] for e in data["events"] if e["type"] == "feature-updated"]
+        if features:
+            break
+    assert event == "unleash-updated"
+    assert [(f["name"], f["enabled"]) for f in features] == [("kill-checkout", True)]
