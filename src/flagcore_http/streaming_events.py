@@ -264,7 +264,11 @@ def parse_event_id(raw: str | None) -> int | None:
     """A client's last event id (``Last-Event-ID`` or a delta ETag), or None if garbage."""
     if raw is None:
         return None
-    text = raw.strip().removeprefix("W/").strip().strip('"')
+    text = raw.strip().removeprefix("W/").strip()
+    if text.startswith('"') or text.endswith('"'):
+        if len(text) < 2 or not (text.startswith('"') and text.endswith('"')):
+            return None
+        text = text[1:-1]
     if not text or len(text) > 19 or not text.isdigit() or not text.isascii():
         return None
     return int(text)

@@ -131,6 +131,8 @@ def test_usage_is_counted_and_the_client_registers(server: Server, tmp_path: Pat
         rows = service.flag_metrics("checkout")
         assert sum(row.yes for row in rows) == 4
         assert sum(row.no for row in rows) == 0
+        # The variant asked for is counted by name (no variants defined: "disabled").
+        assert sum(row.variants.get("disabled", 0) for row in rows) == 1
         _wait_for(lambda: any(i.instance_id == "m-1" for i in service.client_instances()), 10)
     finally:
         store.close()
