@@ -51,6 +51,7 @@ class HubSettings:
     check_interval: float = 0.1
     check_tokens: bool = True
     keepalive: float = 15.0
+    idle_feed: float = 600.0  # seconds an environment is followed after its last use
 
 
 def sse(event: str | None, data: str, event_id: int | None = None) -> bytes:
@@ -110,6 +111,7 @@ class StreamConnection:
 class EnvironmentFeed:
     history: EventHistory
     connections: set[StreamConnection] = attrs.field(factory=set)
+    last_used: float = 0.0  # loop time of the last stream opened or delta poll answered
     # The hydration message of each scope at the current state: after a restart every
     # SDK reconnects at once, and each must not cost a render of the whole environment.
     _hydrations: dict[Scope, bytes] = attrs.field(factory=dict)
@@ -158,8 +160,12 @@ class StreamingHub:
     async def feed(self, environment: str) -> EnvironmentFeed:
         """The feed of ``environment``, rendered on first use."""
         feed = self.feeds.get(environment)
-        if feed is not None:
-            return feed
+        if feed is None:
+            feed = await self._loaded_feed(environment)
+        feed.last_used = asyncio.get_running_loop().time()
+        return feed
+
+    async def _loaded_feed(self, environment: str) -> EnvironmentFeed:
         loading = self._loading.get(environment)
         if loading is None:
             loading = asyncio.ensure_future(self._load_feed(environment))
@@ -210,7 +216,13 @@ class StreamingHub:
             if revision == self._revision:
                 return
             self._revision = revision
+            now = asyncio.get_running_loop().time()
             for environment, feed in list(self.feeds.items()):
+                if not feed.connections and now - feed.last_used > self.settings.idle_feed:
+                    # No one follows it: stop rendering it on every change (a later
+                    # stream or delta poll loads it again; older ids then get a hydration).
+                    del self.feeds[environment]
+                    continue
                 state = await self._render(environment, revision)
                 batch = feed.advance(state)
                 if batch is not None:

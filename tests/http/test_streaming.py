@@ -9,6 +9,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import attrs
 import pytest
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
@@ -452,3 +453,22 @@ async def test_a_flag_switched_by_an_action_set_streams_like_any_change(api: Api
             break
     assert event == "unleash-updated"
     assert [(f["name"], f["enabled"]) for f in features] == [("kill-checkout", True)]
+
+
+async def test_an_environment_no_one_follows_any_more_is_no_longer_rendered(api: Api) -> None:
+    hub = api.client.app[HUB]
+    hub.settings = attrs.evolve(hub.settings, idle_feed=0.5)
+    first = await api.request("GET", "/api/client/delta", token=CLIENT)
+    etag = first.headers["ETag"]
+    assert "development" in hub.feeds
+    await asyncio.sleep(0.6)
+    await _flag(api, "later")
+    await hub.sync()
+    assert "development" not in hub.feeds
+    # A poll loads it again; the old id is older than anything kept: a hydration.
+    again = await api.request(
+        "GET", "/api/client/delta", token=CLIENT, headers={"If-None-Match": etag}
+    )
+    [hydration] = (await again.json())["events"]
+    assert hydration["type"] == "hydration"
+    assert [f["name"] for f in hydration["features"]] == ["later"]
