@@ -111,7 +111,7 @@ class StreamConnection:
 class EnvironmentFeed:
     history: EventHistory
     connections: set[StreamConnection] = attrs.field(factory=set)
-    last_used: float = 0.0  # loop time of the last stream opened or delta poll answered
+    last_used: float = 0.0  # loop time it was loaded, or of the last stream or delta poll
     # The hydration message of each scope at the current state: after a restart every
     # SDK reconnects at once, and each must not cost a render of the whole environment.
     _hydrations: dict[Scope, bytes] = attrs.field(factory=dict)
@@ -177,7 +177,11 @@ class StreamingHub:
         async with self._refreshing:  # not between a revision read and its fan-out
             revision = self._service.store.revision()
             state = await self._render(environment, revision)
-            feed = EnvironmentFeed(EventHistory(state, self.settings.history))
+            feed = EnvironmentFeed(
+                EventHistory(state, self.settings.history),
+                # Used now: a refresh before its first caller resumes must not find it idle.
+                last_used=asyncio.get_running_loop().time(),
+            )
             if state.exists:
                 self.feeds[environment] = feed
             # else: followed by no one. The environment name may come from a query string

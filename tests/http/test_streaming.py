@@ -472,3 +472,13 @@ async def test_an_environment_no_one_follows_any_more_is_no_longer_rendered(api:
     [hydration] = (await again.json())["events"]
     assert hydration["type"] == "hydration"
     assert [f["name"] for f in hydration["features"]] == ["later"]
+
+
+async def test_a_feed_just_loaded_is_not_taken_for_idle_by_the_next_refresh(api: Api) -> None:
+    # The race CI once hit: a change is refreshed after a feed is loaded and before its
+    # first caller resumes; the feed must survive it, or its streams hear nothing more.
+    hub = api.client.app[HUB]
+    await hub._load_feed("development")
+    await _flag(api, "one")
+    await hub.refresh()
+    assert "development" in hub.feeds
