@@ -35,9 +35,11 @@ from flagcore_http.routes import (
     projects,
     segments,
     signals,
+    streaming,
     tags,
     tokens,
 )
+from flagcore_http.streaming import HUB, StreamingHub, close_streams, hub_lifetime, hub_settings
 
 __all__ = ["create_app"]
 
@@ -45,6 +47,7 @@ _log = logging.getLogger("flagcore_http")
 
 ROUTE_TABLES = (
     client.routes,
+    streaming.routes,
     features.routes,
     segments.routes,
     projects.routes,
@@ -85,6 +88,9 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app.router.add_route("*", UNMATCHED_PATH, unmatched_handler)  # last: tried after all
     app.cleanup_ctx.append(_worker_lifetime)
     app.cleanup_ctx.append(store_upkeep)  # cleaned up first: its last writes need the worker
+    app[HUB] = StreamingHub(service, app[WORKER], hub_settings(config))
+    app.cleanup_ctx.append(hub_lifetime)
+    app.on_shutdown.append(close_streams)
     return app
 
 

@@ -265,6 +265,12 @@ def _parser() -> argparse.ArgumentParser:
         "that sets it (default false; FLAGCORE_TRUST_FORWARDED_FOR)",
     )
     run.add_argument(
+        "--sdk-fetch-mode",
+        metavar="polling|streaming",
+        help="what polling SDKs are told to use with the fetch-mode header "
+        "(default polling; FLAGCORE_SDK_FETCH_MODE)",
+    )
+    run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
     )
     return parser
@@ -284,6 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             max_connections=args.max_connections,
             frontend_origins=args.frontend_origins,
             trust_forwarded_for=args.trust_forwarded_for,
+            sdk_fetch_mode=args.sdk_fetch_mode,
             access_log=False if args.no_access_log else None,
         )
     except ConfigError as error:

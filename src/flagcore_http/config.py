@@ -142,6 +142,7 @@ _SETTINGS = {
         _Setting("max_connections", "--max-connections", "FLAGCORE_MAX_CONNECTIONS"),
         _Setting("frontend_origins", "--frontend-origins", "FLAGCORE_FRONTEND_ORIGINS"),
         _Setting("trust_forwarded_for", "--trust-forwarded-for", "FLAGCORE_TRUST_FORWARDED_FOR"),
+        _Setting("sdk_fetch_mode", "--sdk-fetch-mode", "FLAGCORE_SDK_FETCH_MODE"),
     )
 }
 
@@ -186,6 +187,10 @@ def _read(field: str, raw: str, where: str) -> object:
         return _origins(raw, where)
     if field == "trust_forwarded_for":
         return _boolean(raw, where)
+    if field == "sdk_fetch_mode":
+        if raw.strip() not in ("polling", "streaming"):
+            raise ConfigError(f"{where}={_shown(raw)}: use polling or streaming")
+        return raw.strip()
     if not raw.strip() or len(raw) > 4096 or any(ord(c) < 32 for c in raw):
         raise ConfigError(f"{where}={_shown(raw)}: must be a non-empty name or path")
     return raw.strip()
@@ -240,6 +245,13 @@ class ServerConfig:
     # and whether the caller's address is the last X-Forwarded-For entry (behind a proxy).
     frontend_origins: tuple[str, ...] = ("*",)
     trust_forwarded_for: bool = False
+    # Live updates (docs/streaming.md): what polling SDKs are told to use, and the hub's
+    # bounds (0 connections turns streaming off).
+    sdk_fetch_mode: str = "polling"
+    streaming_max_connections: int = 10_000
+    streaming_keepalive: float = 15.0
+    streaming_buffer_events: int = 64
+    streaming_history: int = 1_000
 
     @classmethod
     def from_env(
@@ -295,6 +307,10 @@ _LOAD_SETTINGS = {
     "FLAGCORE_PAYLOAD_CACHE_BYTES": ("payload_cache_bytes", int),
     "FLAGCORE_INSTANCE_WRITE_INTERVAL_SECONDS": ("instance_write_interval", float),
     "FLAGCORE_RETENTION_INTERVAL_SECONDS": ("retention_interval", float),
+    "FLAGCORE_STREAMING_MAX_CONNECTIONS": ("streaming_max_connections", int),
+    "FLAGCORE_STREAMING_KEEPALIVE_SECONDS": ("streaming_keepalive", float),
+    "FLAGCORE_STREAMING_BUFFER_EVENTS": ("streaming_buffer_events", int),
+    "FLAGCORE_STREAMING_HISTORY": ("streaming_history", int),
 }
 _RETENTION_SETTINGS = {
     "FLAGCORE_METRICS_RETENTION_HOURS": ("metrics_hours", float),

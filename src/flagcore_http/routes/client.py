@@ -200,9 +200,12 @@ async def client_features(request: web.Request) -> web.StreamResponse:
             if cache.revision == revision:
                 cache.payloads.put(key, rendered)
     _note_instance(request, environment)
+    headers = {"ETag": rendered.etag}
+    if request.app[CONFIG].sdk_fetch_mode == "streaming":
+        headers["fetch-mode"] = "streaming"  # Unleash's hint: switch to /api/client/streaming
     if _etag_matches(request.headers.get("If-None-Match"), rendered.etag):
-        return web.Response(status=304, headers={"ETag": rendered.etag})
-    headers = {"ETag": rendered.etag, "Content-Type": "application/json; charset=utf-8"}
+        return web.Response(status=304, headers=headers)
+    headers["Content-Type"] = "application/json; charset=utf-8"
     if "gzip" in request.headers.get("Accept-Encoding", ""):
         headers["Content-Encoding"] = "gzip"
         headers["Vary"] = "Accept-Encoding"

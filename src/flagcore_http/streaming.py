@@ -1,0 +1,326 @@
+"""The streaming hub: one per node, it turns store changes into delta events and fans them
+out to every open SSE connection whose token scope they concern.
+
+How a change travels: a write through this server bumps ``service.local_writes``, which the
+hub checks every `HubSettings.tick` (10 ms); writes by other processes sharing the
+database are seen through ``store.revision()``, read at most every
+`HubSettings.check_interval` (100 ms). When the revision moves, the hub renders each
+followed environment once (on the store worker), diffs it against the last state
+(`flagcore_http.streaming_events`), keeps the batch for catch-up and puts the scoped
+events on each connection's bounded queue. A connection whose queue is full (a client
+that stopped reading) is dropped, so it never holds back the others or grows memory.
+
+Tokens: after each change the open connections' tokens are checked against the store; a
+revoked token's streams are closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import attrs
+from aiohttp import web
+
+from flagcore.errors import NotFound
+from flagcore.service import Service
+from flagcore_http.config import AuthMode, ServerConfig
+from flagcore_http.streaming_events import (
+    ChangeBatch,
+    EnvironmentState,
+    EventHistory,
+    Scope,
+    scoped_events,
+)
+
+__all__ = ["HUB", "EnvironmentFeed", "HubSettings", "StreamConnection", "StreamingHub", "sse"]
+
+_log = logging.getLogger("flagcore_http.streaming")
+
+
+@attrs.frozen(kw_only=True)
+class HubSettings:
+    max_connections: int = 10_000
+    buffer_events: int = 64
+    history: int = 1_000
+    tick: float = 0.01
+    check_interval: float = 0.1
+    check_tokens: bool = True
+    keepalive: float = 15.0
+    idle_feed: float = 600.0  # seconds an environment is followed after its last use
+
+
+def sse(event: str | None, data: str, event_id: int | None = None) -> bytes:
+    """One Server-Sent Event; ``data`` is one line of JSON (no newlines, so no splitting)."""
+    lines = []
+    if event is not None:
+        lines.append(f"event: {event}")
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    lines.append(f"data: {data}")
+    return ("\n".join(lines) + "\n\n").encode("utf-8")
+
+
+def events_message(event: str, events: list[dict[str, Any]]) -> bytes:
+    body = json.dumps({"events": events}, separators=(",", ":"), ensure_ascii=False)
+    return sse(event, body, events[-1]["eventId"] if events else None)
+
+
+class StreamConnection:
+    """One SSE client: its scope, its token, and a bounded queue of messages to write."""
+
+    def __init__(self, environment: str, scope: Scope, token_hash: str | None, buffer: int) -> None:
+        self.environment = environment
+        self.scope = scope
+        self.token_hash = token_hash
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=buffer)
+        self.closed_because: str | None = None
+        self._task = asyncio.current_task()
+
+    def offer(self, message: bytes) -> None:
+        if self.closed_because is not None:
+            return
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            self.drop("slow client: its buffer is full")
+
+    def close(self, reason: str) -> None:
+        """End the stream after what is queued (a clean end of the response)."""
+        if self.closed_because is not None:
+            return
+        self.closed_because = reason
+        try:
+            self.queue.put_nowait(None)
+        except asyncio.QueueFull:
+            self.drop(reason)
+
+    def drop(self, reason: str) -> None:
+        """Cut the connection now: its writer is cancelled, its queue let go."""
+        self.closed_because = reason
+        _log.info("streaming connection closed: %s", reason)
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+
+@attrs.define
+class EnvironmentFeed:
+    history: EventHistory
+    connections: set[StreamConnection] = attrs.field(factory=set)
+    last_used: float = 0.0  # loop time it was loaded, or of the last stream or delta poll
+    # The hydration message of each scope at the current state: after a restart every
+    # SDK reconnects at once, and each must not cost a render of the whole environment.
+    _hydrations: dict[Scope, bytes] = attrs.field(factory=dict)
+
+    def advance(self, state: EnvironmentState) -> ChangeBatch | None:
+        self._hydrations.clear()
+        return self.history.advance(state)
+
+    def hydration_message(self, scope: Scope) -> bytes:
+        message = self._hydrations.get(scope)
+        if message is None:
+            message = events_message("unleash-connected", [self.history.state.hydration(scope)])
+            if len(self._hydrations) < _HYDRATIONS_KEPT:
+                self._hydrations[scope] = message
+        return message
+
+    def connect_message(self, last_event_id: int | None, scope: Scope) -> bytes | None:
+        """What a new connection gets first: what it missed, or a hydration."""
+        if self.history.can_resume(last_event_id):
+            assert last_event_id is not None
+            missed = self.history.since(last_event_id, scope)
+            return events_message("unleash-updated", missed) if missed else None
+        return self.hydration_message(scope)
+
+
+# Scopes are token project lists, so few; the bound only guards memory.
+_HYDRATIONS_KEPT = 64
+
+
+class StreamingHub:
+    def __init__(self, service: Service, worker: Any, settings: HubSettings) -> None:
+        self._service = service
+        self._worker = worker
+        self.settings = settings
+        self.feeds: dict[str, EnvironmentFeed] = {}
+        self._loading: dict[str, asyncio.Future[EnvironmentFeed]] = {}
+        self._revision = -1
+        self._seen_local_writes = -1
+        self._checked_at = 0.0
+        self._refreshing = asyncio.Lock()
+        # Every open stream, whichever feed it follows (one of an unknown environment is
+        # in no feed kept here, yet must be closed on shutdown like the others).
+        self.connections: set[StreamConnection] = set()
+
+    # --- environments -------------------------------------------------------------
+    async def feed(self, environment: str) -> EnvironmentFeed:
+        """The feed of ``environment``, rendered on first use."""
+        feed = self.feeds.get(environment)
+        if feed is None:
+            feed = await self._loaded_feed(environment)
+        feed.last_used = asyncio.get_running_loop().time()
+        return feed
+
+    async def _loaded_feed(self, environment: str) -> EnvironmentFeed:
+        loading = self._loading.get(environment)
+        if loading is None:
+            loading = asyncio.ensure_future(self._load_feed(environment))
+            self._loading[environment] = loading
+            loading.add_done_callback(lambda _f: self._loading.pop(environment, None))
+        return await asyncio.shield(loading)
+
+    async def _load_feed(self, environment: str) -> EnvironmentFeed:
+        async with self._refreshing:  # not between a revision read and its fan-out
+            revision = self._service.store.revision()
+            state = await self._render(environment, revision)
+            feed = EnvironmentFeed(
+                EventHistory(state, self.settings.history),
+                # Used now: a refresh before its first caller resumes must not find it idle.
+                last_used=asyncio.get_running_loop().time(),
+            )
+            if state.exists:
+                self.feeds[environment] = feed
+            # else: followed by no one. The environment name may come from a query string
+            # (with --auth none), so unknown names must not each keep a feed; such a
+            # stream gets an empty hydration and keep-alives.
+            return feed
+
+    async def _render(self, environment: str, revision: int) -> EnvironmentState:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._worker, _environment_state, self._service, environment, revision
+        )
+
+    # --- following the store ---------------------------------------------------------
+    def _revision_moved(self, now: float) -> bool:
+        service = self._service
+        local = service.local_writes
+        if (
+            local == self._seen_local_writes
+            and now - self._checked_at < self.settings.check_interval
+        ):
+            return False
+        self._seen_local_writes = local
+        self._checked_at = now
+        return service.store.revision() != self._revision
+
+    async def sync(self) -> None:
+        """Catch up with the store now if its revision moved (delta polls call this, so
+        they never answer from a state older than the last write)."""
+        if self._revision_moved(asyncio.get_running_loop().time()):
+            await self.refresh()
+
+    async def refresh(self) -> None:
+        async with self._refreshing:
+            revision = self._service.store.revision()
+            if revision == self._revision:
+                return
+            self._revision = revision
+            now = asyncio.get_running_loop().time()
+            for environment, feed in list(self.feeds.items()):
+                if not feed.connections and now - feed.last_used > self.settings.idle_feed:
+                    # No one follows it: stop rendering it on every change (a later
+                    # stream or delta poll loads it again; older ids then get a hydration).
+                    del self.feeds[environment]
+                    continue
+                state = await self._render(environment, revision)
+                batch = feed.advance(state)
+                if batch is not None:
+                    self._fan_out(feed, batch)
+            if self.settings.check_tokens:
+                await self._close_revoked_streams()
+
+    def _fan_out(self, feed: EnvironmentFeed, batch: ChangeBatch) -> None:
+        """Each scope's events are rendered once, then queued on its connections."""
+        rendered: dict[Scope, bytes | None] = {}
+        for connection in list(feed.connections):
+            scope = connection.scope
+            if scope not in rendered:
+                events = scoped_events((batch,), scope)
+                rendered[scope] = events_message("unleash-updated", events) if events else None
+            message = rendered[scope]
+            if message is not None:
+                connection.offer(message)
+
+    async def _close_revoked_streams(self) -> None:
+        if not any(c.token_hash is not None for c in self.connections):
+            return
+        loop = asyncio.get_running_loop()
+        tokens = await loop.run_in_executor(self._worker, self._service.tokens.list_tokens)
+        valid = {token.secret_hash for token in tokens}
+        for connection in list(self.connections):
+            if connection.token_hash is not None and connection.token_hash not in valid:
+                connection.close("its token was deleted")
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self.settings.tick)
+            try:
+                if self._revision_moved(loop.time()):
+                    await self.refresh()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a store hiccup must not stop the hub; it retries shortly
+                _log.exception("streaming hub: could not follow the store")
+                self._revision = -1
+                await asyncio.sleep(1.0)
+
+    # --- connections -----------------------------------------------------------------
+    @property
+    def connection_count(self) -> int:
+        return len(self.connections)
+
+    def admits(self) -> bool:
+        return len(self.connections) < self.settings.max_connections
+
+    def open(self, feed: EnvironmentFeed, connection: StreamConnection) -> None:
+        feed.connections.add(connection)
+        self.connections.add(connection)
+
+    def forget(self, feed: EnvironmentFeed, connection: StreamConnection) -> None:
+        feed.connections.discard(connection)
+        self.connections.discard(connection)
+
+    def close_all(self, reason: str) -> None:
+        for connection in list(self.connections):
+            connection.close(reason)
+
+
+def _environment_state(service: Service, environment: str, revision: int) -> EnvironmentState:
+    try:
+        snapshot = service.client.client_features(environment)
+    except NotFound:  # an environment that does not exist (or no longer) has no flags
+        return EnvironmentState(revision, {}, {}, exists=False)
+    return EnvironmentState.from_snapshot(snapshot, revision)
+
+
+HUB = web.AppKey("streaming_hub", StreamingHub)
+
+
+def hub_settings(config: ServerConfig) -> HubSettings:
+    return HubSettings(
+        max_connections=config.streaming_max_connections,
+        buffer_events=max(1, config.streaming_buffer_events),
+        history=config.streaming_history,
+        keepalive=max(0.1, config.streaming_keepalive),
+        check_tokens=config.auth is AuthMode.TOKEN,
+    )
+
+
+async def hub_lifetime(app: web.Application) -> AsyncIterator[None]:
+    """A cleanup context: the hub follows the store while the app runs."""
+    task = asyncio.create_task(app[HUB].run())
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def close_streams(app: web.Application) -> None:
+    """On shutdown: every stream ends cleanly, so the server need not wait for them."""
+    app[HUB].close_all("the server is shutting down")

@@ -1,0 +1,492 @@
+"""Streaming (SSE) and delta polling through a real server on 127.0.0.1 over SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import attrs
+import pytest
+from aiohttp import ClientResponse
+from aiohttp.test_utils import TestClient, TestServer
+
+from flagcore import Engine
+from flagcore.service import Service
+from flagcore_http import ServerConfig, create_app
+from flagcore_http.config import AuthMode
+from flagcore_http.streaming import HUB
+from tests.http.conftest import ADMIN, ALL_PROJECTS_CLIENT, CLIENT, Api
+
+FLAGS = "/api/admin/projects/{project}/features"
+
+
+class Stream:
+    """Reads Server-Sent Events from a response, one event at a time."""
+
+    def __init__(self, response: ClientResponse) -> None:
+        self.response = response
+        self.comments: list[str] = []
+
+    async def next(self, timeout: float = 2.0) -> tuple[str | None, int | None, Any]:
+        event: str | None = None
+        event_id: int | None = None
+        data: list[str] = []
+        async with asyncio.timeout(timeout):
+            while True:
+                raw = await self.response.content.readline()
+                if not raw:
+                    raise EOFError("the stream ended")
+                line = raw.decode().rstrip("\n")
+                if not line:
+                    if data or event:
+                        return event, event_id, json.loads("\n".join(data)) if data else None
+                    continue
+                field, _, value = line.partition(":")
+                value = value.removeprefix(" ")
+                if field == "":
+                    self.comments.append(value)
+                elif field == "event":
+                    event = value
+                elif field == "id":
+                    event_id = int(value)
+                elif field == "data":
+                    data.append(value)
+
+    async def ended(self, timeout: float = 2.0) -> bool:
+        async with asyncio.timeout(timeout):
+            while True:
+                if not await self.response.content.readline():
+                    return True
+
+
+async def _open(api: Api, token: str = CLIENT, **headers: str) -> Stream:
+    response = await api.request("GET", "/api/client/streaming", token=token, headers=headers)
+    assert response.status == 200, await response.text()
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    return Stream(response)
+
+
+async def _flag(api: Api, name: str, project: str = "default", *, on: bool = True) -> None:
+    base = FLAGS.format(project=project)
+    await api.json("POST", base, 201, json={"name": name})
+    await api.json(
+        "POST",
+        f"{base}/{name}/environments/development/strategies",
+        200,
+        json={"name": "flexibleRollout", "parameters": {"rollout": "100", "stickiness": "default"}},
+    )
+    if on:
+        await api.json("POST", f"{base}/{name}/environments/development/on", 200)
+
+
+async def _features(api: Api, token: str = CLIENT) -> dict[str, Any]:
+    response = await api.request(
+        "GET", "/api/client/features", token=token, headers={"Unleash-Client-Spec": "5.2.0"}
+    )
+    assert response.status == 200
+    payload: dict[str, Any] = await response.json()
+    return payload
+
+
+def _same_evaluation(engine: Engine, payload: dict[str, Any]) -> None:
+    reference = Engine.from_client_features(payload)
+    names = [flag["name"] for flag in payload["features"]] + ["missing"]
+    for user in range(20):
+        context = {"userId": str(user), "properties": {"country": "NO"}}
+        for name in names:
+            assert engine.is_enabled(name, context) == reference.is_enabled(name, context), name
+            assert engine.get_variant(name, context) == reference.get_variant(name, context), name
+    assert engine.is_enabled("missing") is False
+
+
+async def test_a_stream_starts_with_a_hydration_of_the_tokens_scope(api: Api) -> None:
+    await api.json("POST", "/api/admin/projects", 201, json={"id": "other", "name": "Other"})
+    await _flag(api, "mine")
+    await _flag(api, "theirs", project="other")
+    stream = await _open(api)
+    event, event_id, data = await stream.next()
+    assert event == "unleash-connected"
+    [hydration] = data["events"]
+    assert hydration["type"] == "hydration"
+    assert hydration["eventId"] == event_id
+    assert [f["name"] for f in hydration["features"]] == ["mine"]
+    assert hydration["segments"] == []
+    _same_evaluation(Engine.from_client_features(data), await _features(api))
+
+
+async def test_every_kind_of_change_reaches_an_open_stream_within_a_second(api: Api) -> None:
+    await _flag(api, "checkout")
+    stream = await _open(api)
+    _event, _id, connected = await stream.next()
+    engine = Engine.from_client_features(connected)
+    base = FLAGS.format(project="default") + "/checkout"
+    segment = await api.json(
+        "POST",
+        "/api/admin/segments",
+        201,
+        json={
+            "name": "nordics",
+            "constraints": [{"contextName": "country", "operator": "IN", "values": ["NO"]}],
+        },
+    )
+    changes: list[tuple[str, str, dict[str, Any] | None, set[str]]] = [
+        ("POST", f"{base}/environments/development/off", None, {"feature-updated"}),
+        ("POST", f"{base}/environments/development/on", None, {"feature-updated"}),
+        (
+            "PUT",
+            f"{base}/environments/development/variants",
+            [{"name": "blue", "weight": 1000, "weightType": "variable", "stickiness": "default"}],
+            {"feature-updated"},
+        ),
+        (
+            "POST",
+            f"{base}/environments/development/strategies",
+            {"name": "default", "segments": [segment["id"]]},
+            {"feature-updated", "segment-updated"},
+        ),
+        (
+            "PUT",
+            f"/api/admin/segments/{segment['id']}",
+            {
+                "name": "nordics",
+                "constraints": [{"contextName": "country", "operator": "IN", "values": ["SE"]}],
+            },
+            {"segment-updated"},
+        ),
+        # Archived: the segment no flag of the environment uses any more goes too.
+        ("DELETE", base, None, {"feature-removed", "segment-removed"}),
+        # Revived: the flag comes back with the segment it uses.
+        (
+            "POST",
+            "/api/admin/archive/revive/checkout",
+            None,
+            {"feature-updated", "segment-updated"},
+        ),
+    ]
+    for method, path, body, expected in changes:
+        response = await api.request(method, path, json=body)
+        assert response.status < 300, (path, await response.text())
+        written = time.monotonic()
+        event, event_id, data = await stream.next(timeout=1.0)
+        assert time.monotonic() - written < 1.0
+        assert event == "unleash-updated"
+        assert {e["type"] for e in data["events"]} == expected, (path, data)
+        assert all(e["eventId"] == event_id for e in data["events"])
+        engine.apply_delta(data)
+        _same_evaluation(engine, await _features(api))
+
+
+async def test_a_reconnect_gets_only_what_it_missed(api: Api) -> None:
+    await _flag(api, "one")
+    stream = await _open(api)
+    _event, last_id, _data = await stream.next()
+    stream.response.close()
+    await _flag(api, "two")
+    await asyncio.sleep(0.2)
+    again = await _open(api, **{"Last-Event-ID": str(last_id)})
+    event, new_id, data = await again.next()
+    assert event == "unleash-updated"
+    assert [e["feature"]["name"] for e in data["events"] if e["type"] == "feature-updated"] == [
+        "two"
+    ]
+    assert new_id is not None
+    assert last_id is not None
+    assert new_id > last_id
+    up_to_date = await _open(api, **{"Last-Event-ID": str(new_id)})
+    await _flag(api, "three")
+    event, _id, data = await up_to_date.next()
+    assert event == "unleash-updated"
+    assert {e["feature"]["name"] for e in data["events"] if "feature" in e} == {"three"}
+
+
+@pytest.mark.parametrize("last_event_id", ["garbage", "99999999", "-1", "1e3", "9" * 40, ""])
+async def test_a_garbage_or_future_last_event_id_gets_a_hydration(
+    api: Api, last_event_id: str
+) -> None:
+    await _flag(api, "one")
+    stream = await _open(api, **{"Last-Event-ID": last_event_id})
+    event, _id, data = await stream.next()
+    assert event == "unleash-connected"
+    assert [f["name"] for f in data["events"][0]["features"]] == ["one"]
+
+
+async def test_a_flag_leaving_the_tokens_scope_is_a_removal_and_others_see_nothing(
+    api: Api,
+) -> None:
+    await api.json("POST", "/api/admin/projects", 201, json={"id": "other", "name": "Other"})
+    await _flag(api, "mine")
+    scoped = await _open(api)
+    await scoped.next()
+    await _flag(api, "theirs", project="other")
+    await api.json("DELETE", FLAGS.format(project="default") + "/mine", 202)
+    event, _id, data = await scoped.next()
+    assert event == "unleash-updated"
+    assert data["events"] == [
+        {
+            "type": "feature-removed",
+            "eventId": data["events"][0]["eventId"],
+            "featureName": "mine",
+            "project": "default",
+        }
+    ]
+
+
+async def test_the_environment_of_the_token_decides_what_streams(api: Api) -> None:
+    await _flag(api, "dev-only")
+    production = await _open(api, token=ALL_PROJECTS_CLIENT)
+    _e, _i, data = await production.next()
+    [flag] = data["events"][0]["features"]
+    assert (flag["name"], flag["enabled"]) == ("dev-only", False)
+
+
+async def test_a_deleted_tokens_stream_is_closed(api: Api, service: Service) -> None:
+    token = service.tokens.create_token("short-lived", "client", environment="development")
+    stream = await _open(api, token=token.secret)
+    await stream.next()
+    await api.json("DELETE", f"/api/admin/api-tokens/{token.secret}", 200)
+    assert await stream.ended(timeout=2.0)
+    response = await api.request("GET", "/api/client/streaming", token=token.secret)
+    assert response.status == 401
+
+
+async def test_streams_need_a_client_token(api: Api) -> None:
+    assert (await api.request("GET", "/api/client/streaming", token=None)).status == 401
+    assert (await api.request("GET", "/api/client/streaming", token=ADMIN)).status == 403
+    assert (await api.request("GET", "/api/client/delta", token="nonsense")).status == 401
+
+
+async def test_delta_polling_hydrates_then_answers_only_newer_events_or_304(api: Api) -> None:
+    await _flag(api, "one")
+    response = await api.request("GET", "/api/client/delta", token=CLIENT)
+    assert response.status == 200
+    etag = response.headers["ETag"]
+    first = await response.json()
+    [hydration] = first["events"]
+    assert hydration["type"] == "hydration"
+    assert etag == f'"{hydration["eventId"]}"'
+    engine = Engine.from_client_features(first)
+
+    unchanged = await api.request(
+        "GET", "/api/client/delta", token=CLIENT, headers={"If-None-Match": etag}
+    )
+    assert unchanged.status == 304
+
+    await _flag(api, "two")
+    await api.json("POST", FLAGS.format(project="default") + "/one/environments/development/off")
+    changed = await api.request(
+        "GET", "/api/client/delta", token=CLIENT, headers={"If-None-Match": etag}
+    )
+    assert changed.status == 200
+    delta = await changed.json()
+    assert {e["type"] for e in delta["events"]} == {"feature-updated"}
+    assert changed.headers["ETag"] == f'"{delta["events"][-1]["eventId"]}"'
+    engine.apply_delta(delta)
+    _same_evaluation(engine, await _features(api))
+
+
+@pytest.mark.parametrize("if_none_match", ['"garbage"', '"123456789"', "W/", '"' + "7" * 30 + '"'])
+async def test_delta_with_an_unknown_or_future_id_gets_a_hydration(
+    api: Api, if_none_match: str
+) -> None:
+    await _flag(api, "one")
+    response = await api.request(
+        "GET", "/api/client/delta", token=CLIENT, headers={"If-None-Match": if_none_match}
+    )
+    assert response.status == 200
+    [hydration] = (await response.json())["events"]
+    assert hydration["type"] == "hydration"
+    assert [f["name"] for f in hydration["features"]] == ["one"]
+
+
+@pytest.fixture
+async def tuned_api(request: pytest.FixtureRequest, service: Service) -> AsyncIterator[Api]:
+    app = create_app(service, ServerConfig(**request.param))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        yield Api(client)
+
+
+@pytest.mark.parametrize("tuned_api", [{"sdk_fetch_mode": "streaming"}], indirect=True)
+async def test_polling_sdks_can_be_told_to_stream(tuned_api: Api) -> None:
+    response = await tuned_api.request("GET", "/api/client/features", token=CLIENT)
+    assert response.status == 200
+    assert response.headers["fetch-mode"] == "streaming"
+    again = await tuned_api.request(
+        "GET",
+        "/api/client/features",
+        token=CLIENT,
+        headers={"If-None-Match": response.headers["ETag"]},
+    )
+    assert (again.status, again.headers["fetch-mode"]) == (304, "streaming")
+
+
+async def test_polling_sdks_are_not_told_to_stream_by_default(api: Api) -> None:
+    response = await api.request("GET", "/api/client/features", token=CLIENT)
+    assert "fetch-mode" not in response.headers
+
+
+@pytest.mark.parametrize("tuned_api", [{"streaming_max_connections": 1}], indirect=True)
+async def test_past_the_connection_limit_a_stream_is_told_to_poll(tuned_api: Api) -> None:
+    first = await _open(tuned_api)
+    assert (await first.next())[0] == "unleash-connected"
+    second = await _open(tuned_api)
+    event, _id, _data = await _fetch_mode(second)
+    assert event == "fetch-mode"
+    assert await second.ended()
+    first.response.close()
+    await asyncio.sleep(0.1)
+    third = await _open(tuned_api)
+    assert (await third.next())[0] == "unleash-connected"
+
+
+async def _fetch_mode(stream: Stream) -> tuple[str | None, int | None, Any]:
+    # The data of a fetch-mode event is the bare word "polling", not JSON.
+    async with asyncio.timeout(2):
+        lines = [(await stream.response.content.readline()).decode() for _ in range(2)]
+    assert lines == ["event: fetch-mode\n", "data: polling\n"]
+    return "fetch-mode", None, "polling"
+
+
+@pytest.mark.parametrize("tuned_api", [{"streaming_keepalive": 0.2}], indirect=True)
+async def test_an_idle_stream_gets_keep_alive_comments(tuned_api: Api) -> None:
+    stream = await _open(tuned_api)
+    await stream.next()
+    with pytest.raises(TimeoutError):
+        await stream.next(timeout=0.7)
+    assert "keep-alive" in stream.comments
+
+
+@pytest.mark.parametrize("tuned_api", [{"streaming_buffer_events": 2}], indirect=True)
+async def test_a_client_that_stops_reading_is_dropped_and_never_stalls_the_others(
+    tuned_api: Api,
+) -> None:
+    base = FLAGS.format(project="default")
+    # A big flag, so a few events fill the socket buffers of a client that does not read:
+    # its strategy lists 250 long user ids (descriptions are bounded at 10,000 characters).
+    await tuned_api.json("POST", base, 201, json={"name": "big"})
+    ids = [f"{index:04d}" + "x" * 1_600 for index in range(250)]
+    constraint = {"contextName": "userId", "operator": "IN", "values": ids}
+    await tuned_api.json(
+        "POST",
+        f"{base}/big/environments/development/strategies",
+        json={"name": "default", "constraints": [constraint]},
+    )
+    reader = await _open(tuned_api)
+    await reader.next()
+    server = tuned_api.client.server
+    stalled = socket.create_connection((server.host, server.port))
+    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stalled.sendall(
+        f"GET /api/client/streaming HTTP/1.1\r\nHost: x\r\nAuthorization: {CLIENT}\r\n\r\n".encode()
+    )
+    hub = tuned_api.client.app[HUB]
+    try:
+        async with asyncio.timeout(2):
+            while hub.connection_count < 2:
+                await asyncio.sleep(0.01)
+        for turn in range(12):
+            state = "on" if turn % 2 == 0 else "off"
+            await tuned_api.json("POST", f"{base}/big/environments/development/{state}", 200)
+            written = time.monotonic()
+            _event, _id, data = await reader.next(timeout=1.0)
+            assert time.monotonic() - written < 1.0
+            assert data["events"][0]["feature"]["enabled"] is (state == "on")
+        async with asyncio.timeout(2):
+            while hub.connection_count > 1:
+                await asyncio.sleep(0.01)
+    finally:
+        stalled.close()
+
+
+@pytest.mark.parametrize("tuned_api", [{"auth": AuthMode.NONE}], indirect=True)
+async def test_unknown_environments_from_the_query_keep_no_state(tuned_api: Api) -> None:
+    hub = tuned_api.client.app[HUB]
+    for index in range(20):
+        response = await tuned_api.request(
+            "GET", f"/api/client/delta?environment=made-up-{index}", token=None
+        )
+        assert response.status == 200
+        [hydration] = (await response.json())["events"]
+        assert hydration["features"] == []
+    known = await tuned_api.request("GET", "/api/client/delta?environment=development", token=None)
+    assert known.status == 200
+    assert set(hub.feeds) == {"development"}
+
+
+async def test_a_flag_switched_by_an_action_set_streams_like_any_change(api: Api) -> None:
+    await _flag(api, "kill-checkout", on=False)
+    endpoint = await api.json("POST", "/api/admin/signal-endpoints", 201, json={"name": "alerts"})
+    token = await api.json(
+        "POST", f"/api/admin/signal-endpoints/{endpoint['id']}/tokens", 201, json={"name": "t"}
+    )
+    await api.json(
+        "POST",
+        "/api/admin/projects/default/actions",
+        201,
+        json={
+            "name": "alerts-turn-it-on",
+            "enabled": True,
+            "actorId": 7,
+            "match": {"source": "signal-endpoint", "sourceId": endpoint["id"], "payload": {}},
+            "actions": [
+                {
+                    "action": "TOGGLE_FEATURE_ON",
+                    "sortOrder": 1,
+                    "executionParams": {
+                        "project": "default",
+                        "featureName": "kill-checkout",
+                        "environment": "development",
+                    },
+                }
+            ],
+        },
+    )
+    stream = await _open(api)
+    await stream.next()
+    response = await api.request(
+        "POST",
+        "/api/signal-endpoint/alerts",
+        token=None,
+        headers={"Authorization": f"Bearer {token['token']}"},
+        json={"alert": "on"},
+    )
+    assert response.status == 202
+    while True:  # the signal itself changes nothing SDKs see; the action's toggle does
+        event, _id, data = await stream.next(timeout=3)
+        features = [e["feature"] for e in data["events"] if e["type"] == "feature-updated"]
+        if features:
+            break
+    assert event == "unleash-updated"
+    assert [(f["name"], f["enabled"]) for f in features] == [("kill-checkout", True)]
+
+
+async def test_an_environment_no_one_follows_any_more_is_no_longer_rendered(api: Api) -> None:
+    hub = api.client.app[HUB]
+    hub.settings = attrs.evolve(hub.settings, idle_feed=0.5)
+    first = await api.request("GET", "/api/client/delta", token=CLIENT)
+    etag = first.headers["ETag"]
+    assert "development" in hub.feeds
+    await asyncio.sleep(0.6)
+    await _flag(api, "later")
+    await hub.sync()
+    assert "development" not in hub.feeds
+    # A poll loads it again; the old id is older than anything kept: a hydration.
+    again = await api.request(
+        "GET", "/api/client/delta", token=CLIENT, headers={"If-None-Match": etag}
+    )
+    [hydration] = (await again.json())["events"]
+    assert hydration["type"] == "hydration"
+    assert [f["name"] for f in hydration["features"]] == ["later"]
+
+
+async def test_a_feed_just_loaded_is_not_taken_for_idle_by_the_next_refresh(api: Api) -> None:
+    # The race CI once hit: a change is refreshed after a feed is loaded and before its
+    # first caller resumes; the feed must survive it, or its streams hear nothing more.
+    hub = api.client.app[HUB]
+    await hub._load_feed("development")
+    await _flag(api, "one")
+    await hub.refresh()
+    assert "development" in hub.feeds
