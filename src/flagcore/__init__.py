@@ -5,7 +5,7 @@ Everything a user needs is importable from here; the submodules are the implemen
 
 from flagcore.codec import read_client_features, unstructure_client_features
 from flagcore.context import Context
-from flagcore.engine import Engine, EngineWarning, compile_snapshot
+from flagcore.engine import Engine, EngineWarning
 from flagcore.errors import (
     Conflict,
     ErrorDetail,
@@ -68,7 +68,6 @@ __all__ = [
     "VariantResult",
     "WeightType",
     "__version__",
-    "compile_snapshot",
     "read_client_features",
     "unstructure_client_features",
 ]

@@ -38,7 +38,7 @@ from flagcore.strategies import (
 )
 from flagcore.variants import DISABLED_VARIANT, VariantPicker, VariantResult
 
-__all__ = ["Engine", "EngineWarning", "compile_snapshot"]
+__all__ = ["Engine", "EngineWarning"]
 
 _log = logging.getLogger(__name__)
 ContextLike = Context | Mapping[str, Any] | None
@@ -109,14 +109,6 @@ def _pick_variant(compiled: CompiledFlag, ctx: Readable) -> VariantResult:
 def _off(name: str) -> CompiledFlag:
     """Stand-in for a flag that could not be read: known, and off."""
     return CompiledFlag(name, False, False, (), None, (), (), None)
-
-
-def compile_snapshot(
-    snapshot: ClientFeatures,
-    custom_strategies: Mapping[str, CustomStrategy] | None = None,
-) -> Engine:
-    """Compile a snapshot of flags and segments into an `Engine`."""
-    return Engine(snapshot, custom_strategies=custom_strategies)
 
 
 class Engine:
@@ -331,6 +323,7 @@ class Engine:
             return DISABLED_VARIANT
 
     def is_impression_data_enabled(self, name: str) -> bool:
+        """Whether ``name`` asks SDKs to emit impression events (Unleash's ``impressionData``)."""
         compiled = self._compiled(name)
         return compiled is not None and compiled.impression_data
 

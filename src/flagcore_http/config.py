@@ -11,7 +11,7 @@ import enum
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import attrs
 
@@ -240,22 +240,6 @@ class ServerConfig:
         )
         values.update(_load_settings_from_env(env))
         return cls(**values)  # type: ignore[arg-type]
-
-    def with_tokens(self, admin: Sequence[str], client: Sequence[str]) -> ServerConfig:
-        """These secrets as init tokens (checked like the variables would be)."""
-        return attrs.evolve(
-            self,
-            init_admin_tokens=_init_tokens(
-                {"FLAGCORE_INIT_ADMIN_API_TOKENS": ",".join(admin)},
-                "FLAGCORE_INIT_ADMIN_API_TOKENS",
-                TokenType.ADMIN,
-            ),
-            init_client_tokens=_init_tokens(
-                {"FLAGCORE_INIT_CLIENT_API_TOKENS": ",".join(client)},
-                "FLAGCORE_INIT_CLIENT_API_TOKENS",
-                TokenType.CLIENT,
-            ),
-        )
 
 
 # --- hostile load: store queue, client caches, retention ---
