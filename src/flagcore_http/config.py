@@ -209,6 +209,10 @@ class ServerConfig:
     instance_write_interval: float = 5.0
     retention: RetentionSettings = attrs.field(factory=RetentionSettings)
     retention_interval: float = 60.0
+    # Pause the cyclic garbage collector while a client payload is built on a cache miss
+    # (flagcore.gc_pause): ~20% faster at 10,000 flags; off for a process that must never
+    # defer collections (docs/engine.md, "Garbage collection").
+    gc_pause: bool = True
 
     @classmethod
     def from_env(
@@ -249,6 +253,8 @@ _LOAD_SETTINGS = {
     "FLAGCORE_INSTANCE_WRITE_INTERVAL_SECONDS": ("instance_write_interval", float),
     "FLAGCORE_RETENTION_INTERVAL_SECONDS": ("retention_interval", float),
 }
+_SWITCHES = {"FLAGCORE_GC_PAUSE": "gc_pause"}
+_SWITCH_VALUES = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}
 _RETENTION_SETTINGS = {
     "FLAGCORE_METRICS_RETENTION_HOURS": ("metrics_hours", float),
     "FLAGCORE_CLIENT_INSTANCE_RETENTION_DAYS": ("client_instance_days", float),
@@ -259,11 +265,14 @@ _RETENTION_SETTINGS = {
 
 
 def _load_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
-    """The queue, cache and retention settings among ``env``; a bad number is an error."""
+    """The queue, cache, retention and switch settings among ``env``; a bad value is an error."""
     values: dict[str, object] = {}
     for variable, (field, kind) in _LOAD_SETTINGS.items():
         if variable in env:
             values[field] = _non_negative(variable, env[variable], kind)
+    for variable, field in _SWITCHES.items():
+        if variable in env:
+            values[field] = _switch(variable, env[variable])
     retention = {
         field: _non_negative(variable, env[variable], kind)
         for variable, (field, kind) in _RETENTION_SETTINGS.items()
@@ -272,6 +281,14 @@ def _load_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
     if retention:
         values["retention"] = RetentionSettings(**retention)  # type: ignore[arg-type]
     return values
+
+
+def _switch(variable: str, raw: str) -> bool:
+    """On or off, spelled on/off, true/false or 1/0 (any case); anything else is an error."""
+    value = _SWITCH_VALUES.get(raw.strip().lower())
+    if value is None:
+        raise ConfigError(f"{variable}={_shown(raw)}: not a switch; use on or off")
+    return value
 
 
 def _non_negative(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:
