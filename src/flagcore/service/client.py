@@ -117,8 +117,9 @@ class ClientView:
         filter combine with AND. Archived flags and disabled strategies are left out.
         """
         in_projects = _project_filter(projects)
-        # Paused, not promoted (see gc_pause): this runs per request on a cache miss, and
-        # pausing pays from a few hundred flags (100 ms of 460 at 10,000).
+        # Paused, not promoted (see gc_pause): this runs per request on a cache miss. It
+        # pays once a snapshot is big enough to set off full collections (0.36 s against
+        # 0.46 s at 10,000 flags) and costs nothing below (the same time up to 3,000).
         with gc_paused(enabled=self._pause_gc):
             with self._context.read() as tx:
                 if tx.get_environment(environment) is None:
