@@ -9,20 +9,23 @@ Prints, with the in-memory store measured in the same run as the peer:
 2. what an unchanged store costs a live engine per evaluation (one ``revision()`` call
    at most per poll interval), against a plain evaluation;
 3. admin writes per second (flag create + strategy add, each its own transaction) on a
-   file database with the durability settings the store uses (WAL, synchronous=FULL).
+   file database with the durability settings the store uses (WAL, synchronous=FULL);
+4. the server's cold client-features render (snapshot + JSON, as ``FLAGCORE_GC_PAUSE``
+   sees it) with the collector paused and running, alternating in the same run.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import random
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from flagcore import Engine
+from flagcore import Engine, unstructure_client_features
 from flagcore.entities import FlagDefinition, FlagEnvironment, StrategyPlacement
 from flagcore.memory import MemoryStore
 from flagcore.model import Constraint, Strategy
@@ -97,6 +100,25 @@ def snapshot_benchmark(path: Path, flags: int, repeats: int) -> None:
     print(f"   engine compile of the snapshot: {_best(compile_times)}")
 
 
+def gc_pause_benchmark(path: Path, flags: int, repeats: int) -> None:
+    print(f"\n4. cold client-features render of {flags:,} flags, collector paused or running")
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for _ in range(repeats):
+        for pause_gc in (True, False):
+            store = SqliteStore(path)
+            gc.collect()
+            start = time.perf_counter()
+            snapshot = Service(store, pause_gc=pause_gc).client.client_features(ENV)
+            payload = unstructure_client_features(snapshot, version=2)
+            json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+            times[pause_gc].append(time.perf_counter() - start)
+            store.close()
+            del snapshot, payload
+    print(f"   paused (the default)          : {_best(times[True])}")
+    print(f"   running (FLAGCORE_GC_PAUSE=off): {_best(times[False])}")
+    print(f"   ratio running / paused        : {min(times[False]) / min(times[True]):.2f}x")
+
+
 def unchanged_benchmark(path: Path, evaluations: int) -> None:
     print(f"\n2. an unchanged store, {evaluations:,} evaluations")
     store = SqliteStore(path)
@@ -169,6 +191,7 @@ def main() -> None:
         snapshot_benchmark(snapshot_db, args.flags, args.repeats)
         unchanged_benchmark(snapshot_db, 20_000)
         write_benchmark(Path(folder) / "writes.db", args.writes)
+        gc_pause_benchmark(snapshot_db, args.flags, args.repeats)
 
 
 if __name__ == "__main__":

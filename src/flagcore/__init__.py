@@ -1,11 +1,20 @@
 """flagcore: Unleash-compatible feature flags for Python.
 
-Everything a user needs is importable from here; the submodules are the implementation.
+Everything an embedding user needs is importable from here: the engine (`Engine`,
+`Context`), the use cases (`Service`) over a store (`MemoryStore`, or any implementation
+of the store port `Store`), the errors, and the values callers build (`Strategy`,
+`Constraint`, `Segment`, `Variant`, ..., `Limits`).
+
+The other public modules are `flagcore.service` (what adapters use of the service),
+`flagcore.entities` (the admin side's stored values), `flagcore.ports` (the store port in
+parts), `flagcore.model`, `flagcore.errors`, `flagcore.testing` (the port contract suite)
+and `flagcore.wire` (Unleash's JSON). Every other submodule is the implementation: its
+names may change without notice (docs/architecture.md, "Public face").
 """
 
 from flagcore.codec import read_client_features, unstructure_client_features
 from flagcore.context import Context
-from flagcore.engine import Engine, EngineWarning, compile_snapshot
+from flagcore.engine import Engine, EngineWarning
 from flagcore.errors import (
     Conflict,
     ErrorDetail,
@@ -20,6 +29,7 @@ from flagcore.errors import (
     Unauthenticated,
 )
 from flagcore.limits import Limits
+from flagcore.memory import MemoryStore
 from flagcore.model import (
     ClientFeatures,
     Constraint,
@@ -33,12 +43,31 @@ from flagcore.model import (
     Variant,
     WeightType,
 )
-from flagcore.strategies import CustomStrategy
+from flagcore.ports import (
+    ActionRepository,
+    EventLog,
+    FlagRepository,
+    MetricsRepository,
+    ProjectRepository,
+    RetentionDeletes,
+    SegmentRepository,
+    SignalRepository,
+    Store,
+    StrategyDefinitions,
+    StrategyRepository,
+    TagRepository,
+    TokenRepository,
+    Transaction,
+)
+from flagcore.service import Service
+from flagcore.strategies import BUILTIN_STRATEGIES, CustomStrategy
 from flagcore.variants import VariantResult
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BUILTIN_STRATEGIES",
+    "ActionRepository",
     "ClientFeatures",
     "Conflict",
     "Constraint",
@@ -48,27 +77,41 @@ __all__ = [
     "Engine",
     "EngineWarning",
     "ErrorDetail",
+    "EventLog",
     "Flag",
+    "FlagRepository",
     "FlagType",
     "FlagcoreError",
     "Forbidden",
     "InvalidInput",
     "LimitExceeded",
     "Limits",
+    "MemoryStore",
+    "MetricsRepository",
     "NameConflict",
     "NotFound",
     "Override",
     "Payload",
+    "ProjectRepository",
     "RateLimited",
+    "RetentionDeletes",
     "Segment",
+    "SegmentRepository",
+    "Service",
+    "SignalRepository",
     "StorageError",
+    "Store",
     "Strategy",
+    "StrategyDefinitions",
+    "StrategyRepository",
+    "TagRepository",
+    "TokenRepository",
+    "Transaction",
     "Unauthenticated",
     "Variant",
     "VariantResult",
     "WeightType",
     "__version__",
-    "compile_snapshot",
     "read_client_features",
     "unstructure_client_features",
 ]

@@ -20,6 +20,7 @@ from flagcore import fast_reading, fast_writing
 from flagcore.context import context_value
 from flagcore.entities import ActionKind, TokenType
 from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.fast_writing import write_segment
 from flagcore.gc_pause import gc_paused
 from flagcore.model import (
     ClientFeatures,
@@ -60,6 +61,7 @@ __all__ = [
     "unstructure_client_features",
     "unstructure_flag",
     "wire_name",
+    "write_segment",
 ]
 
 _T = TypeVar("_T")

@@ -203,9 +203,6 @@ class ApiToken:
     environment: str | None = None
     created_at: dt.datetime = attrs.field(factory=_utc_now)
 
-    def allows_project(self, project: str) -> bool:
-        return "*" in self.projects or project in self.projects
-
 
 @attrs.frozen
 class SignalEndpoint:

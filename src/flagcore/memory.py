@@ -72,7 +72,6 @@ class MemoryStore:
     def __init__(self) -> None:
         self._lock = threading.RLock()
         self._tables: dict[str, dict[Any, Any]] = {name: {} for name in _TABLES}
-        self._closed = False
         # The revision as of the last commit: `revision` reads it without the lock, so it
         # never waits for a unit in progress, and never sees one that may roll back.
         self._revision = 0
@@ -92,7 +91,7 @@ class MemoryStore:
         return self._revision
 
     def close(self) -> None:
-        self._closed = True
+        """Nothing to release: the port asks every store for ``close``."""
 
 
 class MemoryTransaction:
@@ -303,9 +302,6 @@ class MemoryTransaction:
 
     def save_strategy_definition(self, definition: StrategyDefinition) -> None:
         self._put("strategy_definitions", definition.name, definition)
-
-    def delete_strategy_definition(self, name: str) -> None:
-        self._drop("strategy_definitions", name)
 
     # --- tags ---
     def get_tag_type(self, name: str) -> TagType | None:

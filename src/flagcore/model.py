@@ -28,6 +28,8 @@ __all__ = [
 
 
 class FlagType(enum.StrEnum):
+    """Unleash's flag types: they say what a flag is for; evaluation ignores them."""
+
     RELEASE = "release"
     EXPERIMENT = "experiment"
     OPERATIONAL = "operational"
@@ -70,6 +72,9 @@ class Segment:
 
 @attrs.frozen
 class Payload:
+    """What a variant carries to the application: ``type`` (string, json, csv, number)
+    and the ``value`` as text, as Unleash sends it."""
+
     type: str
     value: str
 
@@ -84,6 +89,9 @@ class Override:
 
 @attrs.frozen
 class Variant:
+    """One variant of a flag: its share of ``weight`` (out of 1000), how users stick to
+    it, the payload it carries, and the users pinned to it."""
+
     name: str
     weight: int = 0
     weight_type: WeightType = WeightType.VARIABLE

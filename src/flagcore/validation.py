@@ -34,7 +34,6 @@ from flagcore.strategies import parse_percentage
 
 __all__ = [
     "LIST_OPERATORS",
-    "SINGLE_VALUE_OPERATORS",
     "check_constraints",
     "check_model",
     "check_name",
@@ -50,7 +49,6 @@ MAX_NAME_LENGTH = 255
 LIST_OPERATORS = frozenset(
     {"IN", "NOT_IN", "STR_CONTAINS", "STR_STARTS_WITH", "STR_ENDS_WITH", "IN_CIDR"}
 )
-SINGLE_VALUE_OPERATORS = frozenset(OPERATORS) - LIST_OPERATORS
 _PERCENTAGE_PARAMETERS = {
     "flexibleRollout": "rollout",
     "gradualRolloutUserId": "percentage",

@@ -24,11 +24,8 @@ from typing import Any, Literal
 
 import aiohttp
 
-from flagcore.context import Context
-from flagcore.engine import Engine
+from flagcore import BUILTIN_STRATEGIES, Context, CustomStrategy, Engine, VariantResult
 from flagcore.errors import FlagcoreError
-from flagcore.strategies import BUILTIN_STRATEGIES, CustomStrategy
-from flagcore.variants import VariantResult
 from flagcore_client.metrics import UsageCounts
 from flagcore_client.sse import read_events
 from flagcore_client.state import ClientState

@@ -9,9 +9,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from flagcore.context import Context
-from flagcore.strategies import CustomStrategy
-from flagcore.variants import VariantResult
+from flagcore import Context, CustomStrategy, VariantResult
 from flagcore_client.asyncio_client import AsyncFlagClient, FetchMode
 
 __all__ = ["FlagClient"]

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import Forbidden, Unauthenticated
-from flagcore.service.signal_intake import SignalCredentials, SignalSender
+from flagcore.service import SignalCredentials, SignalSender
 from flagcore_http.calls import call
 from flagcore_http.client_cache import secret_digest
 from flagcore_http.config import AuthMode

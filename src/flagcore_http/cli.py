@@ -27,8 +27,7 @@ from aiohttp import web
 
 from flagcore.entities import ApiToken
 from flagcore.errors import FlagcoreError
-from flagcore.service import Service
-from flagcore.service.tokens import TokenSpec
+from flagcore.service import Service, TokenSpec
 from flagcore_http.app import create_app
 from flagcore_http.config import AuthMode, ConfigError, InitToken, ServerConfig
 from flagcore_http.connections import (
@@ -130,7 +129,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
         except FlagcoreError as error:
             raise StartError(f"{error.message}; choose another with --db or FLAGCORE_DB") from None
         cleanup.callback(store.close)
-        service = Service(store)
+        service = Service(store, pause_gc=config.gc_pause)
         try:
             tokens = prepare_tokens(service, config)
         except FlagcoreError as error:

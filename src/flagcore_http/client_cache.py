@@ -28,8 +28,7 @@ from typing import Any, Generic, TypeVar
 import attrs
 
 from flagcore.entities import ApiToken, ClientInstance
-from flagcore.service import Service
-from flagcore.service.client import ClientVocabulary
+from flagcore.service import ClientVocabulary, Service
 
 __all__ = ["CacheSizes", "ClientCache", "RenderedPayload"]
 

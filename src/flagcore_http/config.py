@@ -11,7 +11,7 @@ import enum
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import attrs
 
@@ -252,6 +252,10 @@ class ServerConfig:
     streaming_keepalive: float = 15.0
     streaming_buffer_events: int = 64
     streaming_history: int = 1_000
+    # Pause the cyclic garbage collector while a client payload is built on a cache miss
+    # (flagcore.gc_pause): the snapshot step ~20% faster at 10,000 flags; off for a process
+    # that must never defer collections (docs/engine.md, "Garbage collection").
+    gc_pause: bool = True
 
     @classmethod
     def from_env(
@@ -284,22 +288,6 @@ class ServerConfig:
         values.update(_load_settings_from_env(env))
         return cls(**values)  # type: ignore[arg-type]
 
-    def with_tokens(self, admin: Sequence[str], client: Sequence[str]) -> ServerConfig:
-        """These secrets as init tokens (checked like the variables would be)."""
-        return attrs.evolve(
-            self,
-            init_admin_tokens=_init_tokens(
-                {"FLAGCORE_INIT_ADMIN_API_TOKENS": ",".join(admin)},
-                "FLAGCORE_INIT_ADMIN_API_TOKENS",
-                TokenType.ADMIN,
-            ),
-            init_client_tokens=_init_tokens(
-                {"FLAGCORE_INIT_CLIENT_API_TOKENS": ",".join(client)},
-                "FLAGCORE_INIT_CLIENT_API_TOKENS",
-                TokenType.CLIENT,
-            ),
-        )
-
 
 # --- hostile load: store queue, client caches, retention ---
 _LOAD_SETTINGS = {
@@ -312,6 +300,8 @@ _LOAD_SETTINGS = {
     "FLAGCORE_STREAMING_BUFFER_EVENTS": ("streaming_buffer_events", int),
     "FLAGCORE_STREAMING_HISTORY": ("streaming_history", int),
 }
+_SWITCHES = {"FLAGCORE_GC_PAUSE": "gc_pause"}
+_SWITCH_VALUES = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}
 _RETENTION_SETTINGS = {
     "FLAGCORE_METRICS_RETENTION_HOURS": ("metrics_hours", float),
     "FLAGCORE_CLIENT_INSTANCE_RETENTION_DAYS": ("client_instance_days", float),
@@ -322,11 +312,14 @@ _RETENTION_SETTINGS = {
 
 
 def _load_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
-    """The queue, cache and retention settings among ``env``; a bad number is an error."""
+    """The queue, cache, retention and switch settings among ``env``; a bad value is an error."""
     values: dict[str, object] = {}
     for variable, (field, kind) in _LOAD_SETTINGS.items():
         if variable in env:
             values[field] = _non_negative(variable, env[variable], kind)
+    for variable, field in _SWITCHES.items():
+        if variable in env:
+            values[field] = _switch(variable, env[variable])
     retention = {
         field: _non_negative(variable, env[variable], kind)
         for variable, (field, kind) in _RETENTION_SETTINGS.items()
@@ -335,6 +328,14 @@ def _load_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
     if retention:
         values["retention"] = RetentionSettings(**retention)  # type: ignore[arg-type]
     return values
+
+
+def _switch(variable: str, raw: str) -> bool:
+    """On or off, spelled on/off, true/false or 1/0 (any case); anything else is an error."""
+    value = _SWITCH_VALUES.get(raw.strip().lower())
+    if value is None:
+        raise ConfigError(f"{variable}={_shown(raw)}: not a switch; use on or off")
+    return value
 
 
 def _non_negative(variable: str, raw: str, kind: type[int] | type[float]) -> int | float:

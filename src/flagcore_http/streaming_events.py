@@ -20,8 +20,7 @@ from typing import Any
 
 import attrs
 
-from flagcore.codec import unstructure_flag
-from flagcore.fast_writing import write_segment
+from flagcore.codec import unstructure_flag, write_segment
 from flagcore.model import ClientFeatures
 
 __all__ = [

@@ -87,8 +87,10 @@ class ClientView:
     """What SDKs see, read straight from the store: the server calls these on a cache
     miss only, and `LiveEngine` when the revision moves."""
 
-    def __init__(self, context: ServiceContext) -> None:
+    def __init__(self, context: ServiceContext, *, pause_gc: bool = True) -> None:
         self._context = context
+        # Whether bulk reads pause the process's cyclic collector (flagcore.gc_pause).
+        self._pause_gc = pause_gc
 
     def client_vocabulary(self) -> ClientVocabulary:
         """What client filters can match now (see `ClientVocabulary.narrow`)."""
@@ -115,8 +117,10 @@ class ClientView:
         filter combine with AND. Archived flags and disabled strategies are left out.
         """
         in_projects = _project_filter(projects)
-        # Paused, not promoted (see gc_pause): this runs per request on a cache miss.
-        with gc_paused():
+        # Paused, not promoted (see gc_pause): this runs per request on a cache miss. It
+        # pays once a snapshot is big enough to set off full collections (0.36 s against
+        # 0.46 s at 10,000 flags) and costs nothing below (the same time up to 3,000).
+        with gc_paused(enabled=self._pause_gc):
             with self._context.read() as tx:
                 if tx.get_environment(environment) is None:
                     raise NotFound(f'there is no environment "{environment}"')
@@ -184,7 +188,13 @@ class ClientView:
     ) -> LiveEngine:
         """An in-process engine for ``environment`` that follows the store (see `LiveEngine`)."""
         return LiveEngine(
-            self, self._context, environment, projects, custom_strategies, poll_interval
+            self,
+            self._context,
+            environment,
+            projects,
+            custom_strategies,
+            poll_interval,
+            pause_gc=self._pause_gc,
         )
 
 
@@ -228,8 +238,11 @@ class LiveEngine:
         projects: Collection[str] | None,
         custom_strategies: Mapping[str, CustomStrategy] | None,
         poll_interval: float,
+        *,
+        pause_gc: bool = True,
     ) -> None:
         self._client = client
+        self._pause_gc = pause_gc
         self._context = context
         self._environment = environment
         self._projects = projects
@@ -256,7 +269,9 @@ class LiveEngine:
             revision = context.store.revision()
             if revision != self._revision:
                 snapshot = self._client.client_features(self._environment, projects=self._projects)
-                self._engine = Engine(snapshot, custom_strategies=self._custom)
+                self._engine = Engine(
+                    snapshot, custom_strategies=self._custom, pause_gc=self._pause_gc
+                )
                 self._revision = revision
         return self._engine
 

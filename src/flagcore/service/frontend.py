@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_CONTEXT_PROPERTIES",
     "MAX_CONTEXT_VALUE_LENGTH",
+    "STANDARD_FIELDS",
     "FrontendView",
     "Resolution",
     "UntypedPayload",

@@ -26,7 +26,7 @@ from flagcore import codec
 from flagcore.entities import Action, ActionExecution, ActionKind, ActionSet, Signal
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Constraint
-from flagcore.signal_matching import matching_action_sets
+from flagcore.service import matching_action_sets
 from flagcore_http import render
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service

@@ -15,8 +15,7 @@ from flagcore.codec import unstructure_client_features, unstructure_flag
 from flagcore.entities import ApiToken, ClientInstance, Tag
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
-from flagcore.operators import semver_key
-from flagcore.service.client import ClientQuery, ClientVocabulary
+from flagcore.service import ClientQuery, ClientVocabulary, client_features_format
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.client_cache import RenderedPayload, query_hash
@@ -26,7 +25,6 @@ __all__ = ["routes"]
 
 routes = web.RouteTableDef()
 
-_SEGMENT_IDS_SINCE = semver_key("4.2.0")
 _DEFAULT_ENVIRONMENT = "development"
 # SDK identity headers longer than this are not tracked (the request is still served):
 # real app names, instance ids and SDK versions are far shorter.
@@ -37,13 +35,7 @@ _MAX_PREFIX_LENGTH = 255
 
 def _spec_version(request: web.Request) -> int:
     """Format 2 (segment ids + a segments list) for SDKs speaking spec 4.2.0 or later."""
-    header = request.headers.get("Unleash-Client-Spec")
-    if header is None:
-        return 1
-    key = semver_key(header.strip())
-    assert _SEGMENT_IDS_SINCE is not None
-    # An unreadable header gets the format every SDK reads (the list answers 200 or 304 only).
-    return 2 if key is not None and key >= _SEGMENT_IDS_SINCE else 1
+    return client_features_format(request.headers.get("Unleash-Client-Spec"))
 
 
 def _tags(request: web.Request) -> tuple[Tag, ...]:

@@ -18,7 +18,7 @@ from aiohttp import web
 
 from flagcore.entities import ApiToken
 from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
-from flagcore.service.frontend import FrontendView, build_frontend_view, frontend_context
+from flagcore.service import FrontendView, build_frontend_view, frontend_context
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN

@@ -19,7 +19,7 @@ from typing import Any
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, LimitExceeded, NotFound
-from flagcore.service.frontend import STANDARD_FIELDS, FrontendView, frontend_context
+from flagcore.service import STANDARD_FIELDS, FrontendView, frontend_context
 from flagcore_http.bodies import parse_json
 from flagcore_http.routes.frontend import (
     MAX_CONTEXT_BODY_BYTES,

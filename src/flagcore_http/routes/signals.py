@@ -18,7 +18,7 @@ from flagcore import codec
 from flagcore.codec import INT64_MAX
 from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
 from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
-from flagcore.service.signal_intake import SIGNAL_PAYLOAD_MAX_DEPTH
+from flagcore.service import SIGNAL_PAYLOAD_MAX_DEPTH
 from flagcore_http import render
 from flagcore_http.auth import signal_sender
 from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body

@@ -41,6 +41,3 @@ class StrategyDefinitionQueries(SqlPart):
             "ON CONFLICT(name) DO UPDATE SET body = excluded.body",
             [definition.name, mapping.dumps(converter.unstructure(definition))],
         )
-
-    def delete_strategy_definition(self, name: str) -> None:
-        self._run("DELETE FROM strategy_definitions WHERE name = ?", [name])
