@@ -39,6 +39,9 @@ class ServerConfig:
     instance_write_interval: float = 5.0
     retention: RetentionSettings = attrs.field(factory=RetentionSettings)
     retention_interval: float = 60.0
+    # --- admin web UI: session signing and lifetime (docs/ui.md) ---
+    ui_secret: str | None = attrs.field(default=None, repr=False)
+    ui_session_seconds: float = 8 * 3600.0
 
     @classmethod
     def from_env(
@@ -58,6 +61,7 @@ class ServerConfig:
         values["init_admin_tokens"] = _split(env.get("FLAGCORE_INIT_ADMIN_API_TOKENS"))
         values["init_client_tokens"] = _split(env.get("FLAGCORE_INIT_CLIENT_API_TOKENS"))
         values.update(_load_settings_from_env(env))
+        values.update(_ui_settings_from_env(env))
         values.update({k: v for k, v in overrides.items() if v is not None})
         if isinstance(values.get("auth"), str):
             values["auth"] = AuthMode(str(values["auth"]))
@@ -107,3 +111,16 @@ def _non_negative(variable: str, raw: str, kind: type[int] | type[float]) -> int
     if not 0 <= value < float("inf"):
         raise ValueError(f"{variable} must be 0 or more, not {raw!r}")
     return value
+
+
+# --- admin web UI ---
+def _ui_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
+    """``FLAGCORE_UI_SECRET`` signs session cookies (without it, a random secret per process:
+    sessions end when the server restarts); ``FLAGCORE_UI_SESSION_HOURS`` is their lifetime."""
+    values: dict[str, object] = {}
+    if env.get("FLAGCORE_UI_SECRET"):
+        values["ui_secret"] = env["FLAGCORE_UI_SECRET"]
+    if "FLAGCORE_UI_SESSION_HOURS" in env:
+        hours = _non_negative("FLAGCORE_UI_SESSION_HOURS", env["FLAGCORE_UI_SESSION_HOURS"], float)
+        values["ui_session_seconds"] = hours * 3600.0
+    return values
