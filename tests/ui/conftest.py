@@ -58,14 +58,16 @@ def _ensure_chromium() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+# Per module, not per session: sync Playwright keeps an event loop running in this thread
+# while it is open, and the asyncio tests of other modules need the thread's loop free.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as running:
         yield running
 
 
-@pytest.fixture(scope="session")
-def browser(playwright: Playwright, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+@pytest.fixture(scope="module")
+def browser(playwright: Playwright) -> Iterator[Browser]:
     executable = _ensure_chromium()
     launched = playwright.chromium.launch(
         executable_path=executable, args=CHROMIUM_ARGS, headless=True
@@ -90,9 +92,13 @@ class Server:
             method=method,
             headers={"Authorization": token, "Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=10) as response:
-            text = response.read()
-            return json.loads(text) if text else None
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                text = response.read()
+        except urllib.error.HTTPError as error:
+            error.close()  # its socket; the status stays readable
+            raise
+        return json.loads(text) if text else None
 
     def api_status(self, method: str, path: str, *, token: str = ADMIN) -> int:
         try:

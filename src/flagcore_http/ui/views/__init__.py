@@ -5,11 +5,18 @@ from __future__ import annotations
 from aiohttp import web
 
 from flagcore_http.ui.views import (
+    actions,
+    applications,
     archive,
+    events,
     flag,
     flags,
+    projects,
+    segments,
     sign_in,
+    signals,
     strategies,
+    tokens,
 )
 
 __all__ = ["ALL_ROUTES"]
@@ -20,5 +27,12 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     flag.routes,
     strategies.routes,
     archive.routes,
+    segments.routes,
+    projects.routes,
+    tokens.routes,
+    events.routes,
+    signals.routes,
+    actions.routes,
+    applications.routes,
     sign_in.routes,
 )
