@@ -129,3 +129,48 @@ def test_archive_revive_and_delete_for_good_after_confirming(
     page.get_by_role("button", name="Delete for good").click()
     expect(page.get_by_text("No archived flags.")).to_be_visible()
     assert server.api("GET", "/api/admin/archive/features")["features"] == []
+
+
+def test_editing_a_strategy_changes_its_constraints_and_variants_in_place(
+    signed_in: Page, server: Server
+) -> None:
+    server.api("POST", FLAGS, {"name": "edited"})
+    created = server.api(
+        "POST",
+        DEV.format(name="edited") + "/strategies",
+        {
+            "name": "flexibleRollout",
+            "parameters": {"rollout": "10"},
+            "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}],
+        },
+    )
+    page = signed_in
+    page.goto(server.url + "/ui/flags/edited")
+    page.get_by_role("link", name="Edit").first.click()
+    expect(page.get_by_label("Parameter rollout (0–100)")).to_have_value("10")
+    page.get_by_label("Parameter rollout (0–100)").fill("50")
+    first = page.locator(".row.constraint").nth(0)
+    expect(first.get_by_label("Values")).to_have_value("pro")
+    first.get_by_label("Values").fill("pro\nenterprise")
+    first.get_by_label("Inverted (NOT)").check()
+    second = page.locator(".row.constraint").nth(1)
+    second.get_by_label("Context field").fill("seats")
+    second.get_by_label("Operator").select_option("NUM_GT")
+    second.get_by_label("Values").fill("10")
+    page.get_by_label("Variant name").fill("wide")
+    page.get_by_label("Payload", exact=True).fill("layout-b")
+    page.get_by_role("button", name="Save strategy").click()
+    expect(page.get_by_text("seats NUM_GT 10")).to_be_visible()
+
+    (strategy,) = _strategies(server, "edited")
+    assert strategy["id"] == created["id"]
+    assert strategy["parameters"]["rollout"] == "50"
+    assert [
+        (c["contextName"], c["operator"], c["values"], c["value"], c["inverted"])
+        for c in strategy["constraints"]
+    ] == [("plan", "IN", ["pro", "enterprise"], None, True), ("seats", "NUM_GT", [], "10", False)]
+    assert [(v["name"], v["weight"], v["payload"]) for v in strategy["variants"]] == [
+        ("wide", 1000, {"type": "string", "value": "layout-b"})
+    ]
+    events = server.api("GET", "/api/admin/events?feature=edited")["events"]
+    assert events[0]["type"] == "feature-strategy-update"

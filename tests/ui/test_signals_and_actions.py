@@ -101,3 +101,53 @@ def test_a_signal_runs_an_action_set_that_switches_a_flag_off(
     )
     page.get_by_role("button", name="Revoke signal token pd-webhook").click()
     expect(page.get_by_text("No tokens: nobody can send signals yet.")).to_be_visible()
+
+
+def test_an_action_set_s_filters_and_actions_are_edited_in_the_ui(
+    signed_in: Page, server: Server
+) -> None:
+    server.api("POST", FLAGS, {"name": "search"})
+    endpoint = server.api("POST", "/api/admin/signal-endpoints", {"name": "alerts"})
+    created = server.api(
+        "POST",
+        "/api/admin/projects/default/actions",
+        {
+            "name": "on alert",
+            "enabled": True,
+            "match": {
+                "source": "signal-endpoint",
+                "sourceId": endpoint["id"],
+                "payload": {"level": {"operator": "IN", "values": ["critical"]}},
+            },
+            "actions": [
+                {
+                    "action": "TOGGLE_FEATURE_OFF",
+                    "sortOrder": 1,
+                    "executionParams": {"featureName": "search", "environment": "production"},
+                }
+            ],
+        },
+    )
+    page = signed_in
+    page.goto(server.url + "/ui/actions?project=default")
+    page.get_by_role("link", name="on alert", exact=True).click()
+    filters = page.locator(".row.constraint").first
+    expect(filters.get_by_label("Values")).to_have_value("critical")
+    filters.get_by_label("Values").fill("critical\nfatal")
+    page.get_by_role("button", name="Add an action row").click()
+    page.locator("#actions-1-kind").select_option("MARK_FEATURE_STALE")
+    page.locator("#actions-1-flag").select_option("search")
+    page.get_by_role("button", name="Save action set").click()
+    expect(page.get_by_role("row", name="on alert")).to_contain_text("MARK_FEATURE_STALE search")
+
+    stored = server.api("GET", f"/api/admin/projects/default/actions/{created['id']}")
+    assert stored["match"]["payload"]["level"]["values"] == ["critical", "fatal"]
+    assert [a["action"] for a in stored["actions"]] == ["TOGGLE_FEATURE_OFF", "MARK_FEATURE_STALE"]
+
+    # A name left empty: the error is shown by the field and nothing changes.
+    page.get_by_role("link", name="on alert", exact=True).click()
+    page.get_by_label("Action set name").fill("")
+    page.get_by_role("button", name="Save action set").click()
+    expect(page.locator("#aname ~ .field-error").first).to_contain_text("must not be empty")
+    again = server.api("GET", f"/api/admin/projects/default/actions/{created['id']}")
+    assert again["name"] == "on alert"
