@@ -132,6 +132,7 @@ def test_the_flags_list_searches_filters_and_switches_each_environment_in_one_cl
     rows = page.locator("table.flags tbody tr")
     expect(rows).to_have_count(3)
     expect(page.get_by_role("row", name="old-banner")).to_contain_text("stale")
+    shot(page, "flags")
 
     page.get_by_label("Search by name").fill("PAY")
     page.get_by_role("button", name="Filter").click()
@@ -145,7 +146,6 @@ def test_the_flags_list_searches_filters_and_switches_each_environment_in_one_cl
     page.get_by_label("Tag", exact=True).select_option("simple:ops")
     page.get_by_role("button", name="Filter").click()
     expect(rows).to_have_count(1)
-    shot(page, "flags")
 
     switch = page.get_by_role("switch", name="kill-payments in production")
     expect(switch).to_have_attribute("aria-checked", "false")
