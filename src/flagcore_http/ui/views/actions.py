@@ -11,6 +11,7 @@ from multidict import MultiDict
 from flagcore.entities import Action, ActionKind, ActionSet
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore.operators import OPERATORS
+from flagcore.validation import MAX_NAME_LENGTH
 from flagcore_http.calls import call
 from flagcore_http.ui.forms import (
     Row,
@@ -70,7 +71,7 @@ def _actions_from(rows: list[Row]) -> list[Action]:
 @routes.get("/ui/actions")
 @page()
 async def list_action_sets(request: web.Request) -> web.Response:
-    project = request.query.get("project") or "default"
+    project = (request.query.get("project") or "default")[:MAX_NAME_LENGTH]
     service = svc(request)
     await call(request, service.get_project, project)
     return render(
@@ -122,7 +123,7 @@ async def _editor(
 @routes.get("/ui/actions/new")
 @page()
 async def new_action_set(request: web.Request) -> web.Response:
-    project = request.query.get("project") or "default"
+    project = (request.query.get("project") or "default")[:MAX_NAME_LENGTH]
     return await _editor(request, project, {"enabled": True}, [], [], action_set=None)
 
 

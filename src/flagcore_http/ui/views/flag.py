@@ -7,7 +7,7 @@ import urllib.parse
 
 from aiohttp import web
 
-from flagcore.entities import Tag
+from flagcore.entities import FlagMetrics, Tag
 from flagcore.errors import FlagcoreError, NotFound
 from flagcore_http.calls import call
 from flagcore_http.ui.forms import (
@@ -52,12 +52,7 @@ async def _flag_page(
     details = await call(request, service.get_flag, None, name)
     segments = {s.id: s for s in await call(request, service.list_segments)}
     tag_types = await call(request, service.list_tag_types)
-    since = dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)
-    metrics = [
-        m
-        for m in await call(request, service.flag_metrics, name)
-        if m.hour >= since.replace(minute=0, second=0, microsecond=0)
-    ]
+    metrics = _last_hour(await call(request, service.flag_metrics, name))
     notice = None
     code, environment = request.query.get("notice"), request.query.get("environment", "")
     if code in NOTICES:
@@ -77,6 +72,22 @@ async def _flag_page(
         },
         status=status,
     )
+
+
+def _last_hour(rows: list[FlagMetrics]) -> list[tuple[str, str, int, int]]:
+    """Yes/no counts per application and environment over the hour buckets that overlap
+    the last hour (metrics are kept by the hour, so this is the current and the previous
+    bucket)."""
+    since = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).replace(
+        minute=0, second=0, microsecond=0
+    )
+    totals: dict[tuple[str, str], list[int]] = {}
+    for row in rows:
+        if row.hour >= since:
+            counts = totals.setdefault((row.app_name, row.environment), [0, 0])
+            counts[0] += row.yes
+            counts[1] += row.no
+    return [(app, env, yes, no) for (app, env), (yes, no) in sorted(totals.items())]
 
 
 async def _project_of(request: web.Request, name: str) -> str:

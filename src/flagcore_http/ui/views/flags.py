@@ -10,6 +10,7 @@ from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.model import FlagType
 from flagcore.service.flag_overview import flag_overview
+from flagcore.validation import MAX_NAME_LENGTH
 from flagcore_http.calls import call
 from flagcore_http.ui.forms import optional_text, tags_from
 from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
@@ -33,7 +34,7 @@ def _page_number(raw: str | None) -> int:
 @page()
 async def list_flags(request: web.Request) -> web.Response:
     query = request.query
-    project = query.get("project") or "default"
+    project = (query.get("project") or "default")[:MAX_NAME_LENGTH]  # echoed in a 404
     search = query.get("q", "")[:_MAX_SEARCH]
     flag_type = query.get("type") or None
     tag = None
