@@ -14,7 +14,6 @@ from flagcore_http.ui.forms import (
     PAYLOAD_TYPES,
     Row,
     rows_of_variants,
-    tags_from,
     variant_rows,
     variants_from,
 )
@@ -125,10 +124,9 @@ async def archive(request: web.Request) -> web.Response:
 async def add_tag(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     fields = form(request)
-    try:
-        tags = tags_from(f"{fields.get('type', '')}:{fields.get('value', '')}", "$")
-        for tag in tags:
-            await call(request, svc(request).add_flag_tag, name, tag, actor=viewer(request).actor)
+    tag = Tag(fields.get("type", ""), fields.get("value", ""))
+    try:  # the service checks the value and the type, at $.value and $.type
+        await call(request, svc(request).add_flag_tag, name, tag, actor=viewer(request).actor)
     except FlagcoreError as error:
         return await _flag_page(request, name, error=error, status=400)
     return redirect(flag_url(name))
