@@ -43,6 +43,7 @@ from flagcore.model import (
     Variant,
     WeightType,
 )
+from flagcore.operators import OPERATORS as _OPERATORS
 from flagcore.ports import (
     ActionRepository,
     EventLog,
@@ -61,12 +62,20 @@ from flagcore.ports import (
 )
 from flagcore.service import Service
 from flagcore.strategies import BUILTIN_STRATEGIES, CustomStrategy
+from flagcore.validation import LIST_OPERATORS, MAX_NAME_LENGTH
 from flagcore.variants import VariantResult
 
 __version__ = "0.1.0"
 
+# Every constraint operator Unleash defines, in its documented order, and those that take
+# a list of values (the others take one value): what a form or a client offers to choose.
+CONSTRAINT_OPERATORS: tuple[str, ...] = tuple(_OPERATORS)
+
 __all__ = [
     "BUILTIN_STRATEGIES",
+    "CONSTRAINT_OPERATORS",
+    "LIST_OPERATORS",
+    "MAX_NAME_LENGTH",
     "ActionRepository",
     "ClientFeatures",
     "Conflict",

@@ -40,6 +40,7 @@ from flagcore_http.routes import (
     tokens,
 )
 from flagcore_http.streaming import HUB, StreamingHub, close_streams, hub_lifetime, hub_settings
+from flagcore_http.ui import setup_ui
 
 __all__ = ["create_app"]
 
@@ -85,6 +86,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
                 app.router
             )
     app.router.add_get("/docs/openapi.json", guarded(openapi.handler))
+    setup_ui(app)  # the admin web UI at / and /ui/ (before the catch-all)
     app.router.add_route("*", UNMATCHED_PATH, unmatched_handler)  # last: tried after all
     app.cleanup_ctx.append(_worker_lifetime)
     app.cleanup_ctx.append(store_upkeep)  # cleaned up first: its last writes need the worker

@@ -256,6 +256,9 @@ class ServerConfig:
     # (flagcore.gc_pause): the snapshot step ~20% faster at 10,000 flags; off for a process
     # that must never defer collections (docs/engine.md, "Garbage collection").
     gc_pause: bool = True
+    # --- admin web UI: session signing and lifetime (docs/ui.md) ---
+    ui_secret: str | None = attrs.field(default=None, repr=False)
+    ui_session_seconds: float = 8 * 3600.0
 
     @classmethod
     def from_env(
@@ -286,6 +289,7 @@ class ServerConfig:
             env, "FLAGCORE_INIT_CLIENT_API_TOKENS", TokenType.CLIENT
         )
         values.update(_load_settings_from_env(env))
+        values.update(_ui_settings_from_env(env))
         return cls(**values)  # type: ignore[arg-type]
 
 
@@ -346,3 +350,16 @@ def _non_negative(variable: str, raw: str, kind: type[int] | type[float]) -> int
     if not 0 <= value < float("inf"):
         raise ConfigError(f"{variable}={_shown(raw)}: use 0 or more")
     return value
+
+
+# --- admin web UI ---
+def _ui_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
+    """``FLAGCORE_UI_SECRET`` signs session cookies (without it, a random secret per process:
+    sessions end when the server restarts); ``FLAGCORE_UI_SESSION_HOURS`` is their lifetime."""
+    values: dict[str, object] = {}
+    if env.get("FLAGCORE_UI_SECRET"):
+        values["ui_secret"] = env["FLAGCORE_UI_SECRET"]
+    if "FLAGCORE_UI_SESSION_HOURS" in env:
+        hours = _non_negative("FLAGCORE_UI_SESSION_HOURS", env["FLAGCORE_UI_SESSION_HOURS"], float)
+        values["ui_session_seconds"] = hours * 3600.0
+    return values

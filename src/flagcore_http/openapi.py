@@ -7,6 +7,8 @@ from typing import Any
 
 from aiohttp import web
 
+from flagcore_http.ui.paths import is_ui_path
+
 __all__ = ["document", "handler"]
 
 _ERROR = {
@@ -106,8 +108,8 @@ def document(app: web.Application) -> dict[str, Any]:
     for route in app.router.routes():
         info = route.resource.get_info() if route.resource is not None else {}
         path = info.get("path") or info.get("formatter")
-        if not path or route.method in ("HEAD", "*"):
-            continue
+        if not path or route.method in ("HEAD", "*") or is_ui_path(path):
+            continue  # the UI's pages are not API operations
         handler = route.handler
         summary = (handler.__doc__ or handler.__name__.replace("_", " ")).strip().splitlines()[0]
         method = route.method.lower()

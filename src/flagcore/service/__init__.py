@@ -23,6 +23,7 @@ from flagcore.service.defaults import ensure_defaults
 from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import Environments
 from flagcore.service.events import EventLog
+from flagcore.service.flag_overview import FlagOverview, FlagRow, flag_overview
 from flagcore.service.flags import Flags
 from flagcore.service.frontend import (
     STANDARD_FIELDS,
@@ -59,6 +60,8 @@ __all__ = [
     "ClientVocabulary",
     "CreatedSignalToken",
     "CreatedToken",
+    "FlagOverview",
+    "FlagRow",
     "FrontendView",
     "LiveEngine",
     "PruneReport",
@@ -70,6 +73,7 @@ __all__ = [
     "TokenSpec",
     "build_frontend_view",
     "client_features_format",
+    "flag_overview",
     "frontend_context",
     "hash_secret",
     "matching_action_sets",

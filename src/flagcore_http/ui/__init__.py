@@ -1,0 +1,44 @@
+"""The admin web UI: server-rendered pages at ``/`` and ``/ui/...`` over the same `Service`.
+
+Pages are Jinja2 templates (autoescaping on) rendered by aiohttp-jinja2, plain HTML forms
+(no script), one stylesheet. See ``docs/ui.md``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import web
+
+from flagcore_http.keys import CONFIG
+from flagcore_http.ui import filters
+from flagcore_http.ui.pages import UI_SIGNER
+from flagcore_http.ui.session import SessionSigner
+from flagcore_http.ui.views import ALL_ROUTES
+
+__all__ = ["setup_ui"]
+
+_HERE = Path(__file__).resolve().parent
+
+
+def setup_ui(app: web.Application) -> None:
+    """Add the UI's routes, templates and stylesheet to ``app`` (its config is set)."""
+    config = app[CONFIG]
+    # Without a configured secret, one per process: sessions end when the server restarts.
+    secret = config.ui_secret or secrets.token_hex(32)
+    app[UI_SIGNER] = SessionSigner(secret, config.ui_session_seconds)
+    environment = aiohttp_jinja2.setup(
+        app,
+        loader=jinja2.FileSystemLoader(_HERE / "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters.update(filters.FILTERS)
+    environment.globals["csrf"] = filters.csrf_field
+    for table in ALL_ROUTES:
+        app.router.add_routes(table)
+    app.router.add_static("/ui/static", _HERE / "static")

@@ -1,0 +1,242 @@
+"""Reading the UI's HTML forms into the domain's values, with errors at the field's path.
+
+Rows are numbered fields (``constraints-0-context``, ``variants-2-weight``); blank rows
+are dropped, and a form re-rendered after an error shows the rows as read, so the
+service's paths (``$.constraints[1].values``) name the row on screen. Nothing here
+decides a rule the service also checks: it only turns text into typed values, and a
+value that is not what its field says (a weight that is no number, a JSON payload that is
+not JSON) is refused here, never guessed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+from multidict import MultiDict
+
+from flagcore import LIST_OPERATORS
+from flagcore.entities import Tag
+from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.model import Constraint, Payload, Strategy, Variant, WeightType
+
+__all__ = [
+    "CONSTRAINT_COLUMNS",
+    "MAX_ROWS",
+    "PAYLOAD_TYPES",
+    "VARIANT_COLUMNS",
+    "Row",
+    "checked",
+    "constraint_rows",
+    "constraints_from",
+    "optional_text",
+    "rows_of_constraints",
+    "rows_of_variants",
+    "segment_ids_from",
+    "strategy_from",
+    "tags_from",
+    "variant_rows",
+    "variants_from",
+]
+
+# More rows than any limit allows (30 constraints, a few hundred variants at most in use).
+MAX_ROWS = 300
+PAYLOAD_TYPES = ("string", "json", "csv", "number")
+
+
+def optional_text(fields: MultiDict[str], key: str) -> str | None:
+    value = fields.get(key, "")
+    return value if value.strip() else None
+
+
+def checked(fields: MultiDict[str], key: str) -> bool:
+    return fields.get(key) == "on"
+
+
+def _lines(text: str) -> tuple[str, ...]:
+    return tuple(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _rows(fields: MultiDict[str], prefix: str, columns: Sequence[str]) -> Iterable[dict[str, str]]:
+    """Each numbered row's columns, in order; rows with every column blank are skipped."""
+    for index in range(MAX_ROWS):
+        row = {c: fields.get(f"{prefix}-{index}-{c}", "") for c in columns}
+        present = any(f"{prefix}-{index}-{c}" in fields for c in columns)
+        if not present:
+            return
+        if any(value.strip() for key, value in row.items() if key not in _DEFAULTED):
+            yield row
+
+
+# Columns that always have a value (selects), so they do not make a row count as filled.
+_DEFAULTED = frozenset({"operator", "weight_type", "payload_type", "stickiness"})
+
+
+CONSTRAINT_COLUMNS = ("context", "operator", "values", "inverted", "case_insensitive")
+VARIANT_COLUMNS = ("name", "weight", "stickiness", "payload_type", "payload_value")
+Row = dict[str, str]
+
+
+def constraint_rows(fields: MultiDict[str], prefix: str = "constraints") -> list[Row]:
+    return list(_rows(fields, prefix, CONSTRAINT_COLUMNS))
+
+
+def variant_rows(fields: MultiDict[str], prefix: str = "variants") -> list[Row]:
+    return list(_rows(fields, prefix, VARIANT_COLUMNS))
+
+
+def rows_of_constraints(constraints: Iterable[Constraint]) -> list[Row]:
+    """Stored constraints as the editor shows them (values one per line)."""
+    return [
+        {
+            "context": c.context_name,
+            "operator": c.operator,
+            "values": "\n".join(c.values) if c.values else (c.value or ""),
+            "inverted": "on" if c.inverted else "",
+            "case_insensitive": "on" if c.case_insensitive else "",
+        }
+        for c in constraints
+    ]
+
+
+def rows_of_variants(variants: Iterable[Variant]) -> list[Row]:
+    """Stored variants as the editor shows them: a fixed weight as a percentage."""
+    return [
+        {
+            "name": v.name,
+            "weight": f"{v.weight / 10:g}" if v.weight_type == WeightType.FIX else "",
+            "stickiness": v.stickiness,
+            "payload_type": v.payload.type if v.payload else "string",
+            "payload_value": v.payload.value if v.payload else "",
+        }
+        for v in variants
+    ]
+
+
+def constraints_from(rows: Iterable[Row], prefix: str = "constraints") -> list[Constraint]:
+    constraints = []
+    for index, row in enumerate(rows):
+        values = _lines(row["values"])
+        operator = row["operator"]
+        single = None
+        if operator and operator not in LIST_OPERATORS:
+            if len(values) > 1:
+                raise InvalidInput(
+                    f"{operator} compares with one value",
+                    [ErrorDetail("one value only", f"$.{prefix}[{index}].value")],
+                )
+            single, values = (values[0] if values else None), ()
+        constraints.append(
+            Constraint(
+                row["context"].strip(),
+                operator,
+                values,
+                single,
+                inverted=row["inverted"] == "on",
+                case_insensitive=row["case_insensitive"] == "on",
+            )
+        )
+    return constraints
+
+
+def variants_from(rows: Iterable[Row], prefix: str = "variants") -> list[Variant]:
+    """Variants; a weight is a percentage with at most one decimal, fixed when given."""
+    variants = []
+    for index, row in enumerate(rows):
+        here = f"$.{prefix}[{index}]"
+        weight, weight_type = 0, WeightType.VARIABLE
+        if row["weight"].strip():
+            weight, weight_type = _per_mille(row["weight"], f"{here}.weight"), WeightType.FIX
+        payload = None
+        if row["payload_value"].strip():
+            payload = _payload(row["payload_type"], row["payload_value"], f"{here}.payload")
+        variants.append(
+            Variant(
+                row["name"].strip(),
+                weight,
+                weight_type,
+                row["stickiness"].strip() or "default",
+                payload,
+            )
+        )
+    return variants
+
+
+def _per_mille(text: str, path: str) -> int:
+    try:
+        percent = float(text.strip().removesuffix("%"))
+    except ValueError:
+        percent = -1.0
+    if not 0 <= percent <= 100 or round(percent * 10) != percent * 10:
+        raise InvalidInput(
+            f"a weight is a percentage from 0 to 100 (one decimal at most), not {text[:40]!r}",
+            [ErrorDetail("a percentage from 0 to 100", path)],
+        )
+    return round(percent * 10)
+
+
+def _payload(kind: str, value: str, path: str) -> Payload:
+    if kind not in PAYLOAD_TYPES:
+        raise InvalidInput(
+            "unknown payload type", [ErrorDetail("string, json, csv or number", path)]
+        )
+    if kind == "json":
+        try:
+            json.loads(value)
+        except ValueError as error:
+            raise InvalidInput(
+                f"the payload is not valid JSON: {error}", [ErrorDetail("not valid JSON", path)]
+            ) from None
+    if kind == "number":
+        try:
+            float(value)
+        except ValueError:
+            raise InvalidInput(
+                "the payload is not a number", [ErrorDetail("not a number", path)]
+            ) from None
+    return Payload(kind, value)
+
+
+def segment_ids_from(fields: MultiDict[str]) -> tuple[int, ...]:
+    ids = []
+    for raw in fields.getall("segments", []):
+        if not raw.isdigit() or len(raw) > 12:
+            raise InvalidInput("unknown segment", [ErrorDetail("unknown segment", "$.segments")])
+        ids.append(int(raw))
+    return tuple(ids)
+
+
+def strategy_from(fields: MultiDict[str], parameter_names: Iterable[str]) -> Strategy:
+    parameters = {}
+    for name in parameter_names:
+        value = fields.get(f"param-{name}", "")
+        if value.strip():
+            # List parameters are typed one per line; Unleash stores them comma-separated.
+            parameters[name] = ",".join(_lines(value)) if "\n" in value else value.strip()
+    return Strategy(
+        fields.get("name", ""),
+        parameters,
+        constraints=tuple(constraints_from(constraint_rows(fields))),
+        segments=segment_ids_from(fields),
+        variants=tuple(variants_from(variant_rows(fields))),
+        disabled=checked(fields, "disabled"),
+        title=optional_text(fields, "title"),
+    )
+
+
+def tags_from(text: str, path: str = "$.tags") -> list[Tag]:
+    """``type:value`` per line or comma-separated; a bare value is a ``simple`` tag."""
+    tags = []
+    for index, item in enumerate(part.strip() for part in text.replace("\n", ",").split(",")):
+        if not item:
+            continue
+        kind, sep, value = item.partition(":")
+        if not sep:
+            kind, value = "simple", item
+        if not kind.strip() or not value.strip():
+            raise InvalidInput(
+                f"a tag is type:value, not {item[:60]!r}",
+                [ErrorDetail("type:value", f"{path}[{index}]")],
+            )
+        tags.append(Tag(kind.strip(), value.strip()))
+    return tags

@@ -1,0 +1,269 @@
+"""What every UI page shares: the session, sign-in enforcement, CSRF, forms, rendering.
+
+`page` wraps each UI handler (the API's `errors.guarded` answers JSON; pages answer HTML).
+It reads the session cookie, sends visitors who have not signed in to the sign-in page,
+refuses any POST without the session's CSRF token, and turns a domain error nobody
+handled into an HTML error page with the matching status.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import urllib.parse
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import aiohttp_jinja2
+import attrs
+from aiohttp import web
+from multidict import MultiDict
+
+from flagcore.entities import ApiToken, TokenType
+from flagcore.errors import (
+    Conflict,
+    ErrorDetail,
+    FlagcoreError,
+    Forbidden,
+    InvalidInput,
+    LimitExceeded,
+    NameConflict,
+    NotFound,
+    RateLimited,
+    ServiceUnavailable,
+    StorageError,
+    Unauthenticated,
+)
+from flagcore.service import Service
+from flagcore_http.calls import call
+from flagcore_http.config import AuthMode
+from flagcore_http.keys import CONFIG, SERVICE
+from flagcore_http.ui.session import COOKIE_NAME, CSRF_FIELD, Session, SessionSigner
+
+__all__ = [
+    "UI_SIGNER",
+    "Viewer",
+    "field_errors",
+    "form",
+    "page",
+    "redirect",
+    "render",
+    "session_cookie",
+    "svc",
+    "viewer",
+]
+
+_log = logging.getLogger("flagcore_http.ui")
+
+UI_SIGNER = web.AppKey("ui_signer", SessionSigner)
+_FORM = web.RequestKey("ui_form", MultiDict[str])
+
+# One typed field is at most this long (a payload or a description); the body as a whole is
+# bounded by the server's ``max_body_bytes``.
+MAX_FIELD_LENGTH = 100_000
+MAX_FIELDS = 2_000
+
+_STATUS: tuple[tuple[type[FlagcoreError], int], ...] = (
+    (InvalidInput, 400),
+    (LimitExceeded, 400),
+    (Unauthenticated, 401),
+    (Forbidden, 403),
+    (NotFound, 404),
+    (NameConflict, 409),
+    (Conflict, 409),
+    (RateLimited, 429),
+    (ServiceUnavailable, 503),
+    (StorageError, 503),
+)
+
+_SECURITY_HEADERS = {
+    # No inline script can run, whatever a user typed: the UI needs no script at all.
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+
+@attrs.frozen
+class Viewer:
+    """Who is looking at the page, and the CSRF token their forms carry."""
+
+    session: Session
+    token: ApiToken | None
+    csrf: str
+    auth_off: bool
+
+    @property
+    def actor(self) -> str:
+        """The event log's name for this person: the same as the API gives their token."""
+        return f"token:{self.token.name}" if self.token is not None else "anonymous"
+
+
+_VIEWER = web.RequestKey("ui_viewer", Viewer)
+_NEW_SESSION = web.RequestKey("ui_new_session", Session)
+
+
+def svc(request: web.Request) -> Service:
+    return request.app[SERVICE]
+
+
+def viewer(request: web.Request) -> Viewer:
+    return request[_VIEWER]
+
+
+def form(request: web.Request) -> MultiDict[str]:
+    """The POSTed form (read and bounded by `page`)."""
+    return request[_FORM]
+
+
+def session_cookie(request: web.Request, session: Session) -> None:
+    """Make ``session`` the visitor's session when the response goes out."""
+    request[_NEW_SESSION] = session
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def page(*, public: bool = False) -> Callable[[Handler], Handler]:
+    """Wrap a UI handler; ``public`` pages (sign-in) need no signed-in session."""
+
+    def wrap(handler: Handler) -> Handler:
+        @functools.wraps(handler)
+        async def ui_handler(request: web.Request) -> web.StreamResponse:
+            try:
+                response = await _handle(request, handler, public)
+            except FlagcoreError as error:
+                response = _error_page(request, error)
+            except web.HTTPException as http_error:
+                if http_error.status < 400:
+                    raise
+                response = _error_page(request, FlagcoreError(http_error.reason), http_error.status)
+            except Exception:
+                _log.exception("unexpected error on %s %s", request.method, request.path)
+                response = _error_page(
+                    request, FlagcoreError("Something went wrong on our side."), 500
+                )
+            _finish(request, response)
+            return response
+
+        return ui_handler
+
+    return wrap
+
+
+async def _handle(request: web.Request, handler: Handler, public: bool) -> web.StreamResponse:
+    signer = request.app[UI_SIGNER]
+    auth_off = request.app[CONFIG].auth is AuthMode.NONE
+    session = signer.read(request.cookies.get(COOKIE_NAME))
+    if session is None:
+        session = signer.new_session()
+        session_cookie(request, session)
+    token = None
+    if session.signed_in and not auth_off:
+        token = await _admin_token(request, session.token_digest)
+        if token is None:  # revoked since: the session ends with it
+            session = signer.new_session()
+            session_cookie(request, session)
+    request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off)
+    if request.method == "POST":
+        request[_FORM] = await _read_form(request)
+        if not signer.csrf_ok(session, request[_FORM].get(CSRF_FIELD)):
+            raise Forbidden(
+                "This form has expired or did not come from this site. "
+                "Reload the page and try again."
+            )
+    if not public and not auth_off and token is None:
+        target = request.path_qs if request.method == "GET" else "/"
+        return redirect("/ui/sign-in?" + urllib.parse.urlencode({"next": target}))
+    return await handler(request)
+
+
+async def _admin_token(request: web.Request, digest: str) -> ApiToken | None:
+    tokens = await call(request, svc(request).tokens.list_tokens)
+    for token in tokens:
+        if token.secret_hash == digest and token.type is TokenType.ADMIN:
+            return token
+    return None
+
+
+async def _read_form(request: web.Request) -> MultiDict[str]:
+    if request.content_type != "application/x-www-form-urlencoded":
+        return MultiDict()  # not one of our forms: it carries no CSRF token either (403)
+    try:
+        posted = await request.post()
+    except (UnicodeDecodeError, ValueError):
+        raise InvalidInput("The form is not valid UTF-8 form data.") from None
+    if len(posted) > MAX_FIELDS:
+        raise InvalidInput(f"A form has at most {MAX_FIELDS} fields.")
+    fields: MultiDict[str] = MultiDict()
+    for key, value in posted.items():
+        if not isinstance(value, str):
+            raise InvalidInput("The UI accepts no file uploads.")
+        if len(value) > MAX_FIELD_LENGTH:
+            raise InvalidInput(
+                f"A field is at most {MAX_FIELD_LENGTH} characters.",
+                [ErrorDetail(f"at most {MAX_FIELD_LENGTH} characters", f"$.{key[:60]}")],
+            )
+        fields.add(key, value)
+    return fields
+
+
+def _finish(request: web.Request, response: web.StreamResponse) -> None:
+    for name, value in _SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
+    session = request.get(_NEW_SESSION)
+    if session is not None:
+        signer = request.app[UI_SIGNER]
+        response.set_cookie(
+            COOKIE_NAME,
+            signer.cookie_value(session),
+            max_age=int(signer.lifetime_seconds),
+            path="/",
+            httponly=True,
+            samesite="Strict",
+            secure=request.secure,
+        )
+
+
+def redirect(location: str) -> web.Response:
+    """303 See Other: after a POST, the browser GETs the result (no resubmission)."""
+    return web.Response(status=303, headers={"Location": location})
+
+
+def render(
+    request: web.Request, template: str, context: Mapping[str, Any], *, status: int = 200
+) -> web.Response:
+    base = {"viewer": request.get(_VIEWER), "request": request}
+    return aiohttp_jinja2.render_template(template, request, {**base, **context}, status=status)
+
+
+def field_errors(error: FlagcoreError) -> dict[str, list[str]]:
+    """The error's details keyed by form field: ``$.constraints[0].values[1]`` becomes
+    ``constraints-0-values-1``; templates show a field's messages and its children's."""
+    keyed: dict[str, list[str]] = {}
+    for detail in error.details:
+        if detail.path:
+            keyed.setdefault(path_key(detail.path), []).append(detail.message)
+    return keyed
+
+
+def path_key(path: str) -> str:
+    key = path.removeprefix("$").replace("[", ".").replace("]", "")
+    return "-".join(part for part in key.split(".") if part)
+
+
+def _error_page(
+    request: web.Request, error: FlagcoreError, status: int | None = None
+) -> web.Response:
+    if status is None:
+        status = next((code for kind, code in _STATUS if isinstance(error, kind)), 400)
+    return render(
+        request,
+        "error.html",
+        {"message": error.message, "details": error.details, "status": status},
+        status=status,
+    )

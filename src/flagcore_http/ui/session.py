@@ -1,0 +1,84 @@
+"""The admin UI's session cookie and CSRF tokens.
+
+A session is a signed cookie (HMAC-SHA256 with the server's UI secret) holding the admin
+token's digest, never its secret, an expiry and a random nonce. The server keeps no
+session table: revoking the token ends every session made with it, because each request
+looks the digest up again. The CSRF token of a form is an HMAC of the session's nonce, so
+a page from another site cannot know it; every POST must carry it.
+
+Visitors who have not signed in get an anonymous session (no digest) so the sign-in form
+is CSRF-protected too; signing in replaces it with a new nonce.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+
+import attrs
+
+__all__ = ["ANONYMOUS", "COOKIE_NAME", "CSRF_FIELD", "Session", "SessionSigner"]
+
+COOKIE_NAME = "flagcore_session"
+CSRF_FIELD = "_csrf"
+ANONYMOUS = "-"
+# A cookie is a few hundred bytes; anything longer is not ours and is not even hashed.
+_MAX_COOKIE_LENGTH = 512
+
+
+@attrs.frozen
+class Session:
+    token_digest: str  # ANONYMOUS when nobody signed in
+    expires_at: int  # Unix seconds
+    nonce: str
+
+    @property
+    def signed_in(self) -> bool:
+        return self.token_digest != ANONYMOUS
+
+
+class SessionSigner:
+    """Makes and checks session cookies and CSRF tokens with one secret."""
+
+    def __init__(self, secret: str | bytes, lifetime_seconds: float) -> None:
+        key = secret.encode("utf-8") if isinstance(secret, str) else secret
+        # Derived keys: a cookie's signature can never pass as a CSRF token.
+        self._cookie_key = hmac.new(key, b"flagcore ui cookie", hashlib.sha256).digest()
+        self._csrf_key = hmac.new(key, b"flagcore ui csrf", hashlib.sha256).digest()
+        self.lifetime_seconds = lifetime_seconds
+
+    def new_session(self, token_digest: str = ANONYMOUS, *, now: float | None = None) -> Session:
+        issued = time.time() if now is None else now
+        return Session(token_digest, int(issued + self.lifetime_seconds), secrets.token_urlsafe(18))
+
+    def cookie_value(self, session: Session) -> str:
+        body = f"{session.token_digest}.{session.expires_at}.{session.nonce}"
+        return f"{body}.{self._sign(self._cookie_key, body)}"
+
+    def read(self, cookie: str | None, *, now: float | None = None) -> Session | None:
+        """The session in ``cookie``, or None if it is missing, forged or expired."""
+        if not cookie or len(cookie) > _MAX_COOKIE_LENGTH or not cookie.isascii():
+            return None
+        body, _, signature = cookie.rpartition(".")
+        if not hmac.compare_digest(signature, self._sign(self._cookie_key, body)):
+            return None
+        digest, expires, nonce = body.split(".", 2)
+        if not expires.isdigit() or int(expires) <= (time.time() if now is None else now):
+            return None
+        return Session(digest, int(expires), nonce)
+
+    def csrf_token(self, session: Session) -> str:
+        return self._sign(self._csrf_key, session.nonce)
+
+    def csrf_ok(self, session: Session, presented: object) -> bool:
+        return (
+            isinstance(presented, str)
+            and presented.isascii()
+            and hmac.compare_digest(presented, self.csrf_token(session))
+        )
+
+    @staticmethod
+    def _sign(key: bytes, body: str) -> str:
+        return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()

@@ -1,0 +1,38 @@
+"""One module per page (or group of pages) of the admin UI."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore_http.ui.views import (
+    actions,
+    applications,
+    archive,
+    events,
+    flag,
+    flags,
+    projects,
+    segments,
+    sign_in,
+    signals,
+    strategies,
+    tokens,
+)
+
+__all__ = ["ALL_ROUTES"]
+
+# sign_in last: it ends with the catch-all for unknown /ui/ pages.
+ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
+    flags.routes,
+    flag.routes,
+    strategies.routes,
+    archive.routes,
+    segments.routes,
+    projects.routes,
+    tokens.routes,
+    events.routes,
+    signals.routes,
+    actions.routes,
+    applications.routes,
+    sign_in.routes,
+)

@@ -1,0 +1,20 @@
+"""The SDK instances that registered or reported metrics."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore_http.calls import call
+from flagcore_http.ui.pages import page, render, svc
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+
+@routes.get("/ui/applications")
+@page()
+async def applications(request: web.Request) -> web.Response:
+    instances = await call(request, svc(request).instances.client_instances)
+    instances = sorted(instances, key=lambda i: (i.app_name, i.instance_id))
+    return render(request, "applications.html", {"instances": instances})

@@ -1,0 +1,206 @@
+"""One flag: its environments and strategies, variants, tags, stale marker, archiving."""
+
+from __future__ import annotations
+
+import datetime as dt
+import urllib.parse
+
+from aiohttp import web
+
+from flagcore.entities import FlagMetrics, Tag
+from flagcore.errors import FlagcoreError, NotFound
+from flagcore_http.calls import call
+from flagcore_http.ui.forms import (
+    PAYLOAD_TYPES,
+    Row,
+    rows_of_variants,
+    variant_rows,
+    variants_from,
+)
+from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+
+__all__ = ["flag_url", "routes"]
+
+routes = web.RouteTableDef()
+
+FLAG = "/ui/flags/{name}"
+
+# Notices a redirect may ask the flag page to show, by code: the page never echoes text
+# from the address bar.
+NOTICES = {
+    "disabled": "That was the last active strategy in {environment}: the flag is now off there.",
+}
+
+
+def flag_url(name: str, **query: str) -> str:
+    url = f"/ui/flags/{urllib.parse.quote(name, safe='')}"
+    return url + ("?" + urllib.parse.urlencode(query) if query else "")
+
+
+@routes.get(FLAG)
+@page()
+async def show_flag(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    return await _flag_page(request, name)
+
+
+async def _flag_page(
+    request: web.Request, name: str, *, error: FlagcoreError | None = None, status: int = 200
+) -> web.Response:
+    service = svc(request)
+    details = await call(request, service.flags.get_flag, None, name)
+    segments = {s.id: s for s in await call(request, service.segments.list_segments)}
+    tag_types = await call(request, service.tags.list_tag_types)
+    metrics = _last_hour(await call(request, service.metrics.flag_metrics, name))
+    notice = None
+    code, environment = request.query.get("notice"), request.query.get("environment", "")
+    if code in NOTICES:
+        notice = NOTICES[code].format(environment=environment[:100])
+    return render(
+        request,
+        "flag.html",
+        {
+            "details": details,
+            "flag": details.flag,
+            "segments": segments,
+            "tag_types": tag_types,
+            "metrics": metrics,
+            "notice": notice,
+            "error": error.message if error else None,
+            "errors": field_errors(error) if error else {},
+        },
+        status=status,
+    )
+
+
+def _last_hour(rows: list[FlagMetrics]) -> list[tuple[str, str, int, int]]:
+    """Yes/no counts per application and environment over the hour buckets that overlap
+    the last hour (metrics are kept by the hour, so this is the current and the previous
+    bucket)."""
+    since = (dt.datetime.now(dt.UTC) - dt.timedelta(hours=1)).replace(
+        minute=0, second=0, microsecond=0
+    )
+    totals: dict[tuple[str, str], list[int]] = {}
+    for row in rows:
+        if row.hour >= since:
+            counts = totals.setdefault((row.app_name, row.environment), [0, 0])
+            counts[0] += row.yes
+            counts[1] += row.no
+    return [(app, env, yes, no) for (app, env), (yes, no) in sorted(totals.items())]
+
+
+async def _project_of(request: web.Request, name: str) -> str:
+    details = await call(request, svc(request).flags.get_flag, None, name)
+    return details.flag.project
+
+
+@routes.post(FLAG + "/stale")
+@page()
+async def set_stale(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    stale = form(request).get("stale") == "true"
+    await call(
+        request,
+        svc(request).flags.mark_stale,
+        await _project_of(request, name),
+        name,
+        stale,
+        actor=viewer(request).actor,
+    )
+    return redirect(flag_url(name))
+
+
+@routes.post(FLAG + "/archive")
+@page()
+async def archive(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    project = await _project_of(request, name)
+    await call(
+        request, svc(request).archive.archive_flag, project, name, actor=viewer(request).actor
+    )
+    return redirect("/ui/archive")
+
+
+@routes.post(FLAG + "/tags")
+@page()
+async def add_tag(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    fields = form(request)
+    tag = Tag(fields.get("type", ""), fields.get("value", ""))
+    try:  # the service checks the value and the type, at $.value and $.type
+        await call(request, svc(request).tags.add_flag_tag, name, tag, actor=viewer(request).actor)
+    except FlagcoreError as error:
+        return await _flag_page(request, name, error=error, status=400)
+    return redirect(flag_url(name))
+
+
+@routes.post(FLAG + "/tags/remove")
+@page()
+async def remove_tag(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    fields = form(request)
+    tag = Tag(fields.get("type", ""), fields.get("value", ""))
+    await call(request, svc(request).tags.remove_flag_tag, name, tag, actor=viewer(request).actor)
+    return redirect(flag_url(name))
+
+
+VARIANTS = FLAG + "/environments/{environment}/variants"
+
+
+@routes.get(VARIANTS)
+@page()
+async def variants_form(request: web.Request) -> web.Response:
+    name, environment = request.match_info["name"], request.match_info["environment"]
+    details = await call(request, svc(request).flags.get_flag, None, name)
+    state = next((e for e in details.environments if e.environment.name == environment), None)
+    if state is None:
+        raise NotFound(f'there is no environment "{environment}"')
+    return _variants_page(request, name, environment, rows_of_variants(state.variants))
+
+
+def _variants_page(
+    request: web.Request,
+    name: str,
+    environment: str,
+    rows: list[Row],
+    *,
+    extra: int = 1,
+    error: FlagcoreError | None = None,
+) -> web.Response:
+    return render(
+        request,
+        "variants.html",
+        {
+            "name": name,
+            "environment": environment,
+            "rows": rows,
+            "extra": extra,
+            "payload_types": PAYLOAD_TYPES,
+            "error": error.message if error else None,
+            "errors": field_errors(error) if error else {},
+        },
+        status=400 if error else 200,
+    )
+
+
+@routes.post(VARIANTS)
+@page()
+async def save_variants(request: web.Request) -> web.Response:
+    name, environment = request.match_info["name"], request.match_info["environment"]
+    fields = form(request)
+    rows = variant_rows(fields)
+    if fields.get("_more"):
+        return _variants_page(request, name, environment, rows, extra=2)
+    try:
+        await call(
+            request,
+            svc(request).variants.set_flag_variants,
+            await _project_of(request, name),
+            name,
+            environment,
+            variants_from(rows),
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return _variants_page(request, name, environment, rows, error=error)
+    return redirect(flag_url(name))

@@ -1,0 +1,158 @@
+"""Segments: the list with usage counts, the constraint editor, and refused deletions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from flagcore import CONSTRAINT_OPERATORS, LIST_OPERATORS
+from flagcore.errors import FlagcoreError, NotFound
+from flagcore_http.calls import call
+from flagcore_http.ui.forms import (
+    Row,
+    constraint_rows,
+    constraints_from,
+    optional_text,
+    rows_of_constraints,
+)
+from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+
+__all__ = ["routes", "segment_id"]
+
+routes = web.RouteTableDef()
+
+
+def segment_id(request: web.Request) -> int:
+    raw = request.match_info["id"]
+    if not raw.isdigit() or len(raw) > 12:
+        raise NotFound("There is no such segment.")
+    return int(raw)
+
+
+async def _list_page(
+    request: web.Request, error: FlagcoreError | None = None, status: int = 200
+) -> web.Response:
+    segments = await call(request, svc(request).segments.list_segment_details)
+    return render(
+        request,
+        "segments.html",
+        {
+            "segments": segments,
+            "error": error.message if error else None,
+            "details": error.details if error else (),
+        },
+        status=status,
+    )
+
+
+@routes.get("/ui/segments")
+@page()
+async def list_segments(request: web.Request) -> web.Response:
+    return await _list_page(request)
+
+
+async def _editor(
+    request: web.Request,
+    values: dict[str, str],
+    rows: list[Row],
+    *,
+    segment: int | None,
+    extra: int = 1,
+    error: FlagcoreError | None = None,
+) -> web.Response:
+    projects = await call(request, svc(request).projects.list_projects)
+    return render(
+        request,
+        "segment.html",
+        {
+            "values": values,
+            "rows": rows,
+            "extra": extra,
+            "segment_id": segment,
+            "projects": projects,
+            "operators": tuple(CONSTRAINT_OPERATORS),
+            "list_operators": LIST_OPERATORS,
+            "error": error.message if error else None,
+            "errors": field_errors(error) if error else {},
+        },
+        status=400 if error else 200,
+    )
+
+
+@routes.get("/ui/segments/new")
+@page()
+async def new_segment(request: web.Request) -> web.Response:
+    return await _editor(request, {}, [], segment=None)
+
+
+@routes.get("/ui/segments/{id}")
+@page()
+async def edit_segment(request: web.Request) -> web.Response:
+    segment = await call(request, svc(request).segments.get_segment, segment_id(request))
+    values = {
+        "name": segment.name,
+        "description": segment.description or "",
+        "project": segment.project or "",
+    }
+    return await _editor(
+        request, values, rows_of_constraints(segment.constraints), segment=segment.id
+    )
+
+
+async def _save(request: web.Request, segment: int | None) -> web.Response:
+    fields = form(request)
+    values = {k: fields.get(k, "") for k in ("name", "description", "project")}
+    rows = constraint_rows(fields)
+    if fields.get("_more"):
+        return await _editor(request, values, rows, segment=segment, extra=2)
+    try:
+        constraints = constraints_from(rows)
+        common: dict[str, Any] = {
+            "description": optional_text(fields, "description"),
+            "project": optional_text(fields, "project"),
+            "actor": viewer(request).actor,
+        }
+        if segment is None:
+            await call(
+                request, svc(request).segments.create_segment, values["name"], constraints, **common
+            )
+        else:
+            await call(
+                request,
+                svc(request).segments.update_segment,
+                segment,
+                values["name"],
+                constraints,
+                **common,
+            )
+    except FlagcoreError as error:
+        return await _editor(request, values, rows, segment=segment, error=error)
+    return redirect("/ui/segments")
+
+
+@routes.post("/ui/segments/new")
+@page()
+async def create_segment(request: web.Request) -> web.Response:
+    return await _save(request, None)
+
+
+@routes.post("/ui/segments/{id}")
+@page()
+async def update_segment(request: web.Request) -> web.Response:
+    return await _save(request, segment_id(request))
+
+
+@routes.post("/ui/segments/{id}/delete")
+@page()
+async def delete_segment(request: web.Request) -> web.Response:
+    try:
+        await call(
+            request,
+            svc(request).segments.delete_segment,
+            segment_id(request),
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _list_page(request, error, 409)
+    return redirect("/ui/segments")

@@ -1,0 +1,73 @@
+"""API tokens: list, create (the secret shown once, on the answer to the form), revoke."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore.errors import FlagcoreError
+from flagcore_http.calls import call
+from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+
+async def _page(
+    request: web.Request,
+    *,
+    created: object = None,
+    values: dict[str, str] | None = None,
+    error: FlagcoreError | None = None,
+    status: int = 200,
+) -> web.Response:
+    service = svc(request)
+    return render(
+        request,
+        "tokens.html",
+        {
+            "tokens": await call(request, service.tokens.list_tokens),
+            "projects": await call(request, service.projects.list_projects),
+            "environments": await call(request, service.environments.list_environments),
+            "created": created,
+            "values": values or {"type": "client"},
+            "error": error.message if error else None,
+            "errors": field_errors(error) if error else {},
+        },
+        status=status,
+    )
+
+
+@routes.get("/ui/tokens")
+@page()
+async def list_tokens(request: web.Request) -> web.Response:
+    return await _page(request)
+
+
+@routes.post("/ui/tokens")
+@page()
+async def create_token(request: web.Request) -> web.Response:
+    fields = form(request)
+    values = {k: fields.get(k, "") for k in ("tokenName", "type", "project", "environment")}
+    try:
+        created = await call(
+            request,
+            svc(request).tokens.create_token,
+            values["tokenName"],
+            values["type"],
+            projects=(values["project"] or "*",),
+            environment=values["environment"] or None,
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _page(request, values=values, error=error, status=400)
+    # Shown on this answer only: the server keeps a digest, never the secret.
+    return await _page(request, created=created)
+
+
+@routes.post("/ui/tokens/{digest}/revoke")
+@page()
+async def revoke_token(request: web.Request) -> web.Response:
+    digest = request.match_info["digest"]
+    await call(request, svc(request).tokens.delete_token, digest, actor=viewer(request).actor)
+    return redirect("/ui/tokens")
