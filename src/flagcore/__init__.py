@@ -3,7 +3,6 @@
 Everything a user needs is importable from here; the submodules are the implementation.
 """
 
-from flagcore.codec import read_client_features, unstructure_client_features
 from flagcore.context import Context
 from flagcore.engine import Engine, EngineWarning, compile_snapshot
 from flagcore.errors import (
@@ -35,6 +34,7 @@ from flagcore.model import (
 )
 from flagcore.strategies import CustomStrategy
 from flagcore.variants import VariantResult
+from flagcore.wire import read_client_features, unstructure_client_features
 
 __version__ = "0.1.0"
 

@@ -22,14 +22,6 @@ from typing import Any
 import attrs
 
 from flagcore.context import Readable
-from flagcore.fast_reading import (
-    NotFast,
-    as_bool_or,
-    as_list,
-    as_str,
-    as_strings,
-    constraint_fields,
-)
 from flagcore.operators import (
     BrokenRule,
     Predicate,
@@ -45,6 +37,14 @@ from flagcore.variants import (
     VariantPicker,
     compile_variant_picker,
     variants_stickiness,
+)
+from flagcore.wire.reading import (
+    NotFast,
+    as_bool_or,
+    as_list,
+    as_str,
+    as_strings,
+    constraint_fields,
 )
 
 __all__ = ["CompiledFlag", "RuleCompiler", "SegmentSlot", "all_of", "any_of"]

@@ -15,9 +15,9 @@ from typing import Any
 import attrs
 
 from flagcore.context import Readable
-from flagcore.fast_reading import NotFast, as_list, as_opt_str, as_str, as_strings
 from flagcore.hashing import VARIANT_SEED, normalized_hash
 from flagcore.operators import field_reader
+from flagcore.wire.reading import NotFast, as_list, as_opt_str, as_str, as_strings
 
 __all__ = [
     "DISABLED_VARIANT",
