@@ -25,14 +25,27 @@ import attrs
 
 from flagcore.context import context_value
 from flagcore.model import Constraint, Dependency, Flag, Segment, Variant
-from flagcore.wire.fields import FIELDS, WireField
+from flagcore.wire.fields import (
+    CASE_INSENSITIVE,
+    CONTEXT_NAME,
+    FIELDS,
+    INVERTED,
+    OPERATOR,
+    VALUE,
+    WireField,
+)
 
 __all__ = [
     "NotFast",
     "as_bool",
     "as_bool_or",
+    "as_int",
+    "as_int_or",
+    "as_ints",
     "as_list",
+    "as_opt_int",
     "as_opt_str",
+    "as_parameters",
     "as_str",
     "as_str_or",
     "as_strings",
@@ -158,11 +171,11 @@ def constraint_fields(data: Any) -> tuple[str, str, str | None, bool, bool]:
     if type(data) is not dict:
         raise NotFast
     get = data.get
-    context_name = get(_CONTEXT_NAME)
-    operator = get(_OPERATOR)
-    value = get(_VALUE)
-    inverted = get(_INVERTED, False)
-    case_insensitive = get(_CASE_INSENSITIVE, False)
+    context_name = get(CONTEXT_NAME)
+    operator = get(OPERATOR)
+    value = get(VALUE)
+    inverted = get(INVERTED, False)
+    case_insensitive = get(CASE_INSENSITIVE, False)
     if (
         type(context_name) is not str
         or type(operator) is not str
@@ -172,17 +185,6 @@ def constraint_fields(data: Any) -> tuple[str, str, str | None, bool, bool]:
     ):
         raise NotFast
     return context_name, operator, value, inverted, case_insensitive
-
-
-def _key(cls: type, attribute: str) -> str:
-    return next(f.key for f in FIELDS[cls] if f.attribute == attribute)
-
-
-_CONTEXT_NAME = _key(Constraint, "context_name")
-_OPERATOR = _key(Constraint, "operator")
-_VALUE = _key(Constraint, "value")
-_INVERTED = _key(Constraint, "inverted")
-_CASE_INSENSITIVE = _key(Constraint, "case_insensitive")
 
 
 # --- the generated readers -------------------------------------------------------------
@@ -214,7 +216,7 @@ def _read_expression(field: WireField, type_: Any, names: dict[str, Any]) -> str
         members = f"_members_{type_.__name__}"
         names[members] = {member.value: member for member in type_}
         value = f"{members}.get(as_str_or({got}, {default.value!r}))"
-        return f"not_none({value})"
+        return f"_not_none({value})"
     if origin is tuple and args[1:] == (Ellipsis,):
         (item,) = args[:1]
         if item is str:
@@ -226,17 +228,18 @@ def _read_expression(field: WireField, type_: Any, names: dict[str, Any]) -> str
     if origin is Mapping and args == (str, str):
         return f"as_parameters({got})"
     if attrs.has(type_) and optional:
-        return f"read_optional({_reader_name(type_)}, {got})"
+        return f"_read_optional({_reader_name(type_)}, {got})"
     raise TypeError(f"no fast reader for {field.attribute}: {type_!r}")
 
 
-def not_none(value: Any) -> Any:
+def _not_none(value: Any) -> Any:
+    """An enum value not among its members: let the converter say which are."""
     if value is None:
         raise NotFast
     return value
 
 
-def read_optional(read: Callable[[Any], Any], value: Any) -> Any:
+def _read_optional(read: Callable[[Any], Any], value: Any) -> Any:
     return None if value is None else read(value)
 
 
@@ -244,7 +247,7 @@ def _generate() -> dict[str, Any]:
     names: dict[str, Any] = {
         name: value
         for name, value in globals().items()
-        if name.startswith("as_") or name in ("NotFast", "not_none", "read_optional")
+        if name.startswith("as_") or name in ("NotFast", "_not_none", "_read_optional")
     }
     sources = []
     for cls, fields in FIELDS.items():
