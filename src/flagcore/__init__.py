@@ -12,7 +12,6 @@ and `flagcore.wire` (Unleash's JSON). Every other submodule is the implementatio
 names may change without notice (docs/architecture.md, "Public face").
 """
 
-from flagcore.codec import read_client_features, unstructure_client_features
 from flagcore.context import Context
 from flagcore.engine import Engine, EngineWarning
 from flagcore.errors import (
@@ -64,6 +63,7 @@ from flagcore.service import Service
 from flagcore.strategies import BUILTIN_STRATEGIES, CustomStrategy
 from flagcore.validation import LIST_OPERATORS, MAX_NAME_LENGTH
 from flagcore.variants import VariantResult
+from flagcore.wire import read_client_features, unstructure_client_features
 
 __version__ = "0.1.0"
 

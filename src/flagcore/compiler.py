@@ -5,8 +5,9 @@ the model, kept for later, held most of the engine's memory. So the compiler rea
 flag's JSON once, checks the type of every field it uses, and keeps only closures and
 the values they compare against (long IN lists as one joined string: see
 `flagcore.operators.membership_predicate`). At the first surprise it raises `NotFast`; the
-engine then reads that flag with the codec (which explains what is wrong, or normalises
-what it can, such as numbers as parameters) and compiles the codec's canonical JSON.
+engine then reads that flag with `flagcore.wire` (which explains what is wrong, or
+normalises what it can, such as numbers as parameters) and compiles its canonical JSON.
+JSON keys come from `flagcore.wire.fields`, bound at import time.
 Fields the engine never evaluates (description, project, ids, titles) are not checked.
 
 Strategies reach segments through a `SegmentSlot`, so a delta that changes a segment
@@ -22,14 +23,6 @@ from typing import Any
 import attrs
 
 from flagcore.context import Readable
-from flagcore.fast_reading import (
-    NotFast,
-    as_bool_or,
-    as_list,
-    as_str,
-    as_strings,
-    constraint_fields,
-)
 from flagcore.operators import (
     BrokenRule,
     Predicate,
@@ -45,6 +38,29 @@ from flagcore.variants import (
     VariantPicker,
     compile_variant_picker,
     variants_stickiness,
+)
+from flagcore.wire.fields import (
+    CONSTRAINTS,
+    DEPENDENCIES,
+    ENABLED,
+    FEATURE,
+    IMPRESSION_DATA,
+    NAME,
+    PARAMETER_GROUP_ID,
+    PARAMETER_STICKINESS,
+    PARAMETERS,
+    SEGMENTS,
+    STRATEGIES,
+    VALUES,
+    VARIANTS,
+)
+from flagcore.wire.reading import (
+    NotFast,
+    as_bool_or,
+    as_list,
+    as_str,
+    as_strings,
+    constraint_fields,
 )
 
 __all__ = ["CompiledFlag", "RuleCompiler", "SegmentSlot", "all_of", "any_of"]
@@ -184,7 +200,7 @@ class RuleCompiler:
 
     def constraint(self, data: Any) -> Predicate:
         context_name, operator, value, inverted, case_insensitive = constraint_fields(data)
-        values = data.get("values")
+        values = data.get(VALUES)
         if values is None:
             values = []
         elif type(values) is not list:
@@ -207,7 +223,7 @@ class RuleCompiler:
         """All of a segment's constraints, as one predicate."""
         if type(data) is not dict:
             raise NotFast
-        return all_of(tuple(self.constraint(c) for c in as_list(data.get("constraints"))))
+        return all_of(tuple(self.constraint(c) for c in as_list(data.get(CONSTRAINTS))))
 
     def strategy(
         self,
@@ -219,11 +235,11 @@ class RuleCompiler:
         if type(data) is not dict:
             raise NotFast
         get = data.get
-        name = get("name")
-        parameters = get("parameters")
-        constraints = get("constraints")
-        segments = get("segments")
-        variants = get("variants")
+        name = get(NAME)
+        parameters = get(PARAMETERS)
+        constraints = get(CONSTRAINTS)
+        segments = get(SEGMENTS)
+        variants = get(VARIANTS)
         if type(name) is not str:
             raise NotFast
         if parameters is None:
@@ -234,7 +250,7 @@ class RuleCompiler:
             try:
                 "".join(parameters.values())  # checks, in C, that every value is a string
             except TypeError:
-                raise NotFast from None  # numbers as parameters: the codec turns them into text
+                raise NotFast from None  # numbers as parameters: the wire reads them as text
         if constraints is None:
             checks = []
         elif type(constraints) is list:
@@ -255,8 +271,8 @@ class RuleCompiler:
         if variants:
             picker = compile_variant_picker(
                 as_list(variants),
-                parameters.get("groupId", flag_name),
-                parameters.get("stickiness"),
+                parameters.get(PARAMETER_GROUP_ID, flag_name),
+                parameters.get(PARAMETER_STICKINESS),
                 with_overrides=False,
                 results=self._results,
             )
@@ -272,12 +288,12 @@ class RuleCompiler:
         if type(data) is not dict:
             raise NotFast
         get = data.get
-        name = get("name")
-        enabled = get("enabled", False)
-        impression_data = get("impressionData")
-        variants = get("variants")
-        dependencies = get("dependencies")
-        strategies = get("strategies")
+        name = get(NAME)
+        enabled = get(ENABLED, False)
+        impression_data = get(IMPRESSION_DATA)
+        variants = get(VARIANTS)
+        dependencies = get(DEPENDENCIES)
+        strategies = get(STRATEGIES)
         if (
             type(name) is not str
             or type(enabled) is not bool
@@ -324,7 +340,7 @@ def _dependency(data: Any) -> Dependency:
     if type(data) is not dict:
         raise NotFast
     return (
-        as_str(data.get("feature")),
-        as_bool_or(data.get("enabled"), True),
-        as_strings(data.get("variants")),
+        as_str(data.get(FEATURE)),
+        as_bool_or(data.get(ENABLED), True),
+        as_strings(data.get(VARIANTS)),
     )

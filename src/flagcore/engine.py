@@ -14,18 +14,9 @@ from typing import Any
 
 import attrs
 
-from flagcore.codec import (
-    IndexedClientFeatures,
-    apply_delta_events,
-    index_client_features,
-    structure_flag,
-    structure_segment,
-)
 from flagcore.compiler import CompiledFlag, RuleCompiler, SegmentSlot
 from flagcore.context import Context, MappingContext, Readable
 from flagcore.errors import InvalidInput
-from flagcore.fast_reading import NotFast
-from flagcore.fast_writing import write_flag, write_segment
 from flagcore.gc_pause import gc_paused
 from flagcore.model import ClientFeatures, Flag, Segment
 from flagcore.operators import Predicate
@@ -37,6 +28,16 @@ from flagcore.strategies import (
     custom_strategy_builder,
 )
 from flagcore.variants import DISABLED_VARIANT, VariantPicker, VariantResult
+from flagcore.wire import (
+    IndexedClientFeatures,
+    apply_delta_events,
+    index_client_features,
+    structure_flag,
+    structure_segment,
+    write_flag,
+    write_segment,
+)
+from flagcore.wire.reading import NotFast
 
 __all__ = ["Engine", "EngineWarning"]
 

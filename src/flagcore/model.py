@@ -1,6 +1,6 @@
 """Frozen value objects of the domain: what a flag is, independent of any wire format.
 
-Attribute names are snake_case; Unleash's camelCase lives only in `flagcore.codec`.
+Attribute names are snake_case; Unleash's camelCase lives only in `flagcore.wire`.
 Collections are tuples so values stay immutable and hashable; strategy parameters are a
 mapping (Unleash sends them as an object of strings) and are left out of hashing.
 """

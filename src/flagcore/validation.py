@@ -18,7 +18,6 @@ from typing import Any
 
 import attrs
 
-from flagcore.codec import json_type, wire_name
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.limits import Limits, enforce
 from flagcore.model import Constraint, Strategy, Variant, WeightType
@@ -31,6 +30,7 @@ from flagcore.operators import (
 )
 from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
 from flagcore.strategies import parse_percentage
+from flagcore.wire import json_type, wire_name
 
 __all__ = [
     "LIST_OPERATORS",

@@ -15,9 +15,22 @@ from typing import Any
 import attrs
 
 from flagcore.context import Readable
-from flagcore.fast_reading import NotFast, as_list, as_opt_str, as_str, as_strings
 from flagcore.hashing import VARIANT_SEED, normalized_hash
+from flagcore.model import WeightType
 from flagcore.operators import field_reader
+from flagcore.wire.fields import (
+    CONTEXT_NAME,
+    NAME,
+    OVERRIDES,
+    PAYLOAD,
+    STICKINESS,
+    TYPE,
+    VALUE,
+    VALUES,
+    WEIGHT,
+    WEIGHT_TYPE,
+)
+from flagcore.wire.reading import NotFast, as_list, as_opt_str, as_str, as_strings
 
 __all__ = [
     "DISABLED_VARIANT",
@@ -79,7 +92,8 @@ def _seed_reader(stickiness: str | None) -> Callable[[Readable], str | None]:
 
 
 _Override = tuple[Callable[[Readable], "str | None"], frozenset[str], VariantResult]
-_WEIGHT_TYPES = ("variable", "fix")  # a tuple: `in` must not hash what it is given
+# A tuple: `in` must not hash what it is given.
+_WEIGHT_TYPES = tuple(member.value for member in WeightType)
 
 
 # Equal variants (name and payload) across a snapshot's flags share one answer: a
@@ -89,7 +103,7 @@ ResultCache = dict[object, VariantResult]
 
 
 def _new_result(name: str, payload: dict[str, str] | None) -> VariantResult:
-    copied = None if payload is None else {"type": payload["type"], "value": payload["value"]}
+    copied = None if payload is None else {"type": payload[TYPE], "value": payload[VALUE]}
     return VariantResult(name, True, True, copied)
 
 
@@ -97,7 +111,7 @@ def variants_stickiness(variants: list[Any]) -> str | None:
     """The stickiness of a flag's variants: the first variant's, as in Unleash."""
     if not variants or type(variants[0]) is not dict:
         return None
-    return as_opt_str(variants[0].get("stickiness"))
+    return as_opt_str(variants[0].get(STICKINESS))
 
 
 def compile_variant_picker(
@@ -126,9 +140,9 @@ def compile_variant_picker(
         if type(variant) is not dict:
             raise NotFast
         get = variant.get
-        weight = get("weight", 0)
-        weight_type = get("weightType")
-        own_stickiness = get("stickiness")  # the first variant's counts: see variants_stickiness
+        weight = get(WEIGHT, 0)
+        weight_type = get(WEIGHT_TYPE)
+        own_stickiness = get(STICKINESS)  # the first variant's counts: see variants_stickiness
         if (
             type(weight) is not int
             # A tuple: `in` compares, so a value of any type is simply not found.
@@ -136,15 +150,15 @@ def compile_variant_picker(
             or (own_stickiness is not None and type(own_stickiness) is not str)
         ):
             raise NotFast
-        name = get("name")
-        payload = get("payload")
+        name = get(NAME)
+        payload = get(PAYLOAD)
         if type(name) is not str:
             raise NotFast
         if payload is None:
             key: object = name
         elif type(payload) is dict:
-            kind = payload.get("type")
-            value = payload.get("value")
+            kind = payload.get(TYPE)
+            value = payload.get(VALUE)
             if type(kind) is not str or type(value) is not str:
                 raise NotFast
             key = (name, kind, value)
@@ -153,13 +167,13 @@ def compile_variant_picker(
         result = results.get(key)
         if result is None:
             result = results[key] = _new_result(name, payload)
-        variant_overrides = get("overrides")
+        variant_overrides = get(OVERRIDES)
         if variant_overrides is not None:
             for override in as_list(variant_overrides):
                 if type(override) is not dict:
                     raise NotFast
-                context_name = as_str(override.get("contextName"))
-                values = as_strings(override.get("values"))
+                context_name = as_str(override.get(CONTEXT_NAME))
+                values = as_strings(override.get(VALUES))
                 if with_overrides:  # read either way: malformed JSON is reported wherever it is
                     overrides.append((field_reader(context_name), frozenset(values), result))
         running = (running + weight) % _U32

@@ -21,9 +21,10 @@ from typing import Any, Final, TypeVar
 
 from aiohttp import web
 
-from flagcore import codec
-from flagcore.codec import INT64_MAX, INT64_MIN
+from flagcore import wire
 from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.wire import INT64_MAX, INT64_MIN
+from flagcore_http import wire as http_wire
 
 __all__ = [
     "MAX_DEPTH",
@@ -163,7 +164,7 @@ def _path(where: Any) -> str:
         keys.append(key)
     path = "$"
     for key in reversed(keys):
-        path = f"{path}[{key}]" if isinstance(key, int) else codec.json_member(path, key)
+        path = f"{path}[{key}]" if isinstance(key, int) else wire.json_member(path, key)
     return path
 
 
@@ -191,14 +192,14 @@ async def read_json(request: web.Request, *, required: bool = True) -> Any:
 
 
 async def read_body(request: web.Request, cls: type[_T]) -> _T:
-    """The JSON body read as ``cls`` (an attrs class the codec knows)."""
+    """The JSON body read as ``cls`` (a class `flagcore_http.wire` knows)."""
     data = await read_json(request)
     if not isinstance(data, dict):
         raise InvalidInput(
             "the body must be a JSON object",
-            [ErrorDetail(f"expected an object, got {codec.json_type(data)}", "$")],
+            [ErrorDetail(f"expected an object, got {wire.json_type(data)}", "$")],
         )
-    return codec.structure(data, cls, "the body")
+    return http_wire.structure(data, cls, "the body")
 
 
 def _decimal(raw: str, low: int, high: int) -> int | None:
@@ -212,7 +213,7 @@ def _decimal(raw: str, low: int, high: int) -> int | None:
 def int_parameter(request: web.Request, name: str) -> int:
     """A path parameter that is an id: a whole number from 0 to 2^63-1."""
     raw = request.match_info[name]
-    value = _decimal(raw, 0, codec.INT64_MAX)
+    value = _decimal(raw, 0, wire.INT64_MAX)
     if value is None:
         raise InvalidInput(
             f"{name} must be a whole number from 0 to 2^63-1; got {raw[:40]!r}",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from flagcore.codec import converter
 from flagcore.entities import (
     ApiToken,
     EnvironmentState,
@@ -19,6 +18,7 @@ from flagcore.entities import (
     StrategyPlacement,
 )
 from flagcore.model import Segment, Strategy
+from flagcore.wire import converter
 
 __all__ = [
     "event",

@@ -20,8 +20,8 @@ from typing import Any
 
 import attrs
 
-from flagcore.codec import unstructure_flag, write_segment
 from flagcore.model import ClientFeatures
+from flagcore.wire import unstructure_flag, write_segment
 
 __all__ = [
     "ChangeBatch",

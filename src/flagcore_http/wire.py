@@ -1,27 +1,49 @@
-"""Request bodies of the admin API, as attrs classes the codec reads (camelCase on the wire)."""
+"""The HTTP layer's JSON: its request bodies and the converter that reads them.
+
+The body classes are attrs classes with camelCase keys on the wire. They are taught to
+this module's own `converter`, a copy of `flagcore.wire.converter` (which knows the model
+classes): the core's converter is shared by every package and is never changed here.
+`flagcore_http.bodies.read_body` and the routes that read JSON by hand use `structure`.
+"""
 
 from __future__ import annotations
 
-import attrs
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
-from flagcore import codec
-from flagcore.entities import StrategyParameter
+import attrs
+import cattrs
+
+from flagcore import wire
+from flagcore.entities import ActionKind, StrategyParameter, TokenType
 from flagcore.model import Constraint
 
 __all__ = [
+    "ActionBody",
+    "ActionSetBody",
     "CreateEnvironment",
     "CreateFlag",
     "CreateProject",
     "CreateStrategyDefinition",
     "CreateTagType",
     "CreateToken",
+    "EndpointBody",
+    "EndpointUpdate",
+    "ExecutionParamsBody",
+    "MatchBody",
+    "PayloadFilterBody",
     "SegmentBody",
+    "SignalTokenBody",
     "SortOrderItem",
     "StrategySegments",
     "TagBody",
     "UpdateFlag",
     "UpdateProject",
+    "converter",
+    "structure",
 ]
+
+_T = TypeVar("_T")
 
 
 @attrs.frozen
@@ -112,27 +134,114 @@ class CreateStrategyDefinition:
     title: str | None = None
 
 
-for _cls, _renames in (
-    (TagBody, {}),
-    (CreateFlag, {"impression_data": "impressionData"}),
-    (UpdateFlag, {"impression_data": "impressionData"}),
-    (SortOrderItem, {"sort_order": "sortOrder"}),
-    (SegmentBody, {}),
-    (
-        StrategySegments,
-        {
-            "strategy_id": "strategyId",
-            "segment_ids": "segmentIds",
-            "project_id": "projectId",
-            "environment_id": "environmentId",
-        },
-    ),
-    (CreateProject, {}),
-    (UpdateProject, {}),
-    (CreateToken, {"token_name": "tokenName"}),
-    (CreateTagType, {}),
-    (CreateEnvironment, {"sort_order": "sortOrder"}),
-    (StrategyParameter, {}),
-    (CreateStrategyDefinition, {}),
-):
-    codec.register_wire_type(_cls, _renames)
+# Project action sets, Unleash's ``CreateActionsSchema`` (see `flagcore_http.routes.actions`).
+@attrs.frozen
+class PayloadFilterBody:
+    operator: str
+    values: tuple[str, ...] = ()
+    value: str | None = None
+    inverted: bool = False
+    case_insensitive: bool = False
+
+
+@attrs.frozen
+class MatchBody:
+    source: str
+    source_id: int
+    payload: dict[str, PayloadFilterBody] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ExecutionParamsBody:
+    feature_name: str
+    environment: str | None = None
+    project: str | None = None
+
+
+@attrs.frozen
+class ActionBody:
+    action: ActionKind
+    sort_order: int
+    execution_params: ExecutionParamsBody
+
+
+@attrs.frozen
+class ActionSetBody:
+    name: str
+    match: MatchBody
+    actions: tuple[ActionBody, ...]
+    description: str | None = None
+    enabled: bool = True
+    actor_id: int | None = None
+
+
+# Signal endpoints and their tokens (see `flagcore_http.routes.signals`).
+@attrs.frozen
+class EndpointBody:
+    name: str
+    description: str | None = None
+    enabled: bool = True
+
+
+@attrs.frozen
+class EndpointUpdate:
+    name: str | None = None
+    description: str | None = None
+    enabled: bool | None = None
+
+
+@attrs.frozen
+class SignalTokenBody:
+    name: str
+
+
+# Each class and its attributes whose keys differ; inner classes before those holding them.
+_NAMES: Mapping[type, Mapping[str, str]] = {
+    TagBody: {},
+    CreateFlag: {"impression_data": "impressionData"},
+    UpdateFlag: {"impression_data": "impressionData"},
+    SortOrderItem: {"sort_order": "sortOrder"},
+    SegmentBody: {},
+    StrategySegments: {
+        "strategy_id": "strategyId",
+        "segment_ids": "segmentIds",
+        "project_id": "projectId",
+        "environment_id": "environmentId",
+    },
+    CreateProject: {},
+    UpdateProject: {},
+    CreateToken: {"token_name": "tokenName"},
+    CreateTagType: {},
+    CreateEnvironment: {"sort_order": "sortOrder"},
+    StrategyParameter: {},
+    CreateStrategyDefinition: {},
+    PayloadFilterBody: {"case_insensitive": "caseInsensitive"},
+    MatchBody: {"source_id": "sourceId"},
+    ExecutionParamsBody: {"feature_name": "featureName"},
+    ActionBody: {"sort_order": "sortOrder", "execution_params": "executionParams"},
+    ActionSetBody: {"actor_id": "actorId"},
+    EndpointBody: {},
+    EndpointUpdate: {},
+    SignalTokenBody: {},
+}
+# The model's names too, for error paths inside bodies that hold model values.
+_ALL_NAMES: Mapping[type, Mapping[str, str]] = {**wire.WIRE_NAMES, **_NAMES}
+
+
+def _http_converter() -> cattrs.Converter:
+    made = wire.converter.copy()
+    for enum_type in (ActionKind, TokenType):
+        made.register_structure_hook(enum_type, wire.enum_hook(enum_type))
+        made.register_unstructure_hook(enum_type, lambda value: value.value)
+    for cls, renames in _NAMES.items():
+        wire.register_class(made, cls, renames)
+    return made
+
+
+converter = _http_converter()
+
+
+def structure(data: Any, cls: type[_T], what: str = "the body") -> _T:
+    """Read ``data`` as ``cls`` (a body class or a model value); raises `InvalidInput`
+    whose details name the JSON paths the client sent."""
+    return wire.structure_with(converter, _ALL_NAMES, data, cls, what)

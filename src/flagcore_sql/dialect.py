@@ -4,7 +4,7 @@ The shared queries are written with ``?`` placeholders and standard SQL that SQL
 (3.35+) and PostgreSQL both accept: ``INSERT ... ON CONFLICT (...) DO UPDATE`` upserts,
 ``ON CONFLICT DO NOTHING``, ``RETURNING id`` for ids the database allocates. JSON is kept
 as text in both (rule bodies are Unleash's wire JSON, written and read by
-`flagcore.codec`; the stores never query inside it), so no JSON functions are needed.
+`flagcore.wire`; the stores never query inside it), so no JSON functions are needed.
 The rest differs and lives here. Locking (SQLite ``BEGIN IMMEDIATE``, PostgreSQL
 transactions and advisory locks) is the adapter's, not the dialect's.
 """

@@ -13,12 +13,6 @@ from typing import Any
 
 import orjson
 
-from flagcore.codec import (
-    converter,
-    structure_constraints,
-    structure_dependencies,
-    structure_variants,
-)
 from flagcore.entities import (
     Action,
     ActionKind,
@@ -34,6 +28,12 @@ from flagcore.entities import (
     TokenType,
 )
 from flagcore.model import Constraint, Segment
+from flagcore.wire import (
+    converter,
+    structure_constraints,
+    structure_dependencies,
+    structure_variants,
+)
 
 MAX_COUNT = 2**63 - 1
 """The largest 64-bit integer: sums of metric counts stop there."""

@@ -7,7 +7,7 @@ names ``m001_initial`` … ``m006_metrics_buckets_and_retention`` shipped by
 schema; never change what a shipped one does.
 
 Rule bodies (parameters, constraints, variants) are JSON text in Unleash's wire format,
-written and read by `flagcore.codec`; everything looked up or joined on is a column.
+written and read by `flagcore.wire`; everything looked up or joined on is a column.
 Statements are written with ``{serial}``, ``{bigint}`` and ``{bool}`` for the types that
 differ (`Dialect.ddl`); for SQLite they spell exactly the tables shipped before. Data
 steps (m004, m005) run through the `SqlSession` in Python, not in a dialect's JSON

@@ -4,7 +4,7 @@ Its parts (`flagcore_sql.parts`) follow the parts of `flagcore.ports`, one modul
 Reads are shaped for client snapshots: one environment is read in a handful of queries
 (flags, their state there, their strategies, all the strategies' segment references,
 the segments), never a query per flag or per strategy, and rule JSON is parsed with
-orjson and read by the codec's fast readers. Row ↔ model mapping is in
+orjson and read by the wire's fast readers. Row ↔ model mapping is in
 `flagcore_sql.mapping`; what differs between databases is in `flagcore_sql.dialect`.
 """
 

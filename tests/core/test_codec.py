@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from flagcore import Engine, read_client_features, unstructure_client_features
-from flagcore.codec import structure_flag
 from flagcore.errors import InvalidInput
+from flagcore.wire import structure_flag
 from tests.conftest import client_spec_dir
 
 SEGMENTED = {
@@ -259,17 +259,18 @@ def _wire_flags() -> Any:
 def test_the_fast_reader_builds_what_the_converter_builds() -> None:
     from hypothesis import given, settings
 
-    from flagcore import codec, fast_reading
+    from flagcore import wire
     from flagcore.model import Flag
+    from flagcore.wire import reading
 
     @settings(max_examples=400)
     @given(_wire_flags())
     def check(data: dict[str, Any]) -> None:
         try:
-            fast = fast_reading.read_flag(data)
-        except (fast_reading.NotFast, KeyError):
+            fast = reading.read_flag(data)
+        except (reading.NotFast, KeyError):
             return  # the converter reads it (and reports problems); nothing to compare
-        assert fast == codec.converter.structure(data, Flag)
+        assert fast == wire.converter.structure(data, Flag)
 
     check()
 
@@ -277,26 +278,27 @@ def test_the_fast_reader_builds_what_the_converter_builds() -> None:
 def test_the_fast_writer_writes_what_the_converter_writes() -> None:
     from hypothesis import given, settings
 
-    from flagcore import codec, fast_writing
+    from flagcore import wire
     from flagcore.model import Segment
+    from flagcore.wire import writing
 
     @settings(max_examples=400)
     @given(_wire_flags())
     def check(data: dict[str, Any]) -> None:
         try:
-            flag = codec.structure_flag(data)
+            flag = wire.structure_flag(data)
         except InvalidInput:
             return
-        assert fast_writing.write_flag(flag) == codec.converter.unstructure(flag)
+        assert writing.write_flag(flag) == wire.converter.unstructure(flag)
         for strategy in flag.strategies:
             segment = Segment(1, "s", strategy.constraints, "about", "project")
-            assert fast_writing.write_segment(segment) == codec.converter.unstructure(segment)
+            assert writing.write_segment(segment) == wire.converter.unstructure(segment)
 
     check()
 
 
 def test_the_fast_writer_writes_every_field_the_converter_writes() -> None:
-    from flagcore import codec, fast_writing
+    from flagcore import wire
     from flagcore.model import (
         Constraint,
         Dependency,
@@ -307,6 +309,7 @@ def test_the_fast_writer_writes_every_field_the_converter_writes() -> None:
         Variant,
         WeightType,
     )
+    from flagcore.wire import writing
 
     variant = Variant(
         "blue",
@@ -340,7 +343,7 @@ def test_the_fast_writer_writes_every_field_the_converter_writes() -> None:
         (variant,),
         (Dependency("parent", False, ("blue",)),),
     )
-    assert fast_writing.write_flag(flag) == codec.converter.unstructure(flag)
+    assert writing.write_flag(flag) == wire.converter.unstructure(flag)
 
 
 # --- strict reading: wrong JSON types are refused with the JSON path, never coerced ---
@@ -421,27 +424,27 @@ def test_the_fast_writer_writes_every_field_the_converter_writes() -> None:
 def test_a_wrong_json_type_is_refused_with_the_camel_case_path(
     data: dict[str, Any], cls: str, path: str, message: str
 ) -> None:
-    from flagcore import codec, model
+    from flagcore import model, wire
 
     with pytest.raises(InvalidInput) as caught:
-        codec.structure(data, getattr(model, cls))
+        wire.structure(data, getattr(model, cls))
     details = [(d.path, d.message) for d in caught.value.details]
     assert any(p == path and message in m for p, m in details), details
 
 
 def test_a_whole_number_sent_as_a_float_is_an_integer_as_in_json_schema() -> None:
-    from flagcore import codec
+    from flagcore import wire
     from flagcore.model import Variant
 
-    assert codec.structure({"name": "v", "weight": 500.0}, Variant).weight == 500
+    assert wire.structure({"name": "v", "weight": 500.0}, Variant).weight == 500
 
 
 def test_every_problem_in_a_body_is_reported_not_only_the_first() -> None:
-    from flagcore import codec
+    from flagcore import wire
     from flagcore.model import Strategy
 
     with pytest.raises(InvalidInput) as caught:
-        codec.structure(
+        wire.structure(
             {
                 "name": 1,
                 "constraints": [{"contextName": "a", "operator": "IN"}, "x"],
@@ -459,27 +462,27 @@ def test_every_problem_in_a_body_is_reported_not_only_the_first() -> None:
 def test_null_in_a_field_with_a_default_means_the_default_and_in_a_required_one_is_refused() -> (
     None
 ):
-    from flagcore import codec
+    from flagcore import wire
     from flagcore.model import Constraint, Strategy
 
-    strategy = codec.structure(
+    strategy = wire.structure(
         {"name": "s", "constraints": None, "disabled": None, "sortOrder": None}, Strategy
     )
     assert (strategy.constraints, strategy.disabled, strategy.sort_order) == ((), False, None)
     with pytest.raises(InvalidInput) as caught:
-        codec.structure({"contextName": None, "operator": "IN"}, Constraint)
+        wire.structure({"contextName": None, "operator": "IN"}, Constraint)
     assert [d.path for d in caught.value.details] == ["$.contextName"]
 
 
 def test_request_classes_report_their_camel_case_names() -> None:
-    from flagcore import codec
+    from flagcore_http import wire as http_wire
     from flagcore_http.wire import CreateToken, StrategySegments
 
     with pytest.raises(InvalidInput) as caught:
-        codec.structure({"type": "client"}, CreateToken)
+        http_wire.structure({"type": "client"}, CreateToken)
     assert [d.path for d in caught.value.details] == ["$.tokenName"]
     with pytest.raises(InvalidInput) as caught:
-        codec.structure({"strategyId": "s", "segmentIds": "1,2"}, StrategySegments)
+        http_wire.structure({"strategyId": "s", "segmentIds": "1,2"}, StrategySegments)
     assert [d.path for d in caught.value.details] == ["$.segmentIds"]
 
 
@@ -592,12 +595,12 @@ def test_well_typed_models_pass_the_type_check() -> None:
 
 
 def test_a_body_with_many_wrong_items_gets_a_bounded_list_of_problems() -> None:
-    from flagcore import codec
+    from flagcore import wire
     from flagcore.model import Constraint
 
     with pytest.raises(InvalidInput) as caught:
-        codec.structure({"contextName": "c", "operator": "IN", "values": [1] * 10_000}, Constraint)
+        wire.structure({"contextName": "c", "operator": "IN", "values": [1] * 10_000}, Constraint)
     details = caught.value.details
-    assert len(details) == codec.MAX_ERROR_DETAILS + 1
+    assert len(details) == wire.MAX_ERROR_DETAILS + 1
     assert details[0].path == "$.values[0]"
-    assert details[-1].message == f"and {10_000 - codec.MAX_ERROR_DETAILS} more problems"
+    assert details[-1].message == f"and {10_000 - wire.MAX_ERROR_DETAILS} more problems"

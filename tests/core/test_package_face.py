@@ -36,8 +36,8 @@ PUBLIC_MODULES = frozenset(
         "flagcore.testing",
         # The OpenFeature provider (the `openfeature` extra).
         "flagcore.openfeature",
-        # Unleash's JSON; becomes flagcore.wire with issue #13 section 1.
-        "flagcore.codec",
+        # Unleash's JSON: the one mapping between the model and the wire format.
+        "flagcore.wire",
     }
 )
 

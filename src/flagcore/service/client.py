@@ -139,7 +139,7 @@ class ClientView:
                 for placement in tx.list_strategies(environment=environment):
                     if not placement.strategy.disabled:
                         # Ids, titles and sort order stay on the value; the client wire format
-                        # leaves them out (`codec.unstructure_flag`).
+                        # leaves them out (`flagcore.wire.unstructure_flag`).
                         strategies.setdefault(placement.flag, []).append(placement.strategy)
                 segments = {segment.id: segment for segment in tx.list_segments()}
             used: set[int] = set()

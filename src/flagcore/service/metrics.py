@@ -14,12 +14,12 @@ import datetime as dt
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from flagcore.codec import json_member
 from flagcore.entities import FlagMetrics
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.limits import enforce
 from flagcore.service.context import ServiceContext
 from flagcore.service.instances import ClientInstances, reported_text
+from flagcore.wire import json_member
 
 __all__ = ["MAX_COUNT", "Metrics"]
 

@@ -19,10 +19,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import attrs
 from aiohttp import web
 
-from flagcore import codec
 from flagcore.entities import Action, ActionExecution, ActionKind, ActionSet, Signal
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Constraint
@@ -31,6 +29,7 @@ from flagcore_http import render
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.keys import SERVICE, WORKER
+from flagcore_http.wire import ActionSetBody
 
 __all__ = ["routes", "schedule_action_sets"]
 
@@ -39,55 +38,6 @@ _log = logging.getLogger("flagcore_http")
 _T = TypeVar("_T")
 ACTIONS = "/api/admin/projects/{project}/actions"
 SIGNAL_ENDPOINT_SOURCE = "signal-endpoint"
-
-
-@attrs.frozen
-class PayloadFilterBody:
-    operator: str
-    values: tuple[str, ...] = ()
-    value: str | None = None
-    inverted: bool = False
-    case_insensitive: bool = False
-
-
-@attrs.frozen
-class MatchBody:
-    source: str
-    source_id: int
-    payload: dict[str, PayloadFilterBody] = attrs.field(factory=dict)
-
-
-@attrs.frozen
-class ExecutionParamsBody:
-    feature_name: str
-    environment: str | None = None
-    project: str | None = None
-
-
-@attrs.frozen
-class ActionBody:
-    action: ActionKind
-    sort_order: int
-    execution_params: ExecutionParamsBody
-
-
-@attrs.frozen
-class ActionSetBody:
-    name: str
-    match: MatchBody
-    actions: tuple[ActionBody, ...]
-    description: str | None = None
-    enabled: bool = True
-    actor_id: int | None = None
-
-
-codec.register_wire_type(PayloadFilterBody, {"case_insensitive": "caseInsensitive"})
-codec.register_wire_type(MatchBody, {"source_id": "sourceId"})
-codec.register_wire_type(ExecutionParamsBody, {"feature_name": "featureName"})
-codec.register_wire_type(
-    ActionBody, {"sort_order": "sortOrder", "execution_params": "executionParams"}
-)
-codec.register_wire_type(ActionSetBody, {"actor_id": "actorId"})
 
 
 def _action_set(body: ActionSetBody, project: str) -> ActionSet:

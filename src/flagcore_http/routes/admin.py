@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore.codec import INT64_MAX
 from flagcore.entities import StrategyDefinition
+from flagcore.wire import INT64_MAX
 from flagcore_http import render
 from flagcore_http.bodies import query_int, read_body
 from flagcore_http.calls import actor, call, service

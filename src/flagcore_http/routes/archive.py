@@ -6,8 +6,8 @@ from typing import Any
 
 from aiohttp import web
 
-from flagcore.codec import converter
 from flagcore.entities import FlagDetails
+from flagcore.wire import converter
 from flagcore_http import render
 from flagcore_http.calls import actor, call, service
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from aiohttp import web
 
-from flagcore.codec import unstructure_client_features, unstructure_flag
 from flagcore.entities import ApiToken, ClientInstance, Tag
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
 from flagcore.service import ClientQuery, ClientVocabulary, client_features_format
+from flagcore.wire import unstructure_client_features, unstructure_flag
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.client_cache import RenderedPayload, query_hash

@@ -6,12 +6,11 @@ from typing import Any
 
 from aiohttp import web
 
-from flagcore import codec
-from flagcore.codec import json_type
 from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency, Strategy, Variant
-from flagcore_http import render
+from flagcore.wire import json_type
+from flagcore_http import render, wire
 from flagcore_http.bodies import read_body, read_json
 from flagcore_http.calls import actor, call, service
 from flagcore_http.wire import CreateFlag, SortOrderItem, UpdateFlag
@@ -158,7 +157,7 @@ async def set_stale(request: web.Request) -> web.Response:
 @routes.put(FLAG + "/dependencies")
 async def set_dependencies(request: web.Request) -> web.Response:
     data = await read_json(request)
-    dependencies = codec.structure(data, tuple[Dependency, ...], "the dependencies")
+    dependencies = wire.structure(data, tuple[Dependency, ...], "the dependencies")
     updated = await call(
         request,
         service(request).dependencies.set_dependencies,
@@ -196,7 +195,7 @@ async def switch_off(request: web.Request) -> web.Response:
 @routes.put(FLAG + "/environments/{environment}/variants")
 async def set_variants(request: web.Request) -> web.Response:
     data = await read_json(request)
-    variants = codec.structure(data, tuple[Variant, ...], "the variants")
+    variants = wire.structure(data, tuple[Variant, ...], "the variants")
     stored = await call(
         request,
         service(request).variants.set_flag_variants,
@@ -205,7 +204,7 @@ async def set_variants(request: web.Request) -> web.Response:
         variants,
         actor=actor(request),
     )
-    return web.json_response({"version": 1, "variants": codec.converter.unstructure(stored)})
+    return web.json_response({"version": 1, "variants": wire.converter.unstructure(stored)})
 
 
 @routes.get(FLAG + "/environments/{environment}/variants")
@@ -215,7 +214,7 @@ async def get_variants(request: web.Request) -> web.Response:
     for state in details.environments:
         if state.environment.name == environment:
             return web.json_response(
-                {"version": 1, "variants": codec.converter.unstructure(state.variants)}
+                {"version": 1, "variants": wire.converter.unstructure(state.variants)}
             )
     raise web.HTTPNotFound()
 
@@ -248,7 +247,7 @@ async def add_strategy(request: web.Request) -> web.Response:
 @routes.post(STRATEGIES + "/set-sort-order")
 async def sort_strategies(request: web.Request) -> web.Response:
     data = await read_json(request)
-    items = codec.structure(data, tuple[SortOrderItem, ...], "the sort order")
+    items = wire.structure(data, tuple[SortOrderItem, ...], "the sort order")
     await call(
         request,
         service(request).strategies.reorder_strategies,

@@ -11,49 +11,25 @@ import asyncio
 import logging
 from typing import Any
 
-import attrs
 from aiohttp import web
 
-from flagcore import codec
-from flagcore.codec import INT64_MAX
 from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
 from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
 from flagcore.service import SIGNAL_PAYLOAD_MAX_DEPTH
+from flagcore.wire import INT64_MAX
 from flagcore_http import render
 from flagcore_http.auth import signal_sender
 from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.errors import error_response
 from flagcore_http.routes.actions import schedule_action_sets
+from flagcore_http.wire import EndpointBody, EndpointUpdate, SignalTokenBody
 
 __all__ = ["routes"]
 
 routes = web.RouteTableDef()
 _log = logging.getLogger("flagcore_http")
 ENDPOINTS = "/api/admin/signal-endpoints"
-
-
-@attrs.frozen
-class EndpointBody:
-    name: str
-    description: str | None = None
-    enabled: bool = True
-
-
-@attrs.frozen
-class EndpointUpdate:
-    name: str | None = None
-    description: str | None = None
-    enabled: bool | None = None
-
-
-@attrs.frozen
-class TokenBody:
-    name: str
-
-
-for _cls in (EndpointBody, EndpointUpdate, TokenBody):
-    codec.register_wire_type(_cls)
 
 
 def _endpoint(
@@ -151,7 +127,7 @@ async def list_tokens(request: web.Request) -> web.Response:
 @routes.post(ENDPOINTS + "/{id}/tokens")
 async def create_token(request: web.Request) -> web.Response:
     endpoint_id = int_parameter(request, "id")
-    body = await read_body(request, TokenBody)
+    body = await read_body(request, SignalTokenBody)
     created = await call(
         request,
         service(request).signals.create_signal_endpoint_token,

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flagcore.codec import (
-    converter,
-)
 from flagcore.entities import (
     FlagDefinition,
     FlagEnvironment,
 )
 from flagcore.model import Dependency, Variant
+from flagcore.wire import (
+    converter,
+)
 from flagcore_sql import mapping
 from flagcore_sql.parts.base import SqlPart
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 
-from flagcore.codec import (
-    converter,
-)
 from flagcore.entities import (
     SegmentDefinition,
 )
 from flagcore.model import Constraint, Segment
+from flagcore.wire import (
+    converter,
+)
 from flagcore_sql import mapping
 from flagcore_sql.parts.base import SqlPart
 

@@ -7,15 +7,15 @@ from typing import Any
 
 import orjson
 
-from flagcore.codec import (
-    converter,
-    structure_constraints,
-    structure_variants,
-)
 from flagcore.entities import (
     StrategyPlacement,
 )
 from flagcore.model import Constraint, Strategy, Variant
+from flagcore.wire import (
+    converter,
+    structure_constraints,
+    structure_variants,
+)
 from flagcore_sql import mapping
 from flagcore_sql.parts.base import SqlPart
 

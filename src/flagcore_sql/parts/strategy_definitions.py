@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 import orjson
 
-from flagcore.codec import (
-    converter,
-)
 from flagcore.entities import (
     StrategyDefinition,
+)
+from flagcore.wire import (
+    converter,
 )
 from flagcore_sql import mapping
 from flagcore_sql.parts.base import SqlPart

@@ -24,12 +24,6 @@ import attrs
 import orjson
 from sqlite_utils import Database
 
-from flagcore.codec import (
-    converter,
-    structure_constraints,
-    structure_dependencies,
-    structure_variants,
-)
 from flagcore.entities import (
     Action,
     ActionExecution,
@@ -57,6 +51,12 @@ from flagcore.entities import (
 )
 from flagcore.errors import Conflict, StorageError
 from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant
+from flagcore.wire import (
+    converter,
+    structure_constraints,
+    structure_dependencies,
+    structure_variants,
+)
 from tests.store.legacy_v006.schema import migrations
 
 __all__ = ["SqliteStore"]
