@@ -14,6 +14,7 @@ from flagcore.entities import FlagDefinition, FlagEnvironment, StrategyPlacement
 from flagcore.gc_pause import gc_paused
 from flagcore.service import Service
 from flagcore.service.strategies import new_strategy_id
+from flagcore.wire import unstructure_client_features
 
 
 class _Node:
@@ -150,4 +151,19 @@ def test_a_client_snapshot_defers_collections_unless_the_service_is_told_not_to_
 def test_a_pause_that_is_not_enabled_leaves_the_collector_running() -> None:
     with gc_paused(promote=True, enabled=False):
         assert gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_writing_a_client_payload_defers_collections_unless_told_not_to_pause() -> None:
+    store = MemoryStore()
+    _fill(store, 2_000)
+    snapshot = Service(store).client.client_features("development")
+    counts = {}
+    for pause_gc in (True, False):
+        with _collections() as seen:
+            payload = unstructure_client_features(snapshot, pause_gc=pause_gc)
+        assert len(payload["features"]) == 2_000
+        counts[pause_gc] = len(seen)
+    assert counts[True] <= 1, counts  # one young collection when the pause ends, at most
+    assert counts[False] >= 4, counts
     assert gc.isenabled()

@@ -253,9 +253,14 @@ def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) 
     return data
 
 
-def unstructure_client_features(snapshot: ClientFeatures, *, version: int = 2) -> dict[str, Any]:
-    """Format 2 keeps segment ids on strategies and lists segments; format 1 inlines them."""
-    with gc_paused():  # hundreds of thousands of dicts and lists, none of them garbage yet
+def unstructure_client_features(
+    snapshot: ClientFeatures, *, version: int = 2, pause_gc: bool = True
+) -> dict[str, Any]:
+    """Format 2 keeps segment ids on strategies and lists segments; format 1 inlines them.
+
+    ``pause_gc=False`` leaves the cyclic collector alone (see flagcore.gc_pause)."""
+    # Hundreds of thousands of dicts and lists, none of them garbage yet.
+    with gc_paused(enabled=pause_gc):
         if version >= 2:
             return {
                 "version": version,

@@ -134,7 +134,9 @@ def _render(
             echo["tag"] = [[tag.type, tag.value] for tag in query.tags]
         if query.name_prefix:
             echo["namePrefix"] = query.name_prefix
-    payload = unstructure_client_features(snapshot, version=version)
+    payload = unstructure_client_features(
+        snapshot, version=version, pause_gc=request.app[CONFIG].gc_pause
+    )
     digest = query_hash(sorted(echo.items()))
     etag = f'"{digest}:{revision}:v{version}"'
     payload["query"] = echo
