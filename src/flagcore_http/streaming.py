@@ -211,7 +211,9 @@ class StreamingHub:
     async def sync(self) -> None:
         """Catch up with the store now if its revision moved (delta polls call this, so
         they never answer from a state older than the last write)."""
-        if self._revision_moved(asyncio.get_running_loop().time()):
+        # A refresh in flight may be the background check's, which has already taken the
+        # sign of this process's last write: wait for it, then look at the revision again.
+        if self._refreshing.locked() or self._revision_moved(asyncio.get_running_loop().time()):
             await self.refresh()
 
     async def refresh(self) -> None:

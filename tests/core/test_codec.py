@@ -57,16 +57,34 @@ def test_writing_then_reading_a_payload_gives_the_same_snapshot(state: dict[str,
     assert again.snapshot == snapshot
 
 
-def test_format_1_inlines_segment_constraints_and_keeps_legacy_fields() -> None:
+def test_without_segment_support_segment_constraints_follow_the_strategys_own() -> None:
+    """As Unleash 8.2 serves SDKs below spec 4.2.0: still version 2, each segment's
+    constraints appended after the strategy's own, no segment list, no legacy fields."""
     snapshot = read_client_features(SEGMENTED).snapshot
     v1 = unstructure_client_features(snapshot, version=1)
+    assert v1["version"] == 2
     assert "segments" not in v1
     (feature,) = v1["features"]
     strategy = feature["strategies"][0]
     assert "segments" not in strategy
-    assert [c["contextName"] for c in strategy["constraints"]] == ["userId", "appName"]
-    assert feature["strategy"] == "default"
-    assert feature["parameters"] == {}
+    assert [c["contextName"] for c in strategy["constraints"]] == ["appName", "userId"]
+    assert "strategy" not in feature
+    assert list(feature) == [
+        "name",
+        "type",
+        "enabled",
+        "project",
+        "stale",
+        "strategies",
+        "variants",
+        "description",
+        "impressionData",
+    ]
+    assert strategy["constraints"][0] == {
+        "values": ["web"],
+        "operator": "IN",
+        "contextName": "appName",
+    }
     # Both formats evaluate the same way.
     for ctx in ({"userId": "1", "appName": "web"}, {"userId": "3", "appName": "web"}):
         assert Engine.from_client_features(v1).is_enabled(

@@ -118,7 +118,7 @@ async def test_projects_are_listed_created_updated_and_deleted(api: Api) -> None
     await api.json("POST", "/api/admin/projects", 409, json={"id": "web", "name": "again"})
 
 
-async def test_client_features_format_1_inlines_segments_and_has_legacy_fields(api: Api) -> None:
+async def test_sdks_without_segment_support_get_segment_constraints_inlined(api: Api) -> None:
     segment = await api.json(
         "POST",
         "/api/admin/segments",
@@ -141,10 +141,11 @@ async def test_client_features_format_1_inlines_segments_and_has_legacy_fields(a
         },
     )
     v1 = await _features(api)
-    assert v1["version"] == 1
+    assert v1["version"] == 2  # as Unleash says it, with or without segment support
+    assert v1["query"]["inlineSegmentConstraints"] is True
     assert "segments" not in v1
     (flag,) = v1["features"]
-    assert flag["strategy"] == "flexibleRollout"
+    assert "strategy" not in flag  # no legacy fields: Unleash 8.2 sends none
     assert flag["strategies"][0]["constraints"][0]["values"] == ["1"]
     v2 = await _features(api, headers={"Unleash-Client-Spec": "5.1.9"})
     assert v2["version"] == 2
@@ -154,9 +155,10 @@ async def test_client_features_format_1_inlines_segments_and_has_legacy_fields(a
         engine = Engine.from_client_features(payload)
         assert engine.is_enabled("f", {"userId": "1"})
         assert not engine.is_enabled("f", {"userId": "2"})
-    # The list answers 200 or 304 only: an unreadable spec header gets format 1.
+    # The list answers 200 or 304 only: an unreadable spec header gets the inlined form.
     garbage = await _features(api, headers={"Unleash-Client-Spec": "garbage"})
-    assert garbage["version"] == 1
+    assert garbage["query"]["inlineSegmentConstraints"] is True
+    assert "segments" not in garbage
 
 
 async def test_etag_gives_304_and_a_write_is_visible_on_the_next_request(api: Api) -> None:

@@ -18,14 +18,31 @@ from flagcore.model import ClientFeatures, Constraint, Dependency, Flag, Segment
 from flagcore.wire import reading, writing
 from flagcore.wire.converter import structure
 from flagcore.wire.fields import (
+    CASE_INSENSITIVE,
     CLIENT_HIDDEN_STRATEGY_KEYS,
     CONSTRAINTS,
-    LEGACY_PARAMETERS,
-    LEGACY_STRATEGY,
+    CONTEXT_NAME,
+    DEPENDENCIES,
+    DESCRIPTION,
+    ENABLED,
+    IMPRESSION_DATA,
+    INVERTED,
     NAME,
+    OPERATOR,
+    OVERRIDES,
     PARAMETERS,
+    PAYLOAD,
+    PROJECT,
     SEGMENTS,
+    STALE,
+    STICKINESS,
     STRATEGIES,
+    TYPE,
+    VALUE,
+    VALUES,
+    VARIANTS,
+    WEIGHT,
+    WEIGHT_TYPE,
 )
 
 __all__ = [
@@ -231,9 +248,54 @@ def read_client_features(payload: Mapping[str, Any]) -> ClientFeaturesReading:
     return ClientFeaturesReading(ClientFeatures(tuple(flags), tuple(segments)), tuple(problems))
 
 
+# How Unleash 8.2 serves a flag to SDKs: its keys in this order, and nothing for what
+# holds nothing (no empty `dependencies` or `overrides`, no `value: null`, no false
+# `inverted` or `caseInsensitive`, no `payload: null`); `description` stays, as null.
+_FLAG_KEYS = (
+    NAME,
+    TYPE,
+    ENABLED,
+    PROJECT,
+    STALE,
+    STRATEGIES,
+    VARIANTS,
+    DESCRIPTION,
+    IMPRESSION_DATA,
+    DEPENDENCIES,
+)
+_STRATEGY_KEYS = (NAME, CONSTRAINTS, PARAMETERS, VARIANTS, SEGMENTS)
+_CONSTRAINT_KEYS = (VALUE, VALUES, OPERATOR, CONTEXT_NAME, CASE_INSENSITIVE, INVERTED)
+_VARIANT_KEYS = (NAME, WEIGHT, PAYLOAD, STICKINESS, WEIGHT_TYPE, OVERRIDES)
+_LEFT_OUT_WHEN = {VALUE: None, PAYLOAD: None, INVERTED: False, CASE_INSENSITIVE: False}
+_LEFT_OUT_WHEN_EMPTY = frozenset({OVERRIDES, DEPENDENCIES})
+
+
+def _in_unleash_order(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    out = {}
+    for key in keys:
+        if key not in data:
+            continue
+        value = data[key]
+        if key in _LEFT_OUT_WHEN and value is _LEFT_OUT_WHEN[key]:
+            continue
+        if key in _LEFT_OUT_WHEN_EMPTY and not value:
+            continue
+        out[key] = value
+    for key, value in data.items():  # anything else the writer knows, after Unleash's keys
+        if key not in out and key not in keys:
+            out[key] = value
+    return out
+
+
+def _variants(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [_in_unleash_order(variant, _VARIANT_KEYS) for variant in variants]
+
+
 def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) -> dict[str, Any]:
-    """A flag as Unleash serves it; with ``segments`` their constraints are inlined (format 1)."""
+    """A flag as Unleash serves it; with ``segments`` their constraints are inlined after
+    the strategy's own, in segment order (what SDKs without segment support get)."""
     data = writing.write_flag(flag)
+    strategies = []
     for strategy in data[STRATEGIES]:
         if segments is not None:
             inlined = [
@@ -242,15 +304,18 @@ def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) 
                 if segment_id in segments
                 for constraint in segments[segment_id].constraints
             ]
-            strategy[CONSTRAINTS] = inlined + strategy[CONSTRAINTS]
+            strategy[CONSTRAINTS] = strategy[CONSTRAINTS] + inlined
         # The client view of a strategy: admin-only fields stay out, as in Unleash.
         for key in CLIENT_HIDDEN_STRATEGY_KEYS:
             del strategy[key]
-    # SDKs older than Unleash 4 read a single strategy from these two legacy fields.
-    first = data[STRATEGIES][0] if data[STRATEGIES] else {NAME: "default", PARAMETERS: {}}
-    data[LEGACY_STRATEGY] = first[NAME]
-    data[LEGACY_PARAMETERS] = first[PARAMETERS]
-    return data
+        strategy[CONSTRAINTS] = [
+            _in_unleash_order(constraint, _CONSTRAINT_KEYS) for constraint in strategy[CONSTRAINTS]
+        ]
+        strategy[VARIANTS] = _variants(strategy[VARIANTS])
+        strategies.append(_in_unleash_order(strategy, _STRATEGY_KEYS))
+    data[STRATEGIES] = strategies
+    data[VARIANTS] = _variants(data[VARIANTS])
+    return _in_unleash_order(data, _FLAG_KEYS)
 
 
 def unstructure_client_features(
@@ -267,6 +332,8 @@ def unstructure_client_features(
                 "features": [unstructure_flag(flag) for flag in snapshot.features],
                 "segments": [writing.write_segment(s) for s in snapshot.segments],
             }
+        # Unleash says version 2 either way; without segment support, an SDK gets each
+        # segment's constraints inlined and no segment list.
         by_id = {segment.id: segment for segment in snapshot.segments}
         features = [unstructure_flag(flag, by_id) for flag in snapshot.features]
-        return {"version": 1, "features": features}
+        return {"version": 2, "features": features}

@@ -40,8 +40,6 @@ __all__ = [
     "ID",
     "IMPRESSION_DATA",
     "INVERTED",
-    "LEGACY_PARAMETERS",
-    "LEGACY_STRATEGY",
     "NAME",
     "OPERATOR",
     "OVERRIDES",
@@ -102,10 +100,6 @@ FEATURE = "feature"
 PARAMETER_GROUP_ID = "groupId"
 PARAMETER_STICKINESS = "stickiness"
 
-# Legacy fields: SDKs older than Unleash 4 read a single strategy from these two keys of
-# a flag, so the client payload still carries them (the first strategy's, or ``default``).
-LEGACY_STRATEGY = "strategy"
-LEGACY_PARAMETERS = "parameters"
 # A strategy as SDKs see it leaves out these admin-only keys, as Unleash does.
 CLIENT_HIDDEN_STRATEGY_KEYS = (ID, TITLE, SORT_ORDER, DISABLED)
 

@@ -138,7 +138,9 @@ def _render(
         snapshot, version=version, pause_gc=request.app[CONFIG].gc_pause
     )
     digest = query_hash(sorted(echo.items()))
-    etag = f'"{digest}:{revision}:v{version}"'
+    # Unleash's shape, "<queryHash>:<revisionId>:v1"; the hash covers the echoed query,
+    # inlineSegmentConstraints included, so the two payload forms never share an ETag.
+    etag = f'"{digest}:{revision}:v1"'
     payload["query"] = echo
     payload["meta"] = {"revisionId": revision, "etag": etag, "queryHash": digest}
     body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
