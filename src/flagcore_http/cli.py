@@ -1,4 +1,4 @@
-"""``flagcore serve``: the HTTP server on the embedded SQLite store.
+"""``flagcore serve``: the HTTP server on a SQLite file or a PostgreSQL database.
 
 Settings come from flags, then ``FLAGCORE_*`` environment variables, then defaults, and
 are all checked before anything is opened: a wrong one stops the start with one line on
@@ -27,6 +27,7 @@ from aiohttp import web
 
 from flagcore.entities import ApiToken
 from flagcore.errors import FlagcoreError
+from flagcore.ports import Store
 from flagcore.service import Service
 from flagcore.service.tokens import TokenSpec
 from flagcore_http.app import create_app
@@ -109,10 +110,43 @@ def _warn_about(config: ServerConfig, tokens: StartupTokens) -> None:
         )
 
 
+def is_postgres(db: str) -> bool:
+    return db.startswith(("postgresql://", "postgres://"))
+
+
+def database_name(db: str) -> str:
+    """How the start line names the database: a PostgreSQL URL without its password."""
+    if not is_postgres(db):
+        return db
+    from flagcore_store_postgres.store import describe
+
+    return describe(db)
+
+
+def open_store(config: ServerConfig) -> Store:
+    """The store ``--db`` names: a ``postgresql://`` URL, or else a SQLite path."""
+    if not is_postgres(config.db):
+        from flagcore_store_sqlite import SqliteStore
+
+        return SqliteStore(config.db)
+    try:
+        from flagcore_store_postgres import PostgresSettings, PostgresStore
+    except ImportError:
+        raise StartError(
+            "--db names a PostgreSQL database, but psycopg is not installed; "
+            "install flagcore[postgres]"
+        ) from None
+    settings = PostgresSettings(
+        pool_size=config.db_pool_size,
+        pool_timeout=config.db_pool_timeout,
+        connect_timeout=config.db_connect_timeout,
+        revision_check_interval=config.db_revision_check_interval,
+    )
+    return PostgresStore(config.db, settings)
+
+
 async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> None:
     """Run the server until SIGINT or SIGTERM; `StartError` if it cannot start."""
-    from flagcore_store_sqlite import SqliteStore
-
     try:
         sock = listening_socket(config.host, config.port)
     except OSError as error:
@@ -124,9 +158,11 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
         ) from None
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(sock.close)
-        new_database = config.db != ":memory:" and not Path(config.db).exists()
+        new_database = (
+            config.db != ":memory:" and not is_postgres(config.db) and not Path(config.db).exists()
+        )
         try:
-            store = SqliteStore(config.db)
+            store = await asyncio.to_thread(open_store, config)
         except FlagcoreError as error:
             raise StartError(f"{error.message}; choose another with --db or FLAGCORE_DB") from None
         cleanup.callback(store.close)
@@ -168,7 +204,7 @@ async def _run(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         host, port = sock.getsockname()[:2]
-        _say(f"flagcore listening on http://{host}:{port} (database {config.db})")
+        _say(f"flagcore listening on http://{host}:{port} (database {database_name(config.db)})")
         if tokens.new_admin_secret is not None:
             _say(f"admin API token, shown once: {tokens.new_admin_secret}")
             _say(f"  use it as: export ADMIN_TOKEN='{tokens.new_admin_secret}'")
@@ -188,7 +224,9 @@ async def _run(
 _ENVIRONMENT_HELP = """\
 environment variables (flags win over them):
   FLAGCORE_HOST, FLAGCORE_PORT, FLAGCORE_DB, FLAGCORE_AUTH (token or none),
-  FLAGCORE_HEADER_TIMEOUT, FLAGCORE_BODY_TIMEOUT, FLAGCORE_MAX_CONNECTIONS
+  FLAGCORE_HEADER_TIMEOUT, FLAGCORE_BODY_TIMEOUT, FLAGCORE_MAX_CONNECTIONS,
+  FLAGCORE_DB_POOL_SIZE, FLAGCORE_DB_POOL_TIMEOUT, FLAGCORE_DB_CONNECT_TIMEOUT,
+  FLAGCORE_DB_REVISION_CHECK_INTERVAL
                         the same as the flags above
   FLAGCORE_INIT_ADMIN_API_TOKENS
                         comma-separated admin tokens to create at start: *:*.secret
@@ -218,8 +256,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
         "serve",
-        help="run the HTTP server on a SQLite database",
-        description="Run the HTTP server (Unleash's API) on a SQLite database.",
+        help="run the HTTP server on a SQLite or PostgreSQL database",
+        description="Run the HTTP server (Unleash's API) on a SQLite or PostgreSQL database.",
         epilog=_ENVIRONMENT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -230,7 +268,33 @@ def _parser() -> argparse.ArgumentParser:
         "--port", metavar="N", help="port (default 4242; FLAGCORE_PORT; 0 picks a free one)"
     )
     run.add_argument(
-        "--db", metavar="PATH", help="SQLite file (default ./flagcore.db; FLAGCORE_DB)"
+        "--db",
+        metavar="PATH|URL",
+        help="SQLite file, or postgresql://user:password@host:5432/database for several "
+        "nodes over one PostgreSQL (default ./flagcore.db; FLAGCORE_DB)",
+    )
+    run.add_argument(
+        "--db-pool-size",
+        metavar="N",
+        help="PostgreSQL connections at most (default 10; FLAGCORE_DB_POOL_SIZE)",
+    )
+    run.add_argument(
+        "--db-pool-timeout",
+        metavar="SECONDS",
+        help="seconds a request waits for a PostgreSQL connection before a 503 "
+        "(default 5; FLAGCORE_DB_POOL_TIMEOUT)",
+    )
+    run.add_argument(
+        "--db-connect-timeout",
+        metavar="SECONDS",
+        help="seconds one PostgreSQL connection attempt may take "
+        "(default 5; FLAGCORE_DB_CONNECT_TIMEOUT)",
+    )
+    run.add_argument(
+        "--db-revision-check-interval",
+        metavar="SECONDS",
+        help="seconds between revision checks, the safety net behind LISTEN/NOTIFY "
+        "(default 2; FLAGCORE_DB_REVISION_CHECK_INTERVAL)",
     )
     run.add_argument(
         "--auth", metavar="{token,none}", help="token (default) or none (FLAGCORE_AUTH)"
@@ -270,6 +334,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             header_timeout=args.header_timeout,
             body_timeout=args.body_timeout,
             max_connections=args.max_connections,
+            db_pool_size=args.db_pool_size,
+            db_pool_timeout=args.db_pool_timeout,
+            db_connect_timeout=args.db_connect_timeout,
+            db_revision_check_interval=args.db_revision_check_interval,
             access_log=False if args.no_access_log else None,
         )
     except ConfigError as error:
