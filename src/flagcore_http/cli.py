@@ -319,11 +319,94 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
     )
+    copy = commands.add_parser(
+        "copy",
+        help="copy everything from one database to another (SQLite or PostgreSQL)",
+        description="Copy every row (ids and revision kept) from one database to another, in "
+        "one transaction on the target; ends by comparing counts and a digest of both sides.",
+    )
+    copy.add_argument("--from", dest="source", metavar="PATH|URL", required=True)
+    copy.add_argument("--to", dest="target", metavar="PATH|URL", required=True)
+    copy.add_argument(
+        "--force", action="store_true", help="replace everything in a non-empty target"
+    )
     return parser
+
+
+def _open_for_copy(db: str, *, source: bool) -> Store:
+    if not is_postgres(db) and db != ":memory:":
+        if len(db) > 4096 or any(ord(c) < 32 for c in db):
+            raise StartError("the SQLite path is too long or has control characters")
+        if source and not Path(db).is_file():
+            raise StartError(f"there is no SQLite database at {db!r} to copy from")
+    if is_postgres(db):
+        from flagcore_store_postgres import PostgresStore
+
+        return PostgresStore(db, listen=False)
+    return open_store(ServerConfig(db=db))
+
+
+def _progress_bar(table: str, done: int, total: int) -> None:
+    width = 30
+    filled = width * done // total if total else width
+    sys.stderr.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done}/{total} rows ({table})")
+    sys.stderr.flush()
+
+
+def copy_command(source_db: str, target_db: str, *, force: bool) -> int:
+    """``flagcore copy``: everything from one store into another, in one transaction on the
+    target, ids and revision kept; ends by comparing counts and a digest of both sides."""
+    from flagcore_sql import SqlTransaction
+    from flagcore_sql.copying import clear, copy_rows, counts, digest, is_empty
+
+    if source_db == target_db:
+        raise StartError("--from and --to name the same database")
+    source = _open_for_copy(source_db, source=True)
+    try:
+        target = _open_for_copy(target_db, source=False)
+    except BaseException:
+        source.close()
+        raise
+    progress = _progress_bar if sys.stderr.isatty() else None
+    try:
+        with source.transaction(write=False) as read, target.transaction() as write:
+            if not isinstance(read, SqlTransaction) or not isinstance(write, SqlTransaction):
+                raise StartError("copy works between SQLite and PostgreSQL databases")
+            if not is_empty(write):
+                if not force:
+                    raise StartError(
+                        f"the target {database_name(target_db)} is not empty; "
+                        "use --force to replace everything in it"
+                    )
+                clear(write)
+            copy_rows(read, write, progress)
+            if progress is not None:
+                sys.stderr.write("\n")
+            source_counts, target_counts = counts(read), counts(write)
+            source_digest, target_digest = digest(read), digest(write)
+            if source_counts != target_counts or source_digest != target_digest:
+                raise StartError(
+                    "the copy differs from the source (counts or digest); nothing was written"
+                )
+    finally:
+        source.close()
+        target.close()
+    rows = sum(source_counts.values())
+    listed = ", ".join(f"{table} {n}" for table, n in source_counts.items() if n)
+    _say(f"copied {rows} rows from {database_name(source_db)} to {database_name(target_db)}")
+    _say(f"counts match: {listed or 'no rows'}")
+    _say(f"digest matches: sha256 {source_digest}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "copy":
+        try:
+            return copy_command(args.source, args.target, force=args.force)
+        except (StartError, FlagcoreError) as error:
+            _say(f"flagcore: {error}", error=True)
+            return 1
     try:
         config = ServerConfig.from_env(
             os.environ,
