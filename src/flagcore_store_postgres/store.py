@@ -119,6 +119,7 @@ class PostgresStore:
         self._revision_lock = threading.Lock()
         self._callbacks: list[Callable[[int], None]] = []
         self._available = threading.Event()
+        self._recheck = threading.Event()
         self._closing = threading.Event()
         try:
             with self._connect() as connection:
@@ -265,9 +266,12 @@ class PostgresStore:
         return int(row[0])
 
     def _lost_connection(self) -> None:
+        """A transaction's connection broke: unavailable until the listener has checked
+        that the database answers (one killed backend is not an outage; a restart is)."""
         if self._listener is not None and self._available.is_set():
-            log.warning("lost the connection to %s; serving from memory", self.where)
+            log.warning("lost a connection to %s; checking the database", self.where)
             self._available.clear()
+            self._recheck.set()
 
     def _listen(self) -> None:
         """LISTEN for revisions; re-read the revision now and then; reconnect after outages."""
@@ -302,9 +306,14 @@ class PostgresStore:
             for notice in connection.notifies(timeout=_LISTEN_WAKE_S, stop_after=64):
                 with contextlib.suppress(ValueError):
                     self._observe(int(notice.payload))
-            if time.monotonic() - checked >= self.settings.revision_check_interval:
+            recheck = self._recheck.is_set()
+            if recheck or time.monotonic() - checked >= self.settings.revision_check_interval:
                 self._observe(self._read_revision(connection))
                 checked = time.monotonic()
+            if recheck:  # the database answered: drop broken pooled connections, go on
+                self._recheck.clear()
+                self._pool.check()
+                self._available.set()
 
     def close(self) -> None:
         self._closing.set()

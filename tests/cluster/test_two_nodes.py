@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +48,11 @@ def two_nodes(tmp_path: Path) -> Iterator[tuple[Node, Node, str]]:
             stop(process)
 
 
+def _difference(one: bytes, other: bytes) -> str:
+    at = next((i for i, (x, y) in enumerate(zip(one, other, strict=False)) if x != y), 0)
+    return f"{one[max(0, at - 200) : at + 40]!r} != {other[max(0, at - 200) : at + 40]!r}"
+
+
 def _names_served(n: Node) -> set[str]:
     status, _headers, body = n.features()
     assert status == 200, body
@@ -77,10 +83,16 @@ def test_two_nodes_over_one_database_agree_at_once(two_nodes: tuple[Node, Node, 
     assert max(delays) < 2.0
 
     # Same state, same bytes, same ETag on both; either node's ETag gets a 304 from the other.
-    status_a, headers_a, body_a = a.features()
-    status_b, headers_b, body_b = b.features()
+    # (A write can be more than one transaction: wait until both have the last one.)
+    deadline = time.monotonic() + 2
+    while True:
+        status_a, headers_a, body_a = a.features()
+        status_b, headers_b, body_b = b.features()
+        if headers_a["ETag"] == headers_b["ETag"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.01)
     assert (status_a, status_b) == (200, 200)
-    assert body_a == body_b
+    assert body_a == body_b, _difference(body_a, body_b)
     assert headers_a["ETag"] == headers_b["ETag"]
     assert b.features(headers_a["ETag"])[0] == 304
     assert a.features(headers_b["ETag"])[0] == 304
@@ -210,6 +222,7 @@ def test_an_outage_of_postgresql_is_survived_by_every_node(
 ) -> None:
     url = stoppable.database_url("postgres")
     processes = [start_node(url, tmp_path), start_node(url, tmp_path)]
+    writing = threading.Event()
     try:
         a, b = (node(p) for p in processes)
         assert a.json("POST", FEATURES, {"name": "before"})[0] == 201
@@ -219,6 +232,23 @@ def test_an_outage_of_postgresql_is_survived_by_every_node(
         etags = {n.url: n.features()[1]["ETag"] for n in (a, b)}
         served_before = {n.url: n.features()[2] for n in (a, b)}
 
+        # Writes keep coming on both nodes through the whole outage: each is either
+        # acknowledged (201) or refused (503), and every acknowledged one survives.
+        answers: list[tuple[int, str]] = []
+        writing.set()
+
+        def keep_writing() -> None:
+            index = 0
+            while writing.is_set():
+                name = f"load-{index}"
+                status, _h, _raw = (a, b)[index % 2].request("POST", FEATURES, {"name": name})
+                answers.append((status, name))
+                index += 1
+                time.sleep(0.01)
+
+        writer = threading.Thread(target=keep_writing)
+        writer.start()
+        time.sleep(0.3)
         stoppable.stop()
         _wait_for(lambda: _ready(a) == 503 and _ready(b) == 503, 10, "/ready stayed ready")
 
@@ -226,7 +256,7 @@ def test_an_outage_of_postgresql_is_survived_by_every_node(
         for _ in range(50):
             for n in (a, b):
                 status, _h, body = n.features()
-                assert (status, body) == (200, served_before[n.url])
+                assert (status, body) == (200, served_before[n.url]), body[:300]
                 assert n.features(etags[n.url])[0] == 304
         # Writes and signals are refused with a 503 that says why; nothing half-done.
         for n in (a, b):
@@ -246,6 +276,13 @@ def test_an_outage_of_postgresql_is_survived_by_every_node(
         stoppable.start()
         # Back by themselves, no restart: ready, writable, and caught up with each other.
         _wait_for(lambda: _ready(a) == 200 and _ready(b) == 200, 15, "nodes never came back")
+        time.sleep(0.3)
+        writing.clear()
+        writer.join(timeout=30)
+        assert {status for status, _ in answers} == {201, 503}, answers
+        acknowledged = {name for status, name in answers if status == 201}
+        status, _h, raw = a.request("GET", FEATURES)
+        assert acknowledged <= {f["name"] for f in json.loads(raw)["features"]}
         status, body = b.json("POST", FEATURES, {"name": "after"})
         assert status == 201, body
         _wait_for(lambda: "after" in _names_served(a), 5, "a never saw the write made after")
@@ -253,5 +290,6 @@ def test_an_outage_of_postgresql_is_survived_by_every_node(
         assert a.process.poll() is None
         assert b.process.poll() is None
     finally:
+        writing.clear()
         for process in processes:
             stop(process)

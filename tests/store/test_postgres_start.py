@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import threading
+import time
 
 import psycopg
 import pytest
@@ -95,3 +97,58 @@ def test_stores_opening_at_once_on_an_empty_database_migrate_it_once() -> None:
     with psycopg.connect(url) as connection:
         applied = [row[0] for row in connection.execute("SELECT name FROM flagcore_migrations")]
     assert sorted(applied) == sorted(m.name for m in MIGRATIONS)
+
+
+def _write_while_the_connection_is_killed(store: PostgresStore, url: str) -> None:
+    from flagcore.entities import Project
+
+    with store.transaction() as tx:
+        tx.save_project(Project("half", "Half", None, dt.datetime.now(dt.UTC)))
+        with psycopg.connect(url, autocommit=True) as killer:
+            killer.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                "AND state = 'idle in transaction'"
+            )
+        tx.append_event("project-created", "alice", project="half")
+
+
+def test_a_connection_lost_in_the_middle_of_a_write_writes_nothing_and_says_unavailable() -> None:
+    from flagcore_store_postgres.session import DatabaseUnavailable
+
+    url = fresh_database()
+    store = PostgresStore(url)
+    try:
+        with pytest.raises(DatabaseUnavailable, match="database is unavailable"):
+            _write_while_the_connection_is_killed(store, url)
+        # The store comes back by itself; the half-done change is nowhere.
+        deadline = time.monotonic() + 10
+        while not store.available:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        with store.transaction(write=False) as tx:
+            assert tx.get_project("half") is None
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--db-pool-size", "0"),
+        ("--db-pool-timeout", "never"),
+        ("--db-connect-timeout", "-1"),
+        ("--db-revision-check-interval", "0"),
+    ],
+)
+def test_a_bad_database_setting_is_named(flag: str, value: str) -> None:
+    done = subprocess.run(
+        command("serve", "--port", "0", "--db", "postgresql://x:pw@h/db", flag, value),
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert flag in done.stderr
+    assert "pw@" not in done.stderr
