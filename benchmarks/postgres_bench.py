@@ -9,9 +9,9 @@ Run by hand: ``.venv/bin/python benchmarks/postgres_bench.py [--seconds 5]
    on a SQLite file, and seeds each store with 100 flags (two strategies with
    constraints each, ~90 kB payload), as ``benchmarks/http_bench.py`` does.
 2. ``/api/client/features``: full 200s, then 304s (If-None-Match), with ``wrk`` on node A
-   and on the SQLite node in turn (both are served from memory: the target is the
-   PostgreSQL node within 10% of SQLite).
-3. Propagation (measured first, on the seeded payload): ``--writes`` flag creations on A;
+   and on the SQLite node in turn, ``--rounds`` alternating rounds (medians); both are
+   served from memory: the target is the PostgreSQL node within 10% of SQLite.
+3. Propagation (after 2, before 4, on the seeded payload): ``--writes`` flag creations on A;
    after each is acknowledged, B is polled (If-None-Match, keep-alive) until a response
    shows the new flag; p50/p99 of that delay (it includes B rendering the new payload).
 4. Admin writes/s on each store: flag creations from one client, then from 4 at once.
@@ -174,6 +174,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=5, help="per wrk run")
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating wrk rounds")
     parser.add_argument("--writes", type=int, default=200, help="propagation samples")
     parser.add_argument("--write-seconds", type=float, default=5.0)
     args = parser.parse_args()
@@ -188,13 +189,25 @@ def main() -> None:
         processes = [node_a, node_b, lite]
         _seed(a, 100)
         _seed(s, 100)
-        # Propagation first, on the seeded payload (the write test below adds thousands
-        # of flags, and every change makes the next poll render the whole payload).
-        delays = _propagation(a, b, args.writes)
+        # Alternating rounds, medians: a burst of other load on the machine skews one
+        # round of one store, not the comparison.
+        rounds: dict[str, list[dict[str, dict[str, float]]]] = {"postgresql": [], "sqlite": []}
+        for _round in range(args.rounds):
+            rounds["postgresql"].append(_serving(a, args.seconds, args.connections))
+            rounds["sqlite"].append(_serving(s, args.seconds, args.connections))
         serving = {
-            "postgresql": _serving(a, args.seconds, args.connections),
-            "sqlite": _serving(s, args.seconds, args.connections),
+            store: {
+                kind: {
+                    measure: statistics.median(r[kind][measure] for r in runs)
+                    for measure in ("rps", "p50", "p99")
+                }
+                for kind in ("200", "304")
+            }
+            for store, runs in rounds.items()
         }
+        # Propagation next, on the seeded payload plus its own flags (the write test below
+        # adds thousands, and every change makes the next poll render the whole payload).
+        delays = _propagation(a, b, args.writes)
         writes = {
             (store, clients): _writes_per_second(base, f"w{clients}", clients, args.write_seconds)
             for store, base in (("postgresql", a), ("sqlite", s))
@@ -209,7 +222,8 @@ def main() -> None:
 
     print(
         f"flagcore on PostgreSQL vs SQLite ({args.connections} connections, "
-        f"{args.seconds} s per wrk run, {os.cpu_count()} cores shared)"
+        f"{args.seconds} s per wrk run, median of {args.rounds} alternating rounds, "
+        f"{os.cpu_count()} cores shared)"
     )
     print(f"{'':28} {'PostgreSQL':>12} {'SQLite':>12} {'PG/SQLite':>10}")
     for kind in ("200", "304"):

@@ -147,3 +147,36 @@ def test_the_copied_tables_are_every_table_of_the_schema(tmp_path: Path) -> None
             for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
     assert names - {"_sqlite_migrations", "sqlite_sequence"} == {t for t, _ in TABLES}
+
+
+def test_on_a_terminal_the_copy_shows_a_progress_bar(tmp_path: Path) -> None:
+    import os
+
+    source = tmp_path / "source.db"
+    _source(source)
+    main, terminal = os.openpty()
+    try:
+        done = subprocess.run(
+            command("copy", "--from", str(source), "--to", str(tmp_path / "copy.db")),
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            text=True,
+            env=env(),
+            timeout=120,
+        )
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(main)
+    assert done.returncode == 0
+    assert b"\r[" in shown
+    assert b"##############################]" in shown  # the bar reaches its end
+    assert b"rows (" in shown
