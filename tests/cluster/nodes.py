@@ -75,12 +75,18 @@ def stop(process: subprocess.Popen[str]) -> None:
     process.communicate(timeout=20)
 
 
-def start_node(url: str, directory: Path, *args: str, **variables: str) -> subprocess.Popen[str]:
-    """Start a node (not waiting for it): ``Node(process, stderr)`` waits for its start line."""
+def start_node(
+    url: str, directory: Path, *args: str, db_in_env: bool = False, **variables: str
+) -> subprocess.Popen[str]:
+    """Start a node (not waiting for it): `node` waits for its start line. ``db_in_env``
+    names the database in ``FLAGCORE_DB`` instead of ``--db``."""
     stderr = directory / f"node-{time.monotonic_ns()}.stderr"
+    if db_in_env:
+        variables["FLAGCORE_DB"] = url
+    where = () if db_in_env else ("--db", url)
     with stderr.open("w") as sink:
         process = subprocess.Popen(
-            command("serve", "--port", "0", "--db", url, "--no-access-log", *args),
+            command("serve", "--port", "0", *where, "--no-access-log", *args),
             stdout=subprocess.PIPE,
             stderr=sink,
             text=True,

@@ -16,9 +16,10 @@ FEATURES = "/api/admin/projects/default/features"
 
 def test_no_acknowledged_write_is_lost_when_a_node_is_killed(tmp_path: Path) -> None:
     url = fresh_database()
-    processes = [start_node(url, tmp_path), start_node(url, tmp_path)]
+    processes = [start_node(url, tmp_path), start_node(url, tmp_path, db_in_env=True)]
     try:
         a, b = (node(p) for p in processes)
+        assert "(database postgresql://postgres@" in b.start_line  # FLAGCORE_DB, no password
         acknowledged: list[str] = []
 
         def write(index: int) -> None:
