@@ -1,4 +1,4 @@
-"""``flagcore serve``: the HTTP server on the embedded SQLite store.
+"""``flagcore serve``: the HTTP server on a SQLite file or a PostgreSQL database.
 
 Settings come from flags, then ``FLAGCORE_*`` environment variables, then defaults, and
 are all checked before anything is opened: a wrong one stops the start with one line on
@@ -27,6 +27,7 @@ from aiohttp import web
 
 from flagcore.entities import ApiToken
 from flagcore.errors import FlagcoreError
+from flagcore.ports import Store
 from flagcore.service import Service, TokenSpec
 from flagcore_http.app import create_app
 from flagcore_http.config import AuthMode, ConfigError, InitToken, ServerConfig
@@ -108,10 +109,43 @@ def _warn_about(config: ServerConfig, tokens: StartupTokens) -> None:
         )
 
 
+def is_postgres(db: str) -> bool:
+    return db.startswith(("postgresql://", "postgres://"))
+
+
+def database_name(db: str) -> str:
+    """How the start line names the database: a PostgreSQL URL without its password."""
+    if not is_postgres(db):
+        return db
+    from flagcore_store_postgres.store import describe
+
+    return describe(db)
+
+
+def open_store(config: ServerConfig) -> Store:
+    """The store ``--db`` names: a ``postgresql://`` URL, or else a SQLite path."""
+    if not is_postgres(config.db):
+        from flagcore_store_sqlite import SqliteStore
+
+        return SqliteStore(config.db)
+    try:
+        from flagcore_store_postgres import PostgresSettings, PostgresStore
+    except ImportError:
+        raise StartError(
+            "--db names a PostgreSQL database, but psycopg is not installed; "
+            "install flagcore[postgres]"
+        ) from None
+    settings = PostgresSettings(
+        pool_size=config.db_pool_size,
+        pool_timeout=config.db_pool_timeout,
+        connect_timeout=config.db_connect_timeout,
+        revision_check_interval=config.db_revision_check_interval,
+    )
+    return PostgresStore(config.db, settings)
+
+
 async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> None:
     """Run the server until SIGINT or SIGTERM; `StartError` if it cannot start."""
-    from flagcore_store_sqlite import SqliteStore
-
     try:
         sock = listening_socket(config.host, config.port)
     except OSError as error:
@@ -123,9 +157,11 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
         ) from None
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(sock.close)
-        new_database = config.db != ":memory:" and not Path(config.db).exists()
+        new_database = (
+            config.db != ":memory:" and not is_postgres(config.db) and not Path(config.db).exists()
+        )
         try:
-            store = SqliteStore(config.db)
+            store = await asyncio.to_thread(open_store, config)
         except FlagcoreError as error:
             raise StartError(f"{error.message}; choose another with --db or FLAGCORE_DB") from None
         cleanup.callback(store.close)
@@ -167,7 +203,7 @@ async def _run(
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop.set)
         host, port = sock.getsockname()[:2]
-        _say(f"flagcore listening on http://{host}:{port} (database {config.db})")
+        _say(f"flagcore listening on http://{host}:{port} (database {database_name(config.db)})")
         if tokens.new_admin_secret is not None:
             _say(f"admin API token, shown once: {tokens.new_admin_secret}")
             _say(f"  use it as: export ADMIN_TOKEN='{tokens.new_admin_secret}'")
@@ -187,7 +223,9 @@ async def _run(
 _ENVIRONMENT_HELP = """\
 environment variables (flags win over them):
   FLAGCORE_HOST, FLAGCORE_PORT, FLAGCORE_DB, FLAGCORE_AUTH (token or none),
-  FLAGCORE_HEADER_TIMEOUT, FLAGCORE_BODY_TIMEOUT, FLAGCORE_MAX_CONNECTIONS
+  FLAGCORE_HEADER_TIMEOUT, FLAGCORE_BODY_TIMEOUT, FLAGCORE_MAX_CONNECTIONS,
+  FLAGCORE_DB_POOL_SIZE, FLAGCORE_DB_POOL_TIMEOUT, FLAGCORE_DB_CONNECT_TIMEOUT,
+  FLAGCORE_DB_REVISION_CHECK_INTERVAL
                         the same as the flags above
   FLAGCORE_INIT_ADMIN_API_TOKENS
                         comma-separated admin tokens to create at start: *:*.secret
@@ -217,8 +255,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser(
         "serve",
-        help="run the HTTP server on a SQLite database",
-        description="Run the HTTP server (Unleash's API) on a SQLite database.",
+        help="run the HTTP server on a SQLite or PostgreSQL database",
+        description="Run the HTTP server (Unleash's API) on a SQLite or PostgreSQL database.",
         epilog=_ENVIRONMENT_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -229,7 +267,33 @@ def _parser() -> argparse.ArgumentParser:
         "--port", metavar="N", help="port (default 4242; FLAGCORE_PORT; 0 picks a free one)"
     )
     run.add_argument(
-        "--db", metavar="PATH", help="SQLite file (default ./flagcore.db; FLAGCORE_DB)"
+        "--db",
+        metavar="PATH|URL",
+        help="SQLite file, or postgresql://user:password@host:5432/database for several "
+        "nodes over one PostgreSQL (default ./flagcore.db; FLAGCORE_DB)",
+    )
+    run.add_argument(
+        "--db-pool-size",
+        metavar="N",
+        help="PostgreSQL connections at most (default 10; FLAGCORE_DB_POOL_SIZE)",
+    )
+    run.add_argument(
+        "--db-pool-timeout",
+        metavar="SECONDS",
+        help="seconds a request waits for a PostgreSQL connection before a 503 "
+        "(default 5; FLAGCORE_DB_POOL_TIMEOUT)",
+    )
+    run.add_argument(
+        "--db-connect-timeout",
+        metavar="SECONDS",
+        help="seconds one PostgreSQL connection attempt may take "
+        "(default 5; FLAGCORE_DB_CONNECT_TIMEOUT)",
+    )
+    run.add_argument(
+        "--db-revision-check-interval",
+        metavar="SECONDS",
+        help="seconds between revision checks, the safety net behind LISTEN/NOTIFY "
+        "(default 2; FLAGCORE_DB_REVISION_CHECK_INTERVAL)",
     )
     run.add_argument(
         "--auth", metavar="{token,none}", help="token (default) or none (FLAGCORE_AUTH)"
@@ -272,11 +336,94 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
     )
+    copy = commands.add_parser(
+        "copy",
+        help="copy everything from one database to another (SQLite or PostgreSQL)",
+        description="Copy every row (ids and revision kept) from one database to another, in "
+        "one transaction on the target; ends by comparing counts and a digest of both sides.",
+    )
+    copy.add_argument("--from", dest="source", metavar="PATH|URL", required=True)
+    copy.add_argument("--to", dest="target", metavar="PATH|URL", required=True)
+    copy.add_argument(
+        "--force", action="store_true", help="replace everything in a non-empty target"
+    )
     return parser
+
+
+def _open_for_copy(db: str, *, source: bool) -> Store:
+    if not is_postgres(db) and db != ":memory:":
+        if len(db) > 4096 or any(ord(c) < 32 for c in db):
+            raise StartError("the SQLite path is too long or has control characters")
+        if source and not Path(db).is_file():
+            raise StartError(f"there is no SQLite database at {db!r} to copy from")
+    if is_postgres(db):
+        from flagcore_store_postgres import PostgresStore
+
+        return PostgresStore(db, listen=False)
+    return open_store(ServerConfig(db=db))
+
+
+def _progress_bar(table: str, done: int, total: int) -> None:
+    width = 30
+    filled = width * done // total if total else width
+    sys.stderr.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done}/{total} rows ({table})")
+    sys.stderr.flush()
+
+
+def copy_command(source_db: str, target_db: str, *, force: bool) -> int:
+    """``flagcore copy``: everything from one store into another, in one transaction on the
+    target, ids and revision kept; ends by comparing counts and a digest of both sides."""
+    from flagcore_sql import SqlTransaction
+    from flagcore_sql.copying import clear, copy_rows, counts, digest, is_empty
+
+    if source_db == target_db:
+        raise StartError("--from and --to name the same database")
+    source = _open_for_copy(source_db, source=True)
+    try:
+        target = _open_for_copy(target_db, source=False)
+    except BaseException:
+        source.close()
+        raise
+    progress = _progress_bar if sys.stderr.isatty() else None
+    try:
+        with source.transaction(write=False) as read, target.transaction() as write:
+            if not isinstance(read, SqlTransaction) or not isinstance(write, SqlTransaction):
+                raise StartError("copy works between SQLite and PostgreSQL databases")
+            if not is_empty(write):
+                if not force:
+                    raise StartError(
+                        f"the target {database_name(target_db)} is not empty; "
+                        "use --force to replace everything in it"
+                    )
+                clear(write)
+            copy_rows(read, write, progress)
+            if progress is not None:
+                sys.stderr.write("\n")
+            source_counts, target_counts = counts(read), counts(write)
+            source_digest, target_digest = digest(read), digest(write)
+            if source_counts != target_counts or source_digest != target_digest:
+                raise StartError(
+                    "the copy differs from the source (counts or digest); nothing was written"
+                )
+    finally:
+        source.close()
+        target.close()
+    rows = sum(source_counts.values())
+    listed = ", ".join(f"{table} {n}" for table, n in source_counts.items() if n)
+    _say(f"copied {rows} rows from {database_name(source_db)} to {database_name(target_db)}")
+    _say(f"counts match: {listed or 'no rows'}")
+    _say(f"digest matches: sha256 {source_digest}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "copy":
+        try:
+            return copy_command(args.source, args.target, force=args.force)
+        except (StartError, FlagcoreError) as error:
+            _say(f"flagcore: {error}", error=True)
+            return 1
     try:
         config = ServerConfig.from_env(
             os.environ,
@@ -290,6 +437,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             frontend_origins=args.frontend_origins,
             trust_forwarded_for=args.trust_forwarded_for,
             sdk_fetch_mode=args.sdk_fetch_mode,
+            db_pool_size=args.db_pool_size,
+            db_pool_timeout=args.db_pool_timeout,
+            db_connect_timeout=args.db_connect_timeout,
+            db_revision_check_interval=args.db_revision_check_interval,
             access_log=False if args.no_access_log else None,
         )
     except ConfigError as error:

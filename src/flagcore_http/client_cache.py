@@ -87,6 +87,16 @@ def secret_digest(secret: str) -> bytes:
 REVISION_TTL_S = 0.01
 
 
+def _reports_availability(store: object) -> bool:
+    """Whether ``store`` says when its database is unreachable (the PostgreSQL store)."""
+    return hasattr(store, "available")
+
+
+def _available(store: object) -> bool:
+    """Whether ``store`` can be read now; stores that do not say are taken as available."""
+    return bool(getattr(store, "available", True))
+
+
 class PayloadCache:
     """Rendered payloads by query key, least recently used first out, within a byte budget."""
 
@@ -168,31 +178,67 @@ class ClientCache:
         )
         self.pending_instances: dict[tuple[str, str], ClientInstance] = {}
         self.dropped_instances = 0
+        self._held: (
+            tuple[int, PayloadCache, ClientVocabulary | None, BoundedLru[str, ApiToken]] | None
+        ) = None
         self._in_flight: dict[Hashable, asyncio.Future[Any]] = {}
         self.compressor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flagcore-gzip")
 
     def current_revision(self, service: Service) -> int:
-        """The store's revision, read at most every `REVISION_TTL_S` unless we wrote."""
+        """The store's revision, read at most every `REVISION_TTL_S` unless we wrote.
+
+        While the store says its database is unavailable (the PostgreSQL store's
+        ``available``), a newer revision is not taken up: what was rendered last stays
+        served (the last state this node had) instead of being dropped for a state that
+        cannot be read now. The newer revision is taken up once the database is back.
+        """
+        store = service.store
+        holds = _reports_availability(store)
+        if holds and self._held is not None and not _available(store):
+            self._take_back_held()
         now = time.monotonic()
         local = service.local_writes
         if local == self._seen_local_writes and now - self._checked_at < REVISION_TTL_S:
             return self.revision
-        revision = service.store.revision()
+        revision = store.revision()
         self._seen_local_writes = local
         self._checked_at = now
-        self.sync(revision)
+        if revision != self.revision and holds and self.revision >= 0 and not _available(store):
+            return self.revision
+        self.sync(revision, hold=holds)
         return revision
 
-    def sync(self, revision: int) -> None:
-        """Forget what belongs to an older revision."""
+    def sync(self, revision: int, *, hold: bool = False) -> None:
+        """Forget what belongs to an older revision.
+
+        With ``hold``, the last rendered payloads, their vocabulary and known tokens are
+        kept aside (one older revision's worth, so at most twice the payload budget) for
+        `current_revision` to serve again if the database becomes unreachable before the
+        new revision could be rendered.
+        """
         if revision != self.revision:
             with self._lock:
                 if revision != self.revision:
+                    if hold and len(self.payloads):
+                        self._held = (
+                            self.revision,
+                            self.payloads,
+                            self.vocabulary,
+                            self.known_tokens,
+                        )
                     self.payloads = PayloadCache(self.sizes.payload_bytes)
                     self.vocabulary = None
-                    self.known_tokens.clear()
+                    self.known_tokens = BoundedLru(self.sizes.known_tokens)
                     self.unknown_tokens.clear()
                     self.revision = revision
+
+    def _take_back_held(self) -> None:
+        """Serve the last rendered state again (the database is down, nothing newer renders)."""
+        with self._lock:
+            if len(self.payloads) or self._held is None:
+                return
+            self.revision, self.payloads, self.vocabulary, self.known_tokens = self._held
+            self._held = None
 
     def wants_instance(self, key: tuple[str, str], now: float, interval: float) -> bool:
         """Whether an instance polling now should be written: not noted within ``interval``

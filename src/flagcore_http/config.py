@@ -143,6 +143,15 @@ _SETTINGS = {
         _Setting("frontend_origins", "--frontend-origins", "FLAGCORE_FRONTEND_ORIGINS"),
         _Setting("trust_forwarded_for", "--trust-forwarded-for", "FLAGCORE_TRUST_FORWARDED_FOR"),
         _Setting("sdk_fetch_mode", "--sdk-fetch-mode", "FLAGCORE_SDK_FETCH_MODE"),
+        # PostgreSQL only (--db postgresql://...); see docs/deploying.md.
+        _Setting("db_pool_size", "--db-pool-size", "FLAGCORE_DB_POOL_SIZE"),
+        _Setting("db_pool_timeout", "--db-pool-timeout", "FLAGCORE_DB_POOL_TIMEOUT"),
+        _Setting("db_connect_timeout", "--db-connect-timeout", "FLAGCORE_DB_CONNECT_TIMEOUT"),
+        _Setting(
+            "db_revision_check_interval",
+            "--db-revision-check-interval",
+            "FLAGCORE_DB_REVISION_CHECK_INTERVAL",
+        ),
     )
 }
 
@@ -191,8 +200,15 @@ def _read(field: str, raw: str, where: str) -> object:
         if raw.strip() not in ("polling", "streaming"):
             raise ConfigError(f"{where}={_shown(raw)}: use polling or streaming")
         return raw.strip()
+    if field == "db_pool_size":
+        return _integer(raw, where, 1, 1000, "not a connection count")
+    if field in ("db_pool_timeout", "db_connect_timeout"):
+        return _seconds(raw, where, 0.1, 600)
+    if field == "db_revision_check_interval":
+        return _seconds(raw, where, 0.1, 3600)
     if not raw.strip() or len(raw) > 4096 or any(ord(c) < 32 for c in raw):
-        raise ConfigError(f"{where}={_shown(raw)}: must be a non-empty name or path")
+        shown = _shown(raw) if "://" not in raw else "(a URL, not shown: it may hold a password)"
+        raise ConfigError(f"{where}={shown}: must be a non-empty name, path or postgresql:// URL")
     return raw.strip()
 
 
@@ -235,6 +251,11 @@ class ServerConfig:
     body_timeout: float = 30.0
     # …and at most this many open connections (lowered to fit the open-file limit).
     max_connections: int = 1000
+    # --- PostgreSQL (--db postgresql://...): pool, timeouts, the revision safety net ---
+    db_pool_size: int = 10
+    db_pool_timeout: float = 5.0
+    db_connect_timeout: float = 5.0
+    db_revision_check_interval: float = 2.0
     # --- hostile load: store queue, client caches, retention (docs/security.md) ---
     store_queue_limit: int = 256
     payload_cache_bytes: int = 32 * 1024 * 1024

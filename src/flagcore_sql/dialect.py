@@ -34,6 +34,10 @@ class Dialect:
     """The physical row id a bounded ``DELETE`` picks its rows by (``rowid``, ``ctid``)."""
     saturating_sum_template: str
     """``{a} + {b}``, stopping at 2**63 - 1 instead of overflowing."""
+    reset_serial_template: str = ""
+    """After rows were written with explicit ids (``flagcore copy``): a query that moves
+    ``{table}``'s id generator past them; empty where the database does it by itself
+    (SQLite's AUTOINCREMENT remembers the largest id ever inserted)."""
 
     def sql(self, text: str) -> str:
         """``text`` (written with ``?`` placeholders) as this database's driver takes it."""
@@ -83,6 +87,10 @@ POSTGRESQL = Dialect(
     row_id="ctid",
     # A bigint sum would raise on overflow: add as numeric, cap, and come back.
     saturating_sum_template="LEAST({a}::numeric + {b}, 9223372036854775807)::bigint",
+    reset_serial_template=(
+        "SELECT setval(pg_get_serial_sequence('{table}', 'id'), "
+        "coalesce((SELECT max(id) FROM {table}), 0) + 1, false)"
+    ),
 )
 """For the PostgreSQL store of issue #14; checked against PostgreSQL 16 by hand only so
 far (the port contract suite over a scratch adapter): no store of flagcore uses it yet."""

@@ -21,7 +21,13 @@ import flagcore.service
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-ADAPTERS = ("flagcore_http", "flagcore_store_sqlite", "flagcore_sql", "flagcore_client")
+ADAPTERS = (
+    "flagcore_http",
+    "flagcore_store_sqlite",
+    "flagcore_store_postgres",
+    "flagcore_sql",
+    "flagcore_client",
+)
 
 # The modules adapters, examples and docs may import from (docs/architecture.md, "Public
 # face"); every other module of flagcore is the implementation, reached through these.

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from flagcore.memory import MemoryStore
 from flagcore.ports import Store
+from flagcore_store_postgres import PostgresStore
 from flagcore_store_sqlite import SqliteStore
+from tests.cluster.postgres_server import fresh_database
 
 StoreFactory = Callable[[Path], Store]
 
@@ -19,4 +21,6 @@ FACTORIES: dict[str, StoreFactory] = {
     "memory": lambda _tmp: MemoryStore(),
     "sqlite-memory": lambda _tmp: SqliteStore(":memory:"),
     "sqlite-file": lambda tmp: SqliteStore(tmp / "flags.db"),
+    # A fresh database on the session's private PostgreSQL (tests/cluster/postgres_server.py).
+    "postgres": lambda _tmp: PostgresStore(fresh_database()),
 }
