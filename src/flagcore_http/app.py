@@ -11,7 +11,7 @@ from aiohttp import web
 
 from flagcore.service import Service
 from flagcore_http import cors, openapi
-from flagcore_http.auth import SIGNAL_CREDENTIALS, SignalCredentialsCache
+from flagcore_http.auth import SIGNAL_CREDENTIALS, SignalCredentialsCache, is_frontend_path
 from flagcore_http.calls import StoreWorker, store_upkeep
 from flagcore_http.client_cache import CacheSizes, ClientCache
 from flagcore_http.config import ServerConfig
@@ -75,16 +75,16 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[SIGNAL_CREDENTIALS] = SignalCredentialsCache()
     app[WORKER] = StoreWorker(limit=config.store_queue_limit)
     app[frontend.FRONTEND_VIEWS] = frontend.FrontendViews()
-    cors.setup(app)
     for table in ROUTE_TABLES:
         for route in table:
             assert isinstance(route, web.RouteDef), route
             handler: Handler = route.handler
             if route.method in _METHODS_WITH_BODIES:
                 handler = _body_first(handler, config.body_timeout)
-            web.RouteDef(route.method, route.path, guarded(handler), route.kwargs).register(
-                app.router
-            )
+            answer = guarded(handler)
+            if is_frontend_path(route.path):  # CORS on the paths browsers call, errors too
+                answer = cors.with_cors(answer)
+            web.RouteDef(route.method, route.path, answer, route.kwargs).register(app.router)
     app.router.add_get("/docs/openapi.json", guarded(openapi.handler))
     setup_ui(app)  # the admin web UI at / and /ui/ (before the catch-all)
     app.router.add_route("*", UNMATCHED_PATH, unmatched_handler)  # last: tried after all

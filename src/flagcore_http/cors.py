@@ -13,13 +13,15 @@ client paths never carry CORS headers.
 
 from __future__ import annotations
 
+import functools
+
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail, Forbidden, InvalidInput
-from flagcore_http.auth import is_frontend_path
+from flagcore_http.errors import Handler
 from flagcore_http.keys import CONFIG
 
-__all__ = ["allowed_origin", "preflight", "routes", "setup"]
+__all__ = ["allowed_origin", "preflight", "routes", "with_cors"]
 
 routes = web.RouteTableDef()
 
@@ -42,9 +44,21 @@ def allowed_origin(origins: tuple[str, ...], origin: str | None) -> str | None:
     return origin if origin in origins else None
 
 
-async def _add_cors_headers(request: web.Request, response: web.StreamResponse) -> None:
-    if not is_frontend_path(request.path):
-        return
+def with_cors(handler: Handler) -> Handler:
+    """``handler`` (a frontend or OFREP route, already guarded, so errors are answers too)
+    with CORS headers on its answers. Only these routes are wrapped: a signal run for every
+    response would cost every SDK poll a call."""
+
+    @functools.wraps(handler)
+    async def answer_with_cors(request: web.Request) -> web.StreamResponse:
+        response = await handler(request)
+        _add_cors_headers(request, response)
+        return response
+
+    return answer_with_cors
+
+
+def _add_cors_headers(request: web.Request, response: web.StreamResponse) -> None:
     allowed = allowed_origin(request.app[CONFIG].frontend_origins, request.headers.get("Origin"))
     if allowed is None:
         return
@@ -77,9 +91,3 @@ async def preflight(request: web.Request) -> web.Response:
             "Access-Control-Max-Age": _MAX_AGE_S,
         },
     )
-
-
-def setup(app: web.Application) -> None:
-    """Add CORS headers to every answer on the frontend and OFREP paths (errors too, so a
-    page can read why it was refused)."""
-    app.on_response_prepare.append(_add_cors_headers)
