@@ -33,7 +33,7 @@ from flagcore.errors import (
 )
 from flagcore_http.auth import authenticate
 
-__all__ = ["UNMATCHED_PATH", "error_response", "guarded", "unmatched_handler"]
+__all__ = ["UNMATCHED_PATH", "error_response", "guarded", "status_of", "unmatched_handler"]
 
 _log = logging.getLogger("flagcore_http")
 
@@ -76,6 +76,14 @@ def error_response(
         status=status,
         headers=headers,
     )
+
+
+def status_of(error: FlagcoreError) -> tuple[int, str]:
+    """The HTTP status and error name of a domain error: one table for the API and the UI."""
+    for kind, status, name in _STATUS:
+        if isinstance(error, kind):
+            return status, name
+    return 400, "BadDataError"
 
 
 def _domain_response(error: FlagcoreError) -> web.Response:

@@ -21,22 +21,15 @@ from multidict import MultiDict
 
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import (
-    Conflict,
     ErrorDetail,
     FlagcoreError,
     Forbidden,
     InvalidInput,
-    LimitExceeded,
-    NameConflict,
-    NotFound,
-    RateLimited,
-    ServiceUnavailable,
-    StorageError,
-    Unauthenticated,
 )
 from flagcore.service import Service
 from flagcore_http.calls import call
 from flagcore_http.config import AuthMode
+from flagcore_http.errors import status_of
 from flagcore_http.keys import CONFIG, SERVICE
 from flagcore_http.ui.session import COOKIE_NAME, CSRF_FIELD, Session, SessionSigner
 
@@ -62,19 +55,6 @@ _FORM = web.RequestKey("ui_form", MultiDict[str])
 # bounded by the server's ``max_body_bytes``.
 MAX_FIELD_LENGTH = 100_000
 MAX_FIELDS = 2_000
-
-_STATUS: tuple[tuple[type[FlagcoreError], int], ...] = (
-    (InvalidInput, 400),
-    (LimitExceeded, 400),
-    (Unauthenticated, 401),
-    (Forbidden, 403),
-    (NotFound, 404),
-    (NameConflict, 409),
-    (Conflict, 409),
-    (RateLimited, 429),
-    (ServiceUnavailable, 503),
-    (StorageError, 503),
-)
 
 _SECURITY_HEADERS = {
     # No inline script can run, whatever a user typed: the UI needs no script at all.
@@ -260,7 +240,7 @@ def _error_page(
     request: web.Request, error: FlagcoreError, status: int | None = None
 ) -> web.Response:
     if status is None:
-        status = next((code for kind, code in _STATUS if isinstance(error, kind)), 400)
+        status, _name = status_of(error)
     return render(
         request,
         "error.html",
