@@ -19,7 +19,6 @@ from flagcore.entities import (
     ActionSet,
     ApiToken,
     Environment,
-    FlagDefinition,
     FlagEnvironment,
     Project,
     SegmentDefinition,
@@ -31,7 +30,6 @@ from flagcore.model import Constraint, Segment
 from flagcore.wire import (
     converter,
     structure_constraints,
-    structure_dependencies,
     structure_variants,
 )
 
@@ -145,20 +143,6 @@ def project_from_row(row: Any) -> Project:
 
 def environment_from_row(row: Any) -> Environment:
     return Environment(row["name"], row["type"], row["sort_order"], bool(row["enabled"]))
-
-
-def flag_from_row(row: Any) -> FlagDefinition:
-    return FlagDefinition(
-        row["name"],
-        row["project"],
-        row["type"],
-        row["description"],
-        bool(row["stale"]),
-        bool(row["impression_data"]),
-        required_time(row["created_at"]),
-        parse_time(row["archived_at"]),
-        structure_dependencies(loads_list(row["dependencies"])),
-    )
 
 
 def flag_environment_from_row(row: Any) -> FlagEnvironment:

@@ -11,11 +11,30 @@ from flagcore.entities import (
 from flagcore.model import Dependency, Variant
 from flagcore.wire import (
     converter,
+    structure_dependencies,
 )
 from flagcore_sql import mapping
+from flagcore_sql.entity_tables import Column, EntityTable
 from flagcore_sql.parts.base import SqlPart
 
-__all__ = ["FlagQueries"]
+__all__ = ["FLAGS", "FlagQueries"]
+
+# Flags keep one column per field of `FlagDefinition` (a new plain field needs only its
+# migration); dependencies are read through the wire's own reader, as everywhere.
+FLAGS = EntityTable(
+    FlagDefinition,
+    "flags",
+    key=("name",),
+    kept=("created_at",),
+    columns={
+        "dependencies": Column(
+            "dependencies",
+            "dependencies",
+            lambda value: mapping.dumps(converter.unstructure(value, tuple[Dependency, ...])),
+            lambda text: structure_dependencies(mapping.loads_list(text)),
+        )
+    },
+)
 
 
 class FlagQueries(SqlPart):
@@ -23,7 +42,7 @@ class FlagQueries(SqlPart):
 
     def get_flag(self, name: str) -> FlagDefinition | None:
         row = self._one("SELECT * FROM flags WHERE name = ?", [name])
-        return None if row is None else mapping.flag_from_row(row)
+        return None if row is None else FLAGS.from_row(row)
 
     def list_flags(
         self, *, project: str | None = None, archived: bool | None = False
@@ -33,28 +52,10 @@ class FlagQueries(SqlPart):
         if archived is not None:
             where_sql += f" AND {archived_sql[archived]}"
         sql = f"SELECT * FROM flags WHERE {where_sql} ORDER BY created_at, name"
-        return [mapping.flag_from_row(row) for row in self._rows(sql, params)]
+        return [FLAGS.from_row(row) for row in self._rows(sql, params)]
 
     def save_flag(self, flag: FlagDefinition) -> None:
-        self._run(
-            "INSERT INTO flags (name, project, type, description, stale, impression_data, "
-            "created_at, archived_at, dependencies) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(name) DO UPDATE SET project = excluded.project, type = excluded.type, "
-            "description = excluded.description, stale = excluded.stale, "
-            "impression_data = excluded.impression_data, archived_at = excluded.archived_at, "
-            "dependencies = excluded.dependencies",
-            [
-                flag.name,
-                flag.project,
-                flag.type,
-                flag.description,
-                flag.stale,
-                flag.impression_data,
-                mapping.time_text(flag.created_at),
-                mapping.time_text(flag.archived_at),
-                mapping.dumps(converter.unstructure(flag.dependencies, tuple[Dependency, ...])),
-            ],
-        )
+        self._run(FLAGS.upsert, FLAGS.values(flag))
 
     def delete_flag(self, name: str) -> None:
         self._run("DELETE FROM flags WHERE name = ?", [name])
