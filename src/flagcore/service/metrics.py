@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection, Mapping
+from itertools import groupby
 from typing import Any
 
 import attrs
@@ -50,6 +51,11 @@ class LastHourCounts:
 
     counts: list[AppFlagCounts]
     truncated: bool
+    bucket_limit: int = LAST_HOUR_ROWS
+
+    def by_app(self) -> list[tuple[str, list[AppFlagCounts]]]:
+        """One (application, its flags) pair per application, in order."""
+        return [(app, list(rows)) for app, rows in groupby(self.counts, key=lambda c: c.app_name)]
 
 
 def _count(value: Any, path: str) -> int:
@@ -166,4 +172,4 @@ class Metrics:
         counts = [
             AppFlagCounts(app, flag, yes, no) for (app, flag), (yes, no) in sorted(totals.items())
         ]
-        return LastHourCounts(counts, truncated=len(found) > LAST_HOUR_ROWS)
+        return LastHourCounts(counts, len(found) > LAST_HOUR_ROWS, LAST_HOUR_ROWS)
