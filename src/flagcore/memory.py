@@ -483,6 +483,11 @@ class MemoryTransaction:
             key=lambda row: (row.hour, row.app_name, row.environment),
         )
 
+    def list_flag_metrics_since(self, hour: dt.datetime, *, limit: int) -> Sequence[FlagMetrics]:
+        rows = (row for row in self._tables["metrics"].values() if row.hour >= hour)
+        ordered = sorted(rows, key=lambda row: (row.flag, row.app_name, row.environment, row.hour))
+        return ordered[:limit]
+
     def flag_projects(self, names: Collection[str]) -> Mapping[str, str]:
         flags = self._tables["flags"]
         return {name: flags[name].project for name in names if name in flags}

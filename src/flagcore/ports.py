@@ -288,6 +288,11 @@ class MetricsRepository(Protocol):
         ...
 
     def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]: ...
+    def list_flag_metrics_since(self, hour: dt.datetime, *, limit: int) -> Sequence[FlagMetrics]:
+        """The buckets of ``hour`` and later, of every flag, ordered by flag, app name,
+        environment and hour; at most ``limit`` of them (a page's worth, whatever SDKs sent)."""
+        ...
+
     def flag_projects(self, names: Collection[str]) -> Mapping[str, str]:
         """The project of each of ``names`` that is a flag (active or archived); one query
         for a whole metrics report, whatever names it makes up."""

@@ -754,6 +754,32 @@ class MetricsRepositoryContract(_PortContract):
             ]
             assert list(tx.list_flag_metrics("other")) == []
 
+    def test_metrics_since_an_hour_list_every_flag_by_flag_then_app_within_the_limit(
+        self, store: Store
+    ) -> None:
+        with store.transaction() as tx:
+            self._flag(tx)
+            self._flag(tx, "banner")
+            tx.add_flag_metrics(
+                [
+                    FlagMetrics("checkout", "web", DEV, _at(120), 1, 2, {}),
+                    FlagMetrics("checkout", "app", DEV, _at(60), 3, 4, {"blue": 1}),
+                    FlagMetrics("banner", "web", DEV, _at(60), 5, 6, {}),
+                    FlagMetrics("banner", "web", DEV, _at(0), 7, 8, {}),
+                ]
+            )
+        with store.transaction(write=False) as tx:
+            assert list(tx.list_flag_metrics_since(_at(60), limit=10)) == [
+                FlagMetrics("banner", "web", DEV, _at(60), 5, 6, {}),
+                FlagMetrics("checkout", "app", DEV, _at(60), 3, 4, {"blue": 1}),
+                FlagMetrics("checkout", "web", DEV, _at(120), 1, 2, {}),
+            ]
+            assert [(m.flag, m.app_name) for m in tx.list_flag_metrics_since(_at(0), limit=2)] == [
+                ("banner", "web"),
+                ("banner", "web"),
+            ]
+            assert list(tx.list_flag_metrics_since(_at(180), limit=10)) == []
+
     def test_client_instances_merge_what_a_later_report_leaves_out(self, store: Store) -> None:
         first = ClientInstance(
             "web", "i-1", DEV, "unleash-python:6", ("default",), _at(0), 15, _at(1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 import urllib.error
 from pathlib import Path
 from typing import Any
@@ -126,4 +128,37 @@ def test_applications_list_the_sdks_and_the_flag_page_their_counts(
     row = page.get_by_role("row", name="shop-frontend")
     expect(row).to_contain_text("shop-1")
     expect(row).to_contain_text("unleash-python-sdk")
+    counted = page.get_by_role("table", name="shop-frontend").get_by_role("row", name="counted")
+    expect(counted).to_have_text(re.compile(r"counted\s*3\s*0"))
     shot(page, "applications")
+
+
+def test_applications_show_each_apps_last_hour_counts_per_flag_escaped(
+    signed_in: Page, server: Server
+) -> None:
+    page = signed_in
+    page.goto(server.url + "/ui/applications")
+    expect(page.get_by_text("No SDK reported metrics in the last hour.")).to_be_visible()
+    for name in ("checkout", "banner"):
+        server.api("POST", "/api/admin/projects/default/features", {"name": name})
+    now = dt.datetime.now(dt.UTC).isoformat()
+
+    def report(app: str, toggles: dict[str, Any]) -> None:
+        bucket = {"start": now, "stop": now, "toggles": toggles}
+        body = {"appName": app, "instanceId": "i-1", "environment": "development"}
+        server.api("POST", "/api/client/metrics", {**body, "bucket": bucket}, token=CLIENT)
+
+    report("billing", {"checkout": {"yes": 5, "no": 2}, "banner": {"yes": 0, "no": 9}})
+    report("billing", {"checkout": {"yes": 1, "no": 1}, "made-up": {"yes": 4}})
+    report("<b>evil</b>", {"checkout": {"yes": 7}})
+    page.goto(server.url + "/ui/applications")
+    billing = page.get_by_role("table", name="billing")
+    expect(billing.get_by_role("row")).to_have_count(3)  # header, banner, checkout
+    expect(billing.get_by_role("row", name="banner")).to_have_text(re.compile(r"banner\s*0\s*9"))
+    expect(billing.get_by_role("row", name="checkout")).to_have_text(
+        re.compile(r"checkout\s*6\s*3")
+    )
+    evil = page.get_by_role("table", name="<b>evil</b>")
+    expect(evil.get_by_role("row", name="checkout")).to_have_text(re.compile(r"checkout\s*7\s*0"))
+    expect(page.locator("b", has_text="evil")).to_have_count(0)
+    expect(page.get_by_text("No SDK reported metrics in the last hour.")).to_have_count(0)

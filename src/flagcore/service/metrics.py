@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection, Mapping
+from itertools import groupby
 from typing import Any
+
+import attrs
 
 from flagcore.entities import FlagMetrics
 from flagcore.errors import ErrorDetail, InvalidInput
@@ -21,10 +24,38 @@ from flagcore.service.context import ServiceContext
 from flagcore.service.instances import ClientInstances, reported_text
 from flagcore.wire import json_member
 
-__all__ = ["MAX_COUNT", "Metrics"]
+__all__ = ["LAST_HOUR_ROWS", "MAX_COUNT", "AppFlagCounts", "LastHourCounts", "Metrics"]
 
 # Counts are stored as SQLite (and PostgreSQL bigint) integers.
 MAX_COUNT = 2**63 - 1
+
+# At most this many stored buckets (one per flag, app, environment and hour) are read
+# for the Applications page, whatever SDKs sent: the page stays small and quick.
+LAST_HOUR_ROWS = 500
+
+
+@attrs.frozen
+class AppFlagCounts:
+    """Yes/no counts one application reported for one flag (all environments)."""
+
+    app_name: str
+    flag: str
+    yes: int
+    no: int
+
+
+@attrs.frozen
+class LastHourCounts:
+    """Counts per application and flag, ordered by application then flag; ``truncated``
+    when more buckets existed than `LAST_HOUR_ROWS` (the later flags are left out)."""
+
+    counts: list[AppFlagCounts]
+    truncated: bool
+    bucket_limit: int = LAST_HOUR_ROWS
+
+    def by_app(self) -> list[tuple[str, list[AppFlagCounts]]]:
+        """One (application, its flags) pair per application, in order."""
+        return [(app, list(rows)) for app, rows in groupby(self.counts, key=lambda c: c.app_name)]
 
 
 def _count(value: Any, path: str) -> int:
@@ -121,3 +152,24 @@ class Metrics:
     def flag_metrics(self, flag: str) -> list[FlagMetrics]:
         with self._context.read() as tx:
             return list(tx.list_flag_metrics(flag))
+
+    def last_hour_by_flag(self) -> LastHourCounts:
+        """Yes/no per application and flag over the hour buckets that overlap the last
+        hour by the context clock (buckets are whole hours, so the current and the
+        previous one), summed over environments and saturating at `MAX_COUNT`."""
+        since = (self._context.clock() - dt.timedelta(hours=1)).astimezone(dt.UTC)
+        since = since.replace(minute=0, second=0, microsecond=0)
+        with self._context.read() as tx:
+            found = tx.list_flag_metrics_since(since, limit=LAST_HOUR_ROWS + 1)
+        rows = found[:LAST_HOUR_ROWS]
+        totals: dict[tuple[str, str], tuple[int, int]] = {}
+        for row in rows:
+            yes, no = totals.get((row.app_name, row.flag), (0, 0))
+            totals[row.app_name, row.flag] = (
+                min(yes + row.yes, MAX_COUNT),
+                min(no + row.no, MAX_COUNT),
+            )
+        counts = [
+            AppFlagCounts(app, flag, yes, no) for (app, flag), (yes, no) in sorted(totals.items())
+        ]
+        return LastHourCounts(counts, len(found) > LAST_HOUR_ROWS, LAST_HOUR_ROWS)

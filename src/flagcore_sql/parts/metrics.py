@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import orjson
@@ -12,6 +13,7 @@ from flagcore.entities import (
 )
 from flagcore_sql import mapping
 from flagcore_sql.parts.base import IN_CHUNK, SqlPart
+from flagcore_sql.session import Row
 
 __all__ = ["MetricsQueries"]
 
@@ -42,18 +44,22 @@ class MetricsQueries(SqlPart):
 
     def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]:
         return [
-            FlagMetrics(
-                row["flag"],
-                row["app_name"],
-                row["environment"],
-                mapping.required_time(row["hour"]),
-                row["yes"],
-                row["no"],
-                orjson.loads(row["variants"]),
-            )
+            _flag_metrics(row)
             for row in self._rows(
                 "SELECT * FROM flag_metrics WHERE flag = ? ORDER BY hour, app_name, environment",
                 [flag],
+            )
+        ]
+
+    def list_flag_metrics_since(self, hour: dt.datetime, *, limit: int) -> Sequence[FlagMetrics]:
+        # Hours are stored as whole-hour UTC ISO text, so text order is time order (as
+        # retention's ``hour < ?`` relies on) on SQLite and PostgreSQL alike.
+        return [
+            _flag_metrics(row)
+            for row in self._rows(
+                "SELECT * FROM flag_metrics WHERE hour >= ? "
+                "ORDER BY flag, app_name, environment, hour LIMIT ?",
+                [mapping.time_text(hour), limit],
             )
         ]
 
@@ -106,3 +112,15 @@ class MetricsQueries(SqlPart):
             )
             for row in self._rows("SELECT * FROM client_instances ORDER BY app_name, instance_id")
         ]
+
+
+def _flag_metrics(row: Row) -> FlagMetrics:
+    return FlagMetrics(
+        row["flag"],
+        row["app_name"],
+        row["environment"],
+        mapping.required_time(row["hour"]),
+        row["yes"],
+        row["no"],
+        orjson.loads(row["variants"]),
+    )

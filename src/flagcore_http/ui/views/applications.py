@@ -1,4 +1,5 @@
-"""The SDK instances that registered or reported metrics."""
+"""The SDK instances that registered or reported metrics, and per application the yes/no
+counts its metrics reported for each flag in the last hour."""
 
 from __future__ import annotations
 
@@ -17,4 +18,14 @@ routes = web.RouteTableDef()
 async def applications(request: web.Request) -> web.Response:
     instances = await call(request, svc(request).instances.client_instances)
     instances = sorted(instances, key=lambda i: (i.app_name, i.instance_id))
-    return render(request, "applications.html", {"instances": instances})
+    last_hour = await call(request, svc(request).metrics.last_hour_by_flag)
+    return render(
+        request,
+        "applications.html",
+        {
+            "instances": instances,
+            "apps": last_hour.by_app(),
+            "truncated": last_hour.truncated,
+            "bucket_limit": last_hour.bucket_limit,
+        },
+    )
