@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 from aiohttp import web
 
-from flagcore.errors import NotFound
+from flagcore.errors import NotFound, StorageError
 from flagcore.service import Service
 from flagcore_http.config import AuthMode, ServerConfig
 from flagcore_http.streaming_events import (
@@ -214,14 +214,17 @@ class StreamingHub:
         # A refresh in flight may be the background check's, which has already taken the
         # sign of this process's last write: wait for it, then look at the revision again.
         if self._refreshing.locked() or self._revision_moved(asyncio.get_running_loop().time()):
-            await self.refresh()
+            # The database cannot be read (a PostgreSQL outage): streams and delta polls
+            # answer from the last state this node had, never a 503 (issue #14 §3); the
+            # background check catches up once the database is back.
+            with contextlib.suppress(StorageError):
+                await self.refresh()
 
     async def refresh(self) -> None:
         async with self._refreshing:
             revision = self._service.store.revision()
             if revision == self._revision:
                 return
-            self._revision = revision
             now = asyncio.get_running_loop().time()
             for environment, feed in list(self.feeds.items()):
                 if not feed.connections and now - feed.last_used > self.settings.idle_feed:
@@ -233,6 +236,10 @@ class StreamingHub:
                 batch = feed.advance(state)
                 if batch is not None:
                     self._fan_out(feed, batch)
+            # Taken up only once every feed has it: a render that fails (the database is
+            # down) leaves the revision to be tried again, while the feeds keep their last
+            # state (one already advanced gets no second batch: nothing differs).
+            self._revision = revision
             if self.settings.check_tokens:
                 await self._close_revoked_streams()
 
@@ -260,13 +267,19 @@ class StreamingHub:
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
+        unavailable = False  # logged once per outage, not on every check
         while True:
             await asyncio.sleep(self.settings.tick)
             try:
                 if self._revision_moved(loop.time()):
                     await self.refresh()
+                    unavailable = False
             except asyncio.CancelledError:
                 raise
+            except StorageError as error:  # the database is down: serve the last state
+                if not unavailable:
+                    _log.warning("streaming hub: serving the last state (%s)", error)
+                unavailable = True
             except Exception:  # a store hiccup must not stop the hub; it retries shortly
                 _log.exception("streaming hub: could not follow the store")
                 self._revision = -1
