@@ -4,10 +4,11 @@ out to every open SSE connection whose token scope they concern.
 How a change travels: a write through this server bumps ``service.local_writes``, which the
 hub checks every `HubSettings.tick` (10 ms); writes by other processes sharing the
 database are seen through ``store.revision()``, read at most every
-`HubSettings.check_interval` (100 ms). When the revision moves, the hub renders each
-followed environment once (on the store worker), diffs it against the last state
-(`flagcore_http.streaming_events`), keeps the batch for catch-up and puts the scoped
-events on each connection's bounded queue. A connection whose queue is full (a client
+`HubSettings.check_interval` (100 ms), or at the next tick when the store says it learnt
+a newer one (PostgreSQL's ``on_revision``, fed by NOTIFY). When the revision moves, the
+hub renders each followed environment once (on the store worker), diffs it against the
+last state (`flagcore_http.streaming_events`), keeps the batch for catch-up and puts the
+scoped events on each connection's bounded queue. A connection whose queue is full (a client
 that stopped reading) is dropped, so it never holds back the others or grows memory.
 
 Tokens: after each change the open connections' tokens are checked against the store; a
@@ -20,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -208,6 +210,25 @@ class StreamingHub:
         self._checked_at = now
         return service.store.revision() != self._revision
 
+    def wake(self) -> None:
+        """A newer revision is known (the PostgreSQL store's ``on_revision``): look at it at
+        the next tick (10 ms) instead of the next revision check (100 ms)."""
+        self._checked_at = -math.inf
+
+    def listen_to_store(self) -> None:
+        """Be woken by a store that learns of other nodes' writes by itself (PostgreSQL's
+        ``on_revision``, fed by NOTIFY): their changes reach streams in about a tick."""
+        on_revision = getattr(self._service.store, "on_revision", None)
+        if on_revision is None:
+            return
+        loop = asyncio.get_running_loop()
+
+        def revision_learnt(_revision: int) -> None:  # on the store's listener thread
+            with contextlib.suppress(RuntimeError):  # the loop is closed: the app stopped
+                loop.call_soon_threadsafe(self.wake)
+
+        on_revision(revision_learnt)
+
     async def sync(self) -> None:
         """Catch up with the store now if its revision moved (delta polls call this, so
         they never answer from a state older than the last write)."""
@@ -329,7 +350,9 @@ def hub_settings(config: ServerConfig) -> HubSettings:
 
 async def hub_lifetime(app: web.Application) -> AsyncIterator[None]:
     """A cleanup context: the hub follows the store while the app runs."""
-    task = asyncio.create_task(app[HUB].run())
+    hub = app[HUB]
+    hub.listen_to_store()
+    task = asyncio.create_task(hub.run())
     yield
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
