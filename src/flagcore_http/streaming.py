@@ -4,10 +4,11 @@ out to every open SSE connection whose token scope they concern.
 How a change travels: a write through this server bumps ``service.local_writes``, which the
 hub checks every `HubSettings.tick` (10 ms); writes by other processes sharing the
 database are seen through ``store.revision()``, read at most every
-`HubSettings.check_interval` (100 ms). When the revision moves, the hub renders each
-followed environment once (on the store worker), diffs it against the last state
-(`flagcore_http.streaming_events`), keeps the batch for catch-up and puts the scoped
-events on each connection's bounded queue. A connection whose queue is full (a client
+`HubSettings.check_interval` (100 ms), or at the next tick when the store says it learnt
+a newer one (PostgreSQL's ``on_revision``, fed by NOTIFY). When the revision moves, the
+hub renders each followed environment once (on the store worker), diffs it against the
+last state (`flagcore_http.streaming_events`), keeps the batch for catch-up and puts the
+scoped events on each connection's bounded queue. A connection whose queue is full (a client
 that stopped reading) is dropped, so it never holds back the others or grows memory.
 
 Tokens: after each change the open connections' tokens are checked against the store; a
@@ -20,13 +21,14 @@ import asyncio
 import contextlib
 import json
 import logging
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
 import attrs
 from aiohttp import web
 
-from flagcore.errors import NotFound
+from flagcore.errors import NotFound, StorageError
 from flagcore.service import Service
 from flagcore_http.config import AuthMode, ServerConfig
 from flagcore_http.streaming_events import (
@@ -208,20 +210,42 @@ class StreamingHub:
         self._checked_at = now
         return service.store.revision() != self._revision
 
+    def wake(self) -> None:
+        """A newer revision is known (the PostgreSQL store's ``on_revision``): look at it at
+        the next tick (10 ms) instead of the next revision check (100 ms)."""
+        self._checked_at = -math.inf
+
+    def listen_to_store(self) -> None:
+        """Be woken by a store that learns of other nodes' writes by itself (PostgreSQL's
+        ``on_revision``, fed by NOTIFY): their changes reach streams in about a tick."""
+        on_revision = getattr(self._service.store, "on_revision", None)
+        if on_revision is None:
+            return
+        loop = asyncio.get_running_loop()
+
+        def revision_learnt(_revision: int) -> None:  # on the store's listener thread
+            with contextlib.suppress(RuntimeError):  # the loop is closed: the app stopped
+                loop.call_soon_threadsafe(self.wake)
+
+        on_revision(revision_learnt)
+
     async def sync(self) -> None:
         """Catch up with the store now if its revision moved (delta polls call this, so
         they never answer from a state older than the last write)."""
         # A refresh in flight may be the background check's, which has already taken the
         # sign of this process's last write: wait for it, then look at the revision again.
         if self._refreshing.locked() or self._revision_moved(asyncio.get_running_loop().time()):
-            await self.refresh()
+            # The database cannot be read (a PostgreSQL outage): streams and delta polls
+            # answer from the last state this node had, never a 503 (issue #14 §3); the
+            # background check catches up once the database is back.
+            with contextlib.suppress(StorageError):
+                await self.refresh()
 
     async def refresh(self) -> None:
         async with self._refreshing:
             revision = self._service.store.revision()
             if revision == self._revision:
                 return
-            self._revision = revision
             now = asyncio.get_running_loop().time()
             for environment, feed in list(self.feeds.items()):
                 if not feed.connections and now - feed.last_used > self.settings.idle_feed:
@@ -233,6 +257,10 @@ class StreamingHub:
                 batch = feed.advance(state)
                 if batch is not None:
                     self._fan_out(feed, batch)
+            # Taken up only once every feed has it: a render that fails (the database is
+            # down) leaves the revision to be tried again, while the feeds keep their last
+            # state (one already advanced gets no second batch: nothing differs).
+            self._revision = revision
             if self.settings.check_tokens:
                 await self._close_revoked_streams()
 
@@ -260,13 +288,19 @@ class StreamingHub:
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
+        unavailable = False  # logged once per outage, not on every check
         while True:
             await asyncio.sleep(self.settings.tick)
             try:
                 if self._revision_moved(loop.time()):
                     await self.refresh()
+                    unavailable = False
             except asyncio.CancelledError:
                 raise
+            except StorageError as error:  # the database is down: serve the last state
+                if not unavailable:
+                    _log.warning("streaming hub: serving the last state (%s)", error)
+                unavailable = True
             except Exception:  # a store hiccup must not stop the hub; it retries shortly
                 _log.exception("streaming hub: could not follow the store")
                 self._revision = -1
@@ -316,7 +350,9 @@ def hub_settings(config: ServerConfig) -> HubSettings:
 
 async def hub_lifetime(app: web.Application) -> AsyncIterator[None]:
     """A cleanup context: the hub follows the store while the app runs."""
-    task = asyncio.create_task(app[HUB].run())
+    hub = app[HUB]
+    hub.listen_to_store()
+    task = asyncio.create_task(hub.run())
     yield
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
