@@ -47,6 +47,8 @@ class Server:
             "FLAGCORE_INIT_CLIENT_API_TOKENS": CLIENT,
             "FLAGCORE_DB": str(directory / "flags.db"),
             "FLAGCORE_STREAMING_MAX_CONNECTIONS": "100000",
+            # Past the default connection limit (1,000): the fan-out phase holds 5,000 streams.
+            "FLAGCORE_MAX_CONNECTIONS": "20000",
         }
         self.process = subprocess.Popen(
             [sys.executable, "-m", "flagcore_http", "serve", "--port", "0", "--no-access-log"],

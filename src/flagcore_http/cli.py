@@ -312,8 +312,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--max-connections",
         metavar="N",
-        help="open connections at most; more get 503 (default 1000, lowered to fit the "
-        "open-file limit; FLAGCORE_MAX_CONNECTIONS)",
+        help="open connections at most, streams included; more get 503 (default 10000, "
+        "lowered to fit the open-file limit; FLAGCORE_MAX_CONNECTIONS)",
     )
     run.add_argument(
         "--frontend-origins",

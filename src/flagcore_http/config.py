@@ -250,7 +250,7 @@ class ServerConfig:
     # …the whole body within this many seconds of the headers…
     body_timeout: float = 30.0
     # …and at most this many open connections (lowered to fit the open-file limit).
-    max_connections: int = 1000
+    max_connections: int = 10_000
     # --- PostgreSQL (--db postgresql://...): pool, timeouts, the revision safety net ---
     db_pool_size: int = 10
     db_pool_timeout: float = 5.0
