@@ -21,7 +21,7 @@ from flagcore_http.calls import call, service
 from flagcore_http.client_cache import RenderedPayload, query_hash
 from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN
 
-__all__ = ["routes"]
+__all__ = ["register_problems", "registration_started", "routes", "sdk_scope"]
 
 routes = web.RouteTableDef()
 
@@ -52,7 +52,7 @@ def _tags(request: web.Request) -> tuple[Tag, ...]:
     return tuple(sorted(set(tags)))
 
 
-def _scope(request: web.Request) -> tuple[str, tuple[str, ...] | None]:
+def sdk_scope(request: web.Request) -> tuple[str, tuple[str, ...] | None]:
     """The environment and projects: a client token's scope wins over query parameters."""
     token: ApiToken | None = request.get(TOKEN)
     query = request.query if request.query_string else None
@@ -174,7 +174,7 @@ async def client_features(request: web.Request) -> web.StreamResponse:
     version = _spec_version(request)
     tags = _tags(request)
     name_prefix = (request.query.get("namePrefix") or None) if request.query_string else None
-    environment, projects = _scope(request)
+    environment, projects = sdk_scope(request)
     revision = await _revision(request)
     cache = request.app[CACHE]
     rendered = cache.payloads.get((environment, projects, tags, name_prefix, version))
@@ -213,7 +213,7 @@ async def client_features(request: web.Request) -> web.StreamResponse:
 @routes.get("/api/client/features/{name}")
 async def client_feature(request: web.Request) -> web.Response:
     version = _spec_version(request)
-    environment, projects = _scope(request)
+    environment, projects = sdk_scope(request)
     name = request.match_info["name"]
     try:
         snapshot = await call(
@@ -250,7 +250,7 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _started(value: Any) -> dt.datetime:
+def registration_started(value: Any) -> dt.datetime:
     """Unleash's ``started``: an RFC 3339 time, or a number of milliseconds since 1970."""
     if _is_number(value):
         try:
@@ -277,7 +277,7 @@ _REGISTER_REQUIRED: dict[str, tuple[Callable[[Any], bool], str]] = {
 _REGISTER_OPTIONAL_STRINGS = ("instanceId", "sdkVersion", "environment")
 
 
-def _register_problems(body: dict[str, Any]) -> list[ErrorDetail]:
+def register_problems(body: dict[str, Any]) -> list[ErrorDetail]:
     """Every missing or mistyped field of a registration, each with its JSON path."""
     problems = []
     for key, (valid, what) in _REGISTER_REQUIRED.items():
@@ -303,10 +303,10 @@ async def _json_object(request: web.Request) -> dict[str, Any]:
 @routes.post("/api/client/register")
 async def register(request: web.Request) -> web.Response:
     body = await _json_object(request)
-    problems = _register_problems(body)
+    problems = register_problems(body)
     if problems:
         raise InvalidInput("the registration is missing fields or has wrong types", problems)
-    environment, _projects = _scope(request)
+    environment, _projects = sdk_scope(request)
     await call(
         request,
         service(request).instances.register_client,
@@ -315,7 +315,7 @@ async def register(request: web.Request) -> web.Response:
         environment=environment,
         sdk_version=body.get("sdkVersion"),
         strategies=body["strategies"],
-        started=_started(body["started"]),
+        started=registration_started(body["started"]),
         interval=round(body["interval"]),
     )
     return web.Response(status=202)
@@ -337,7 +337,7 @@ async def metrics(request: web.Request) -> web.Response:
         raise InvalidInput("instanceId must be a string", [ErrorDetail("a string", "$.instanceId")])
     start = _timestamp(bucket.get("start"), "$.bucket.start") or dt.datetime.now(dt.UTC)
     # Only flags in the token's projects are counted (all projects for a "*" token).
-    environment, projects = _scope(request)
+    environment, projects = sdk_scope(request)
     await call(
         request,
         service(request).metrics.record_metrics,

@@ -263,7 +263,7 @@ async def frontend_register(request: web.Request) -> web.Response:
     if filled.get("started") is None:
         filled["started"] = service(request).clock().isoformat()
     # The same checks as a server SDK's registration, once the defaults are in.
-    problems = client._register_problems(filled)
+    problems = client.register_problems(filled)
     if problems:
         raise InvalidInput("the registration has wrong types", problems)
     environment, _projects = frontend_scope(request)
@@ -275,7 +275,7 @@ async def frontend_register(request: web.Request) -> web.Response:
         environment=environment,
         sdk_version=filled.get("sdkVersion"),
         strategies=filled["strategies"],
-        started=client._started(filled["started"]),
+        started=client.registration_started(filled["started"]),
         interval=round(filled["interval"]),
     )
     return web.Response(status=200)

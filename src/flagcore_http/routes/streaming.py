@@ -15,7 +15,7 @@ from aiohttp import web
 
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore_http.keys import TOKEN
-from flagcore_http.routes.client import _scope
+from flagcore_http.routes.client import sdk_scope
 from flagcore_http.streaming import HUB, StreamConnection, sse
 from flagcore_http.streaming_events import Scope, parse_event_id
 
@@ -40,7 +40,7 @@ async def streaming(request: web.Request) -> web.StreamResponse:
             "/api/client/streaming takes no request body", [ErrorDetail("no body expected", "$")]
         )
     hub = request.app[HUB]
-    environment, projects = _scope(request)
+    environment, projects = sdk_scope(request)
     response = web.StreamResponse(headers=_SSE_HEADERS)
     if not hub.admits():
         # Unleash's hint: the SDK falls back to polling (the Node SDK at once).
@@ -97,7 +97,7 @@ async def _write(response: web.StreamResponse, message: bytes) -> None:
 @routes.get("/api/client/delta")
 async def delta(request: web.Request) -> web.Response:
     hub = request.app[HUB]
-    environment, projects = _scope(request)
+    environment, projects = sdk_scope(request)
     feed = await hub.feed(environment)
     await hub.sync()
     scope = Scope.of(projects)
