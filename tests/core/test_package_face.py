@@ -44,6 +44,9 @@ PUBLIC_MODULES = frozenset(
         "flagcore.openfeature",
         # Unleash's JSON: the one mapping between the model and the wire format.
         "flagcore.wire",
+        # The test kit for code that uses flags, and its pytest plugin (issue 19 §4).
+        "flagcore.testkit",
+        "flagcore.pytest_plugin",
     }
 )
 
