@@ -98,7 +98,7 @@ class UndefinedFlagError(AssertionError):
 
 def variant(
     name: str,
-    payload: str | int | float | Mapping[str, Any] | Sequence[Any] | None = None,
+    payload: Payload | str | int | float | Mapping[str, Any] | Sequence[Any] | None = None,
     *,
     weight: int | None = None,
     stickiness: str = "default",
@@ -120,18 +120,22 @@ def variant(
 
 
 def _payload(value: object) -> Payload | None:
-    if value is None:
-        return None
-    if isinstance(value, Payload):
+    if value is None or isinstance(value, Payload):
         return value
     if isinstance(value, str):
         return Payload("string", value)
-    if isinstance(value, bool):  # JSON, not a number: Unleash has no boolean payload type
-        return Payload("json", json.dumps(value))
-    if isinstance(value, (int, float)):
-        return Payload("number", json.dumps(value))
-    if isinstance(value, (Mapping, list, tuple)):
-        return Payload("json", json.dumps(value, separators=(",", ":")))
+    try:
+        if isinstance(value, bool):  # JSON: Unleash has no boolean payload type
+            return Payload("json", json.dumps(value))
+        if isinstance(value, (int, float)):
+            return Payload("number", json.dumps(value, allow_nan=False))
+        if isinstance(value, (Mapping, list, tuple)):
+            plain = dict(value) if isinstance(value, Mapping) else value
+            return Payload("json", json.dumps(plain, separators=(",", ":"), allow_nan=False))
+    except (TypeError, ValueError) as error:
+        raise InvalidInput(
+            f"the payload is not JSON: {error}", [ErrorDetail("not JSON", "$.payload")]
+        ) from None
     raise InvalidInput(
         f"a payload is text, a number, or a dict or list (JSON); got {type(value).__name__}",
         [ErrorDetail("text, a number, or JSON", "$.payload")],
@@ -552,13 +556,22 @@ def _checked_name(name: object) -> str:
 def _evaluation(
     builder: FlagsBuilder, name: str, context: ContextLike, answer: bool | VariantResult, how: str
 ) -> Evaluation:
+    # A copy, properties included: the caller may change its dict after asking.
     if isinstance(context, Context):
-        seen = context
+        fields = attrs.asdict(context, recurse=False)
+        seen = Context(**{**fields, "properties": _plain(context.properties)})
     elif isinstance(context, Mapping):
-        seen = Context.from_mapping(dict(context))  # a copy: the caller may reuse its dict
+        data = dict(context)
+        if isinstance(data.get("properties"), Mapping):
+            data["properties"] = dict(data["properties"])
+        seen = Context.from_mapping(data)
     else:
         seen = Context()
     return Evaluation(name, seen, answer, how, builder.defines(name))
+
+
+def _plain(properties: object) -> dict[str, Any]:
+    return dict(properties) if isinstance(properties, Mapping) else {}
 
 
 def _holds(context: Context, wanted: Mapping[str, Any]) -> bool:

@@ -132,6 +132,12 @@ def test_variants_are_checked_as_the_service_checks_them(flags: FlagsBuilder) ->
         flags.enable("theme", variants=["dark", "dark"])
     with pytest.raises(InvalidInput, match="payload"):
         variant("x", object())  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="not JSON"):
+        variant("x", {"when": object()})
+    with pytest.raises(InvalidInput, match="not JSON"):
+        variant("x", float("nan"))
+    with pytest.raises(InvalidInput, match="add up to 1200"):
+        flags.enable("theme", variants=[variant("a", weight=600), variant("b", weight=600)])
 
 
 def test_a_model_flag_and_segment_can_be_added_as_they_are(flags: FlagsBuilder) -> None:
@@ -282,11 +288,15 @@ def test_every_evaluation_is_recorded_with_its_context_and_answer(flags: FlagsBu
     context = {"userId": "42", "properties": {"plan": "pro"}}
     engine.is_enabled("beta", context)
     context["userId"] = "changed later"  # the record keeps what was asked
-    engine.get_variant("beta", Context(user_id="7"))
+    context["properties"]["plan"] = "free"  # type: ignore[index]
+    properties = {"plan": "team"}
+    engine.get_variant("beta", Context(user_id="7", properties=properties))
+    properties["plan"] = "changed"
     first, second = flags.evaluations
     assert (first.flag, first.method, first.answer) == ("beta", "is_enabled", True)
     assert first.context == Context(user_id="42", properties={"plan": "pro"})
     assert (second.method, second.answer.name) == ("get_variant", "disabled")  # type: ignore[union-attr]
+    assert second.context == Context(user_id="7", properties={"plan": "team"})
     assert flags.asked("beta", userId="42", plan="pro")
     assert flags.asked("beta", properties={"plan": "pro"})
     assert not flags.asked("beta", userId="43")
