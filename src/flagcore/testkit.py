@@ -49,7 +49,7 @@ from flagcore.model import (
 from flagcore.service import Service
 from flagcore.service.variants import variants_in_unleash_order
 from flagcore.strategies import CustomStrategy
-from flagcore.validation import check_variants
+from flagcore.validation import check_name, check_variants
 from flagcore.variants import VariantResult
 from flagcore.wire import fields as keys
 from flagcore.wire import (
@@ -320,8 +320,9 @@ class FlagsBuilder:
             return ClientFeatures(tuple(self._flags.values()), tuple(self._segments.values()))
 
     def client_features(self) -> dict[str, Any]:
-        """The flags as Unleash's ``/api/client/features`` JSON (format 2)."""
-        return unstructure_client_features(self.snapshot(), pause_gc=False)
+        """The flags as Unleash's ``/api/client/features`` JSON (format 2), as SDKs see
+        them: without disabled strategies."""
+        return unstructure_client_features(_as_sdks_see_it(self.snapshot()), pause_gc=False)
 
     def defines(self, name: str) -> bool:
         """Whether the test defined ``name`` (on or off)."""
@@ -378,7 +379,9 @@ class FlagsBuilder:
         with self._lock:
             version = self._version
             snapshot = ClientFeatures(tuple(self._flags.values()), tuple(self._segments.values()))
-        engine = Engine(snapshot, custom_strategies=self.custom_strategies, pause_gc=False)
+        engine = Engine(
+            _as_sdks_see_it(snapshot), custom_strategies=self.custom_strategies, pause_gc=False
+        )
         return version, engine
 
 
@@ -545,12 +548,20 @@ def _rollout(group_id: str, percentage: int, stickiness: str) -> Strategy:
 
 
 def _checked_name(name: object) -> str:
-    if not isinstance(name, str) or not name:
-        raise InvalidInput(
-            f"a flag name is a non-empty string, not {name!r}",
-            [ErrorDetail("a non-empty string", "$.name")],
-        )
-    return name
+    # The server's rule, so flags a test defines can be served by `flagcore serve` too.
+    return check_name(name, "flag")
+
+
+def _as_sdks_see_it(snapshot: ClientFeatures) -> ClientFeatures:
+    """Without disabled strategies, as the server's client view leaves them out (the
+    engine would count one as active: a client payload never carries them)."""
+    if not any(s.disabled for flag in snapshot.features for s in flag.strategies):
+        return snapshot
+    flags = tuple(
+        attrs.evolve(flag, strategies=tuple(s for s in flag.strategies if not s.disabled))
+        for flag in snapshot.features
+    )
+    return ClientFeatures(flags, snapshot.segments)
 
 
 def _evaluation(
@@ -674,9 +685,7 @@ def _from_export(
         if row.get(_EXPORT_ENVIRONMENT, environment) != environment:
             continue
         owner = _text(row, _EXPORT_FEATURE_NAME, where)
-        strategy = structure(row, Strategy, where)
-        if strategy.disabled:
-            continue  # as the server's client view: SDKs never see a disabled strategy
+        strategy = structure(row, Strategy, where)  # disabled ones stay, as on a server
         # An export lists each flag's strategies in evaluation order (sortOrder is null).
         # Weights are normalised as the service stores them: Unleash's answers for an
         # exported flag follow that normalisation, not the weights written in the file.

@@ -159,6 +159,25 @@ def test_custom_strategies_answer_through_the_given_implementation() -> None:
     assert not engine.is_enabled("f", {"properties": {"tenantId": "c"}})
 
 
+def test_a_disabled_strategy_counts_for_nothing_as_on_a_server(flags: FlagsBuilder) -> None:
+    rules = (Strategy("default", disabled=True), Strategy("userWithId", {"userIds": "1"}))
+    flags.add(Flag("f", enabled=True, strategies=rules))
+    engine = flags.engine()
+    assert engine.is_enabled("f", {"userId": "1"})
+    assert not engine.is_enabled("f", {"userId": "2"})
+    assert [s["name"] for s in flags.client_features()["features"][0]["strategies"]] == [
+        "userWithId"
+    ]
+    assert flags.snapshot().features[0].strategies == rules  # kept, as a server keeps them
+
+
+def test_flag_names_follow_the_servers_rule(flags: FlagsBuilder) -> None:
+    for wrong in ("", "with space", "..", "x" * 256, 7):
+        with pytest.raises(InvalidInput, match="flag name"):
+            flags.enable(wrong)  # type: ignore[arg-type]
+    assert flags.snapshot().features == ()
+
+
 def test_engines_follow_changes_made_after_they_were_made(flags: FlagsBuilder) -> None:
     engine = flags.enable("checkout").engine()
     client = flags.client()
@@ -269,7 +288,7 @@ def test_recording_does_not_change_any_answer() -> None:
     flags = FlagsBuilder().load_unleash_export(EXPORT, segments=SEGMENTS)
     flags.rollout("r", 35, stickiness="sessionId", variants=["a", variant("b", weight=100)])
     recording = flags.engine()
-    plain = Engine(flags.snapshot())
+    plain = Engine.from_client_features(flags.client_features())  # the data as SDKs get it
     names = [*plain.flag_names(), "never-defined"]
     # Contexts with every field the rules stick to: without one, Unleash picks at random.
     sticky = Context(user_id="u-1", session_id="s-1", properties={"tenantId": "t-1"})
