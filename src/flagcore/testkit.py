@@ -353,6 +353,20 @@ class FlagsBuilder:
         names: ``userId="42"``, ``appName=...``, or any custom property)."""
         return any(_holds(e.context, context) for e in self.evaluations_of(name))
 
+    def assert_asked(self, name: str, **context: Any) -> None:
+        """`asked`, as an assertion whose message lists how ``name`` was asked instead."""
+        if self.asked(name, **context):
+            return
+        seen = [e.context.to_mapping() for e in self.evaluations_of(name)]
+        wanted = ", ".join(f"{key}={value!r}" for key, value in context.items())
+        if not seen:
+            raise AssertionError(f'flag "{name}" was never evaluated')
+        listed = "\n".join(f"  {json.dumps(c, default=str, sort_keys=True)}" for c in seen[:20])
+        more = f"\n  ... and {len(seen) - 20} more" if len(seen) > 20 else ""
+        raise AssertionError(
+            f'flag "{name}" was never evaluated with {wanted}; it was asked with:\n{listed}{more}'
+        )
+
     @property
     def undefined_flags(self) -> tuple[str, ...]:
         """Flags the code asked for that the test never defined, each once, in order."""

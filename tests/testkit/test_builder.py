@@ -320,6 +320,16 @@ def test_every_evaluation_is_recorded_with_its_context_and_answer(flags: FlagsBu
     assert flags.asked("beta", properties={"plan": "pro"})
     assert not flags.asked("beta", userId="43")
     assert not flags.asked("checkout")
+    flags.assert_asked("beta", userId="7", plan="team")
+    with pytest.raises(AssertionError) as raised:
+        flags.assert_asked("beta", userId="43")
+    assert str(raised.value) == (
+        "flag \"beta\" was never evaluated with userId='43'; it was asked with:\n"
+        '  {"properties": {"plan": "pro"}, "userId": "42"}\n'
+        '  {"properties": {"plan": "team"}, "userId": "7"}'
+    )
+    with pytest.raises(AssertionError, match=r'"checkout" was never evaluated$'):
+        flags.assert_asked("checkout")
     flags.clear_evaluations()
     assert flags.evaluations == ()
 
