@@ -29,7 +29,8 @@ import pytest
 
 from flagcore.service import Service
 from flagcore.testkit import FlagsBuilder, seed_service
-from flagcore_store_sqlite import SqliteStore
+from flagcore_http.cli import open_store
+from flagcore_http.config import ServerConfig
 
 __all__ = [
     "ADMIN_TOKEN",
@@ -109,7 +110,8 @@ def start_server(builder: FlagsBuilder, directory: Path) -> Iterator[FlagcoreSer
     start ``flagcore serve`` on it on a free port of 127.0.0.1, and stop it on leaving."""
     directory.mkdir(parents=True, exist_ok=True)
     database = directory / "flagcore.db"
-    store = SqliteStore(database)
+    # Opened as `flagcore serve` opens it (only the CLI knows the stores).
+    store = open_store(ServerConfig(db=str(database)))
     try:
         seed_service(
             Service(store),
