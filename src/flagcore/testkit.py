@@ -187,7 +187,7 @@ class FlagsBuilder:
         return self._define(name, _rollout(name, 100, "default"), variants, project)
 
     def disable(self, name: str) -> FlagsBuilder:
-        """Off; a flag defined before keeps its rules, to be turned on again with `add`."""
+        """Off; a flag defined before keeps its rules (what the server does too)."""
         existing = self._flags.get(name)
         flag = Flag(_checked_name(name)) if existing is None else existing
         return self.add(attrs.evolve(flag, enabled=False))
@@ -283,11 +283,7 @@ class FlagsBuilder:
                 for detail in (problem.details or [ErrorDetail(problem.message)])
             ]
             raise InvalidInput(f"client features could not be read: {details[0].message}", details)
-        for flag in reading.snapshot.features:
-            self.add(flag)
-        for segment in reading.snapshot.segments:
-            self.add_segment(segment)
-        return self
+        return self._add_all(reading.snapshot)
 
     def load_unleash_export(
         self,
@@ -306,11 +302,16 @@ class FlagsBuilder:
         """
         export = _json_object(source, "an Unleash export")
         known = _segment_constraints(segments)
-        snapshot = _from_export(export, environment, known)
+        return self._add_all(_from_export(export, environment, known))
+
+    def _add_all(self, snapshot: ClientFeatures) -> FlagsBuilder:
+        """Every flag and segment of ``snapshot``, or (a name refused) none of them."""
         for flag in snapshot.features:
-            self.add(flag)
-        for segment in snapshot.segments:
-            self.add_segment(segment)
+            _checked_name(flag.name)
+        with self._lock:
+            self._flags.update((flag.name, flag) for flag in snapshot.features)
+            self._segments.update((segment.id, segment) for segment in snapshot.segments)
+            self._version += 1
         return self
 
     # --- what the flags are -------------------------------------------------------

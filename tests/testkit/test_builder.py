@@ -215,6 +215,9 @@ def test_a_flag_that_cannot_be_read_fails_the_load_with_its_path(flags: FlagsBui
     assert [d.path for d in raised.value.details] == ["$.strategies"]
     assert "bad" in raised.value.details[0].message
     assert not flags.defines("ok")  # nothing half loaded
+    with pytest.raises(InvalidInput, match="URL-friendly"):
+        flags.load_client_features({"features": [{"name": "fine"}, {"name": "not fine"}]})
+    assert not flags.defines("fine")
 
 
 @pytest.mark.parametrize(
