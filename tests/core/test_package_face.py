@@ -44,6 +44,8 @@ PUBLIC_MODULES = frozenset(
         "flagcore.openfeature",
         # Unleash's JSON: the one mapping between the model and the wire format.
         "flagcore.wire",
+        # Why a flag is on or off: `Engine.explain`'s decision model (issue 19).
+        "flagcore.explain",
     }
 )
 
