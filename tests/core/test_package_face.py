@@ -46,6 +46,8 @@ PUBLIC_MODULES = frozenset(
         "flagcore.wire",
         # Why a flag is on or off: `Engine.explain`'s decision model (issue 19).
         "flagcore.explain",
+        # Unleash's playground built from explanations (issue 19).
+        "flagcore.service.playground",
     }
 )
 

@@ -1,0 +1,38 @@
+"""Unleash's playground API: every flag evaluated and explained for a context.
+
+The answers are built in `flagcore.service.playground`; these handlers read the body
+(strict JSON, size-limited) and run the evaluation on the store worker.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore.service.playground import Playground, read_advanced_request, read_request
+from flagcore_http.bodies import read_json
+from flagcore_http.calls import call, service
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+
+def _playground(request: web.Request) -> Playground:
+    current = service(request)
+    return Playground(current.context, current.client)
+
+
+@routes.post("/api/admin/playground")
+async def playground(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    checked = read_request(body)
+    features = await call(request, _playground(request).evaluate, checked)
+    return web.json_response({"input": body, "features": features})
+
+
+@routes.post("/api/admin/playground/advanced")
+async def advanced_playground(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    checked = read_advanced_request(body)
+    features = await call(request, _playground(request).evaluate_advanced, checked)
+    return web.json_response({"input": body, "features": features})
