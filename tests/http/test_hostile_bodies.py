@@ -41,6 +41,7 @@ _HAND_READ = {
     # Issue 19: the playground checks its context by hand (flagcore.service.playground).
     ("POST", "/api/admin/playground"),
     ("POST", "/api/admin/playground/advanced"),
+    ("POST", "/api/admin/playground/explain"),
 }
 
 

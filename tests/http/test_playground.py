@@ -26,6 +26,7 @@ from tests.http.conftest import ADMIN, CLIENT, Api
 
 PLAYGROUND = "/api/admin/playground"
 ADVANCED = "/api/admin/playground/advanced"
+EXPLAIN = "/api/admin/playground/explain"
 BASE = "/api/admin/projects/default/features"
 APP = {"appName": "shop"}
 
@@ -404,3 +405,23 @@ def test_playground_answers_as_the_client_api_on_random_flags(scenario: Scenario
             asyncio.run(_compare(service, scenario))
         finally:
             store.close()
+
+
+async def test_explain_endpoint_answers_one_flag_as_the_engine_explains_it(api: Api) -> None:
+    await _checkout(api)
+    body = {"flag": "checkout", "environment": "development", "context": {"userId": "7"}}
+
+    explanation = await api.json("POST", EXPLAIN, json=body)
+
+    assert explanation["environment"] == "development"
+    assert explanation["enabled"] is True
+    # SDKs never see the disabled strategy: the user list is the first strategy here.
+    assert [s["name"] for s in explanation["strategies"]] == ["userWithId", "flexibleRollout"]
+    assert explanation["matchedStrategy"] == 0
+    assert explanation["variant"]["name"] == "old"
+    missing = await api.json("POST", EXPLAIN, status=404, json={**body, "flag": "nope"})
+    assert '"nope"' in missing["message"]
+    wrong = await api.json("POST", EXPLAIN, status=400, json={**body, "context": {"x": "1"}})
+    assert wrong["details"][0]["path"] == "$.context"
+    refused = await api.request("POST", EXPLAIN, token=CLIENT, json=body)
+    assert refused.status == 403

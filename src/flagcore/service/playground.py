@@ -34,7 +34,7 @@ import attrs
 
 from flagcore.date_reading import parse_chrono_date
 from flagcore.engine import Engine
-from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.explain import (
     ConstraintResult,
     ExplainSources,
@@ -56,6 +56,7 @@ __all__ = [
     "PlaygroundRequest",
     "check_context",
     "read_advanced_request",
+    "read_explain_request",
     "read_request",
 ]
 
@@ -185,6 +186,18 @@ def read_advanced_request(body: Any) -> PlaygroundRequest:
     )
 
 
+def read_explain_request(body: Any) -> tuple[str, PlaygroundRequest]:
+    """``{"flag", "environment", "context"?}``: one flag to explain (no appName needed)."""
+    _check_keys(body, ("flag", "environment", "context"), ("flag", "environment"))
+    flag, environment = body["flag"], body["environment"]
+    if type(flag) is not str or not flag:
+        raise _invalid("flag must be a non-empty string", "$.flag")
+    if type(environment) is not str or not environment:
+        raise _invalid("environment must be a non-empty string", "$.environment")
+    context = check_context(body.get("context", {}))
+    return flag, PlaygroundRequest((environment,), None, context)
+
+
 def context_combinations(context: JSON, limit: int) -> list[JSON]:
     """Unleash's advanced playground contexts: every value split on commas, properties
     flattened to the top level, every combination (the first field varying slowest).
@@ -260,6 +273,16 @@ class Playground:
                     result["context"] = context
                     entry["environments"].setdefault(view.name, []).append(result)
         return list(grouped.values())
+
+    def explain(self, flag: str, request: PlaygroundRequest) -> FlagExplanation:
+        """`Engine.explain` of one flag in the request's first environment, as the client
+        API's snapshot has it (``flagcore explain --url`` with an admin token asks this).
+        Raises `NotFound` for a flag that is not there."""
+        view = self._view(request.environments[0], request.projects)
+        explanation = view.engine.explain(flag, request.context)
+        if not explanation.exists:
+            raise NotFound(f'there is no flag "{flag}" in "{view.name}"')
+        return explanation
 
     def _view(self, environment: str, projects: tuple[str, ...] | None) -> _EnvironmentView:
         with self._context.read() as tx:

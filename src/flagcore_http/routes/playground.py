@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore.service.playground import Playground, read_advanced_request, read_request
+from flagcore.service.playground import (
+    Playground,
+    read_advanced_request,
+    read_explain_request,
+    read_request,
+)
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 
@@ -36,3 +41,12 @@ async def advanced_playground(request: web.Request) -> web.Response:
     checked = read_advanced_request(body)
     features = await call(request, _playground(request).evaluate_advanced, checked)
     return web.json_response({"input": body, "features": features})
+
+
+@routes.post("/api/admin/playground/explain")
+async def explain_flag(request: web.Request) -> web.Response:
+    """flagcore's own: `Engine.explain` of one flag (what ``flagcore explain --url`` shows
+    with an admin token, which the client API does not take)."""
+    flag, checked = read_explain_request(await read_json(request))
+    explanation = await call(request, _playground(request).explain, flag, checked)
+    return web.json_response({"environment": checked.environments[0], **explanation.to_json()})
