@@ -279,6 +279,13 @@ async def test_bad_playground_input_is_a_clear_400(api: Api) -> None:
             assert error["details"][0]["path"] == path, (body, error)
     error = await api.json("POST", ADVANCED, status=400, json={"environments": [], "context": APP})
     assert error["details"][0]["path"] == "$.environments"
+    error = await api.json(
+        "POST",
+        ADVANCED,
+        status=400,
+        json={"environments": ["development", "nowhere"], "context": APP},
+    )
+    assert error["details"][0]["path"] == "$.environments[1]"
 
 
 async def test_playground_needs_an_admin_token(api: Api) -> None:
@@ -303,7 +310,7 @@ async def test_playground_answers_as_unleash_sdk_engine_on_the_client_api(api: A
             assert feature["variant"]["enabled"] is variant.enabled
 
 
-# --- randomized: the playground against an engine over /api/client/features ----------
+# --- randomized: the playground against SDK engines over /api/client/features --------
 
 
 def _store_scenario(service: Service, scenario: Scenario) -> list[str]:
@@ -369,6 +376,8 @@ async def _compare(service: Service, scenario: Scenario) -> None:
         api = Api(client)
         payload = await api.json("GET", "/api/client/features", token=CLIENT)
         sdk = Engine.from_client_features(payload)
+        unleash_sdk = UnleashEngine()  # the engine inside Unleash's Python SDK
+        unleash_sdk.take_state(json.dumps(payload))
         for raw in scenario.contexts:
             context = _as_request_context(raw)
             response = await api.request(
@@ -389,9 +398,15 @@ async def _compare(service: Service, scenario: Scenario) -> None:
                 assert feature["variant"].get("payload") == (
                     None if expected.payload is None else dict(expected.payload)
                 )
+                theirs = unleash_sdk.check_variant(name, context).variant
+                assert feature["isEnabled"] is unleash_sdk.check_enabled(name, context).is_enabled
+                assert (feature["variant"]["name"], feature["variant"]["enabled"]) == (
+                    theirs.name,
+                    theirs.enabled,
+                ), (name, context)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_playground_answers_as_the_client_api_on_random_flags(scenario: Scenario) -> None:
     with tempfile.TemporaryDirectory() as directory:

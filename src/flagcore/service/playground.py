@@ -250,7 +250,10 @@ class Playground:
         """The ``features`` of Unleash's advanced playground answer: per flag, per
         environment, one result per context combination."""
         contexts = context_combinations(request.context, limit)
-        views = [self._view(environment, request.projects) for environment in request.environments]
+        views = [
+            self._view(environment, request.projects, f"$.environments[{index}]")
+            for index, environment in enumerate(request.environments)
+        ]
         total = len(views) * len(views[0].flags) * len(contexts)
         if total > limit:
             raise _invalid(
@@ -284,10 +287,12 @@ class Playground:
             raise NotFound(f'there is no flag "{flag}" in "{view.name}"')
         return explanation
 
-    def _view(self, environment: str, projects: tuple[str, ...] | None) -> _EnvironmentView:
+    def _view(
+        self, environment: str, projects: tuple[str, ...] | None, path: str = "$.environment"
+    ) -> _EnvironmentView:
         with self._context.read() as tx:
             if tx.get_environment(environment) is None:
-                raise _invalid(f'there is no environment "{environment}"', "$.environment")
+                raise _invalid(f'there is no environment "{environment}"', path)
             known = {project.id for project in tx.list_projects()}
             for index, project in enumerate(projects or ()):
                 if project not in known:
