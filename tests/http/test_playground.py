@@ -440,3 +440,25 @@ async def test_explain_endpoint_answers_one_flag_as_the_engine_explains_it(api: 
     assert wrong["details"][0]["path"] == "$.context"
     refused = await api.request("POST", EXPLAIN, token=CLIENT, json=body)
     assert refused.status == 403
+
+
+async def test_a_flag_whose_strategies_are_all_disabled_answers_as_sdks_see_it(api: Api) -> None:
+    await api.json("POST", BASE, json={"name": "paused"}, status=201)
+    strategies = f"{BASE}/paused/environments/development/strategies"
+    created = await api.json("POST", strategies, json={"name": "default"})
+    await api.json("POST", f"{BASE}/paused/environments/development/on")
+    await api.json(
+        "PUT", f"{strategies}/{created['id']}", json={"name": "default", "disabled": True}
+    )
+    payload = await api.json("GET", "/api/client/features", token=CLIENT)
+    sdk = UnleashEngine()
+    sdk.take_state(json.dumps(payload))
+
+    feature = _feature(await _playground(api, APP), "paused")
+
+    (disabled,) = feature["strategies"]["data"]
+    assert disabled["result"] == {"enabled": "unknown", "evaluationStatus": "unevaluated"}
+    assert feature["strategies"]["result"] == "unknown"
+    # The client API serves the flag with no strategy: SDKs answer from that, and so does
+    # the playground (Unleash's own playground would say false; docs/migrating-from-unleash.md).
+    assert feature["isEnabled"] is sdk.check_enabled("paused", APP).is_enabled
