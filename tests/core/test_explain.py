@@ -252,3 +252,15 @@ def test_explanation_answers_as_is_enabled_and_get_variant_on_random_flags(
             if explanation.enabled and explanation.strategies:
                 assert explanation.matched_strategy is not None
                 assert explanation.strategies[explanation.matched_strategy].result
+
+
+def test_explanation_follows_a_delta_that_replaces_the_flag() -> None:
+    engine = _engine(CHECKOUT)
+    assert engine.explain("checkout", {"userId": "7"}).matched_strategy == 0
+
+    replaced = {**CHECKOUT, "strategies": [{"name": "userWithId", "parameters": {"userIds": "8"}}]}
+    engine.apply_delta({"events": [{"type": "feature-updated", "feature": replaced}]})
+
+    explanation = _answers_agree(engine, "checkout", {"userId": "7"})
+    assert explanation.strategies[0].parameters == {"userIds": "8"}
+    assert not explanation.enabled
