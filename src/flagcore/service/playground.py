@@ -53,7 +53,10 @@ __all__ = [
     "MAX_CONTEXT_PROPERTIES",
     "MAX_CONTEXT_VALUE_LENGTH",
     "Playground",
+    "PlaygroundData",
     "PlaygroundRequest",
+    "advanced_answer",
+    "answer",
     "check_context",
     "read_advanced_request",
     "read_explain_request",
@@ -137,6 +140,7 @@ class PlaygroundRequest:
     environments: tuple[str, ...]
     projects: tuple[str, ...] | None
     context: JSON
+    advanced: bool = False  # asked as {"environments": [...]}: errors name $.environments[i]
 
 
 def _check_keys(body: Any, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
@@ -182,7 +186,10 @@ def read_advanced_request(body: Any) -> PlaygroundRequest:
             raise _invalid("must be a non-empty string", f"$.environments[{index}]")
     context = check_context(body["context"], required=("appName",))
     return PlaygroundRequest(
-        tuple(dict.fromkeys(environments)), _check_projects(body.get("projects")), context
+        tuple(dict.fromkeys(environments)),
+        _check_projects(body.get("projects")),
+        context,
+        advanced=True,
     )
 
 
@@ -231,6 +238,15 @@ class _EnvironmentView:
     sources: ExplainSources
 
 
+@attrs.frozen
+class PlaygroundData:
+    """What a playground answer needs from the store, read in one go: evaluating it
+    (`answer`, `advanced_answer`) touches the store no more, so a server can evaluate
+    off the thread that owns the store."""
+
+    views: tuple[_EnvironmentView, ...]
+
+
 class Playground:
     """Evaluates every flag of some projects for a context, the way Unleash's playground
     shows it (see the module's docstring)."""
@@ -239,43 +255,29 @@ class Playground:
         self._context = context
         self._client = client
 
+    def read(self, request: PlaygroundRequest) -> PlaygroundData:
+        """The flags of each environment of ``request``; `InvalidInput` for an unknown
+        environment or project."""
+        return PlaygroundData(
+            tuple(
+                self._view(
+                    environment,
+                    request.projects,
+                    f"$.environments[{index}]" if request.advanced else "$.environment",
+                )
+                for index, environment in enumerate(request.environments)
+            )
+        )
+
     def evaluate(self, request: PlaygroundRequest) -> list[JSON]:
         """The ``features`` of Unleash's playground answer, for the first environment."""
-        view = self._view(request.environments[0], request.projects)
-        return [_feature(view, flag, request.context) for flag in view.flags]
+        return answer(self.read(request), request)
 
     def evaluate_advanced(
         self, request: PlaygroundRequest, *, limit: int = ADVANCED_LIMIT
     ) -> list[JSON]:
-        """The ``features`` of Unleash's advanced playground answer: per flag, per
-        environment, one result per context combination."""
-        contexts = context_combinations(request.context, limit)
-        views = [
-            self._view(environment, request.projects, f"$.environments[{index}]")
-            for index, environment in enumerate(request.environments)
-        ]
-        total = len(views) * len(views[0].flags) * len(contexts)
-        if total > limit:
-            raise _invalid(
-                f"Rejecting evaluation as it would generate {total} combinations exceeding "
-                f"{limit} limit. Please reduce the number of selected environments "
-                f"({len(views)}), features ({len(views[0].flags)}), context field "
-                f"combinations ({len(contexts)}).",
-                "$",
-            )
-        grouped: dict[str, JSON] = {}
-        for view in views:
-            for context in contexts:
-                for flag in view.flags:
-                    entry = grouped.setdefault(
-                        flag.name,
-                        {"name": flag.name, "projectId": flag.project, "environments": {}},
-                    )
-                    result = _feature(view, flag, context)
-                    result["environment"] = view.name
-                    result["context"] = context
-                    entry["environments"].setdefault(view.name, []).append(result)
-        return list(grouped.values())
+        """The ``features`` of Unleash's advanced playground answer."""
+        return advanced_answer(self.read(request), request, limit=limit)
 
     def explain(self, flag: str, request: PlaygroundRequest) -> FlagExplanation:
         """`Engine.explain` of one flag in the request's first environment, as the client
@@ -313,6 +315,43 @@ class Playground:
             {name: tuple(strategies) for name, strategies in placements.items()},
             ExplainSources(BUILTIN_STRATEGIES, segments.get, lambda _name: None),
         )
+
+
+def answer(data: PlaygroundData, request: PlaygroundRequest) -> list[JSON]:
+    """The ``features`` of Unleash's playground answer, for the first environment."""
+    view = data.views[0]
+    return [_feature(view, flag, request.context) for flag in view.flags]
+
+
+def advanced_answer(
+    data: PlaygroundData, request: PlaygroundRequest, *, limit: int = ADVANCED_LIMIT
+) -> list[JSON]:
+    """The ``features`` of Unleash's advanced playground answer: per flag, per
+    environment, one result per context combination. Refuses more than ``limit``
+    environments x flags x contexts, as Unleash does (with its message)."""
+    contexts = context_combinations(request.context, limit)
+    views = data.views
+    total = len(views) * len(views[0].flags) * len(contexts)
+    if total > limit:
+        raise _invalid(
+            f"Rejecting evaluation as it would generate {total} combinations exceeding "
+            f"{limit} limit. Please reduce the number of selected environments "
+            f"({len(views)}), features ({len(views[0].flags)}), context field "
+            f"combinations ({len(contexts)}).",
+            "$",
+        )
+    grouped: dict[str, JSON] = {}
+    for view in views:
+        for context in contexts:
+            for flag in view.flags:
+                entry = grouped.setdefault(
+                    flag.name, {"name": flag.name, "projectId": flag.project, "environments": {}}
+                )
+                result = _feature(view, flag, context)
+                result["environment"] = view.name
+                result["context"] = context
+                entry["environments"].setdefault(view.name, []).append(result)
+    return list(grouped.values())
 
 
 def _feature(view: _EnvironmentView, flag: Flag, context: JSON) -> JSON:
