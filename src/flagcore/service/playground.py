@@ -481,4 +481,5 @@ def _variants_shown(strategies: list[JSON], explanation: FlagExplanation) -> lis
 
 
 def _without_nulls(data: Mapping[str, Any]) -> JSON:
-    return {key: value for key, value in data.items() if value is not None}
+    """A variant as Unleash lists it: no null payload, no empty overrides."""
+    return {key: value for key, value in data.items() if value is not None and value != []}
