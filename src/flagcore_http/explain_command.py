@@ -51,7 +51,8 @@ def add_parser(commands: Any) -> None:
         "dependencies, each strategy with its constraints, segments and rollout bucket, "
         "and how the variant was chosen.",
     )
-    parser.add_argument("flag", metavar="FLAG")
+    # Optional here so that a missing one is run's one-line error, not argparse's usage.
+    parser.add_argument("flag", metavar="FLAG", nargs="?")
     parser.add_argument(
         "--context",
         action="append",
@@ -62,7 +63,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--env", metavar="NAME", help=f"environment (default {DEFAULT_ENVIRONMENT})"
     )
-    source = parser.add_mutually_exclusive_group(required=True)
+    source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--db", metavar="PATH|URL", help="SQLite file or postgresql:// URL, as serve takes"
     )
@@ -136,6 +137,12 @@ def parse_context(arguments: Sequence[str]) -> dict[str, Any]:
 
 def _explanation(args: argparse.Namespace, context: JSON) -> JSON:
     """The explanation as JSON (`FlagExplanation.to_json`), with its ``environment``."""
+    if not args.flag:
+        raise BadInput("name the flag to explain: flagcore explain FLAG ...")
+    if args.db is None and args.url is None and args.file is None:
+        raise BadInput(
+            "say where the flags are: --db PATH|URL, --url URL --token TOKEN, or --file PATH"
+        )
     if args.token is not None and args.url is None:
         raise BadInput("--token goes with --url")
     if args.db is not None:

@@ -229,6 +229,11 @@ def test_bad_sources_are_one_line_errors(
         status, out, err = _explain(capsys, "checkout", *source)
         assert status == 2, (source, err)
         assert (out, err.count("\n")) == ("", 1), source
+    for argv in ([], ["checkout"]):
+        status = main(["explain", *argv])
+        err = capsys.readouterr().err
+        assert status == 2
+        assert err.count("\n") == 1, err
     # Nothing was created where --db pointed.
     assert not (tmp_path / "missing.db").exists()
 
