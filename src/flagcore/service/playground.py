@@ -462,12 +462,17 @@ def _overall_result(strategies: list[JSON], enabled_in_environment: bool) -> boo
 
 
 def _variant(explanation: FlagExplanation, enabled: bool) -> JSON:
+    """The variant as Unleash's playground writes it: ``feature_enabled`` always, and
+    ``featureEnabled`` too where its evaluator sets it (a flag variant, or an enabled flag
+    without one), not for a strategy's variant or a disabled flag."""
     variant = explanation.variant
     out: JSON = {"name": variant.name, "enabled": variant.enabled}
     if variant.payload is not None:
         out["payload"] = dict(variant.payload)
     out["feature_enabled"] = enabled
-    out["featureEnabled"] = enabled
+    choice = explanation.variant_choice
+    if enabled and choice is not None and choice.origin != "strategy":
+        out["featureEnabled"] = enabled
     return out
 
 
