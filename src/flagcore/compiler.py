@@ -36,6 +36,7 @@ from flagcore.strategies import StrategyBuilder
 from flagcore.variants import (
     ResultCache,
     VariantPicker,
+    VariantResult,
     compile_variant_picker,
     variants_stickiness,
 )
@@ -63,7 +64,16 @@ from flagcore.wire.reading import (
     constraint_fields,
 )
 
-__all__ = ["CompiledFlag", "RuleCompiler", "SegmentSlot", "all_of", "any_of"]
+__all__ = [
+    "CompiledFlag",
+    "RuleCompiler",
+    "SegmentSlot",
+    "all_of",
+    "any_of",
+    "dependency_allows",
+    "matching_picker",
+    "variant_of_matching_strategy",
+]
 
 
 def all_of(checks: tuple[Predicate, ...], then: Predicate = always) -> Predicate:
@@ -184,6 +194,39 @@ class CompiledFlag:
         self.strategies = rules
         self.is_on = is_on if self.declared_enabled else never
         self.enabled = self.declared_enabled
+
+
+def matching_picker(compiled: CompiledFlag, ctx: Readable) -> tuple[bool, VariantPicker | None]:
+    """Whether a strategy matches, and whose variants apply: the first matching strategy's
+    own, else the flag's (as in Unleash's engine). No strategies counts as a match."""
+    picker = compiled.variants
+    for predicate, strategy_variants in compiled.strategies:
+        if predicate(ctx):
+            return True, strategy_variants if strategy_variants is not None else picker
+    return not compiled.strategies, picker
+
+
+def variant_of_matching_strategy(compiled: CompiledFlag, ctx: Readable) -> VariantResult | None:
+    """The variant from the first matching strategy's variants, else the flag's."""
+    _matched, picker = matching_picker(compiled, ctx)
+    return picker(ctx) if picker is not None else None
+
+
+def dependency_allows(
+    parent: CompiledFlag | None, enabled: bool, variants: tuple[str, ...], ctx: Readable
+) -> bool:
+    """Whether one dependency on ``parent`` is satisfied (the engine's gate and
+    `flagcore.explain` both ask this)."""
+    # Unleash allows one level only: a parent that has parents itself never satisfies.
+    if parent is None or parent.dependencies:
+        return False
+    if variants:
+        # As in Unleash: the parent's variant counts even when the parent is off,
+        # and a parent without variants satisfies any variant list.
+        variant = variant_of_matching_strategy(parent, ctx)
+        if variant is not None and variant.name not in variants:
+            return False
+    return parent.is_on(ctx) is enabled
 
 
 class RuleCompiler:

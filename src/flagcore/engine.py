@@ -14,9 +14,22 @@ from typing import Any
 
 import attrs
 
-from flagcore.compiler import CompiledFlag, RuleCompiler, SegmentSlot
+from flagcore.compiler import (
+    CompiledFlag,
+    RuleCompiler,
+    SegmentSlot,
+    dependency_allows,
+    matching_picker,
+)
 from flagcore.context import Context, MappingContext, Readable
 from flagcore.errors import InvalidInput
+from flagcore.explain import (
+    ExplainSources,
+    FlagExplanation,
+    NotExplainable,
+    explain_flag,
+    unknown_flag,
+)
 from flagcore.gc_pause import gc_paused
 from flagcore.model import ClientFeatures, Flag, Segment
 from flagcore.operators import Predicate
@@ -27,7 +40,7 @@ from flagcore.strategies import (
     StrategyBuilder,
     custom_strategy_builder,
 )
-from flagcore.variants import DISABLED_VARIANT, VariantPicker, VariantResult
+from flagcore.variants import DISABLED_VARIANT, VariantResult
 from flagcore.wire import (
     IndexedClientFeatures,
     apply_delta_events,
@@ -63,43 +76,17 @@ def _dependencies_gate(
 
     def parents_allow(ctx: Readable) -> bool:
         for feature, enabled, variants in dependencies:
-            parent = lookup(feature)
-            # Unleash allows one level only: a parent that has parents itself never satisfies.
-            if parent is None or parent.dependencies:
-                return False
-            if variants:
-                # As in Unleash: the parent's variant counts even when the parent is off,
-                # and a parent without variants satisfies any variant list.
-                variant = _variant_of_matching_strategy(parent, ctx)
-                if variant is not None and variant.name not in variants:
-                    return False
-            if parent.is_on(ctx) is not enabled:
+            if not dependency_allows(lookup(feature), enabled, variants, ctx):
                 return False
         return True
 
     return parents_allow
 
 
-def _matching_picker(compiled: CompiledFlag, ctx: Readable) -> tuple[bool, VariantPicker | None]:
-    """Whether a strategy matches, and whose variants apply: the first matching strategy's
-    own, else the flag's (as in Unleash's engine). No strategies counts as a match."""
-    picker = compiled.variants
-    for predicate, strategy_variants in compiled.strategies:
-        if predicate(ctx):
-            return True, strategy_variants if strategy_variants is not None else picker
-    return not compiled.strategies, picker
-
-
-def _variant_of_matching_strategy(compiled: CompiledFlag, ctx: Readable) -> VariantResult | None:
-    """The variant from the first matching strategy's variants, else the flag's."""
-    _matched, picker = _matching_picker(compiled, ctx)
-    return picker(ctx) if picker is not None else None
-
-
 def _pick_variant(compiled: CompiledFlag, ctx: Readable) -> VariantResult:
     if not compiled.enabled or (compiled.gate is not None and not compiled.gate(ctx)):
         return DISABLED_VARIANT
-    matched, picker = _matching_picker(compiled, ctx)
+    matched, picker = matching_picker(compiled, ctx)
     if not matched:
         return DISABLED_VARIANT
     if picker is None:
@@ -133,9 +120,12 @@ class Engine:
         *,
         custom_strategies: Mapping[str, CustomStrategy] | None = None,
         pause_gc: bool = True,
+        explainable: bool = False,
     ) -> None:
         # Whether `compile_all` pauses the process's cyclic collector (flagcore.gc_pause).
         self._pause_gc = pause_gc
+        # Whether each flag's JSON is kept after compiling, for `explain`.
+        self._explainable = explainable
         self._builders: dict[str, StrategyBuilder] = dict(BUILTIN_STRATEGIES)
         for name, implementation in (custom_strategies or {}).items():
             self._builders[name] = custom_strategy_builder(implementation)
@@ -153,9 +143,12 @@ class Engine:
         *,
         custom_strategies: Mapping[str, CustomStrategy] | None = None,
         pause_gc: bool = True,
+        explainable: bool = False,
     ) -> Engine:
         """Load Unleash's ``/api/client/features`` payload, or a delta that hydrates."""
-        engine = cls(custom_strategies=custom_strategies, pause_gc=pause_gc)
+        engine = cls(
+            custom_strategies=custom_strategies, pause_gc=pause_gc, explainable=explainable
+        )
         engine._sources = index_client_features(payload)
         engine._reset()
         return engine
@@ -271,8 +264,9 @@ class Engine:
             if compiled.problem is not None or self._problems:
                 self._note_problem(compiled)
         self._flags[name] = compiled
-        # The compiled flag replaces its JSON, which is not needed again.
-        self._sources.features[name] = compiled
+        if not self._explainable:
+            # The compiled flag replaces its JSON, which only `explain` would need again.
+            self._sources.features[name] = compiled
         return compiled
 
     def _note_problem(self, compiled: CompiledFlag) -> None:
@@ -329,6 +323,28 @@ class Engine:
         except Exception:
             _log.debug("picking a variant of %r failed; answering disabled", name, exc_info=True)
             return DISABLED_VARIANT
+
+    def explain(self, name: str, context: ContextLike = None) -> FlagExplanation:
+        """The whole decision on ``name`` for ``context``: environment, dependencies,
+        each strategy with its constraints, segments and rollout bucket, and how the
+        variant was chosen. It answers as `is_enabled` and `get_variant` do.
+
+        Needs an engine built with ``explainable=True`` (which keeps each flag's JSON);
+        otherwise raises `NotExplainable`. Evaluation never pays for it.
+        """
+        if not self._explainable:
+            raise NotExplainable("explain needs an engine built with explainable=True")
+        if type(context) is not dict and type(context) is not Context:
+            context = _as_context(context)
+        compiled = self._compiled(name)
+        if compiled is None:
+            return unknown_flag(name)
+        return explain_flag(
+            self._sources.features[name],
+            compiled,
+            ExplainSources(self._builders, self._sources.segments.get, self._compiled),
+            context,
+        )
 
     def is_impression_data_enabled(self, name: str) -> bool:
         """Whether ``name`` asks SDKs to emit impression events (Unleash's ``impressionData``)."""

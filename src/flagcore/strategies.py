@@ -14,6 +14,8 @@ import re
 import socket
 from collections.abc import Callable, Mapping
 
+import attrs
+
 from flagcore.context import Context, MappingContext, Readable
 from flagcore.date_reading import RUST_WHITE_SPACE  # entries are trimmed as Rust's trim does
 from flagcore.hashing import percentage_bucket
@@ -30,8 +32,10 @@ from flagcore.operators import (
 __all__ = [
     "BUILTIN_STRATEGIES",
     "CustomStrategy",
+    "RolloutPlan",
     "StrategyBuilder",
     "parse_percentage",
+    "rollout_plan",
     "stickiness_reader",
 ]
 
@@ -125,12 +129,50 @@ def _user_with_id(parameters: Mapping[str, str], _flag: str) -> Predicate:
     return predicate
 
 
-def _gradual_rollout(read: Callable[[Readable], str | None]) -> StrategyBuilder:
-    def build(parameters: Mapping[str, str], _flag: str) -> Predicate:
-        group_id = parameters.get("groupId")
-        if group_id is None:
-            return never  # these legacy strategies have no default group (checked first)
-        return _rollout(_sticky_percentage(parameters, "percentage"), group_id, read)
+@attrs.frozen
+class RolloutPlan:
+    """What a sticky rollout hashes: read by its builder and by `flagcore.explain` alike,
+    so both see the same group, percentage and stickiness."""
+
+    stickiness: str  # as written ("default" when unset), or the field a legacy rollout reads
+    group_id: str | None  # None: a legacy rollout without a group, which is off
+    percentage: int | None  # None: not a number, which is off
+    identify: Callable[[Readable], str | None] = attrs.field(eq=False, repr=False)
+
+
+_LEGACY_ROLLOUT_FIELDS = {"gradualRolloutUserId": "userId", "gradualRolloutSessionId": "sessionId"}
+
+
+def rollout_plan(strategy: str, parameters: Mapping[str, str], flag: str) -> RolloutPlan | None:
+    """The plan of a sticky rollout strategy, None for any other strategy.
+
+    Raises `BrokenRule` for a percentage over 100, which turns the flag off.
+    """
+    if strategy == "flexibleRollout":
+        stickiness = parameters.get("stickiness")
+        return RolloutPlan(
+            "default" if stickiness is None else stickiness,
+            parameters.get("groupId", flag),
+            _sticky_percentage(parameters, "rollout"),
+            stickiness_reader(stickiness),
+        )
+    legacy_field = _LEGACY_ROLLOUT_FIELDS.get(strategy)
+    if legacy_field is None:
+        return None
+    group_id = parameters.get("groupId")
+    if group_id is None:
+        # These legacy strategies have no default group (checked before the percentage).
+        return RolloutPlan(legacy_field, None, None, field_reader(legacy_field))
+    percentage = _sticky_percentage(parameters, "percentage")
+    return RolloutPlan(legacy_field, group_id, percentage, field_reader(legacy_field))
+
+
+def _planned_rollout(strategy: str) -> StrategyBuilder:
+    def build(parameters: Mapping[str, str], flag: str) -> Predicate:
+        plan = rollout_plan(strategy, parameters, flag)
+        if plan is None or plan.group_id is None:
+            return never
+        return _rollout(plan.percentage, plan.group_id, plan.identify)
 
     return build
 
@@ -141,14 +183,6 @@ def _gradual_rollout_random(parameters: Mapping[str, str], _flag: str) -> Predic
         return never
     # Unleash draws 1..99 and compares strictly: p% means a (p-1)/99 chance, 100% always.
     return lambda _ctx: random.randint(1, 99) < percentage
-
-
-def _flexible_rollout(parameters: Mapping[str, str], flag: str) -> Predicate:
-    return _rollout(
-        _sticky_percentage(parameters, "rollout"),
-        parameters.get("groupId", flag),
-        stickiness_reader(parameters.get("stickiness")),
-    )
 
 
 def _remote_address(parameters: Mapping[str, str], _flag: str) -> Predicate:
@@ -187,10 +221,10 @@ def _application_hostname(parameters: Mapping[str, str], _flag: str) -> Predicat
 BUILTIN_STRATEGIES: Mapping[str, StrategyBuilder] = {
     "default": _default,
     "userWithId": _user_with_id,
-    "gradualRolloutUserId": _gradual_rollout(_read_user_id),
-    "gradualRolloutSessionId": _gradual_rollout(_read_session_id),
+    "gradualRolloutUserId": _planned_rollout("gradualRolloutUserId"),
+    "gradualRolloutSessionId": _planned_rollout("gradualRolloutSessionId"),
     "gradualRolloutRandom": _gradual_rollout_random,
-    "flexibleRollout": _flexible_rollout,
+    "flexibleRollout": _planned_rollout("flexibleRollout"),
     "remoteAddress": _remote_address,
     "applicationHostname": _application_hostname,
 }

@@ -37,7 +37,9 @@ __all__ = [
     "ResultCache",
     "VariantPicker",
     "VariantResult",
+    "VariantTrace",
     "compile_variant_picker",
+    "trace_variant_choice",
     "variants_stickiness",
 ]
 
@@ -131,6 +133,44 @@ def compile_variant_picker(
     """
     if not variants:
         return None
+    override_rules, buckets, total = _prepare(variants, with_overrides, results)
+    if total == 0 and not override_rules:
+        return None
+    seed = _seed_reader(stickiness)
+
+    # Bound as defaults, not closure cells: see flagcore.operators.
+    def pick(
+        ctx: Readable,
+        override_rules: tuple[_Override, ...] = override_rules,
+        total: int = total,
+        seed: Callable[[Readable], str | None] = seed,
+        group_id: str = group_id,
+        buckets: tuple[tuple[int, VariantResult], ...] = buckets,
+    ) -> VariantResult | None:
+        for read, values, result in override_rules:
+            value = read(ctx)
+            if value is not None and value in values:
+                return result
+        if total == 0:
+            return None
+        identifier = seed(ctx)
+        if identifier is None:
+            target = random.randint(1, total)
+        else:
+            target = normalized_hash(group_id, identifier, total, VARIANT_SEED)
+        for threshold, result in buckets:
+            if target <= threshold:
+                return result
+        return None
+
+    return pick
+
+
+def _prepare(
+    variants: list[Any], with_overrides: bool, results: ResultCache | None
+) -> tuple[tuple[_Override, ...], tuple[tuple[int, VariantResult], ...], int]:
+    """Overrides, running weight thresholds and total weight of ``variants``: what the
+    picker walks, and what `trace_variant_choice` walks to explain it."""
     if results is None:
         results = {}
     overrides: list[_Override] = []
@@ -178,37 +218,52 @@ def compile_variant_picker(
                     overrides.append((field_reader(context_name), frozenset(values), result))
         running = (running + weight) % _U32
         thresholds.append((running, result))
-    total = running
-    if total == 0 and not overrides:
-        return None
+    return tuple(overrides), tuple(thresholds), running
 
-    override_rules = tuple(overrides)
-    buckets = tuple(thresholds)
-    seed = _seed_reader(stickiness)
 
-    # Bound as defaults, not closure cells: see flagcore.operators.
-    def pick(
-        ctx: Readable,
-        override_rules: tuple[_Override, ...] = override_rules,
-        total: int = total,
-        seed: Callable[[Readable], str | None] = seed,
-        group_id: str = group_id,
-        buckets: tuple[tuple[int, VariantResult], ...] = buckets,
-    ) -> VariantResult | None:
-        for read, values, result in override_rules:
-            value = read(ctx)
-            if value is not None and value in values:
-                return result
-        if total == 0:
-            return None
-        identifier = seed(ctx)
-        if identifier is None:
-            target = random.randint(1, total)
-        else:
-            target = normalized_hash(group_id, identifier, total, VARIANT_SEED)
-        for threshold, result in buckets:
-            if target <= threshold:
-                return result
-        return None
+@attrs.frozen
+class VariantTrace:
+    """How a picker chooses for one context (`trace_variant_choice`)."""
 
-    return pick
+    how: str  # "override", "hash" (sticky bucket), "random" (no stickiness value) or "none"
+    stickiness: str
+    stickiness_value: str | None
+    total_weight: int
+    bucket: int | None = None  # 1..total_weight, when hashed
+    override_field: str | None = None  # the context field an override matched on
+    override_value: str | None = None
+
+
+def trace_variant_choice(
+    variants: list[Any],
+    group_id: str,
+    stickiness: str | None,
+    ctx: Readable,
+    *,
+    with_overrides: bool = True,
+) -> VariantTrace:
+    """Why the picker compiled from the same arguments picks what it picks for ``ctx``:
+    the same preparation and hash, walked without picking (the explanation takes the
+    variant itself from the compiled picker)."""
+    override_rules, _buckets, total = _prepare(variants, with_overrides, None)
+    shown = "default" if stickiness is None else stickiness
+    fields = (
+        [
+            as_str(override.get(CONTEXT_NAME))
+            for variant in variants
+            for override in as_list(variant.get(OVERRIDES) or [])
+        ]
+        if with_overrides
+        else []
+    )
+    for (read, values, _result), field in zip(override_rules, fields, strict=True):
+        value = read(ctx)
+        if value is not None and value in values:
+            return VariantTrace("override", shown, None, total, None, field, value)
+    identifier = _seed_reader(stickiness)(ctx)
+    if total == 0:
+        return VariantTrace("none", shown, identifier, total)
+    if identifier is None:
+        return VariantTrace("random", shown, None, total)
+    bucket = normalized_hash(group_id, identifier, total, VARIANT_SEED)
+    return VariantTrace("hash", shown, identifier, total, bucket)

@@ -32,6 +32,7 @@ from flagcore_http.routes import (
     frontend,
     health,
     ofrep,
+    playground,  # Playground (issue 19, branch explain)
     projects,
     segments,
     signals,
@@ -62,6 +63,7 @@ ROUTE_TABLES = (
     frontend.routes,
     ofrep.routes,
     cors.routes,
+    playground.routes,  # Playground (issue 19, branch explain)
 )
 
 

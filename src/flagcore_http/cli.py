@@ -29,6 +29,7 @@ from flagcore.entities import ApiToken
 from flagcore.errors import FlagcoreError
 from flagcore.ports import Store
 from flagcore.service import Service, TokenSpec
+from flagcore_http import explain_command  # flagcore explain (issue 19, branch explain)
 from flagcore_http.app import create_app
 from flagcore_http.config import AuthMode, ConfigError, InitToken, ServerConfig
 from flagcore_http.connections import (
@@ -347,6 +348,7 @@ def _parser() -> argparse.ArgumentParser:
     copy.add_argument(
         "--force", action="store_true", help="replace everything in a non-empty target"
     )
+    explain_command.add_parser(commands)  # flagcore explain (issue 19, branch explain)
     return parser
 
 
@@ -418,6 +420,8 @@ def copy_command(source_db: str, target_db: str, *, force: bool) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "explain":  # flagcore explain (issue 19, branch explain)
+        return explain_command.run(args)
     if args.command == "copy":
         try:
             return copy_command(args.source, args.target, force=args.force)

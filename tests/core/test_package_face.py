@@ -47,6 +47,10 @@ PUBLIC_MODULES = frozenset(
         # The test kit for code that uses flags, and its pytest plugin (issue 19 §4).
         "flagcore.testkit",
         "flagcore.pytest_plugin",
+        # Why a flag is on or off: `Engine.explain`'s decision model (issue 19).
+        "flagcore.explain",
+        # Unleash's playground built from explanations (issue 19).
+        "flagcore.service.playground",
     }
 )
 

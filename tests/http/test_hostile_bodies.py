@@ -38,6 +38,10 @@ _HAND_READ = {
     ("POST", "/api/frontend/client/register"),
     ("POST", "/ofrep/v1/evaluate/flags"),
     ("POST", "/ofrep/v1/evaluate/flags/{key}"),
+    # Issue 19: the playground checks its context by hand (flagcore.service.playground).
+    ("POST", "/api/admin/playground"),
+    ("POST", "/api/admin/playground/advanced"),
+    ("POST", "/api/admin/playground/explain"),
 }
 
 

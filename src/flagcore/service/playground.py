@@ -1,0 +1,490 @@
+"""Unleash's playground: every flag of some projects evaluated for one context, explained.
+
+`Playground.evaluate` answers ``POST /api/admin/playground`` and
+`Playground.evaluate_advanced` answers ``POST /api/admin/playground/advanced`` in
+Unleash 8.2's shape (see docs/explain.md). Each answer is built from `Engine.explain`
+over the very snapshot the client API serves (`ClientView.client_features`), so a
+flag's ``isEnabled`` and ``variant`` are always what an SDK polling that environment
+would answer. The rest follows Unleash's playground (its ``feature-evaluator``):
+
+* a disabled strategy is listed, its constraints and segments checked, with
+  ``{"enabled": "unknown", "evaluationStatus": "unevaluated"}``; SDKs never see it;
+* a strategy without an implementation, and ``applicationHostname`` (which depends on
+  the host an SDK runs on), is ``"incomplete"``: ``"unknown"`` when its constraints and
+  segments hold, else ``false``;
+* ``strategies.result`` is ``true`` when a fully evaluated strategy is on, else
+  ``"unknown"`` when one might be, else ``false``; a flag without strategies has its
+  environment switch there.
+
+Where Unleash is lenient, this is strict (docs/migrating-from-unleash.md): an unknown
+environment or project, an unknown top-level context field, or a value of the wrong type
+is a 400 naming its JSON path, and the advanced playground refuses too many context
+combinations before making any.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from flagcore.date_reading import parse_chrono_date
+from flagcore.engine import Engine
+from flagcore.errors import ErrorDetail, InvalidInput, NotFound
+from flagcore.explain import (
+    ConstraintResult,
+    ExplainSources,
+    FlagExplanation,
+    StrategyResult,
+    explain_strategy,
+)
+from flagcore.model import ClientFeatures, Flag, Strategy
+from flagcore.service.client import ClientView
+from flagcore.service.context import ServiceContext
+from flagcore.strategies import BUILTIN_STRATEGIES
+
+__all__ = [
+    "ADVANCED_LIMIT",
+    "CONTEXT_FIELDS",
+    "MAX_CONTEXT_PROPERTIES",
+    "MAX_CONTEXT_VALUE_LENGTH",
+    "Playground",
+    "PlaygroundData",
+    "PlaygroundRequest",
+    "advanced_answer",
+    "answer",
+    "check_context",
+    "read_advanced_request",
+    "read_explain_request",
+    "read_request",
+]
+
+JSON = dict[str, Any]
+
+# Unleash's context fields; anything else goes in ``properties``.
+CONTEXT_FIELDS = ("appName", "userId", "sessionId", "remoteAddress", "environment", "currentTime")
+MAX_CONTEXT_PROPERTIES = 100
+MAX_CONTEXT_NAME_LENGTH = 100  # Unleash's limit on a context field's name
+MAX_CONTEXT_VALUE_LENGTH = 2_000
+# Unleash's default limit on environments x flags x context combinations.
+ADVANCED_LIMIT = 15_000
+_UNKNOWN = "unknown"
+# Strategies whose answer depends on where an SDK runs: Unleash's playground cannot know.
+_HOST_BOUND_STRATEGIES = frozenset({"applicationHostname"})
+
+
+def _invalid(message: str, path: str) -> InvalidInput:
+    return InvalidInput(message, [ErrorDetail(message, path)])
+
+
+def check_context(data: Any, path: str = "$.context", *, required: Sequence[str] = ()) -> JSON:
+    """An Unleash context as the playground and ``flagcore explain`` accept it: Unleash's
+    fields as strings, custom fields as strings in ``properties``, all bounded; a copy.
+
+    Raises `InvalidInput` naming the path of the first problem.
+    """
+    if not isinstance(data, Mapping):
+        raise _invalid("the context must be a JSON object", path)
+    out: JSON = {}
+    for key, value in data.items():
+        where = f"{path}.{key}"
+        if key == "properties":
+            out[key] = _check_properties(value, where)
+        elif key in CONTEXT_FIELDS:
+            out[key] = _check_value(value, where)
+        else:
+            fields = ", ".join((*CONTEXT_FIELDS, "properties"))
+            raise _invalid(
+                f"{key[:MAX_CONTEXT_NAME_LENGTH]!r} is not a context field ({fields}); "
+                "custom fields go in properties",
+                path,
+            )
+    for name in required:
+        if not out.get(name):
+            raise _invalid(f"{name} is required", f"{path}.{name}")
+    current_time = out.get("currentTime")
+    if current_time is not None and parse_chrono_date(current_time) is None:
+        raise _invalid("currentTime must be a date and time (RFC 3339)", f"{path}.currentTime")
+    return out
+
+
+def _check_value(value: Any, path: str) -> str:
+    if type(value) is not str:
+        raise _invalid("must be a string", path)
+    if len(value) > MAX_CONTEXT_VALUE_LENGTH:
+        raise _invalid(f"must be at most {MAX_CONTEXT_VALUE_LENGTH} characters", path)
+    return value
+
+
+def _check_properties(value: Any, path: str) -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise _invalid("properties must be a JSON object of strings", path)
+    if len(value) > MAX_CONTEXT_PROPERTIES:
+        raise _invalid(f"at most {MAX_CONTEXT_PROPERTIES} properties", path)
+    out = {}
+    for name, item in value.items():
+        if not name or len(name) > MAX_CONTEXT_NAME_LENGTH:
+            raise _invalid(f"a property name has 1 to {MAX_CONTEXT_NAME_LENGTH} characters", path)
+        out[name] = _check_value(item, f"{path}.{name}")
+    return out
+
+
+@attrs.frozen
+class PlaygroundRequest:
+    """A checked playground request: environments, projects (None: all) and context."""
+
+    environments: tuple[str, ...]
+    projects: tuple[str, ...] | None
+    context: JSON
+    advanced: bool = False  # asked as {"environments": [...]}: errors name $.environments[i]
+
+
+def _check_keys(body: Any, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
+    if not isinstance(body, Mapping):
+        raise _invalid("the body must be a JSON object", "$")
+    for key in body:
+        if key not in allowed:
+            raise _invalid(f"unknown field {str(key)[:100]!r} ({', '.join(allowed)})", "$")
+    for key in required:
+        if key not in body:
+            raise _invalid(f"{key} is required", f"$.{key}")
+
+
+def _check_projects(value: Any) -> tuple[str, ...] | None:
+    if value is None or value == "*":
+        return None
+    if type(value) is not list:
+        raise _invalid('projects must be "*" or a list of project ids', "$.projects")
+    for index, project in enumerate(value):
+        if type(project) is not str:
+            raise _invalid("must be a string", f"$.projects[{index}]")
+    return None if "*" in value else tuple(value)
+
+
+def read_request(body: Any) -> PlaygroundRequest:
+    """``{"environment", "projects"?, "context"}``, checked (`InvalidInput` otherwise)."""
+    _check_keys(body, ("environment", "projects", "context"), ("environment", "context"))
+    environment = body["environment"]
+    if type(environment) is not str or not environment:
+        raise _invalid("environment must be a non-empty string", "$.environment")
+    context = check_context(body["context"], required=("appName",))
+    return PlaygroundRequest((environment,), _check_projects(body.get("projects")), context)
+
+
+def read_advanced_request(body: Any) -> PlaygroundRequest:
+    """``{"environments", "projects"?, "context"}``, checked (`InvalidInput` otherwise)."""
+    _check_keys(body, ("environments", "projects", "context"), ("environments", "context"))
+    environments = body["environments"]
+    if type(environments) is not list or not environments:
+        raise _invalid("environments must be a non-empty list", "$.environments")
+    for index, environment in enumerate(environments):
+        if type(environment) is not str or not environment:
+            raise _invalid("must be a non-empty string", f"$.environments[{index}]")
+    context = check_context(body["context"], required=("appName",))
+    return PlaygroundRequest(
+        tuple(dict.fromkeys(environments)),
+        _check_projects(body.get("projects")),
+        context,
+        advanced=True,
+    )
+
+
+def read_explain_request(body: Any) -> tuple[str, PlaygroundRequest]:
+    """``{"flag", "environment", "context"?}``: one flag to explain (no appName needed)."""
+    _check_keys(body, ("flag", "environment", "context"), ("flag", "environment"))
+    flag, environment = body["flag"], body["environment"]
+    if type(flag) is not str or not flag:
+        raise _invalid("flag must be a non-empty string", "$.flag")
+    if type(environment) is not str or not environment:
+        raise _invalid("environment must be a non-empty string", "$.environment")
+    context = check_context(body.get("context", {}))
+    return flag, PlaygroundRequest((environment,), None, context)
+
+
+def context_combinations(context: JSON, limit: int) -> list[JSON]:
+    """Unleash's advanced playground contexts: every value split on commas, properties
+    flattened to the top level, every combination (the first field varying slowest).
+    Refuses more than ``limit`` combinations before making any."""
+    fields: dict[str, list[str]] = {}
+    for key, value in context.items():
+        if key == "properties":
+            fields.update((name, item.split(",")) for name, item in value.items())
+        else:
+            fields[key] = value.split(",")
+    count = math.prod(len(values) for values in fields.values())
+    if count > limit:
+        raise _invalid(
+            f"the context makes {count} combinations, more than the limit of {limit}", "$.context"
+        )
+    names = list(fields)
+    return [
+        dict(zip(names, values, strict=True))
+        for values in itertools.product(*(fields[name] for name in names))
+    ]
+
+
+@attrs.frozen
+class _EnvironmentView:
+    """One environment's flags as SDKs see them, plus what the playground also lists."""
+
+    name: str
+    flags: tuple[Flag, ...]
+    engine: Engine
+    placements: Mapping[str, tuple[Strategy, ...]]  # every strategy, disabled ones too
+    sources: ExplainSources
+
+
+@attrs.frozen
+class PlaygroundData:
+    """What a playground answer needs from the store, read in one go: evaluating it
+    (`answer`, `advanced_answer`) touches the store no more, so a server can evaluate
+    off the thread that owns the store."""
+
+    views: tuple[_EnvironmentView, ...]
+
+
+class Playground:
+    """Evaluates every flag of some projects for a context, the way Unleash's playground
+    shows it (see the module's docstring)."""
+
+    def __init__(self, context: ServiceContext, client: ClientView) -> None:
+        self._context = context
+        self._client = client
+
+    def read(self, request: PlaygroundRequest) -> PlaygroundData:
+        """The flags of each environment of ``request``; `InvalidInput` for an unknown
+        environment or project."""
+        return PlaygroundData(
+            tuple(
+                self._view(
+                    environment,
+                    request.projects,
+                    f"$.environments[{index}]" if request.advanced else "$.environment",
+                )
+                for index, environment in enumerate(request.environments)
+            )
+        )
+
+    def evaluate(self, request: PlaygroundRequest) -> list[JSON]:
+        """The ``features`` of Unleash's playground answer, for the first environment."""
+        return answer(self.read(request), request)
+
+    def evaluate_advanced(
+        self, request: PlaygroundRequest, *, limit: int = ADVANCED_LIMIT
+    ) -> list[JSON]:
+        """The ``features`` of Unleash's advanced playground answer."""
+        return advanced_answer(self.read(request), request, limit=limit)
+
+    def explain(self, flag: str, request: PlaygroundRequest) -> FlagExplanation:
+        """`Engine.explain` of one flag in the request's first environment, as the client
+        API's snapshot has it (``flagcore explain --url`` with an admin token asks this).
+        Raises `NotFound` for a flag that is not there."""
+        view = self._view(request.environments[0], request.projects)
+        explanation = view.engine.explain(flag, request.context)
+        if not explanation.exists:
+            raise NotFound(f'there is no flag "{flag}" in "{view.name}"')
+        return explanation
+
+    def _view(
+        self, environment: str, projects: tuple[str, ...] | None, path: str = "$.environment"
+    ) -> _EnvironmentView:
+        with self._context.read() as tx:
+            if tx.get_environment(environment) is None:
+                raise _invalid(f'there is no environment "{environment}"', path)
+            known = {project.id for project in tx.list_projects()}
+            for index, project in enumerate(projects or ()):
+                if project not in known:
+                    raise _invalid(f'there is no project "{project}"', f"$.projects[{index}]")
+            placements: dict[str, list[Strategy]] = {}
+            for placement in tx.list_strategies(environment=environment):
+                placements.setdefault(placement.flag, []).append(placement.strategy)
+            segments = {segment.id: segment for segment in tx.list_segments()}
+        snapshot = self._client.client_features(environment, projects=projects)
+        # Every segment, so disabled strategies (not in the snapshot) can be checked too.
+        engine = Engine(
+            ClientFeatures(snapshot.features, tuple(segments.values())), explainable=True
+        )
+        return _EnvironmentView(
+            environment,
+            snapshot.features,
+            engine,
+            {name: tuple(strategies) for name, strategies in placements.items()},
+            ExplainSources(BUILTIN_STRATEGIES, segments.get, lambda _name: None),
+        )
+
+
+def answer(data: PlaygroundData, request: PlaygroundRequest) -> list[JSON]:
+    """The ``features`` of Unleash's playground answer, for the first environment."""
+    view = data.views[0]
+    return [_feature(view, flag, request.context) for flag in view.flags]
+
+
+def advanced_answer(
+    data: PlaygroundData, request: PlaygroundRequest, *, limit: int = ADVANCED_LIMIT
+) -> list[JSON]:
+    """The ``features`` of Unleash's advanced playground answer: per flag, per
+    environment, one result per context combination. Refuses more than ``limit``
+    environments x flags x contexts, as Unleash does (with its message)."""
+    contexts = context_combinations(request.context, limit)
+    views = data.views
+    total = len(views) * len(views[0].flags) * len(contexts)
+    if total > limit:
+        raise _invalid(
+            f"Rejecting evaluation as it would generate {total} combinations exceeding "
+            f"{limit} limit. Please reduce the number of selected environments "
+            f"({len(views)}), features ({len(views[0].flags)}), context field "
+            f"combinations ({len(contexts)}).",
+            "$",
+        )
+    grouped: dict[str, JSON] = {}
+    for view in views:
+        for context in contexts:
+            for flag in view.flags:
+                entry = grouped.setdefault(
+                    flag.name, {"name": flag.name, "projectId": flag.project, "environments": {}}
+                )
+                result = _feature(view, flag, context)
+                result["environment"] = view.name
+                result["context"] = context
+                entry["environments"].setdefault(view.name, []).append(result)
+    return list(grouped.values())
+
+
+def _feature(view: _EnvironmentView, flag: Flag, context: JSON) -> JSON:
+    explanation = view.engine.explain(flag.name, context)
+    strategies = _strategies(view, flag, explanation, context)
+    enabled = explanation.enabled
+    return {
+        "name": flag.name,
+        "projectId": flag.project,
+        "isEnabled": enabled,
+        "isEnabledInCurrentEnvironment": explanation.enabled_in_environment,
+        "hasUnsatisfiedDependency": not explanation.dependencies_satisfied,
+        "strategies": {
+            "result": _overall_result(strategies, explanation.enabled_in_environment),
+            "data": strategies,
+        },
+        "variant": _variant(explanation, enabled),
+        "variants": _variants_shown(strategies, explanation),
+    }
+
+
+def _strategies(
+    view: _EnvironmentView, flag: Flag, explanation: FlagExplanation, context: JSON
+) -> list[JSON]:
+    """Every strategy of the flag in the environment, in order: the evaluated ones from
+    the explanation, the disabled ones checked on their own."""
+    evaluated = {s.id: s for s in explanation.strategies}
+    out = []
+    for strategy in view.placements.get(flag.name, ()):
+        result = evaluated.pop(strategy.id, None)
+        if strategy.disabled:
+            explained = explain_strategy(flag.name, strategy, view.sources, context)
+            out.append(_strategy(view.name, flag, explained))
+        elif result is not None:
+            out.append(_strategy(view.name, flag, result))
+    # Written between the two reads: shown as the snapshot has them.
+    out.extend(_strategy(view.name, flag, result) for result in evaluated.values())
+    return out
+
+
+def _strategy(environment: str, flag: Flag, explained: StrategyResult) -> JSON:
+    strategy_id = explained.id or str(uuid.uuid4())  # as Unleash: every entry has an id
+    out: JSON = {"name": explained.name, "id": strategy_id}
+    if explained.title is not None:
+        out["title"] = explained.title
+    out.update(
+        disabled=explained.disabled,
+        parameters=dict(explained.parameters),
+        result=_strategy_result(explained),
+        constraints=[_constraint(c) for c in explained.constraints],
+        segments=[
+            {
+                "name": segment.name or "",
+                "id": segment.id,
+                "result": segment.result,
+                "constraints": [_constraint(c) for c in segment.constraints],
+            }
+            for segment in explained.segments
+        ],
+        links={
+            "edit": f"/projects/{flag.project}/features/{flag.name}/strategies/edit"
+            f"?environmentId={environment}&strategyId={strategy_id}"
+        },
+    )
+    return out
+
+
+def _strategy_result(explained: StrategyResult) -> JSON:
+    if explained.disabled:
+        return {"enabled": _UNKNOWN, "evaluationStatus": "unevaluated"}
+    if not explained.known or explained.name in _HOST_BOUND_STRATEGIES:
+        might = explained.constraints_result and explained.segments_result
+        return {"enabled": _UNKNOWN if might else False, "evaluationStatus": "incomplete"}
+    out: JSON = {"enabled": explained.result, "evaluationStatus": "complete"}
+    choice = explained.variant
+    if choice is not None and choice.variant.enabled:
+        variant: JSON = {"name": choice.variant.name, "enabled": True}
+        if choice.variant.payload is not None:
+            variant["payload"] = dict(choice.variant.payload)
+        out["variant"] = variant
+        out["variants"] = [_without_nulls(v) for v in explained.variants]
+    return out
+
+
+def _constraint(result: ConstraintResult) -> JSON:
+    out: JSON = {
+        "contextName": result.context_name,
+        "operator": result.operator,
+        "values": list(result.values),
+        "inverted": result.inverted,
+        "caseInsensitive": result.case_insensitive,
+    }
+    if result.value is not None:
+        out["value"] = result.value
+    out["result"] = result.result
+    return out
+
+
+def _overall_result(strategies: list[JSON], enabled_in_environment: bool) -> bool | str:
+    if not strategies:
+        return enabled_in_environment
+    results = [s["result"] for s in strategies]
+    if any(r["enabled"] is True and r["evaluationStatus"] == "complete" for r in results):
+        return True
+    if any(r["enabled"] == _UNKNOWN for r in results):
+        return _UNKNOWN
+    return False
+
+
+def _variant(explanation: FlagExplanation, enabled: bool) -> JSON:
+    """The variant as Unleash's playground writes it: ``feature_enabled`` always, and
+    ``featureEnabled`` too where its evaluator sets it (a flag variant, or an enabled flag
+    without one), not for a strategy's variant or a disabled flag."""
+    variant = explanation.variant
+    out: JSON = {"name": variant.name, "enabled": variant.enabled}
+    if variant.payload is not None:
+        out["payload"] = dict(variant.payload)
+    out["feature_enabled"] = enabled
+    choice = explanation.variant_choice
+    if enabled and choice is not None and choice.origin != "strategy":
+        out["featureEnabled"] = enabled
+    return out
+
+
+def _variants_shown(strategies: list[JSON], explanation: FlagExplanation) -> list[JSON]:
+    """The matching strategy's variants when it has any, else the flag's (as Unleash)."""
+    matching = next((s for s in strategies if s["result"]["enabled"] is True), None)
+    if matching is not None and "variants" in matching["result"]:
+        variants: list[JSON] = matching["result"]["variants"]
+        return variants
+    return [_without_nulls(v) for v in explanation.variants]
+
+
+def _without_nulls(data: Mapping[str, Any]) -> JSON:
+    """A variant as Unleash lists it: no null payload, no empty overrides."""
+    return {key: value for key, value in data.items() if value is not None and value != []}

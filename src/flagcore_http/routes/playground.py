@@ -1,0 +1,60 @@
+"""Unleash's playground API: every flag evaluated and explained for a context.
+
+The answers are built in `flagcore.service.playground`; these handlers read the body
+(strict JSON, size-limited), read the flags on the store worker, and evaluate them on
+another thread: up to 15,000 evaluations (seconds) must not hold up the one thread that
+serves every SDK's cache miss and every write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from flagcore.service.playground import (
+    Playground,
+    advanced_answer,
+    answer,
+    read_advanced_request,
+    read_explain_request,
+    read_request,
+)
+from flagcore_http.bodies import read_json
+from flagcore_http.calls import call, service
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+
+def _playground(request: web.Request) -> Playground:
+    current = service(request)
+    return Playground(current.context, current.client)
+
+
+@routes.post("/api/admin/playground")
+async def playground(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    checked = read_request(body)
+    data = await call(request, _playground(request).read, checked)
+    features = await asyncio.to_thread(answer, data, checked)
+    return web.json_response({"input": body, "features": features})
+
+
+@routes.post("/api/admin/playground/advanced")
+async def advanced_playground(request: web.Request) -> web.Response:
+    body = await read_json(request)
+    checked = read_advanced_request(body)
+    data = await call(request, _playground(request).read, checked)
+    features = await asyncio.to_thread(advanced_answer, data, checked)
+    return web.json_response({"input": body, "features": features})
+
+
+@routes.post("/api/admin/playground/explain")
+async def explain_flag(request: web.Request) -> web.Response:
+    """flagcore's own: `Engine.explain` of one flag (what ``flagcore explain --url`` shows
+    with an admin token, which the client API does not take)."""
+    flag, checked = read_explain_request(await read_json(request))
+    explanation = await call(request, _playground(request).explain, flag, checked)
+    return web.json_response({"environment": checked.environments[0], **explanation.to_json()})
