@@ -15,10 +15,15 @@ Run by hand: ``.venv/bin/python benchmarks/frontend_bench.py [--seconds 5]
    (µs per answer) times the measured req/s (the server is one process on one core).
 
 The issue's target is 3x Unleash 8.2's server on the same data, measured side by side.
-Unleash (Node + PostgreSQL) is not installed here, so this prints flagcore's numbers
-only; to compare, run Unleash 8.2 with ``SDK_API_RATE_LIMIT_PER_MINUTE`` and
-``TOKEN_AUTHENTICATION_RATE_LIMIT_PER_MINUTE`` raised (its default limiter caps one IP at
-~333 req/s), seed the same flags, and pass ``--peer http://host:4242 --peer-token …``.
+With ``--peer auto`` (the default: when ``node`` is on PATH) or ``--peer unleash``, the
+benchmark also starts a real Unleash 8.2 (``benchmarks/unleash_peer.py``: npm's
+``unleash-server@8.2.0`` over a private PostgreSQL, its per-IP rate limits raised so they
+are not what is measured), seeds the SAME flags through the same admin API calls, waits
+until Unleash's Frontend API cache shows them, checks that both servers give the same
+toggles to a sample of the contexts, then measures the two ALTERNATELY (``--rounds``
+rounds; each round runs flagcore then Unleash, or Unleash then flagcore, for GET then
+POST) with the same client, and prints both servers' req/s and p99 and the ratio against
+the 3x target. ``--peer none`` measures flagcore alone.
 """
 
 from __future__ import annotations
@@ -27,27 +32,24 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
+from unleash_peer import admin_request, seed_flags, start_unleash, wait_for_frontend
+
 ADMIN = "*:*.bench-admin-secret"
-
-
-def _request(url: str, method: str = "GET", body: Any = None) -> Any:
-    data = None if body is None else json.dumps(body).encode()
-    headers = {"Authorization": ADMIN, "Content-Type": "application/json"}
-    request = urllib.request.Request(url, data=data, method=method, headers=headers)
-    with urllib.request.urlopen(request, timeout=30) as response:
-        raw = response.read()
-        return json.loads(raw) if raw else None
+TARGET = 3.0
 
 
 def _free_port() -> int:
@@ -70,53 +72,12 @@ def _wait_up(url: str) -> None:
     raise SystemExit(f"server at {url} did not start")
 
 
-def _seed(base: str, flags: int) -> str:
-    features = f"{base}/api/admin/projects/default/features"
-    for index in range(flags):
-        name = f"bench.flag-{index:03d}"
-        _request(features, "POST", {"name": name})
-        env = f"{features}/{name}/environments/development"
-        _request(
-            f"{env}/strategies",
-            "POST",
-            {
-                "name": "flexibleRollout",
-                "parameters": {
-                    "rollout": str(20 + index % 80),
-                    "stickiness": "default",
-                    "groupId": name,
-                },
-                "constraints": [
-                    {"contextName": "plan", "operator": "IN", "values": ["free", "pro", "team"]}
-                ],
-            },
-        )
-        if index % 3 == 0:
-            _request(
-                f"{env}/variants",
-                "PUT",
-                [
-                    {
-                        "name": "blue",
-                        "weight": 500,
-                        "weightType": "variable",
-                        "stickiness": "default",
-                        "payload": {"type": "string", "value": "#00f"},
-                    },
-                    {
-                        "name": "green",
-                        "weight": 500,
-                        "weightType": "variable",
-                        "stickiness": "default",
-                        "payload": {"type": "json", "value": '{"a": 1}'},
-                    },
-                ],
-            )
-        if index % 10 != 9:
-            _request(f"{env}/on", "POST")
-    token = _request(
-        f"{base}/api/admin/api-tokens",
+def _frontend_token(base: str) -> str:
+    token = admin_request(
+        base,
+        ADMIN,
         "POST",
+        "/api/admin/api-tokens",
         {"tokenName": "bench", "type": "frontend", "environment": "development", "projects": ["*"]},
     )
     secret: str = token["secret"]
@@ -131,6 +92,16 @@ def _contexts(count: int) -> list[dict[str, Any]]:
     ]
 
 
+def _query(context: dict[str, Any]) -> str:
+    return urllib.parse.urlencode(
+        {
+            "userId": context["userId"],
+            "sessionId": context["sessionId"],
+            "properties[plan]": context["properties"]["plan"],
+        }
+    )
+
+
 async def _load(
     base: str,
     token: str,
@@ -140,10 +111,7 @@ async def _load(
     connections: int,
 ) -> tuple[float, list[float], int]:
     headers = {"Authorization": token}
-    queries = [
-        f"userId={c['userId']}&sessionId={c['sessionId']}&properties[plan]={c['properties']['plan']}"
-        for c in contexts
-    ]
+    queries = [_query(c) for c in contexts]
     bodies = [json.dumps({"context": c}).encode() for c in contexts]
     latencies: list[float] = []
     errors = 0
@@ -174,6 +142,19 @@ async def _load(
         await asyncio.gather(*(worker(n) for n in range(connections)))
         elapsed = time.perf_counter() - started
     return len(latencies) / elapsed, latencies, errors
+
+
+def _answers(base: str, token: str, contexts: list[dict[str, Any]]) -> list[list[Any]]:
+    """Each context's toggles as (name, variant name), for comparing two servers."""
+    answers = []
+    for context in contexts:
+        request = urllib.request.Request(
+            f"{base}/api/frontend?{_query(context)}", headers={"Authorization": token}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            toggles = json.load(response)["toggles"]
+        answers.append(sorted([t["name"], t["variant"]["name"]] for t in toggles))
+    return answers
 
 
 def _evaluation_us(db: Path, contexts: list[dict[str, Any]]) -> float:
@@ -207,61 +188,137 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
+class Measured:
+    """One server's requests and latencies for one method, summed over rounds."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.seconds = 0.0
+        self.latencies: list[float] = []
+        self.errors = 0
+
+    def add(self, rate: float, latencies: list[float], errors: int, seconds: float) -> None:
+        self.requests += len(latencies)
+        self.seconds += len(latencies) / rate if rate else seconds
+        self.latencies += latencies
+        self.errors += errors
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds if self.seconds else 0.0
+
+    def line(self, server: str, method: str) -> str:
+        p50 = _percentile(self.latencies, 0.5) * 1e3
+        p99 = _percentile(self.latencies, 0.99) * 1e3
+        return (
+            f"{server:11} {method:4} {self.rate:8.0f} req/s   p50 {p50:7.2f} ms"
+            f"   p99 {p99:7.2f} ms   non-200: {self.errors}"
+        )
+
+
+def _start_flagcore(db: Path) -> tuple[str, Callable[[], None]]:
+    port = _free_port()
+    env = {**os.environ, "FLAGCORE_DB": str(db), "FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "flagcore_http", "serve", "--port", str(port), "--no-access-log"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def stop() -> None:
+        server.terminate()
+        server.wait(timeout=30)
+
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_up(f"{base}/health")
+    except BaseException:
+        stop()
+        raise
+    return base, stop
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--seconds", type=float, default=5.0, help="per method, server, round")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations (side by side)")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--contexts", type=int, default=1000)
     parser.add_argument("--flags", type=int, default=100)
+    parser.add_argument(
+        "--peer",
+        choices=("auto", "unleash", "none"),
+        default="auto",
+        help="also measure a real Unleash 8.2 (auto: when node is on PATH)",
+    )
     args = parser.parse_args()
+    with_peer = args.peer == "unleash" or (args.peer == "auto" and shutil.which("node"))
     print(f"load average: {os.getloadavg()}")
+    stops: list[Callable[[], None]] = []
     with tempfile.TemporaryDirectory() as folder:
         db = Path(folder) / "bench.db"
-        port = _free_port()
-        env = {**os.environ, "FLAGCORE_DB": str(db), "FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN}
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "flagcore_http",
-                "serve",
-                "--port",
-                str(port),
-                "--no-access-log",
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        contexts = _contexts(args.contexts)
         try:
-            base = f"http://127.0.0.1:{port}"
-            _wait_up(f"{base}/health")
-            token = _seed(base, args.flags)
-            contexts = _contexts(args.contexts)
+            base, stop = _start_flagcore(db)
+            stops.append(stop)
+            enabled = seed_flags(base, ADMIN, args.flags)
+            servers = {"flagcore": (base, _frontend_token(base))}
+            if with_peer:
+                peer, peer_admin, peer_frontend, _client, stop_peer = start_unleash()
+                stops.append(stop_peer)
+                seed_flags(peer, peer_admin, args.flags)
+                waited = wait_for_frontend(peer, peer_frontend, enabled)
+                print(f"Unleash 8.2 showed the seeded flags {waited:.1f} s after the last write")
+                servers["Unleash 8.2"] = (peer, peer_frontend)
+                sample = contexts[:200]
+                ours = _answers(base, servers["flagcore"][1], sample)
+                theirs = _answers(peer, peer_frontend, sample)
+                differing = sum(a != b for a, b in zip(ours, theirs, strict=True))
+                print(
+                    f"same toggles and variants: {len(sample) - differing}/{len(sample)} contexts"
+                )
             print(
                 f"{args.flags} flags, {len(contexts)} distinct contexts, "
-                f"{args.connections} connections, {args.seconds:.0f} s per method"
+                f"{args.connections} connections, {args.seconds:.0f} s per method and server, "
+                f"{args.rounds} round(s), servers alternating"
             )
-            rates = {}
+            results = {(name, m): Measured() for name in servers for m in ("GET", "POST")}
+            for url, token in servers.values():  # warm both: JIT, caches, pools
+                for method in ("GET", "POST"):
+                    asyncio.run(_load(url, token, contexts, method, 1.0, args.connections))
+            order = list(servers)
+            for round_ in range(args.rounds):
+                for method in ("GET", "POST"):
+                    for name in order if round_ % 2 == 0 else order[::-1]:
+                        url, token = servers[name]
+                        rate, latencies, errors = asyncio.run(
+                            _load(url, token, contexts, method, args.seconds, args.connections)
+                        )
+                        results[name, method].add(rate, latencies, errors, args.seconds)
             for method in ("GET", "POST"):
-                asyncio.run(_load(base, token, contexts, method, 1.0, args.connections))  # warm
-                rate, latencies, errors = asyncio.run(
-                    _load(base, token, contexts, method, args.seconds, args.connections)
-                )
-                rates[method] = rate
-                p50, p99 = _percentile(latencies, 0.5) * 1e3, _percentile(latencies, 0.99) * 1e3
-                print(
-                    f"{method:4} {rate:8.0f} req/s   p50 {p50:6.2f} ms   p99 {p99:6.2f} ms"
-                    f"   non-200: {errors}"
-                )
+                for name in servers:
+                    print(results[name, method].line(name, method))
+                if with_peer:
+                    ratio = results["flagcore", method].rate / results["Unleash 8.2", method].rate
+                    verdict = "meets" if ratio >= TARGET else "MISSES"
+                    print(
+                        f"{method:4} flagcore / Unleash 8.2: {ratio:.1f}x "
+                        f"({verdict} the {TARGET:.0f}x target)"
+                    )
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            for stop in reversed(stops):
+                stop()
         evaluation = _evaluation_us(db, contexts)
-        print(f"evaluation + rendering in-process: {evaluation:.0f} µs per answer")
-        for method, rate in rates.items():
-            print(f"{method:4} share of server time in evaluation: {evaluation * rate / 1e6:.0%}")
-    print("Unleash 8.2 is not runnable here: no side-by-side ratio (see the docstring).")
+        print(f"flagcore evaluation + rendering in-process: {evaluation:.0f} µs per answer")
+        for method in ("GET", "POST"):
+            rate = results["flagcore", method].rate
+            print(
+                f"{method:4} share of flagcore's server time in evaluation: "
+                f"{evaluation * rate / 1e6:.0%}"
+            )
+    if not with_peer:
+        print("no side-by-side ratio: --peer none, or node is not on PATH")
 
 
 if __name__ == "__main__":
