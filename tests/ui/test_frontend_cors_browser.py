@@ -1,0 +1,170 @@
+"""CORS for a real browser: a page on another origin calls the Frontend API with ``fetch``.
+
+The page is served by a tiny aiohttp app on its own 127.0.0.1 port (another origin than
+`flagcore serve`); flagcore allows exactly one such origin (``--frontend-origins``). From
+the allowed origin, Chromium's preflight passes, the page reads the toggles and the
+``ETag`` (exposed), and a second request with ``If-None-Match`` gets 304. From another
+origin, the preflight is refused and the browser never sends the request: the page only
+sees fetch fail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from playwright.sync_api import Page
+
+from tests.ui.conftest import Server, start_server, stop_server
+
+PAGE = """<!doctype html>
+<meta charset="utf-8">
+<title>Shop</title>
+<output id="result"></output>
+<script type="module">
+  const params = new URLSearchParams(location.search);
+  const url = params.get("api") + "/api/frontend";
+  const headers = { Authorization: params.get("token"), "Content-Type": "application/json" };
+  const body = JSON.stringify({ context: { userId: "alice", properties: { plan: "pro" } } });
+  const result = {};
+  try {
+    const first = await fetch(url, { method: "POST", headers, body });
+    result.status = first.status;
+    result.etag = first.headers.get("ETag");
+    result.toggles = (await first.json()).toggles.map((toggle) => toggle.name);
+    const again = await fetch(url, {
+      method: "POST",
+      headers: { ...headers, "If-None-Match": result.etag },
+      body,
+    });
+    result.again = again.status;
+  } catch (error) {
+    result.error = String(error);
+  }
+  document.getElementById("result").textContent = JSON.stringify(result);
+</script>
+"""
+
+
+class PageServer:
+    """The shop's page, on its own port, served from a thread with its own event loop."""
+
+    def __init__(self) -> None:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port: int = sock.getsockname()[1]
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        assert self._ready.wait(10), "the page server did not start"
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+
+        async def page(request: web.Request) -> web.Response:
+            return web.Response(text=PAGE, content_type="text/html")
+
+        app = web.Application()
+        app.router.add_get("/", page)
+        self._runner = web.AppRunner(app, access_log=None)
+        self._loop.run_until_complete(self._runner.setup())
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+        self._loop.run_until_complete(site.start())
+        self._ready.set()
+        self._loop.run_forever()
+        self._loop.run_until_complete(self._runner.cleanup())
+        self._loop.close()
+
+    def close(self) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+
+@pytest.fixture
+def shops() -> Iterator[tuple[PageServer, PageServer]]:
+    allowed, other = PageServer(), PageServer()
+    yield allowed, other
+    allowed.close()
+    other.close()
+
+
+@pytest.fixture
+def flags_server(
+    tmp_path: Path, shops: tuple[PageServer, PageServer]
+) -> Iterator[tuple[Server, str]]:
+    """`flagcore serve` allowing the first shop's origin only, one flag on, and a
+    frontend token's secret."""
+    allowed, _ = shops
+    running = start_server(tmp_path, "--frontend-origins", allowed.origin)
+    try:
+        token = running.api(
+            "POST",
+            "/api/admin/api-tokens",
+            {
+                "tokenName": "shop",
+                "type": "frontend",
+                "environment": "development",
+                "projects": ["default"],
+            },
+        )
+        features = "/api/admin/projects/default/features"
+        running.api("POST", features, {"name": "new-checkout"})
+        running.api(
+            "POST",
+            f"{features}/new-checkout/environments/development/strategies",
+            {
+                "name": "default",
+                "parameters": {},
+            },
+        )
+        running.api("POST", f"{features}/new-checkout/environments/development/on")
+        yield running, token["secret"]
+    finally:
+        stop_server(running)
+
+
+def _result(page: Page) -> Any:
+    page.wait_for_function("document.getElementById('result').textContent !== ''")
+    return json.loads(page.locator("#result").text_content() or "null")
+
+
+def test_a_page_on_an_allowed_origin_reads_toggles_and_etag_across_origins(
+    page: Page, shops: tuple[PageServer, PageServer], flags_server: tuple[Server, str]
+) -> None:
+    allowed, _ = shops
+    server, token = flags_server
+    page.goto(f"{allowed.origin}/?api={server.url}&token={token}")
+    result = _result(page)
+    assert result.get("error") is None, result
+    assert result["status"] == 200
+    assert result["toggles"] == ["new-checkout"]
+    assert result["etag"], "ETag must be exposed to the page (Access-Control-Expose-Headers)"
+    assert result["again"] == 304
+    # Chromium asked first (a POST with Authorization and JSON needs a preflight).
+    log = server.log.read_text()
+    assert re.search(r'"OPTIONS /api/frontend" 204 ', log), log[-2000:]
+
+
+def test_a_page_on_another_origin_is_refused_by_the_browser_before_any_request(
+    page: Page, shops: tuple[PageServer, PageServer], flags_server: tuple[Server, str]
+) -> None:
+    _, other = shops
+    server, token = flags_server
+    page.goto(f"{other.origin}/?api={server.url}&token={token}")
+    result = _result(page)
+    assert "status" not in result, result
+    assert "Failed to fetch" in result["error"]
+    # The server saw the preflight and refused it; the POST itself was never sent.
+    log = server.log.read_text()
+    assert re.search(r'"OPTIONS /api/frontend" 403 ', log), log[-2000:]
+    assert '"POST /api/frontend"' not in log, log[-2000:]
