@@ -32,8 +32,8 @@ FRONTEND = "default:development.frontend-secret-for-js-clients"
 LINE_TIMEOUT_S = 20.0
 
 
-@pytest.fixture(scope="session")
-def node_frontend() -> Path:
+def install_node_frontend() -> Path:
+    """``tests/http/node_frontend`` with its ``node_modules`` (``npm ci`` when missing)."""
     node, npm = shutil.which("node"), shutil.which("npm")
     assert node, "the JS client tests need node on PATH (CI has it)"
     assert npm, "the JS client tests need npm on PATH (CI has it)"
@@ -47,6 +47,11 @@ def node_frontend() -> Path:
         )
         assert done.returncode == 0, f"npm ci failed (is npm reachable?): {done.stderr[-500:]}"
     return NODE_DIR
+
+
+@pytest.fixture(scope="session")
+def node_frontend() -> Path:
+    return install_node_frontend()
 
 
 def _flag(service: Service, name: str, *variants: Variant, **strategy: Any) -> None:

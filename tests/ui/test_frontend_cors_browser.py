@@ -5,7 +5,8 @@ The page is served by a tiny aiohttp app on its own 127.0.0.1 port (another orig
 the allowed origin, Chromium's preflight passes, the page reads the toggles and the
 ``ETag`` (exposed), and a second request with ``If-None-Match`` gets 304. From another
 origin, the preflight is refused and the browser never sends the request: the page only
-sees fetch fail.
+sees fetch fail. And Unleash's own browser SDK (``unleash-proxy-client``'s bundle, from
+``tests/http/node_frontend``) works from the allowed origin, metrics included.
 """
 
 from __future__ import annotations
@@ -23,7 +24,11 @@ import pytest
 from aiohttp import web
 from playwright.sync_api import Page
 
+from tests.http.test_frontend_js_clients import install_node_frontend
 from tests.ui.conftest import Server, start_server, stop_server
+
+# Unleash's browser SDK as browsers load it (its UMD bundle, the global `unleash`).
+SDK_BUNDLE = "node_modules/unleash-proxy-client/build/main.min.js"
 
 PAGE = """<!doctype html>
 <meta charset="utf-8">
@@ -54,6 +59,37 @@ PAGE = """<!doctype html>
 """
 
 
+SDK_PAGE = """<!doctype html>
+<meta charset="utf-8">
+<title>Shop with Unleash's browser SDK</title>
+<output id="result"></output>
+<script src="/unleash-proxy-client.js"></script>
+<script>
+  const params = new URLSearchParams(location.search);
+  const client = new unleash.UnleashClient({
+    url: params.get("api") + "/api/frontend",
+    clientKey: params.get("token"),
+    appName: "browser-shop",
+    refreshInterval: 1,
+    metricsInterval: 1,
+    metricsIntervalInitial: 1,
+    context: { userId: "alice" },
+  });
+  const result = { errors: [] };
+  client.on("error", (error) => result.errors.push(JSON.stringify(error)));
+  client.on("ready", () => {
+    result.enabled = client.isEnabled("new-checkout");
+    result.variant = client.getVariant("new-checkout").name;
+  });
+  client.on("sent", () => {
+    result.sent = true;
+    document.getElementById("result").textContent = JSON.stringify(result);
+  });
+  client.start();
+</script>
+"""
+
+
 class PageServer:
     """The shop's page, on its own port, served from a thread with its own event loop."""
 
@@ -74,8 +110,17 @@ class PageServer:
         async def page(request: web.Request) -> web.Response:
             return web.Response(text=PAGE, content_type="text/html")
 
+        async def sdk_page(request: web.Request) -> web.Response:
+            return web.Response(text=SDK_PAGE, content_type="text/html")
+
+        async def sdk(request: web.Request) -> web.Response:
+            bundle = install_node_frontend() / SDK_BUNDLE
+            return web.Response(text=bundle.read_text(), content_type="text/javascript")
+
         app = web.Application()
         app.router.add_get("/", page)
+        app.router.add_get("/sdk", sdk_page)
+        app.router.add_get("/unleash-proxy-client.js", sdk)
         self._runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -168,3 +213,19 @@ def test_a_page_on_another_origin_is_refused_by_the_browser_before_any_request(
     log = server.log.read_text()
     assert re.search(r'"OPTIONS /api/frontend" 403 ', log), log[-2000:]
     assert '"POST /api/frontend"' not in log, log[-2000:]
+
+
+def test_unleash_browser_sdk_in_chromium_reads_flags_and_posts_metrics_across_origins(
+    page: Page, shops: tuple[PageServer, PageServer], flags_server: tuple[Server, str]
+) -> None:
+    allowed, _ = shops
+    server, token = flags_server
+    install_node_frontend()
+    # The SDK sends its own headers (Unleash-SDK, Unleash-AppName, Unleash-Connection-Id):
+    # the preflight must allow them, for the toggles and for the metrics post.
+    page.goto(f"{allowed.origin}/sdk?api={server.url}&token={token}")
+    result = _result(page)
+    assert result == {"errors": [], "enabled": True, "variant": "disabled", "sent": True}
+    log = server.log.read_text()
+    assert re.search(r'"GET /api/frontend\?[^"]*" 200 ', log), log[-2000:]
+    assert re.search(r'"POST /api/frontend/client/metrics" 200 ', log), log[-2000:]
