@@ -241,8 +241,8 @@ def _start_flagcore(db: Path) -> tuple[str, Callable[[], None]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=5.0, help="per method, server, round")
-    parser.add_argument("--rounds", type=int, default=2, help="alternations (side by side)")
+    parser.add_argument("--seconds", type=float, default=3.0, help="per method, server, round")
+    parser.add_argument("--rounds", type=int, default=4, help="alternations (side by side)")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--contexts", type=int, default=1000)
     parser.add_argument("--flags", type=int, default=100)
@@ -286,7 +286,7 @@ def main() -> None:
             results = {(name, m): Measured() for name in servers for m in ("GET", "POST")}
             for url, token in servers.values():  # warm both: JIT, caches, pools
                 for method in ("GET", "POST"):
-                    asyncio.run(_load(url, token, contexts, method, 1.0, args.connections))
+                    asyncio.run(_load(url, token, contexts, method, 2.0, args.connections))
             order = list(servers)
             for round_ in range(args.rounds):
                 for method in ("GET", "POST"):
