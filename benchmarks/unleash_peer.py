@@ -58,6 +58,7 @@ __all__ = [
     "CLIENT_TOKEN",
     "FRONTEND_TOKEN",
     "UNLEASH_VERSION",
+    "Stop",
     "admin_request",
     "install_unleash",
     "seed_flags",
@@ -129,20 +130,25 @@ def _free_port() -> int:
         return port
 
 
-def _postgres() -> tuple[dict[str, Any], Callable[[], None]]:
-    """Unleash's ``db`` option and how to stop the database (a private pgserver)."""
+def _postgres() -> tuple[dict[str, Any], Callable[[], None], int | None]:
+    """Unleash's ``db`` option, how to stop the database (a private pgserver) and its
+    postmaster's pid (None for a database we did not start)."""
     given = os.environ.get("FLAGCORE_BENCH_UNLEASH_DB")
     if given:
         parts = urllib.parse.urlsplit(given)
         query = urllib.parse.parse_qs(parts.query)
-        return {
-            "host": query.get("host", [parts.hostname or "127.0.0.1"])[0],
-            "port": parts.port or 5432,
-            "user": urllib.parse.unquote(parts.username or "postgres"),
-            "password": urllib.parse.unquote(parts.password or ""),
-            "database": parts.path.lstrip("/") or "unleash",
-            "ssl": False,
-        }, lambda: None
+        return (
+            {
+                "host": query.get("host", [parts.hostname or "127.0.0.1"])[0],
+                "port": parts.port or 5432,
+                "user": urllib.parse.unquote(parts.username or "postgres"),
+                "password": urllib.parse.unquote(parts.password or ""),
+                "database": parts.path.lstrip("/") or "unleash",
+                "ssl": False,
+            },
+            lambda: None,
+            None,
+        )
     with warnings.catch_warnings():
         # platformdirs warns that XDG_RUNTIME_DIR is unset; pgserver copes.
         warnings.simplefilter("ignore")
@@ -161,7 +167,7 @@ def _postgres() -> tuple[dict[str, Any], Callable[[], None]]:
         "database": "unleash",
         "ssl": False,
     }
-    return db, server.cleanup
+    return db, server.cleanup, int(info.pid)
 
 
 def admin_request(base_url: str, token: str, method: str, path: str, body: Any = None) -> Any:
@@ -269,11 +275,32 @@ def _wait_healthy(base_url: str, process: subprocess.Popen[bytes], log: Path) ->
     raise RuntimeError(f"Unleash did not answer /health: {log.read_text()[-2000:]}")
 
 
-def start_unleash() -> tuple[str, str, str, str, Callable[[], None]]:
+class Stop:
+    """Ends Unleash and its private PostgreSQL when called; ``pids`` are their processes
+    (node, then the postmaster), for benchmarks that measure the CPU the stack used."""
+
+    def __init__(self, process: subprocess.Popen[bytes], stop_db: Callable[[], None]) -> None:
+        self.process = process
+        self.stop_db = stop_db
+        self.pids: list[int] = [process.pid]
+
+    def __call__(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=20)
+        self.stop_db()
+
+
+def start_unleash() -> tuple[str, str, str, str, Stop]:
     """Start Unleash 8.2: ``(base_url, admin_token, frontend_token, client_token, stop)``.
 
     ``stop()`` ends node and the private PostgreSQL (and removes its files); call it in
-    a ``finally``. Unleash's output goes to a temporary log named in any error.
+    a ``finally``. ``stop.pids`` are node's and PostgreSQL's process ids. Unleash's output
+    goes to a temporary log named in any error.
     """
     node = shutil.which("node")
     if node is None:
@@ -281,7 +308,7 @@ def start_unleash() -> tuple[str, str, str, str, Callable[[], None]]:
     folder = install_unleash()
     launcher = folder / "flagcore_launcher.js"
     launcher.write_text(_LAUNCHER)
-    db, stop_db = _postgres()
+    db, stop_db, postgres_pid = _postgres()
     port = _free_port()
     options = {"db": db, "server": {"port": port, "host": "127.0.0.1"}}
     env = {
@@ -304,16 +331,9 @@ def start_unleash() -> tuple[str, str, str, str, Callable[[], None]]:
             [node, str(launcher)], cwd=folder, env=env, stdout=sink, stderr=subprocess.STDOUT
         )
 
-    def stop() -> None:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=20)
-        stop_db()
-
+    stop = Stop(process, stop_db)
+    if postgres_pid is not None:
+        stop.pids.append(postgres_pid)
     base_url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(base_url, process, log)
