@@ -6,7 +6,8 @@ the allowed origin, Chromium's preflight passes, the page reads the toggles and 
 ``ETag`` (exposed), and a second request with ``If-None-Match`` gets 304. From another
 origin, the preflight is refused and the browser never sends the request: the page only
 sees fetch fail. And Unleash's own browser SDK (``unleash-proxy-client``'s bundle, from
-``tests/http/node_frontend``) works from the allowed origin, metrics included.
+``tests/http/node_frontend``) works from the allowed origin, metrics included, and so
+does OpenFeature's OFREP web provider (its ES modules, loaded through an import map).
 """
 
 from __future__ import annotations
@@ -90,6 +91,49 @@ SDK_PAGE = """<!doctype html>
 """
 
 
+# OpenFeature's web SDK and OFREP web provider as ES modules, straight from node_modules.
+_MODULES = "/modules/@openfeature"
+OFREP_PAGE = f"""<!doctype html>
+<meta charset="utf-8">
+<title>Shop with OpenFeature</title>
+<output id="result"></output>
+<script type="importmap">
+{{"imports": {{
+  "@openfeature/web-sdk": "{_MODULES}/web-sdk/dist/esm/index.js",
+  "@openfeature/core": "{_MODULES}/core/dist/esm/index.js",
+  "@openfeature/ofrep-core":
+    "{_MODULES}/ofrep-web-provider/node_modules/@openfeature/ofrep-core/index.esm.js",
+  "@openfeature/ofrep-web-provider": "{_MODULES}/ofrep-web-provider/index.esm.js"
+}}}}
+</script>
+<script type="module">
+  import {{ OpenFeature }} from "@openfeature/web-sdk";
+  import {{ OFREPWebProvider }} from "@openfeature/ofrep-web-provider";
+  const params = new URLSearchParams(location.search);
+  const result = {{}};
+  try {{
+    await OpenFeature.setContext({{ targetingKey: "alice" }});
+    await OpenFeature.setProviderAndWait(new OFREPWebProvider({{
+      baseUrl: params.get("api"),
+      headers: [["Authorization", params.get("token")]],
+      pollInterval: 300,
+      changeDetection: "polling",
+      cacheMode: "disabled",
+    }}));
+    const client = OpenFeature.getClient();
+    result.checkout = client.getBooleanValue("new-checkout", false);
+    result.missing = client.getBooleanDetails("no-such-flag", true).errorCode;
+  }} catch (error) {{
+    result.error = String(error);
+  }}
+  // Let it poll (If-None-Match) before saying it is done.
+  setTimeout(() => {{
+    document.getElementById("result").textContent = JSON.stringify(result);
+  }}, 1500);
+</script>
+"""
+
+
 class PageServer:
     """The shop's page, on its own port, served from a thread with its own event loop."""
 
@@ -113,6 +157,16 @@ class PageServer:
         async def sdk_page(request: web.Request) -> web.Response:
             return web.Response(text=SDK_PAGE, content_type="text/html")
 
+        async def ofrep_page(request: web.Request) -> web.Response:
+            return web.Response(text=OFREP_PAGE, content_type="text/html")
+
+        async def module(request: web.Request) -> web.Response:
+            root = (install_node_frontend() / "node_modules" / "@openfeature").resolve()
+            path = (root / request.match_info["path"]).resolve()
+            if not path.is_relative_to(root) or path.suffix != ".js" or not path.is_file():
+                raise web.HTTPNotFound()
+            return web.Response(text=path.read_text(), content_type="text/javascript")
+
         async def sdk(request: web.Request) -> web.Response:
             bundle = install_node_frontend() / SDK_BUNDLE
             return web.Response(text=bundle.read_text(), content_type="text/javascript")
@@ -121,6 +175,8 @@ class PageServer:
         app.router.add_get("/", page)
         app.router.add_get("/sdk", sdk_page)
         app.router.add_get("/unleash-proxy-client.js", sdk)
+        app.router.add_get("/ofrep", ofrep_page)
+        app.router.add_get(_MODULES + "/{path:.+}", module)
         self._runner = web.AppRunner(app, access_log=None)
         self._loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -229,3 +285,19 @@ def test_unleash_browser_sdk_in_chromium_reads_flags_and_posts_metrics_across_or
     log = server.log.read_text()
     assert re.search(r'"GET /api/frontend\?[^"]*" 200 ', log), log[-2000:]
     assert re.search(r'"POST /api/frontend/client/metrics" 200 ', log), log[-2000:]
+
+
+def test_openfeature_web_provider_in_chromium_evaluates_over_ofrep_across_origins(
+    page: Page, shops: tuple[PageServer, PageServer], flags_server: tuple[Server, str]
+) -> None:
+    allowed, _ = shops
+    server, token = flags_server
+    install_node_frontend()
+    page.goto(f"{allowed.origin}/ofrep?api={server.url}&token={token}")
+    result = _result(page)
+    assert result == {"checkout": True, "missing": "FLAG_NOT_FOUND"}
+    log = server.log.read_text()
+    assert re.search(r'"OPTIONS /ofrep/v1/evaluate/flags" 204 ', log), log[-2000:]
+    assert re.search(r'"POST /ofrep/v1/evaluate/flags" 200 ', log), log[-2000:]
+    # Its polls send the ETag it could read (exposed) back: 304.
+    assert re.search(r'"POST /ofrep/v1/evaluate/flags" 304 ', log), log[-2000:]
