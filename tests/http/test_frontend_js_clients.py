@@ -254,6 +254,9 @@ async def test_unleash_browser_sdk_metrics_are_recorded_by_the_service(
     team = flags.metrics.flag_metrics("team-only")
     assert sum(row.no for row in team) >= 1
     assert sum(row.yes for row in team) == 0
+    # The SDK never registers (3.8 has no register call): its metrics make it known.
+    seen = [(i.app_name, i.instance_id, i.environment) for i in flags.instances.client_instances()]
+    assert ("web-shop", "browser", "development") in seen
     assert _errors(sdk) == []
 
 
