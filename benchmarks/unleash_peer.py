@@ -279,9 +279,12 @@ class Stop:
     """Ends Unleash and its private PostgreSQL when called; ``pids`` are their processes
     (node, then the postmaster), for benchmarks that measure the CPU the stack used."""
 
-    def __init__(self, process: subprocess.Popen[bytes], stop_db: Callable[[], None]) -> None:
+    def __init__(
+        self, process: subprocess.Popen[bytes], stop_db: Callable[[], None], log: Path
+    ) -> None:
         self.process = process
         self.stop_db = stop_db
+        self.log = log
         self.pids: list[int] = [process.pid]
 
     def __call__(self) -> None:
@@ -293,6 +296,7 @@ class Stop:
                 self.process.kill()
                 self.process.wait(timeout=20)
         self.stop_db()
+        self.log.unlink(missing_ok=True)
 
 
 def start_unleash() -> tuple[str, str, str, str, Stop]:
@@ -300,7 +304,7 @@ def start_unleash() -> tuple[str, str, str, str, Stop]:
 
     ``stop()`` ends node and the private PostgreSQL (and removes its files); call it in
     a ``finally``. ``stop.pids`` are node's and PostgreSQL's process ids. Unleash's output
-    goes to a temporary log named in any error.
+    goes to a temporary log (removed by ``stop()``) whose tail is in any error.
     """
     node = shutil.which("node")
     if node is None:
@@ -331,14 +335,14 @@ def start_unleash() -> tuple[str, str, str, str, Stop]:
             [node, str(launcher)], cwd=folder, env=env, stdout=sink, stderr=subprocess.STDOUT
         )
 
-    stop = Stop(process, stop_db)
+    stop = Stop(process, stop_db, log)
     if postgres_pid is not None:
         stop.pids.append(postgres_pid)
     base_url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(base_url, process, log)
     except BaseException:
-        stop()
+        stop()  # the error carries the log's tail
         raise
     return base_url, ADMIN_TOKEN, FRONTEND_TOKEN, CLIENT_TOKEN, stop
 
