@@ -8,7 +8,9 @@ is applied (`apply_import`), inside the same transaction, so nothing is half-imp
 What "conflicting" means: a flag of the same name that exists in the target project with a
 different definition: its metadata (type, description, stale, impression data), its
 dependencies, its tags, or, in an imported environment, whether it is on, its flag-level
-variants, or its strategies (compared in order, ignoring strategy ids). An identical flag
+variants, or its strategies (compared in order, ignoring strategy ids). An environment
+where the flag has no rules yet (off, no strategy, no variant) is filled in without
+conflict, so one file can be imported into several environments. An identical flag
 is left alone (so an import run twice changes nothing the second time); a conflicting one
 is refused, naming the flag and what differs, unless ``overwrite`` is given, which replaces
 its definition and its strategies in the imported environments. A flag of the same name
@@ -56,6 +58,7 @@ __all__ = [
 _FLAG_TYPES = tuple(t.value for t in FlagType)
 Action = Literal["create", "update", "unchanged"]
 _R = TypeVar("_R")
+_VERBS = {"create": "creates", "update": "fills environments of", "unchanged": "leaves unchanged"}
 
 
 @attrs.frozen
@@ -96,6 +99,10 @@ class _FlagPlan:
     action: Action
     differences: tuple[str, ...] = ()
     path: str = "$"
+    # An update that only fills environments where the flag had no rules yet (not on, no
+    # strategy, no variant) conflicts with nothing: importing one file into a second
+    # environment is not a conflict.
+    conflicting: bool = False
 
 
 @attrs.define
@@ -116,16 +123,15 @@ class ImportPlan:
                 p.path,
             )
             for p in self.flags
-            if p.action == "update"
+            if p.conflicting
         ]
 
     def check(self) -> ImportCheck:
         warnings = [f"creates tag type {t.name!r}" for t in self.tag_types]
         warnings += [
-            f"{'creates' if p.action == 'create' else 'leaves unchanged'} flag "
-            f"{p.definition.name!r}"
+            f"{_VERBS[p.action]} flag {p.definition.name!r}"
             for p in self.flags
-            if p.action != "update"
+            if not p.conflicting
         ]
         return ImportCheck(tuple(self.problems), tuple(self.conflicts), tuple(warnings))
 
@@ -466,7 +472,8 @@ def _compare(
     existing = tx.get_flag(definition.name)
     if existing is None:
         return _FlagPlan(definition, environments, tags, "create", path=path)
-    differences = []
+    differences: list[str] = []
+    filled: list[str] = []
     metadata = ("type", "description", "stale", "impression_data")
     if any(getattr(existing, a) != getattr(definition, a) for a in metadata):
         differences.append("metadata")
@@ -479,15 +486,17 @@ def _compare(
         stored = [
             p.strategy for p in tx.list_strategies(flag=definition.name, environment=environment)
         ]
+        empty = not stored and not (state and (state.enabled or state.variants))
+        found = differences if not empty else filled
         if (state.enabled if state else False) != wanted.enabled:
-            differences.append(f"on/off in {environment}")
+            found.append(f"on/off in {environment}")
         if (state.variants if state else ()) != wanted.variants:
-            differences.append(f"variants in {environment}")
+            found.append(f"variants in {environment}")
         if _comparable(stored) != _comparable(wanted.strategies):
-            differences.append(f"strategies in {environment}")
+            found.append(f"strategies in {environment}")
     kept = attrs.evolve(definition, created_at=existing.created_at)
-    action: Action = "update" if differences else "unchanged"
-    return _FlagPlan(kept, environments, tags, action, tuple(differences), path)
+    action: Action = "update" if differences or filled else "unchanged"
+    return _FlagPlan(kept, environments, tags, action, tuple(differences), path, bool(differences))
 
 
 def apply_import(
@@ -559,7 +568,7 @@ def raise_for(plan: ImportPlan, *, overwrite: bool) -> None:
         )
     conflicts = plan.conflicts
     if conflicts and not overwrite:
-        names = ", ".join(p.definition.name for p in plan.flags if p.action == "update")
+        names = ", ".join(p.definition.name for p in plan.flags if p.conflicting)
         raise Conflict(
             f"{len(conflicts)} flag(s) exist with a different definition: {names[:500]}; "
             "nothing was imported (import with overwrite to replace them)",
