@@ -29,6 +29,7 @@ from flagcore_http.routes import (
     archive,
     client,
     features,
+    features_batch,
     frontend,
     health,
     ofrep,
@@ -62,6 +63,8 @@ ROUTE_TABLES = (
     frontend.routes,
     ofrep.routes,
     cors.routes,
+    # Moving in from Unleash and out again (branch importer): /api/admin/features-batch/*.
+    features_batch.routes,
 )
 
 
