@@ -347,6 +347,10 @@ def _parser() -> argparse.ArgumentParser:
     copy.add_argument(
         "--force", action="store_true", help="replace everything in a non-empty target"
     )
+    # Moving in from Unleash and out again (branch importer): flagcore import / export.
+    from flagcore_http.import_command import add_commands
+
+    add_commands(commands)
     return parser
 
 
@@ -418,6 +422,11 @@ def copy_command(source_db: str, target_db: str, *, force: bool) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    # Moving in from Unleash and out again (branch importer).
+    if args.command in ("import", "export"):
+        from flagcore_http.import_command import run_command
+
+        return run_command(args, os.environ)
     if args.command == "copy":
         try:
             return copy_command(args.source, args.target, force=args.force)
