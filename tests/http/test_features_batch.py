@@ -159,3 +159,20 @@ async def test_the_envelope_is_checked_before_anything_is_read(api: Api) -> None
         json={"features": ["nope"], "environment": "development"},
     )
     assert "nope" in unknown["message"]
+
+
+async def test_context_lists_unleash_built_ins_and_the_fields_rules_name(api: Api) -> None:
+    fresh = await api.json("GET", "/api/admin/context")
+    assert [f["name"] for f in fresh] == [
+        "environment",
+        "userId",
+        "appName",
+        "currentTime",
+        "sessionId",
+    ]
+    await make_segments(api)
+    await api.json("POST", "/api/admin/features-batch/import", json=body(EXPORT))
+    fields = {f["name"]: f for f in await api.json("GET", "/api/admin/context")}
+    assert {"age", "plan", "email", "version"} <= set(fields)
+    assert fields["tenantId"]["stickiness"] is True
+    assert fields["age"]["stickiness"] is False

@@ -35,9 +35,33 @@ __all__ = ["Exporting"]
 _NOT_FIELDS = frozenset({"default", "random"})
 
 
+# Unleash's own context fields, with its sort order; sessionId is offered for stickiness.
+_BUILT_IN_FIELDS = (
+    ExportedContextField(
+        "environment", "Allows you to constrain on application environment", sort_order=0
+    ),
+    ExportedContextField("userId", "Allows you to constrain on userId", sort_order=1),
+    ExportedContextField("appName", "Allows you to constrain on application name", sort_order=2),
+    ExportedContextField("currentTime", "Allows you to constrain on date values", sort_order=3),
+    ExportedContextField(
+        "sessionId", "Allows you to constrain on sessionId", stickiness=True, sort_order=4
+    ),
+)
+
+
 class Exporting:
     def __init__(self, context: ServiceContext) -> None:
         self._context = context
+
+    def context_fields(self) -> tuple[ExportedContextField, ...]:
+        """What Unleash's ``GET /api/admin/context`` lists: its built-in fields, then every
+        other field a strategy or segment here names (flagcore keeps no registry of them)."""
+        with self._context.read() as tx:
+            strategies = [_exported_strategy(p.flag, p.strategy) for p in tx.list_strategies()]
+            constraints = [c for s in tx.list_segments() for c in s.constraints]
+        built_in = {f.name for f in _BUILT_IN_FIELDS}
+        used = [f for f in _context_fields(strategies, constraints) if f.name not in built_in]
+        return (*_BUILT_IN_FIELDS, *used)
 
     def export_flags(
         self,

@@ -1,6 +1,7 @@
 """Unleash's export and import on its paths: ``/api/admin/features-batch/{export,validate,
-import}``. The format and its rules live in the core (`flagcore.wire.read_export`,
-``service.importing``, ``service.exporting``); these handlers read the envelope."""
+import}``, and ``GET /api/admin/context``, which Unleash's tools read alongside. The format
+and its rules live in the core (`flagcore.wire.read_export`, ``service.importing``,
+``service.exporting``); these handlers read the envelope."""
 
 from __future__ import annotations
 
@@ -175,4 +176,25 @@ async def import_flags(request: web.Request) -> web.Response:
             "unchanged": list(report.unchanged),
             "tagTypesCreated": list(report.tag_types_created),
         }
+    )
+
+
+@routes.get("/api/admin/context")
+async def list_context_fields(request: web.Request) -> web.Response:
+    """Unleash's context field list, for tools that read it: Unleash's built-in fields and
+    the fields this server's rules name (there is no registry to add to)."""
+    fields = await call(request, service(request).exporting.context_fields)
+    return web.json_response(
+        [
+            {
+                "name": f.name,
+                "description": f.description or "",
+                "stickiness": f.stickiness,
+                "sortOrder": f.sort_order if f.sort_order is not None else 10,
+                "legalValues": [
+                    {"value": v.value, "description": v.description} for v in f.legal_values
+                ],
+            }
+            for f in fields
+        ]
     )
