@@ -140,7 +140,7 @@ def _say(text: str, *, error: bool = False) -> None:
 
 
 @contextmanager
-def _service(db: str, *, must_exist: bool) -> Iterator[Service]:
+def _service(db: str, *, must_exist: bool, keep_new: bool = True) -> Iterator[Service]:
     from flagcore_http.cli import StartError, is_postgres, open_store
     from flagcore_http.config import ServerConfig
 
@@ -154,15 +154,22 @@ def _service(db: str, *, must_exist: bool) -> Iterator[Service]:
         store = open_store(ServerConfig(db=db))
     except StartError as error:
         raise CommandError(str(error)) from None
+    # A refused import (or a dry run) into a new database leaves no file behind.
     try:
         yield Service(store)
     except BaseException:
         store.close()
-        if new_file:  # a refused import into a new database leaves no file behind
-            for suffix in ("", "-wal", "-shm", "-journal"):
-                Path(db + suffix).unlink(missing_ok=True)
+        if new_file:
+            _remove(db)
         raise
     store.close()
+    if new_file and not keep_new:
+        _remove(db)
+
+
+def _remove(db: str) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        Path(db + suffix).unlink(missing_ok=True)
 
 
 def _import(args: argparse.Namespace, db: str) -> int:
@@ -173,7 +180,7 @@ def _import(args: argparse.Namespace, db: str) -> int:
             raise CommandError("--from-unleash needs --token (an admin API token)")
         progress = _progress_bar if sys.stderr.isatty() else None
         source = read_unleash(args.from_unleash, args.token, progress)
-        with _service(db, must_exist=False) as service:
+        with _service(db, must_exist=False, keep_new=not args.dry_run) as service:
             copied = service.importing.copy_instance(
                 source, overwrite=args.overwrite, dry_run=args.dry_run, actor="flagcore-import"
             )
@@ -182,7 +189,7 @@ def _import(args: argparse.Namespace, db: str) -> int:
     if not args.file:
         raise CommandError("give an export FILE, or --from-unleash URL --token TOKEN")
     export = _read_file(Path(args.file))
-    with _service(db, must_exist=False) as service:
+    with _service(db, must_exist=False, keep_new=not args.dry_run) as service:
         report = service.importing.import_export(
             args.project,
             args.environment,

@@ -209,7 +209,7 @@ def test_from_unleash_copies_a_live_server_once_and_reruns_change_nothing(
     assert code == 0, err
     assert "would copy from Unleash" in out
     assert "  create flag cart" in out
-    assert not target.exists() or _flags(target) == []
+    assert not target.exists()
     code, out, err = run(capsys, *args)
     assert code == 0, err
     assert "flags: 2 created, 0 updated, 0 unchanged" in out
@@ -237,11 +237,6 @@ def test_from_unleash_copies_a_live_server_once_and_reruns_change_nothing(
     with opened(target) as service:
         assert service.store.revision() == revision
     server.stop()
-
-
-def _flags(db: Path) -> list[str]:
-    with opened(db) as service:
-        return [f.name for f in service.flags.list_flags()]
 
 
 def test_an_unreachable_unleash_is_one_clear_line(

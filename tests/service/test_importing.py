@@ -346,3 +346,15 @@ def test_a_copy_that_fails_half_way_leaves_nothing(service: Service) -> None:
         service.importing.copy_instance(broken)
     assert [p.id for p in service.projects.list_projects()] == ["default"]
     assert service.segments.list_segments() == []
+
+
+def test_names_from_the_file_are_echoed_cut_short(service: Service) -> None:
+    with_segment(service)
+    data = small_export()
+    data["featureTags"][0]["featureName"] = "x" * 100_000
+    with pytest.raises(InvalidInput) as refused:
+        service.importing.import_export("default", ENV, read_export(data))
+    (detail,) = refused.value.details
+    assert detail.path == "$.featureTags[0].featureName"
+    assert len(detail.message) < 200
+    assert len(refused.value.message) < 300

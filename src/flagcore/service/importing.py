@@ -144,6 +144,11 @@ def too_many(details: Sequence[ErrorDetail]) -> list[ErrorDetail]:
     return [*details[:MAX_ERROR_DETAILS], ErrorDetail(f"and {more} more problems")]
 
 
+def _shown(text: str) -> str:
+    """A name from the file, quoted and cut short: error messages echo bounded text."""
+    return f'"{text[:100]}…"' if len(text) > 100 else f'"{text}"'
+
+
 def _rebased(error: FlagcoreError, root: str) -> list[ErrorDetail]:
     """``error``'s details with their paths (relative to the checked item, ``$...``) put
     under ``root``, the item's place in the file."""
@@ -275,7 +280,7 @@ def _check_tags(
         if tag.tag_type not in known_tag_types:
             problems.append(
                 ErrorDetail(
-                    f'unknown tag type "{tag.tag_type}": not in tagTypes, not on this server',
+                    f"unknown tag type {_shown(tag.tag_type)}: not in tagTypes, not on this server",
                     f"{path}.tagType",
                 )
             )
@@ -300,7 +305,8 @@ def _segment_ids(
     for index, name in missing:
         problems.append(
             ErrorDetail(
-                f'Unsupported segments: segment "{name}" does not exist here; create it first',
+                f"Unsupported segments: segment {_shown(name)} does not exist here; "
+                "create it first",
                 f"{base}.segments[{index}].name",
             )
         )
@@ -321,7 +327,9 @@ def _environment_states(
             continue
         if state.feature_name in states:
             problems.append(
-                ErrorDetail(f'flag "{state.feature_name}" appears twice', f"{path}.featureName")
+                ErrorDetail(
+                    f"flag {_shown(state.feature_name)} appears twice", f"{path}.featureName"
+                )
             )
             continue
         try:
@@ -430,14 +438,14 @@ def _dependency_problem(
     if parent == child:
         return "a flag cannot depend on itself"
     if in_file.get(parent):
-        return f'"{parent}" depends on other flags itself; dependencies are one level deep'
+        return f"{_shown(parent)} depends on other flags itself; dependencies are one level deep"
     if parent in names:
         return None
     stored = tx.get_flag(parent)
     if stored is None or stored.archived or stored.project != project:
-        return f'"{parent}" is not in the file nor an active flag of project "{project}"'
+        return f'{_shown(parent)} is not in the file nor an active flag of project "{project}"'
     if stored.dependencies:
-        return f'"{parent}" depends on other flags itself; dependencies are one level deep'
+        return f"{_shown(parent)} depends on other flags itself; dependencies are one level deep"
     return None
 
 
@@ -455,7 +463,7 @@ def _has_children(
 
 
 def _not_in_file(name: str, path: str) -> ErrorDetail:
-    return ErrorDetail(f'flag "{name}" is not among the export\'s features', path)
+    return ErrorDetail(f"flag {_shown(name)} is not among the export's features", path)
 
 
 def _comparable(strategies: Iterable[Strategy]) -> list[Strategy]:
@@ -522,6 +530,8 @@ def apply_import(
 
 def _write_flag(context: ServiceContext, tx: Transaction, plan: _FlagPlan, actor: str) -> None:
     definition = plan.definition
+    if plan.action == "create":
+        definition = attrs.evolve(definition, created_at=context.clock())
     name = definition.name
     tx.save_flag(definition)
     for environment, rules in plan.environments.items():
