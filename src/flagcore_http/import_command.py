@@ -42,7 +42,7 @@ from flagcore.service import CopyReport, ImportReport, InstanceCopy, Service
 from flagcore.wire import FeatureExport, read_export, structure, write_export
 from flagcore_http.bodies import parse_json
 
-__all__ = ["add_commands", "run_command"]
+__all__ = ["add_commands", "read_unleash", "run_command"]
 
 # An export of 10,000 flags is ~15 MB; a file or an answer larger than this is refused
 # before it is parsed.
@@ -68,7 +68,9 @@ def add_commands(commands: Any) -> None:
     )
     run.add_argument("file", nargs="?", metavar="FILE", help="the export file (JSON)")
     run.add_argument("--from-unleash", metavar="URL", help="copy the Unleash at URL instead")
-    run.add_argument("--token", metavar="TOKEN", help="an admin API token of that Unleash")
+    run.add_argument(
+        "--token", metavar="TOKEN", help="an admin API token of that Unleash (UNLEASH_API_TOKEN)"
+    )
     run.add_argument("--project", default="default", help="target project (default default)")
     run.add_argument(
         "--environment", default="development", help="target environment (default development)"
@@ -107,7 +109,7 @@ def run_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     try:
         if args.command == "export":
             return _export(args, db)
-        return _import(args, db)
+        return _import(args, db, environ)
     except CommandError as error:
         _say(f"flagcore: {error}", error=True)
         return 1
@@ -172,14 +174,18 @@ def _remove(db: str) -> None:
         Path(db + suffix).unlink(missing_ok=True)
 
 
-def _import(args: argparse.Namespace, db: str) -> int:
+def _import(args: argparse.Namespace, db: str, environ: Mapping[str, str]) -> int:
     if args.from_unleash:
         if args.file:
             raise CommandError("give either FILE or --from-unleash, not both")
-        if not args.token:
-            raise CommandError("--from-unleash needs --token (an admin API token)")
+        # The environment keeps the token out of the process list and shell history.
+        token = args.token or environ.get("UNLEASH_API_TOKEN")
+        if not token:
+            raise CommandError(
+                "--from-unleash needs an admin API token: --token or UNLEASH_API_TOKEN"
+            )
         progress = _progress_bar if sys.stderr.isatty() else None
-        source = read_unleash(args.from_unleash, args.token, progress)
+        source = read_unleash(args.from_unleash, token, progress)
         with _service(db, must_exist=False, keep_new=not args.dry_run) as service:
             copied = service.importing.copy_instance(
                 source, overwrite=args.overwrite, dry_run=args.dry_run, actor="flagcore-import"

@@ -15,6 +15,7 @@ from flagcore.model import Constraint
 from flagcore.service import Service
 from flagcore.wire import structure
 from flagcore_http.cli import main
+from flagcore_http.import_command import read_unleash
 from flagcore_store_sqlite import SqliteStore
 from tests.http.conftest import ADMIN
 from tests.http.serving import Running, start
@@ -275,4 +276,28 @@ def test_a_wrong_token_says_so(
     )
     assert code == 1
     assert "answered 401 to GET /api/admin/projects" in err
+    server.stop()
+
+
+def test_reading_a_live_server_reports_progress_flag_by_flag(start: Any, tmp_path: Path) -> None:
+    server = start(db=tmp_path / "source.db", FLAGCORE_INIT_ADMIN_API_TOKENS=ADMIN)
+    _populate(server)
+    seen: list[tuple[str, int, int]] = []
+    source = read_unleash(
+        server.url, ADMIN, lambda what, done, total: seen.append((what, done, total))
+    )
+    assert seen == [("flags", 1, 2), ("flags", 2, 2)]
+    assert sorted(source.flags) == ["default", "shop"]
+    server.stop()
+
+
+def test_the_token_may_come_from_the_environment(
+    start: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = start(db=tmp_path / "source.db", FLAGCORE_INIT_ADMIN_API_TOKENS=ADMIN)
+    monkeypatch.setenv("UNLEASH_API_TOKEN", ADMIN)
+    target = tmp_path / "target.db"
+    code, out, err = run(capsys, "import", "--from-unleash", server.url, "--db", str(target))
+    assert code == 0, err
+    assert "projects: 0 created, 0 updated, 1 unchanged" in out
     server.stop()
