@@ -358,3 +358,20 @@ def test_names_from_the_file_are_echoed_cut_short(service: Service) -> None:
     assert detail.path == "$.featureTags[0].featureName"
     assert len(detail.message) < 200
     assert len(refused.value.message) < 300
+
+
+def test_dependencies_follow_unleashs_rules_or_the_file_is_refused(service: Service) -> None:
+    with_segment(service)
+    data = small_export()
+    data["dependencies"].append(
+        {"feature": "checkout", "dependencies": [{"feature": "nowhere", "enabled": True}]}
+    )
+    with pytest.raises(InvalidInput) as refused:
+        service.importing.import_export("default", ENV, read_export(data))
+    assert [d.path for d in refused.value.details] == [
+        # checkout-banner's parent now has a parent of its own: one level only.
+        "$.dependencies[0].dependencies[0].feature",
+        "$.dependencies[1].dependencies[0].feature",
+        "$.dependencies[1].feature",
+    ]
+    assert service.flags.list_flags("default") == []

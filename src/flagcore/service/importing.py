@@ -412,10 +412,11 @@ def _check_dependencies(
             problem = _dependency_problem(tx, project, entry.feature, dependency, in_file, names)
             if problem is not None:
                 problems.append(ErrorDetail(problem, where))
-        if entry.dependencies and _has_children(tx, project, entry.feature, in_file):
+        if entry.dependencies and _has_children(tx, project, entry.feature, in_file, names):
             problems.append(
                 ErrorDetail(
-                    f'other flags depend on "{entry.feature}"; dependencies are one level deep',
+                    f"other flags depend on {_shown(entry.feature)}; "
+                    "dependencies are one level deep",
                     f"{path}.feature",
                 )
             )
@@ -450,14 +451,20 @@ def _dependency_problem(
 
 
 def _has_children(
-    tx: Transaction, project: str, name: str, in_file: Mapping[str, tuple[Dependency, ...]]
+    tx: Transaction,
+    project: str,
+    name: str,
+    in_file: Mapping[str, tuple[Dependency, ...]],
+    names: Mapping[str, str],
 ) -> bool:
+    """Whether a flag will depend on ``name`` after the import: one in the file, or one
+    stored here that the file does not redefine (the file's flags get its dependencies)."""
     if any(d.feature == name for deps in in_file.values() for d in deps):
         return True
     return any(
         d.feature == name
         for flag in tx.list_flags(project=project)
-        if flag.name not in in_file
+        if flag.name not in names
         for d in flag.dependencies
     )
 
