@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from flagcore.service import Service
 from tests.http.conftest import CLIENT, Api
 
@@ -176,3 +178,41 @@ async def test_context_lists_unleash_built_ins_and_the_fields_rules_name(api: Ap
     assert {"age", "plan", "email", "version"} <= set(fields)
     assert fields["tenantId"]["stickiness"] is True
     assert fields["age"]["stickiness"] is False
+
+
+_ENVELOPE_CASES = [
+    ("import", {"project": 5}, "$.project"),
+    ("import", {"environment": ["development"]}, "$.environment"),
+    ("import", {"overwrite": "yes"}, "$.overwrite"),
+    ("import", {"dryRun": 1}, "$.dryRun"),
+    ("import", {"data": "features"}, "$.data"),
+    ("import", {"data": {"features": "mig.flag-00"}}, "$.data.features"),
+    ("import", {"data": {"features": [{"name": "x", "type": 5}]}}, "$.data.features[0].type"),
+    ("validate", {"project": None}, "$.project"),
+    ("validate", {"data": []}, "$.data"),
+    ("export", {"environment": 5}, "$.environment"),
+    ("export", {"features": "mig.flag-00"}, "$.features"),
+    ("export", {"features": [5]}, "$.features"),
+    ("export", {"downloadFile": "true"}, "$.downloadFile"),
+    ("export", {"tag": 5}, "$.tag"),
+    ("export", {"project": ["default"]}, "$.project"),
+]
+
+
+@pytest.mark.parametrize(("route", "change", "path"), _ENVELOPE_CASES, ids=str)
+async def test_every_wrong_envelope_field_is_a_400_naming_it_and_nothing_is_stored(
+    api: Api, service: Service, route: str, change: dict[str, Any], path: str
+) -> None:
+    await make_segments(api)
+    base: dict[str, Any] = (
+        {"features": ["mig.flag-00"], "environment": "development"}
+        if route == "export"
+        else body(EXPORT)
+    )
+    revision = service.store.revision()
+    problem = await api.json(
+        "POST", f"/api/admin/features-batch/{route}", 400, json={**base, **change}
+    )
+    assert set(problem) == {"name", "message", "details"}
+    assert path in [d.get("path") for d in problem["details"]]
+    assert service.store.revision() == revision
