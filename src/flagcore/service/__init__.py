@@ -32,7 +32,8 @@ from flagcore.service.frontend import (
     build_frontend_view,
     frontend_context,
 )
-from flagcore.service.importing import ImportCheck, Importing, ImportReport
+from flagcore.service.import_plan import ImportCheck
+from flagcore.service.importing import Importing, ImportReport
 from flagcore.service.instance_copy import CopyReport, InstanceCopy, KindReport
 from flagcore.service.instances import ClientInstances
 from flagcore.service.metrics import Metrics
