@@ -216,3 +216,31 @@ async def test_every_wrong_envelope_field_is_a_400_naming_it_and_nothing_is_stor
     assert set(problem) == {"name", "message", "details"}
     assert path in [d.get("path") for d in problem["details"]]
     assert service.store.revision() == revision
+
+
+async def test_export_filters_by_tag_and_project_like_unleash(api: Api) -> None:
+    await make_segments(api)
+    await api.json("POST", "/api/admin/features-batch/import", json=body(EXPORT))
+    tagged = [
+        t["featureName"]
+        for t in EXPORT["featureTags"]
+        if (t["tagType"], t["tagValue"]) == ("team", "core")
+    ]
+    for tag in ({"type": "team", "value": "core"}, "team:core"):
+        exported = await api.json(
+            "POST",
+            "/api/admin/features-batch/export",
+            json={"environment": "development", "tag": tag},
+        )
+        assert [f["name"] for f in exported["features"]] == sorted(tagged)
+        assert {t["name"] for t in exported["tagTypes"]} == {"team", "simple"} & {
+            t["tagType"] for t in exported["featureTags"]
+        }
+    await api.json("POST", "/api/admin/projects", 201, json={"id": "empty", "name": "Empty"})
+    none = await api.json(
+        "POST",
+        "/api/admin/features-batch/export",
+        json={"environment": "development", "project": "empty"},
+    )
+    assert none["features"] == []
+    assert none["featureStrategies"] == []
