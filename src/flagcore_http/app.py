@@ -29,6 +29,7 @@ from flagcore_http.routes import (
     archive,
     client,
     features,
+    features_batch,
     frontend,
     health,
     ofrep,
@@ -64,6 +65,8 @@ ROUTE_TABLES = (
     ofrep.routes,
     cors.routes,
     playground.routes,  # Playground (issue 19, branch explain)
+    # Moving in from Unleash and out again (branch importer): /api/admin/features-batch/*.
+    features_batch.routes,
 )
 
 

@@ -349,6 +349,10 @@ def _parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="replace everything in a non-empty target"
     )
     explain_command.add_parser(commands)  # flagcore explain (issue 19, branch explain)
+    # Moving in from Unleash and out again (branch importer): flagcore import / export.
+    from flagcore_http.import_command import add_commands
+
+    add_commands(commands)
     return parser
 
 
@@ -422,6 +426,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "explain":  # flagcore explain (issue 19, branch explain)
         return explain_command.run(args)
+    # Moving in from Unleash and out again (branch importer).
+    if args.command in ("import", "export"):
+        from flagcore_http.import_command import run_command
+
+        return run_command(args, os.environ)
     if args.command == "copy":
         try:
             return copy_command(args.source, args.target, force=args.force)

@@ -42,6 +42,11 @@ _HAND_READ = {
     ("POST", "/api/admin/playground"),
     ("POST", "/api/admin/playground/advanced"),
     ("POST", "/api/admin/playground/explain"),
+    # Issue 18 §4: Unleash's export/import envelopes; the export inside `data` is read by
+    # flagcore.wire.read_export (tests/http/test_features_batch.py walks their fields).
+    ("POST", "/api/admin/features-batch/export"),
+    ("POST", "/api/admin/features-batch/validate"),
+    ("POST", "/api/admin/features-batch/import"),
 }
 
 

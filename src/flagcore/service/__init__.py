@@ -23,6 +23,7 @@ from flagcore.service.defaults import ensure_defaults
 from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import Environments
 from flagcore.service.events import EventLog
+from flagcore.service.exporting import Exporting
 from flagcore.service.flag_overview import FlagOverview, FlagRow, flag_overview
 from flagcore.service.flags import Flags
 from flagcore.service.frontend import (
@@ -31,6 +32,9 @@ from flagcore.service.frontend import (
     build_frontend_view,
     frontend_context,
 )
+from flagcore.service.import_plan import ImportCheck
+from flagcore.service.importing import Importing, ImportReport
+from flagcore.service.instance_copy import CopyReport, InstanceCopy, KindReport
 from flagcore.service.instances import ClientInstances
 from flagcore.service.metrics import Metrics
 from flagcore.service.projects import Projects
@@ -58,11 +62,16 @@ __all__ = [
     "SYSTEM",
     "ClientQuery",
     "ClientVocabulary",
+    "CopyReport",
     "CreatedSignalToken",
     "CreatedToken",
     "FlagOverview",
     "FlagRow",
     "FrontendView",
+    "ImportCheck",
+    "ImportReport",
+    "InstanceCopy",
+    "KindReport",
     "LiveEngine",
     "PruneReport",
     "RetentionSettings",
@@ -124,6 +133,9 @@ class Service:
         self.environments = Environments(context, strategies=self.strategies)
         self.actions = ActionSets(context, flags=self.flags, environments=self.environments)
         self.metrics = Metrics(context, instances=self.instances)
+        # Moving in from Unleash and out again (branch importer): export files, imports.
+        self.importing = Importing(context, strategies=self.strategies)
+        self.exporting = Exporting(context)
         ensure_defaults(context)
 
     @property

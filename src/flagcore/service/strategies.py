@@ -181,6 +181,14 @@ class Strategies:
             data=_strategy_data(rollout),
         )
 
+    # --- for the importer (flagcore.service.importing) ---
+    def prepared_in(
+        self, tx: Transaction, flag: FlagDefinition, strategy: Strategy, sort_order: int | None
+    ) -> Strategy:
+        """``strategy`` checked and normalised exactly as `add_strategy` stores it, for a
+        part that places strategies inside its own unit of work (an import)."""
+        return self._prepared(tx, flag, strategy, sort_order)
+
     def _disable_if_nothing_active(
         self, tx: Transaction, flag: FlagDefinition, environment: str, actor: str
     ) -> None:

@@ -6,6 +6,7 @@
 - `converter`: the strict cattrs converter (the reference reader, with JSON paths in its
   errors); adapters that read classes of their own take ``converter.copy()``.
 - `client_features`: whole payloads, deltas, formats 1 and 2.
+- `unleash_export`: Unleash's feature export file (its import and export).
 """
 
 from __future__ import annotations
@@ -41,6 +42,22 @@ from flagcore.wire.converter import (
 )
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.reading import NotFast
+
+# Unleash's feature export format (branch importer).
+from flagcore.wire.unleash_export import (
+    ExportedContextField,
+    ExportedDependencies,
+    ExportedEnvironment,
+    ExportedFlag,
+    ExportedSegment,
+    ExportedStrategy,
+    ExportedTag,
+    ExportedTagType,
+    FeatureExport,
+    LegalValue,
+    read_export,
+    write_export,
+)
 from flagcore.wire.writing import write_constraint, write_flag, write_segment
 
 __all__ = [
@@ -50,7 +67,17 @@ __all__ = [
     "MAX_ERROR_DETAILS",
     "WIRE_NAMES",
     "ClientFeaturesReading",
+    "ExportedContextField",
+    "ExportedDependencies",
+    "ExportedEnvironment",
+    "ExportedFlag",
+    "ExportedSegment",
+    "ExportedStrategy",
+    "ExportedTag",
+    "ExportedTagType",
+    "FeatureExport",
     "IndexedClientFeatures",
+    "LegalValue",
     "NotFast",
     "OutOfRange",
     "WireField",
@@ -63,6 +90,7 @@ __all__ = [
     "json_member",
     "json_type",
     "read_client_features",
+    "read_export",
     "register_class",
     "structure",
     "structure_constraints",
@@ -75,6 +103,7 @@ __all__ = [
     "unstructure_flag",
     "wire_name",
     "write_constraint",
+    "write_export",
     "write_flag",
     "write_segment",
 ]

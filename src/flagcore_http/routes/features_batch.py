@@ -1,0 +1,200 @@
+"""Unleash's export and import on its paths: ``/api/admin/features-batch/{export,validate,
+import}``, and ``GET /api/admin/context``, which Unleash's tools read alongside. The format
+and its rules live in the core (`flagcore.wire.read_export`, ``service.importing``,
+``service.exporting``); these handlers read the envelope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from flagcore.entities import Tag
+from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput
+from flagcore.service import ImportCheck, ImportReport
+from flagcore.wire import FeatureExport, json_type, read_export, write_export
+from flagcore_http.bodies import read_json
+from flagcore_http.calls import actor, call, service
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+BATCH = "/api/admin/features-batch"
+
+
+def _field(body: dict[str, Any], key: str, kind: type, *, required: bool) -> Any:
+    value = body.get(key)
+    if value is None and not required:
+        return None
+    if type(value) is not kind:
+        wanted = {str: "a string", bool: "a boolean", list: "an array", dict: "an object"}[kind]
+        got = "nothing" if key not in body else json_type(value)
+        raise InvalidInput(
+            f"{key} must be {wanted}; got {got}",
+            [ErrorDetail(f"expected {wanted}, got {got}", f"$.{key}")],
+        )
+    return value
+
+
+async def _object(request: web.Request) -> dict[str, Any]:
+    body = await read_json(request)
+    if type(body) is not dict:
+        raise InvalidInput(
+            "the body must be a JSON object", [ErrorDetail(f"got {json_type(body)}", "$")]
+        )
+    return body
+
+
+def _under_data(error: FlagcoreError) -> FlagcoreError:
+    """The same error with its paths (relative to the export) under ``$.data``."""
+    if type(error) not in (InvalidInput, Conflict):
+        return error
+    details = [
+        ErrorDetail(d.message, "$.data" + d.path[1:] if d.path and d.path[:1] == "$" else d.path)
+        for d in error.details
+    ]
+    return type(error)(error.message.replace(": $", ": $.data", 1), details)
+
+
+def _read_data(body: dict[str, Any]) -> FeatureExport:
+    if "data" not in body:
+        raise InvalidInput(
+            "data (the export) is required", [ErrorDetail("required field missing", "$.data")]
+        )
+    try:
+        return read_export(body["data"])
+    except InvalidInput as error:
+        raise _under_data(error) from None
+
+
+@routes.post(BATCH + "/export")
+async def export_flags(request: web.Request) -> web.Response:
+    """Unleash's body: ``{"features": [names], "environment", "downloadFile"?, "tag"?,
+    "project"?}``; ``tag`` is ``{"type", "value"}`` or ``"type:value"``."""
+    body = await _object(request)
+    names = _field(body, "features", list, required=False)
+    if names is not None and not all(type(n) is str for n in names):
+        raise InvalidInput(
+            "features must be a list of flag names",
+            [ErrorDetail("expected strings", "$.features")],
+        )
+    environment = _field(body, "environment", str, required=True)
+    project = _field(body, "project", str, required=False)
+    download = _field(body, "downloadFile", bool, required=False)
+    exported = await call(
+        request,
+        service(request).exporting.export_flags,
+        environment,
+        names=names,
+        project=project,
+        tag=_tag(body.get("tag")),
+    )
+    headers = {}
+    if download:
+        headers["Content-Disposition"] = f'attachment; filename="export-{environment}.json"'
+    return web.json_response(write_export(exported), headers=headers)
+
+
+def _tag(value: Any) -> Tag | None:
+    if value is None:
+        return None
+    if type(value) is dict and type(value.get("type")) is str and type(value.get("value")) is str:
+        return Tag(value["type"], value["value"])
+    if type(value) is str and ":" in value:
+        kind, _, text = value.partition(":")
+        return Tag(kind, text)
+    raise InvalidInput(
+        'tag must be {"type", "value"} or "type:value"',
+        [ErrorDetail("expected a tag", "$.tag")],
+    )
+
+
+def _target(body: dict[str, Any]) -> tuple[str, str]:
+    return (
+        _field(body, "project", str, required=True),
+        _field(body, "environment", str, required=True),
+    )
+
+
+@routes.post(BATCH + "/validate")
+async def validate_import(request: web.Request) -> web.Response:
+    """As Unleash: 200 ``{"errors", "warnings", "permissions"}``, each a list of
+    ``{"message", "affectedItems"}``. An export that cannot be read at all is a 400."""
+    body = await _object(request)
+    project, environment = _target(body)
+    export = _read_data(body)
+    check: ImportCheck = await call(
+        request, service(request).importing.validate, project, environment, export
+    )
+    return web.json_response(
+        {
+            "errors": [_item(d) for d in (*check.errors, *check.conflicts)],
+            "warnings": [{"message": w, "affectedItems": []} for w in check.warnings],
+            "permissions": [],
+        }
+    )
+
+
+def _item(detail: ErrorDetail) -> dict[str, Any]:
+    path = "$.data" + detail.path[1:] if detail.path and detail.path[:1] == "$" else detail.path
+    return {"message": detail.message, "affectedItems": [path] if path else []}
+
+
+@routes.post(BATCH + "/import")
+async def import_flags(request: web.Request) -> web.Response:
+    """Unleash's body ``{"project", "environment", "data"}``, plus ``"overwrite"`` (replace
+    flags that exist with another definition) and ``"dryRun"``. All or nothing: 400 with
+    every problem's path, 409 naming conflicting flags; 200 with what changed."""
+    body = await _object(request)
+    project, environment = _target(body)
+    overwrite = _field(body, "overwrite", bool, required=False) or False
+    dry_run = _field(body, "dryRun", bool, required=False) or False
+    export = _read_data(body)
+    try:
+        report: ImportReport = await call(
+            request,
+            service(request).importing.import_export,
+            project,
+            environment,
+            export,
+            overwrite=overwrite,
+            dry_run=dry_run,
+            actor=actor(request),
+        )
+    except FlagcoreError as error:
+        if any(d.path and d.path.startswith("$") for d in error.details):
+            raise _under_data(error) from None
+        raise
+    return web.json_response(
+        {
+            "project": report.project,
+            "environment": environment,
+            "dryRun": report.dry_run,
+            "created": list(report.created),
+            "updated": list(report.updated),
+            "unchanged": list(report.unchanged),
+            "tagTypesCreated": list(report.tag_types_created),
+        }
+    )
+
+
+@routes.get("/api/admin/context")
+async def list_context_fields(request: web.Request) -> web.Response:
+    """Unleash's context field list, for tools that read it: Unleash's built-in fields and
+    the fields this server's rules name (there is no registry to add to)."""
+    fields = await call(request, service(request).exporting.context_fields)
+    return web.json_response(
+        [
+            {
+                "name": f.name,
+                "description": f.description or "",
+                "stickiness": f.stickiness,
+                "sortOrder": f.sort_order if f.sort_order is not None else 10,
+                "legalValues": [
+                    {"value": v.value, "description": v.description} for v in f.legal_values
+                ],
+            }
+            for f in fields
+        ]
+    )
