@@ -19,7 +19,6 @@ import functools
 import gzip
 import hashlib
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -79,12 +78,6 @@ def query_hash(key: object) -> str:
 
 def secret_digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
-
-
-# How long a revision read from the store is trusted when this process wrote nothing since.
-# Writes through this server are seen by the very next request (they bump the service's
-# write counter); writes by another process sharing the database within this window.
-REVISION_TTL_S = 0.01
 
 
 def _reports_availability(store: object) -> bool:
@@ -164,8 +157,7 @@ class ClientCache:
     def __init__(self, sizes: CacheSizes | None = None) -> None:
         self.sizes = sizes or CacheSizes()
         self._lock = threading.Lock()
-        self._seen_local_writes = -1
-        self._checked_at = 0.0
+        self._holds: bool | None = None  # whether the store reports availability
         self.revision = -1
         self.payloads = PayloadCache(self.sizes.payload_bytes)
         self.vocabulary: ClientVocabulary | None = None
@@ -185,7 +177,12 @@ class ClientCache:
         self.compressor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flagcore-gzip")
 
     def current_revision(self, service: Service) -> int:
-        """The store's revision, read at most every `REVISION_TTL_S` unless we wrote.
+        """The store's revision, asked on every request.
+
+        Every store answers it cheaply and freshly (the `flagcore.ports.Store.revision`
+        contract): memory and PostgreSQL from memory (PostgreSQL's is fed by NOTIFY), SQLite
+        by comparing its WAL-index header, so a write by another process sharing the
+        database (another worker of ``--workers N``) shows on the very next request.
 
         While the store says its database is unavailable (the PostgreSQL store's
         ``available``), a newer revision is not taken up: what was rendered last stays
@@ -193,19 +190,20 @@ class ClientCache:
         cannot be read now. The newer revision is taken up once the database is back.
         """
         store = service.store
-        holds = _reports_availability(store)
-        if holds and self._held is not None and not _available(store):
+        holds = self._holds
+        if holds is None:
+            holds = self._holds = _reports_availability(store)
+        if not holds:  # the fast path: one cheap call, and a sync when it moved
+            revision = store.revision()
+            if revision != self.revision:
+                self.sync(revision)
+            return revision
+        if self._held is not None and not _available(store):
             self._take_back_held()
-        now = time.monotonic()
-        local = service.local_writes
-        if local == self._seen_local_writes and now - self._checked_at < REVISION_TTL_S:
-            return self.revision
         revision = store.revision()
-        self._seen_local_writes = local
-        self._checked_at = now
-        if revision != self.revision and holds and self.revision >= 0 and not _available(store):
+        if revision != self.revision and self.revision >= 0 and not _available(store):
             return self.revision
-        self.sync(revision, hold=holds)
+        self.sync(revision, hold=True)
         return revision
 
     def sync(self, revision: int, *, hold: bool = False) -> None:

@@ -1,0 +1,276 @@
+"""`flagcore serve --workers N`: several processes on one port, one database, one truth.
+
+Each test starts the real server as a subprocess on a temporary SQLite file and talks to
+it over fresh connections, so the kernel (SO_REUSEPORT) spreads them over the workers:
+whichever worker answers, it must show every write made through any other at once.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.http.serving import Running, start
+
+__all__ = ["start"]  # the fixture, imported to be used here
+
+ADMIN = "*:*.workers-admin-secret-0123456789"
+CLIENT = "default:development.workers-client-secret-0123456789"
+TOKENS = {"FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN, "FLAGCORE_INIT_CLIENT_API_TOKENS": CLIENT}
+FLAGS = "/api/admin/projects/default/features"
+
+
+def _request(
+    server: Running,
+    method: str,
+    path: str,
+    token: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, dict[str, str], Any]:
+    """One request on a fresh connection (so any worker may answer it)."""
+    url = urlparse(server.url)
+    connection = http.client.HTTPConnection(url.hostname or "", url.port, timeout=10)
+    try:
+        data = None if body is None else json.dumps(body).encode()
+        sent = {"Authorization": token, "Content-Type": "application/json", **(headers or {})}
+        connection.request(method, path, data, sent)
+        response = connection.getresponse()
+        text = response.read()
+        return response.status, dict(response.headers), json.loads(text) if text else None
+    finally:
+        connection.close()
+
+
+def _workers_of(parent: int) -> set[int]:
+    """The pids of ``parent``'s child processes (its workers), from /proc."""
+    children = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": the command may hold spaces, so split after ")".
+        if int(stat.rpartition(")")[2].split()[1]) == parent:
+            children.add(int(entry.name))
+    return children
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().rpartition(")")[2].split()[0] == "Z"  # exited, not yet reaped
+    except OSError:
+        return True
+
+
+def _wait_gone(pids: set[int], seconds: float = 20.0) -> set[int]:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        left = {pid for pid in pids if not _gone(pid)}
+        if not left:
+            return left
+        time.sleep(0.05)
+    return {pid for pid in pids if not _gone(pid)}
+
+
+def _start_workers(start: Any, count: int = 2) -> Running:
+    server: Running = start("--workers", str(count), "--no-access-log", **TOKENS)
+    assert f"{count} workers" in server.first_line
+    return server
+
+
+def test_the_start_lines_are_printed_once_and_each_worker_is_a_process(start: Any) -> None:
+    server = start("--workers", "2", "--no-access-log")
+    assert server.first_line.startswith("flagcore listening on http://127.0.0.1:")
+    token_line = server.next_line()
+    assert token_line.startswith("admin API token, shown once: *:*.")
+    secret = token_line.split(": ", 1)[1].strip()
+    assert server.next_line().strip() == f"use it as: export ADMIN_TOKEN='{secret}'"
+    workers = _workers_of(server.process.pid)
+    assert len(workers) == 2
+    # The token made once, in the parent, works on whichever worker answers.
+    for _ in range(10):
+        assert _request(server, "GET", "/api/admin/projects", secret)[0] == 200
+    rest = server.stop()
+    assert "admin API token" not in rest
+    assert rest.count("flagcore stopped") == 1
+    assert "listening" not in rest
+    assert _wait_gone(workers) == set()
+
+
+def test_a_write_through_one_worker_shows_on_the_very_next_read_from_any_worker(
+    start: Any,
+) -> None:
+    server = _start_workers(start)
+    spec = {"Unleash-Client-Spec": "5.1.9"}
+    etags = set()
+    for round_ in range(12):
+        # Every worker has the current state cached (many reads on fresh connections),
+        # so a worker that missed the write would answer from its stale cache.
+        for _ in range(6):
+            status, headers, _ = _request(server, "GET", "/api/client/features", CLIENT, None, spec)
+            assert status == 200
+        name = f"written-{round_}"
+        assert _request(server, "POST", FLAGS, ADMIN, {"name": name})[0] == 201
+        seen_etag = None
+        for _ in range(8):  # the very next reads, each on a fresh connection
+            status, headers, body = _request(
+                server, "GET", "/api/client/features", CLIENT, None, spec
+            )
+            assert status == 200
+            assert name in [flag["name"] for flag in body["features"]], (round_, headers)
+            assert seen_etag in (None, headers["ETag"])  # every worker: the same ETag
+            seen_etag = headers["ETag"]
+        assert seen_etag not in etags  # a new ETag for the new state
+        etags.add(seen_etag)
+        # A 304 for the new ETag from whichever worker answers.
+        fresh = {**spec, "If-None-Match": seen_etag}
+        for _ in range(4):
+            assert _request(server, "GET", "/api/client/features", CLIENT, None, fresh)[0] == 304
+    server.stop()
+
+
+class _Stream:
+    """An open /api/client/streaming connection, read event by event."""
+
+    def __init__(self, server: Running) -> None:
+        url = urlparse(server.url)
+        self.sock = socket.create_connection((url.hostname, url.port), timeout=10)
+        self.sock.sendall(
+            (
+                "GET /api/client/streaming HTTP/1.1\r\n"
+                f"Host: {url.hostname}:{url.port}\r\n"
+                f"Authorization: {CLIENT}\r\n"
+                "Accept: text/event-stream\r\n\r\n"
+            ).encode()
+        )
+        self.buffer = b""
+        head = self._until(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200"), head
+
+    def _until(self, marker: bytes) -> bytes:
+        while marker not in self.buffer:
+            chunk = self.sock.recv(65536)
+            assert chunk, self.buffer
+            self.buffer += chunk
+        part, _, self.buffer = self.buffer.partition(marker)
+        return part
+
+    def events_until(self, word: bytes, seconds: float) -> bytes:
+        """Everything received until ``word`` shows (chunked framing and all)."""
+        deadline = time.monotonic() + seconds
+        seen = self.buffer
+        while word not in seen:
+            self.sock.settimeout(max(0.01, deadline - time.monotonic()))
+            chunk = self.sock.recv(65536)
+            assert chunk, seen
+            seen += chunk
+        return seen
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def test_streams_on_every_worker_get_a_write_made_through_another(start: Any) -> None:
+    server = _start_workers(start)
+    # Eight streams on fresh connections: both workers hold some (all on one worker
+    # would be a 1 in 128 chance; the test does not depend on it, it only covers less).
+    streams = [_Stream(server) for _ in range(8)]
+    try:
+        for stream in streams:
+            stream.events_until(b"unleash-connected", 10)
+        started = time.monotonic()
+        assert _request(server, "POST", FLAGS, ADMIN, {"name": "streamed-change"})[0] == 201
+        for stream in streams:
+            received = stream.events_until(b"streamed-change", 10)
+            assert b"unleash-updated" in received
+        # The hub checks the shared revision every 100 ms: well within a second.
+        assert time.monotonic() - started < 5
+    finally:
+        for stream in streams:
+            stream.close()
+    server.stop()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_every_worker_exits_when_the_server_is_stopped(start: Any, signum: int) -> None:
+    server = _start_workers(start, 3)
+    workers = _workers_of(server.process.pid)
+    assert len(workers) == 3
+    assert _request(server, "GET", "/health", ADMIN)[0] == 200
+    server.process.send_signal(signum)
+    rest, _ = server.process.communicate(timeout=30)
+    assert server.process.returncode == 0, rest + server.stderr_path.read_text()
+    assert rest.splitlines()[-1] == "flagcore stopped"
+    assert _wait_gone(workers) == set()
+    assert "Traceback" not in server.stderr_path.read_text()
+
+
+def test_a_worker_that_dies_stops_the_server_with_an_error(start: Any) -> None:
+    server = _start_workers(start)
+    workers = _workers_of(server.process.pid)
+    victim = min(workers)
+    os.kill(victim, signal.SIGKILL)
+    rest, _ = server.process.communicate(timeout=30)
+    assert server.process.returncode == 1
+    assert "flagcore stopped" in rest
+    assert "exited unasked" in server.stderr_path.read_text()
+    assert _wait_gone(workers) == set()
+
+
+def test_a_taken_port_stops_a_multi_worker_start_before_any_database_exists(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+
+    from tests.http.serving import command, env
+
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        result = subprocess.run(
+            command("serve", "--workers", "2", "--port", port, "--db", str(tmp_path / "f.db")),
+            capture_output=True,
+            text=True,
+            env=env(),
+            timeout=30,
+        )
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert not (tmp_path / "f.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [("0", "FLAGCORE_WORKERS='0'"), ("many", "FLAGCORE_WORKERS='many'"), ("999", "1 to 256")],
+)
+def test_a_bad_worker_count_is_named(tmp_path: Path, value: str, says: str) -> None:
+    import subprocess
+
+    from tests.http.serving import command, env
+
+    result = subprocess.run(
+        command("serve", "--db", str(tmp_path / "f.db")),
+        capture_output=True,
+        text=True,
+        env=env(FLAGCORE_WORKERS=value),
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert says in result.stderr
+    assert not (tmp_path / "f.db").exists()
