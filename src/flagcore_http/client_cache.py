@@ -29,7 +29,7 @@ import attrs
 from flagcore.entities import ApiToken, ClientInstance
 from flagcore.service import ClientVocabulary, Service
 
-__all__ = ["CacheSizes", "ClientCache", "RenderedPayload"]
+__all__ = ["AnswerKey", "CacheSizes", "ClientCache", "FastAnswer", "RenderedPayload"]
 
 
 @attrs.frozen(kw_only=True)
@@ -41,6 +41,7 @@ class CacheSizes:
     unknown_tokens: int = 10_000
     seen_instances: int = 10_000
     pending_instances: int = 1_000
+    fast_answers: int = 4_096
 
 
 @attrs.define
@@ -65,6 +66,38 @@ class RenderedPayload:
         """Bytes held, counted when stored: the body and a quarter more for its gzip (JSON
         payloads compress to well under a quarter), so the count never has to change."""
         return len(self.body) + len(self.body) // 4
+
+
+# What decides a client-features answer, as the request spelt it: the Authorization header,
+# the Unleash-Client-Spec header and the query string (see `FastAnswer`).
+AnswerKey = tuple[str | None, str | None, str]
+# Requests whose key is longer than this are always answered by the full path: a bound on
+# what one cached answer may hold, far above any real SDK's token and query.
+MAX_ANSWER_KEY_LENGTH = 1024
+
+
+class FastAnswer:
+    """A client-features answer as the full path made it for one `AnswerKey` at one revision.
+
+    The full path (authentication, token scope, query parsing, the payload cache) runs once
+    per key and revision; it then keeps this, and later requests with the same key are
+    answered from it: an SDK's poll costs a revision check, one dictionary lookup and the
+    response. Only requests the full path authenticated and authorized leave one, and every
+    revision change drops them all (a deleted token moves the revision), so it never admits
+    what the full path would refuse.
+    """
+
+    __slots__ = ("environment", "etag", "full", "gzipped", "not_modified", "rendered")
+
+    def __init__(self, environment: str, rendered: RenderedPayload, fetch_mode: str | None) -> None:
+        self.environment = environment
+        self.rendered = rendered
+        self.etag = rendered.etag
+        self.not_modified: dict[str, str] = {"ETag": rendered.etag}
+        if fetch_mode is not None:
+            self.not_modified["fetch-mode"] = fetch_mode
+        self.full = {**self.not_modified, "Content-Type": "application/json; charset=utf-8"}
+        self.gzipped = {**self.full, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
 
 
 K = TypeVar("K")
@@ -169,6 +202,7 @@ class ClientCache:
             self.sizes.seen_instances
         )
         self.pending_instances: dict[tuple[str, str], ClientInstance] = {}
+        self.answers: dict[AnswerKey, FastAnswer] = {}
         self.dropped_instances = 0
         self._held: (
             tuple[int, PayloadCache, ClientVocabulary | None, BoundedLru[str, ApiToken]] | None
@@ -228,6 +262,7 @@ class ClientCache:
                     self.vocabulary = None
                     self.known_tokens = BoundedLru(self.sizes.known_tokens)
                     self.unknown_tokens.clear()
+                    self.answers = {}
                     self.revision = revision
 
     def _take_back_held(self) -> None:
@@ -237,6 +272,20 @@ class ClientCache:
                 return
             self.revision, self.payloads, self.vocabulary, self.known_tokens = self._held
             self._held = None
+            self.answers = {}
+
+    def remember_answer(self, key: AnswerKey, answer: FastAnswer, revision: int) -> None:
+        """Keep ``answer`` for ``key`` if it is of the current revision; the oldest kept
+        answer makes way past `CacheSizes.fast_answers` (no reordering on hits: a hit must
+        stay a lookup)."""
+        if revision != self.revision:
+            return
+        if sum(len(part) for part in key if part) > MAX_ANSWER_KEY_LENGTH:
+            return
+        answers = self.answers
+        if key not in answers and len(answers) >= self.sizes.fast_answers:
+            del answers[next(iter(answers))]
+        answers[key] = answer
 
     def wants_instance(self, key: tuple[str, str], now: float, interval: float) -> bool:
         """Whether an instance polling now should be written: not noted within ``interval``
