@@ -346,7 +346,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--loop",
         metavar="auto|uvloop|asyncio",
-        help="event loop: auto uses uvloop when installed (default asyncio; FLAGCORE_LOOP)",
+        help="event loop: auto uses uvloop when installed (default auto; FLAGCORE_LOOP)",
     )
     copy = commands.add_parser(
         "copy",

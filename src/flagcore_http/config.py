@@ -293,7 +293,7 @@ class ServerConfig:
     ui_session_seconds: float = 8 * 3600.0
     # --- fastpath: worker processes on one port, and the event loop (docs/performance.md) ---
     workers: int = 1
-    event_loop: str = "asyncio"
+    event_loop: str = "auto"
 
     @classmethod
     def from_env(

@@ -274,3 +274,29 @@ def test_a_bad_worker_count_is_named(tmp_path: Path, value: str, says: str) -> N
     assert result.returncode == 2
     assert says in result.stderr
     assert not (tmp_path / "f.db").exists()
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_each_event_loop_answers_polls_and_refuses_past_the_connection_limit(
+    start: Any, loop: str
+) -> None:
+    server = start("--loop", loop, "--max-connections", "3", "--header-timeout", "30", **TOKENS)
+    spec = {"Unleash-Client-Spec": "5.1.9"}
+    status, headers, _ = _request(server, "GET", "/api/client/features", CLIENT, None, spec)
+    assert status == 200
+    fresh = {**spec, "If-None-Match": headers["ETag"]}
+    assert _request(server, "GET", "/api/client/features", CLIENT, None, fresh)[0] == 304
+    url = urlparse(server.url)
+    held = [socket.create_connection((url.hostname, url.port), timeout=5) for _ in range(3)]
+    try:
+        time.sleep(0.3)
+        with socket.create_connection((url.hostname, url.port), timeout=5) as extra:
+            answer = b""
+            while chunk := extra.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 503"), answer
+    finally:
+        for sock in held:
+            sock.close()
+    server.stop()
+    assert "Traceback" not in server.stderr_path.read_text()
