@@ -107,6 +107,11 @@ def serve_workers(config: ServerConfig) -> int:
 
     Raises `flagcore_http.cli.StartError` when the server cannot start.
     """
+    if config.db == ":memory:":
+        raise cli.StartError(
+            "--workers needs a database file or PostgreSQL: each worker's :memory: database "
+            "would be its own, and a write through one worker would never reach the others"
+        )
     try:
         sockets = reuseport_sockets(config.host, config.port, config.workers)
     except OSError as error:

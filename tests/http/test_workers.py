@@ -300,3 +300,52 @@ def test_each_event_loop_answers_polls_and_refuses_past_the_connection_limit(
             sock.close()
     server.stop()
     assert "Traceback" not in server.stderr_path.read_text()
+
+
+def test_several_workers_on_a_private_memory_database_are_refused() -> None:
+    import subprocess
+
+    from tests.http.serving import command, env
+
+    result = subprocess.run(
+        command("serve", "--workers", "2", "--port", "0", "--db", ":memory:"),
+        capture_output=True,
+        text=True,
+        env=env(),
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert "--workers needs a database file or PostgreSQL" in result.stderr
+    assert "listening" not in result.stdout
+
+
+def test_workers_over_postgresql_each_serve_a_write_made_through_another(tmp_path: Path) -> None:
+    """On PostgreSQL a worker learns of another's commit by NOTIFY, as another node does: a
+    few milliseconds after the commit, not on the very next request (docs/performance.md)."""
+    from tests.cluster.nodes import node, start_node
+    from tests.cluster.postgres_server import fresh_database
+
+    server = node(start_node(fresh_database(), tmp_path, "--workers", "2"))
+    try:
+        assert "2 workers" in server.start_line
+        assert len(_workers_of(server.process.pid)) == 2
+        for round_ in range(6):
+            for _ in range(6):  # both workers have the current state cached
+                assert server.features()[0] == 200
+            name = f"pg-written-{round_}"
+            status, _ = server.json("POST", FLAGS, {"name": name})
+            assert status == 201
+            written = time.monotonic()
+            seen = 0
+            while seen < 8:  # eight reads in a row on fresh connections, whichever worker
+                status, _headers, body = server.features()
+                assert status == 200
+                if name in [flag["name"] for flag in json.loads(body)["features"]]:
+                    seen += 1
+                else:  # a worker that has not had the NOTIFY yet
+                    seen = 0
+                    assert time.monotonic() - written < 2.0, f"{name} not served by every worker"
+                    time.sleep(0.002)
+    finally:
+        server.stop()
+    assert server.process.returncode == 0
