@@ -55,6 +55,7 @@ _log = logging.getLogger("flagcore_http")
 _START_TIMEOUT_S = 60.0
 _READY = b"r"
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def choose_event_loop(choice: str) -> str:
@@ -192,8 +193,12 @@ def _supervise(
             signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
         os.close(write_end)
         if not _all_ready(read_end, len(children)):
+            asked_to_stop = bool(stopping)
             stop(signal.SIGTERM, None)
             _reap(children)
+            if asked_to_stop:  # SIGINT or SIGTERM during the start: a clean stop
+                cli._say("flagcore stopped")
+                return 0
             cli._say("flagcore: a worker could not start (see above)", error=True)
             return 1
         host, port = sockets[0].getsockname()[:2]
@@ -265,12 +270,28 @@ def _reap(children: dict[int, int], stopping: list[bool] | None = None) -> bool:
     return failed
 
 
+def _stop_with_parent(parent: int) -> None:
+    """Have the kernel send this worker SIGTERM when the parent dies (Linux's
+    ``PR_SET_PDEATHSIG``), so a parent killed with SIGKILL leaves no worker serving on."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: a supervisor must stop the workers
+        return
+    if os.getppid() != parent:  # the parent died before the request was made
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _worker_process(config: ServerConfig, sock: socket.socket, index: int, ready: int) -> None:
     """The body of worker ``index``: serve on ``sock`` until SIGTERM, then exit."""
+    parent = os.getppid()
     code = 1
     try:
         for signum in _STOP_SIGNALS:
             signal.signal(signum, signal.SIG_DFL)  # until the loop's own handlers are set
+        _stop_with_parent(parent)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
         if index != 0:
             # Retention runs in one worker: N workers pruning the same rows only compete.

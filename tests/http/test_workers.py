@@ -234,6 +234,15 @@ def test_a_worker_that_dies_stops_the_server_with_an_error(start: Any) -> None:
     assert _wait_gone(workers) == set()
 
 
+def test_workers_stop_when_the_parent_is_killed(start: Any) -> None:
+    server = _start_workers(start)
+    workers = _workers_of(server.process.pid)
+    assert len(workers) == 2
+    server.process.kill()  # SIGKILL: the parent cannot pass anything on
+    server.process.communicate(timeout=20)
+    assert _wait_gone(workers) == set()  # no orphan keeps serving on the port
+
+
 def test_a_taken_port_stops_a_multi_worker_start_before_any_database_exists(
     tmp_path: Path,
 ) -> None:
