@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import time
@@ -253,6 +254,7 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
     cache, config, service_ = app[CACHE], app[CONFIG], app[SERVICE]
     full_path = handler
 
+    @functools.wraps(full_path)  # the OpenAPI document names the route by its handler
     async def client_features_fast_path(request: web.Request) -> web.StreamResponse:
         headers = request.headers
         try:
