@@ -22,6 +22,7 @@ Needs ``wrk`` (Debian package ``wrk``). Everything runs on 127.0.0.1.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -48,6 +49,10 @@ _BARE_SERVER = textwrap.dedent(
 
     body = open(sys.argv[1], "rb").read()
     etag = sys.argv[2]
+    if sys.argv[4] == "uvloop":  # the same event loop as flagcore's, for a fair ceiling
+        import uvloop
+
+        uvloop.install()
 
     async def features(request):
         if request.headers.get("If-None-Match") == etag:
@@ -218,7 +223,7 @@ def _scaling(folder: Path, args: argparse.Namespace, headers: dict[str, str]) ->
 
 
 def _loop(args: argparse.Namespace) -> list[str]:
-    return ["--loop", args.loop] if args.loop else []
+    return ["--loop", args.loop]
 
 
 def main() -> None:
@@ -228,8 +233,14 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--flags", type=int, default=100)
     parser.add_argument("--workers", type=int, default=0, help="also measure 1..N workers")
-    parser.add_argument("--loop", choices=("asyncio", "uvloop"), help="flagcore's event loop")
+    parser.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        help="both servers' event loop (default: uvloop when installed, as flagcore's auto)",
+    )
     args = parser.parse_args()
+    if args.loop is None:
+        args.loop = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install wrk")
     folder = Path(tempfile.mkdtemp())
@@ -250,13 +261,14 @@ def main() -> None:
         bare_script = folder / "bare.py"
         bare_script.write_text(_BARE_SERVER)
         bare = subprocess.Popen(
-            [sys.executable, str(bare_script), str(payload), etag, str(bare_port)]
+            [sys.executable, str(bare_script), str(payload), etag, str(bare_port), args.loop]
         )
         _wait_up(f"http://127.0.0.1:{bare_port}/api/client/features")
         print(f"payload: {args.flags} flags, {len(body) / 1000:.1f} kB, ETag {etag}")
         print(
             f"load: wrk -t2 -c{args.connections} -d{args.seconds}s --latency, 127.0.0.1, "
-            f"{args.rounds} rounds; machine load average before: {os.getloadavg()[0]:.2f}\n"
+            f"{args.rounds} rounds; event loop {args.loop}; "
+            f"machine load average before: {os.getloadavg()[0]:.2f}\n"
         )
         rounds: dict[tuple[str, str], list[dict[str, float]]] = {}
         shares: dict[str, list[float]] = {"200": [], "304": []}
