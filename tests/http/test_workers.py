@@ -358,3 +358,40 @@ def test_workers_over_postgresql_each_serve_a_write_made_through_another(tmp_pat
     finally:
         server.stop()
     assert server.process.returncode == 0
+
+
+def test_uvloop_asked_for_but_not_installed_stops_the_start_and_auto_falls_back(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+
+    from tests.http.serving import command, env
+
+    blocked = tmp_path / "no-uvloop"
+    blocked.mkdir()
+    (blocked / "uvloop.py").write_text("raise ImportError('uvloop is not installed here')\n")
+    without = env(PYTHONPATH=str(blocked))
+    result = subprocess.run(
+        command("serve", "--loop", "uvloop", "--port", "0", "--db", str(tmp_path / "f.db")),
+        capture_output=True,
+        text=True,
+        env=without,
+        timeout=30,
+    )
+    assert result.returncode == 1
+    assert "--loop uvloop: uvloop is not installed" in result.stderr
+    assert not (tmp_path / "f.db").exists()
+    stderr = tmp_path / "auto.stderr"
+    with stderr.open("w") as sink:
+        server = subprocess.Popen(
+            command("serve", "--port", "0", "--db", str(tmp_path / "g.db"), "--no-access-log"),
+            stdout=subprocess.PIPE,
+            stderr=sink,
+            text=True,
+            env=without,
+        )
+    running = Running(server, stderr)  # auto: asyncio, and it serves
+    assert running.request("GET", "/health", None)[0] == 200
+    server.send_signal(signal.SIGTERM)
+    server.communicate(timeout=20)
+    assert server.returncode == 0
