@@ -203,6 +203,10 @@ class ClientCache:
         )
         self.pending_instances: dict[tuple[str, str], ClientInstance] = {}
         self.answers: dict[AnswerKey, FastAnswer] = {}
+        # The payloads the answers hold, by identity, and their bytes: answers may keep a
+        # payload the payload LRU has let go, so they get a byte budget of their own.
+        self._answer_payloads: dict[int, RenderedPayload] = {}
+        self._answer_bytes = 0
         self.dropped_instances = 0
         self._held: (
             tuple[int, PayloadCache, ClientVocabulary | None, BoundedLru[str, ApiToken]] | None
@@ -262,7 +266,7 @@ class ClientCache:
                     self.vocabulary = None
                     self.known_tokens = BoundedLru(self.sizes.known_tokens)
                     self.unknown_tokens.clear()
-                    self.answers = {}
+                    self._forget_answers()
                     self.revision = revision
 
     def _take_back_held(self) -> None:
@@ -272,20 +276,40 @@ class ClientCache:
                 return
             self.revision, self.payloads, self.vocabulary, self.known_tokens = self._held
             self._held = None
-            self.answers = {}
+            self._forget_answers()
 
     def remember_answer(self, key: AnswerKey, answer: FastAnswer, revision: int) -> None:
         """Keep ``answer`` for ``key`` if it is of the current revision; the oldest kept
         answer makes way past `CacheSizes.fast_answers` (no reordering on hits: a hit must
-        stay a lookup)."""
+        stay a lookup). The payloads answers hold are bounded by the payload byte budget
+        too (past it, every answer is dropped), so the answers and the payload LRU together
+        hold at most twice `CacheSizes.payload_bytes`."""
         if revision != self.revision:
             return
         if sum(len(part) for part in key if part) > MAX_ANSWER_KEY_LENGTH:
             return
+        rendered = answer.rendered
+        if id(rendered) not in self._answer_payloads:
+            if rendered.size > self.sizes.payload_bytes:
+                return  # served, not kept, as the payload cache does
+            if self._answer_bytes + rendered.size > self.sizes.payload_bytes:
+                self._forget_answers()  # the full path makes them again, within the budget
+            self._answer_payloads[id(rendered)] = rendered
+            self._answer_bytes += rendered.size
         answers = self.answers
         if key not in answers and len(answers) >= self.sizes.fast_answers:
             del answers[next(iter(answers))]
         answers[key] = answer
+
+    def _forget_answers(self) -> None:
+        self.answers = {}
+        self._answer_payloads = {}
+        self._answer_bytes = 0
+
+    @property
+    def answer_bytes(self) -> int:
+        """Bytes of the payloads the fast-path answers hold (at most the payload budget)."""
+        return self._answer_bytes
 
     def wants_instance(self, key: tuple[str, str], now: float, interval: float) -> bool:
         """Whether an instance polling now should be written: not noted within ``interval``

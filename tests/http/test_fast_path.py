@@ -125,3 +125,20 @@ async def test_cached_answers_are_bounded_whatever_queries_a_valid_token_sends(
     long_query = "?namePrefix=" + "x" * 2000
     assert (await api.request("GET", FEATURES + long_query, token=CLIENT)).status == 200
     assert all(len(key[2]) < 2000 for key in cache.answers)  # served, never kept
+
+
+async def test_the_payloads_answers_hold_stay_within_the_payload_budget(api: Api) -> None:
+    for n in range(10):
+        await api.json("POST", FLAGS, 201, json={"name": f"budget-{n}", "description": "x" * 500})
+    cache = api.client.server.app[CACHE]
+    first = await api.request("GET", f"{FEATURES}?namePrefix=budget-0", token=CLIENT)
+    one_payload = len(await first.read()) * 5 // 4  # as RenderedPayload.size counts it
+    budget = 3 * one_payload + 10
+    cache.sizes = attrs.evolve(cache.sizes, payload_bytes=budget)
+    for _ in range(2):
+        for n in range(10):  # ten distinct payloads, each kept by an answer
+            response = await api.request("GET", f"{FEATURES}?namePrefix=budget-{n}", token=CLIENT)
+            body = await response.json()
+            assert [flag["name"] for flag in body["features"]] == [f"budget-{n}"]
+            assert 0 < cache.answer_bytes <= budget
+    assert len(cache.answers) <= 3
