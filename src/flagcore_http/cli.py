@@ -226,7 +226,7 @@ environment variables (flags win over them):
   FLAGCORE_HOST, FLAGCORE_PORT, FLAGCORE_DB, FLAGCORE_AUTH (token or none),
   FLAGCORE_HEADER_TIMEOUT, FLAGCORE_BODY_TIMEOUT, FLAGCORE_MAX_CONNECTIONS,
   FLAGCORE_DB_POOL_SIZE, FLAGCORE_DB_POOL_TIMEOUT, FLAGCORE_DB_CONNECT_TIMEOUT,
-  FLAGCORE_DB_REVISION_CHECK_INTERVAL
+  FLAGCORE_DB_REVISION_CHECK_INTERVAL, FLAGCORE_WORKERS, FLAGCORE_LOOP
                         the same as the flags above
   FLAGCORE_INIT_ADMIN_API_TOKENS
                         comma-separated admin tokens to create at start: *:*.secret
@@ -336,6 +336,18 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
+    )
+    # --- fastpath: worker processes and event loop (docs/performance.md) ---
+    run.add_argument(
+        "--workers",
+        metavar="N",
+        help="server processes answering on the one port, each using a core "
+        "(default 1; FLAGCORE_WORKERS)",
+    )
+    run.add_argument(
+        "--loop",
+        metavar="auto|uvloop|asyncio",
+        help="event loop: auto uses uvloop when installed (default auto; FLAGCORE_LOOP)",
     )
     copy = commands.add_parser(
         "copy",
@@ -455,12 +467,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             db_connect_timeout=args.db_connect_timeout,
             db_revision_check_interval=args.db_revision_check_interval,
             access_log=False if args.no_access_log else None,
+            # --- fastpath ---
+            workers=args.workers,
+            event_loop=args.loop,
         )
     except ConfigError as error:
         _say(f"flagcore: {error}", error=True)
         return 2
     configure_logging()
     try:
+        # --- fastpath: the event loop, and N worker processes (flagcore_http.workers) ---
+        from flagcore_http.workers import choose_event_loop, serve_workers
+
+        choose_event_loop(config.event_loop)
+        if config.workers > 1:
+            return serve_workers(config)
         asyncio.run(serve(config))
     except (StartError, FlagcoreError, OSError) as error:
         _say(f"flagcore: {error}", error=True)

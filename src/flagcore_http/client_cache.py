@@ -19,7 +19,6 @@ import functools
 import gzip
 import hashlib
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,7 +29,7 @@ import attrs
 from flagcore.entities import ApiToken, ClientInstance
 from flagcore.service import ClientVocabulary, Service
 
-__all__ = ["CacheSizes", "ClientCache", "RenderedPayload"]
+__all__ = ["AnswerKey", "CacheSizes", "ClientCache", "FastAnswer", "RenderedPayload"]
 
 
 @attrs.frozen(kw_only=True)
@@ -42,6 +41,7 @@ class CacheSizes:
     unknown_tokens: int = 10_000
     seen_instances: int = 10_000
     pending_instances: int = 1_000
+    fast_answers: int = 4_096
 
 
 @attrs.define
@@ -68,6 +68,38 @@ class RenderedPayload:
         return len(self.body) + len(self.body) // 4
 
 
+# What decides a client-features answer, as the request spelt it: the Authorization header,
+# the Unleash-Client-Spec header and the query string (see `FastAnswer`).
+AnswerKey = tuple[str | None, str | None, str]
+# Requests whose key is longer than this are always answered by the full path: a bound on
+# what one cached answer may hold, far above any real SDK's token and query.
+MAX_ANSWER_KEY_LENGTH = 1024
+
+
+class FastAnswer:
+    """A client-features answer as the full path made it for one `AnswerKey` at one revision.
+
+    The full path (authentication, token scope, query parsing, the payload cache) runs once
+    per key and revision; it then keeps this, and later requests with the same key are
+    answered from it: an SDK's poll costs a revision check, one dictionary lookup and the
+    response. Only requests the full path authenticated and authorized leave one, and every
+    revision change drops them all (a deleted token moves the revision), so it never admits
+    what the full path would refuse.
+    """
+
+    __slots__ = ("environment", "etag", "full", "gzipped", "not_modified", "rendered")
+
+    def __init__(self, environment: str, rendered: RenderedPayload, fetch_mode: str | None) -> None:
+        self.environment = environment
+        self.rendered = rendered
+        self.etag = rendered.etag
+        self.not_modified: dict[str, str] = {"ETag": rendered.etag}
+        if fetch_mode is not None:
+            self.not_modified["fetch-mode"] = fetch_mode
+        self.full = {**self.not_modified, "Content-Type": "application/json; charset=utf-8"}
+        self.gzipped = {**self.full, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+
+
 K = TypeVar("K")
 V = TypeVar("V")
 _R = TypeVar("_R")
@@ -79,12 +111,6 @@ def query_hash(key: object) -> str:
 
 def secret_digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
-
-
-# How long a revision read from the store is trusted when this process wrote nothing since.
-# Writes through this server are seen by the very next request (they bump the service's
-# write counter); writes by another process sharing the database within this window.
-REVISION_TTL_S = 0.01
 
 
 def _reports_availability(store: object) -> bool:
@@ -164,8 +190,7 @@ class ClientCache:
     def __init__(self, sizes: CacheSizes | None = None) -> None:
         self.sizes = sizes or CacheSizes()
         self._lock = threading.Lock()
-        self._seen_local_writes = -1
-        self._checked_at = 0.0
+        self._holds: bool | None = None  # whether the store reports availability
         self.revision = -1
         self.payloads = PayloadCache(self.sizes.payload_bytes)
         self.vocabulary: ClientVocabulary | None = None
@@ -177,6 +202,11 @@ class ClientCache:
             self.sizes.seen_instances
         )
         self.pending_instances: dict[tuple[str, str], ClientInstance] = {}
+        self.answers: dict[AnswerKey, FastAnswer] = {}
+        # The payloads the answers hold, by identity, and their bytes: answers may keep a
+        # payload the payload LRU has let go, so they get a byte budget of their own.
+        self._answer_payloads: dict[int, RenderedPayload] = {}
+        self._answer_bytes = 0
         self.dropped_instances = 0
         self._held: (
             tuple[int, PayloadCache, ClientVocabulary | None, BoundedLru[str, ApiToken]] | None
@@ -185,7 +215,12 @@ class ClientCache:
         self.compressor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flagcore-gzip")
 
     def current_revision(self, service: Service) -> int:
-        """The store's revision, read at most every `REVISION_TTL_S` unless we wrote.
+        """The store's revision, asked on every request.
+
+        Every store answers it cheaply and freshly (the `flagcore.ports.Store.revision`
+        contract): memory and PostgreSQL from memory (PostgreSQL's is fed by NOTIFY), SQLite
+        by comparing its WAL-index header, so a write by another process sharing the
+        database (another worker of ``--workers N``) shows on the very next request.
 
         While the store says its database is unavailable (the PostgreSQL store's
         ``available``), a newer revision is not taken up: what was rendered last stays
@@ -193,19 +228,20 @@ class ClientCache:
         cannot be read now. The newer revision is taken up once the database is back.
         """
         store = service.store
-        holds = _reports_availability(store)
-        if holds and self._held is not None and not _available(store):
+        holds = self._holds
+        if holds is None:
+            holds = self._holds = _reports_availability(store)
+        if not holds:  # the fast path: one cheap call, and a sync when it moved
+            revision = store.revision()
+            if revision != self.revision:
+                self.sync(revision)
+            return revision
+        if self._held is not None and not _available(store):
             self._take_back_held()
-        now = time.monotonic()
-        local = service.local_writes
-        if local == self._seen_local_writes and now - self._checked_at < REVISION_TTL_S:
-            return self.revision
         revision = store.revision()
-        self._seen_local_writes = local
-        self._checked_at = now
-        if revision != self.revision and holds and self.revision >= 0 and not _available(store):
+        if revision != self.revision and self.revision >= 0 and not _available(store):
             return self.revision
-        self.sync(revision, hold=holds)
+        self.sync(revision, hold=True)
         return revision
 
     def sync(self, revision: int, *, hold: bool = False) -> None:
@@ -230,6 +266,7 @@ class ClientCache:
                     self.vocabulary = None
                     self.known_tokens = BoundedLru(self.sizes.known_tokens)
                     self.unknown_tokens.clear()
+                    self._forget_answers()
                     self.revision = revision
 
     def _take_back_held(self) -> None:
@@ -239,6 +276,40 @@ class ClientCache:
                 return
             self.revision, self.payloads, self.vocabulary, self.known_tokens = self._held
             self._held = None
+            self._forget_answers()
+
+    def remember_answer(self, key: AnswerKey, answer: FastAnswer, revision: int) -> None:
+        """Keep ``answer`` for ``key`` if it is of the current revision; the oldest kept
+        answer makes way past `CacheSizes.fast_answers` (no reordering on hits: a hit must
+        stay a lookup). The payloads answers hold are bounded by the payload byte budget
+        too (past it, every answer is dropped), so the answers and the payload LRU together
+        hold at most twice `CacheSizes.payload_bytes`."""
+        if revision != self.revision:
+            return
+        if sum(len(part) for part in key if part) > MAX_ANSWER_KEY_LENGTH:
+            return
+        rendered = answer.rendered
+        if id(rendered) not in self._answer_payloads:
+            if rendered.size > self.sizes.payload_bytes:
+                return  # served, not kept, as the payload cache does
+            if self._answer_bytes + rendered.size > self.sizes.payload_bytes:
+                self._forget_answers()  # the full path makes them again, within the budget
+            self._answer_payloads[id(rendered)] = rendered
+            self._answer_bytes += rendered.size
+        answers = self.answers
+        if key not in answers and len(answers) >= self.sizes.fast_answers:
+            del answers[next(iter(answers))]
+        answers[key] = answer
+
+    def _forget_answers(self) -> None:
+        self.answers = {}
+        self._answer_payloads = {}
+        self._answer_bytes = 0
+
+    @property
+    def answer_bytes(self) -> int:
+        """Bytes of the payloads the fast-path answers hold (at most the payload budget)."""
+        return self._answer_bytes
 
     def wants_instance(self, key: tuple[str, str], now: float, interval: float) -> bool:
         """Whether an instance polling now should be written: not noted within ``interval``

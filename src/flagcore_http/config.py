@@ -39,6 +39,7 @@ _INIT_TOKEN = re.compile(
 MAX_INIT_TOKENS = 100
 MAX_SECRET_LENGTH = 500
 SHORT_SECRET = 16  # below this, the start warns that the secret is guessable
+MAX_WORKERS = 256  # fastpath: --workers; far past any core count a node has
 
 
 @attrs.frozen
@@ -152,6 +153,9 @@ _SETTINGS = {
             "--db-revision-check-interval",
             "FLAGCORE_DB_REVISION_CHECK_INTERVAL",
         ),
+        # --- fastpath: worker processes and event loop (docs/performance.md) ---
+        _Setting("workers", "--workers", "FLAGCORE_WORKERS"),
+        _Setting("event_loop", "--loop", "FLAGCORE_LOOP"),
     )
 }
 
@@ -206,6 +210,13 @@ def _read(field: str, raw: str, where: str) -> object:
         return _seconds(raw, where, 0.1, 600)
     if field == "db_revision_check_interval":
         return _seconds(raw, where, 0.1, 3600)
+    # --- fastpath: worker processes and event loop (docs/performance.md) ---
+    if field == "workers":
+        return _integer(raw, where, 1, MAX_WORKERS, "not a worker count")
+    if field == "event_loop":
+        if raw.strip() not in ("auto", "uvloop", "asyncio"):
+            raise ConfigError(f"{where}={_shown(raw)}: use auto, uvloop or asyncio")
+        return raw.strip()
     if not raw.strip() or len(raw) > 4096 or any(ord(c) < 32 for c in raw):
         shown = _shown(raw) if "://" not in raw else "(a URL, not shown: it may hold a password)"
         raise ConfigError(f"{where}={shown}: must be a non-empty name, path or postgresql:// URL")
@@ -280,6 +291,9 @@ class ServerConfig:
     # --- admin web UI: session signing and lifetime (docs/ui.md) ---
     ui_secret: str | None = attrs.field(default=None, repr=False)
     ui_session_seconds: float = 8 * 3600.0
+    # --- fastpath: worker processes on one port, and the event loop (docs/performance.md) ---
+    workers: int = 1
+    event_loop: str = "auto"
 
     @classmethod
     def from_env(

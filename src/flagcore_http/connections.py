@@ -21,6 +21,7 @@ import logging
 import socket
 import time
 from collections.abc import Callable
+from typing import cast
 
 from aiohttp import web
 
@@ -148,9 +149,10 @@ class _Refused(asyncio.Protocol):
     """Past the limit: say so in one response and close, holding no file for long."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.WriteTransport)
-        transport.write(REFUSAL)
-        transport.close()
+        # A stream transport; uvloop's do not subclass asyncio.WriteTransport (--loop uvloop).
+        writer = cast(asyncio.WriteTransport, transport)
+        writer.write(REFUSAL)
+        writer.close()
 
 
 class ListeningSite(web.BaseSite):

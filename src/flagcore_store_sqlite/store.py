@@ -9,6 +9,11 @@ foreign keys on, and a busy timeout plus retries so concurrent writers wait for 
 other instead of failing. Write transactions start with ``BEGIN IMMEDIATE``, so two
 writers never deadlock upgrading a read lock. No ``sqlite3`` error leaves this package:
 `flagcore_store_sqlite.session.SqliteSession` translates each into `flagcore.errors`.
+
+`revision` is asked on every SDK request and must see a commit made by any process (the
+workers of ``flagcore serve --workers N`` share one file): it compares the WAL-index
+header (`flagcore_store_sqlite.revision_watch`) and reads the event table only when
+someone committed since its last read.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from sqlite_utils import Database
 
 from flagcore.errors import StorageError
 from flagcore_sql import SQLITE, SqlTransaction
+from flagcore_store_sqlite.revision_watch import WalIndexWatch
 from flagcore_store_sqlite.schema import migrations
 from flagcore_store_sqlite.session import SqliteSession
 
@@ -32,6 +38,9 @@ __all__ = ["SqliteStore"]
 
 _BUSY_TIMEOUT_S = 10.0
 _LOCK_RETRY_S = 60.0
+# Without a WAL index to watch, how long a revision read from the table is trusted when
+# this store committed nothing since: another process's commit shows within this time.
+_UNWATCHED_REVISION_TTL_S = 0.002
 
 
 class SqliteStore:
@@ -62,6 +71,11 @@ class SqliteStore:
             )
             self._private = self._revision_conn is connection
             self._private_revision = self._read_revision(connection)
+            # (header seen, revision read after it); None: nothing read yet.
+            self._seen: tuple[bytes, int] | None = None
+            self._watch = None if self._private else self._open_watch()
+            self._commits = 0  # this store's write commits, for the unwatched fallback
+            self._unwatched: tuple[int, float, int] = (-1, 0.0, 0)
         except sqlite3.Error as exc:
             raise StorageError(f"cannot open the SQLite database {self.path!r}: {exc}") from exc
 
@@ -100,8 +114,10 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StorageError(f"the transaction could not be committed: {exc}") from exc
-            if write and self._private:
-                self._private_revision = self._read_revision(conn)
+            if write:
+                self._commits += 1
+                if self._private:
+                    self._private_revision = self._read_revision(conn)
 
     def _rollback(self) -> None:
         try:
@@ -115,8 +131,36 @@ class SqliteStore:
             # One private in-memory database has one connection, busy while a unit is
             # open: answer from the last commit instead of waiting (no one else writes).
             return self._private_revision
+        watch = self._watch
+        if watch is None:
+            return self._unwatched_revision()
+        header = watch.header()
+        seen = self._seen
+        if seen is not None and seen[0] == header:
+            return seen[1]  # nobody committed since the last read
         with self._revision_lock:
-            return self._read_revision(self._revision_conn)
+            # The header is read before the table: a commit landing in between shows as a
+            # changed header on the next call, never as a stale revision kept for good.
+            revision = self._read_revision(self._revision_conn)
+            self._seen = (header, revision)
+        return revision
+
+    def _open_watch(self) -> WalIndexWatch | None:
+        with self._revision_lock:
+            self._read_revision(self._revision_conn)  # maps the WAL index for this process
+        return WalIndexWatch.open(self.path)
+
+    def _unwatched_revision(self) -> int:
+        """A table read, trusted for `_UNWATCHED_REVISION_TTL_S` unless this store wrote."""
+        commits, read_at, revision = self._unwatched
+        now = time.monotonic()
+        if commits == self._commits and now - read_at < _UNWATCHED_REVISION_TTL_S:
+            return revision
+        commits = self._commits
+        with self._revision_lock:
+            revision = self._read_revision(self._revision_conn)
+        self._unwatched = (commits, now, revision)
+        return revision
 
     @staticmethod
     def _read_revision(conn: sqlite3.Connection) -> int:
@@ -138,3 +182,9 @@ class SqliteStore:
                 self._db.close()
             except sqlite3.Error as exc:  # pragma: no cover
                 raise StorageError(f"cannot close the database: {exc}") from exc
+            finally:
+                # After the connections: its descriptor's close drops this process's locks
+                # on the WAL index (see flagcore_store_sqlite.revision_watch).
+                watch, self._watch = self._watch, None
+                if watch is not None:
+                    watch.close()

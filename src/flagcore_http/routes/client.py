@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import time
@@ -14,14 +15,22 @@ from aiohttp import web
 from flagcore.entities import ApiToken, ClientInstance, Tag
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
-from flagcore.service import ClientQuery, ClientVocabulary, client_features_format
+from flagcore.service import ClientQuery, ClientVocabulary, Service, client_features_format
 from flagcore.wire import unstructure_client_features, unstructure_flag
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
-from flagcore_http.client_cache import RenderedPayload, query_hash
-from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN
+from flagcore_http.client_cache import ClientCache, FastAnswer, RenderedPayload, query_hash
+from flagcore_http.config import ServerConfig
+from flagcore_http.errors import Handler
+from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
 
-__all__ = ["register_problems", "registration_started", "routes", "sdk_scope"]
+__all__ = [
+    "register_problems",
+    "registration_started",
+    "routes",
+    "sdk_scope",
+    "with_fast_path",
+]
 
 routes = web.RouteTableDef()
 
@@ -89,6 +98,17 @@ def _note_instance(request: web.Request, environment: str) -> None:
     task writes in one transaction (`flagcore_http.calls.store_upkeep`). An instance is
     noted at most once per write interval; over-long headers are not tracked at all.
     """
+    app = request.app
+    _note(request, environment, app[CACHE], app[CONFIG], app[SERVICE])
+
+
+def _note(
+    request: web.Request,
+    environment: str,
+    cache: ClientCache,
+    config: ServerConfig,
+    service_: Service,
+) -> None:
     headers = request.headers
     app_name = headers.get("UNLEASH-APPNAME") or headers.get("SERVICE-APPNAME")
     if not app_name:
@@ -97,10 +117,9 @@ def _note_instance(request: web.Request, environment: str) -> None:
     sdk_version = headers.get("UNLEASH-SDK")
     if max(len(app_name), len(instance), len(sdk_version or "")) > MAX_TRACKED_HEADER_LENGTH:
         return
-    cache = request.app[CACHE]
     now = time.monotonic()
-    if cache.wants_instance((app_name, instance), now, request.app[CONFIG].instance_write_interval):
-        last_seen = service(request).clock()
+    if cache.wants_instance((app_name, instance), now, config.instance_write_interval):
+        last_seen = service_.clock()
         cache.note_instance(
             ClientInstance(app_name, instance, environment, sdk_version, last_seen=last_seen), now
         )
@@ -196,18 +215,68 @@ async def client_features(request: web.Request) -> web.StreamResponse:
             if cache.revision == revision:
                 cache.payloads.put(key, rendered)
     _note_instance(request, environment)
-    headers = {"ETag": rendered.etag}
-    if request.app[CONFIG].sdk_fetch_mode == "streaming":
-        headers["fetch-mode"] = "streaming"  # Unleash's hint: switch to /api/client/streaming
-    if _etag_matches(request.headers.get("If-None-Match"), rendered.etag):
-        return web.Response(status=304, headers=headers)
-    headers["Content-Type"] = "application/json; charset=utf-8"
-    if "gzip" in request.headers.get("Accept-Encoding", ""):
-        headers["Content-Encoding"] = "gzip"
-        headers["Vary"] = "Accept-Encoding"
-        body = await rendered.gzipped(cache.compressor)
-        return web.Response(body=body, headers=headers)
-    return web.Response(body=rendered.body, headers=headers)
+    # Unleash's hint to switch to /api/client/streaming goes in the fetch-mode header.
+    fetch_mode = "streaming" if request.app[CONFIG].sdk_fetch_mode == "streaming" else None
+    answer = FastAnswer(environment, rendered, fetch_mode)
+    request_headers = request.headers
+    key = (
+        request_headers.get("Authorization"),
+        request_headers.get("Unleash-Client-Spec"),
+        request.query_string,
+    )
+    cache.remember_answer(key, answer, revision)  # the next such request takes the fast path
+    return await _respond(request, answer, cache)
+
+
+async def _respond(request: web.Request, answer: FastAnswer, cache: ClientCache) -> web.Response:
+    """The 304, 200 or gzipped 200 of ``answer``, with headers built once per answer."""
+    headers = request.headers
+    if _etag_matches(headers.get("If-None-Match"), answer.etag):
+        return web.Response(status=304, headers=answer.not_modified)
+    if "gzip" in headers.get("Accept-Encoding", ""):
+        body = await answer.rendered.gzipped(cache.compressor)
+        return web.Response(body=body, headers=answer.gzipped)
+    return web.Response(body=answer.rendered.body, headers=answer.full)
+
+
+def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) -> Handler:
+    """``handler``, answering repeated SDK polls of /api/client/features before the full path.
+
+    ``handler`` is the full path (authentication included, see `flagcore_http.errors.guarded`);
+    what it answered for a request's `flagcore_http.client_cache.AnswerKey` at the current
+    revision is kept (`FastAnswer`), and a later request with the same key is answered from
+    it. Per request the fast path does: the store's revision check, three header reads and a
+    dictionary lookup, SDK instance tracking (two header reads when none is sent), the ETag
+    comparison and the response (docs/performance.md). Any other route is returned as given.
+    """
+    if route.method != "GET" or route.path != "/api/client/features":
+        return handler
+    cache, config, service_ = app[CACHE], app[CONFIG], app[SERVICE]
+    full_path = handler
+
+    @functools.wraps(full_path)  # the OpenAPI document names the route by its handler
+    async def client_features_fast_path(request: web.Request) -> web.StreamResponse:
+        headers = request.headers
+        try:
+            cache.current_revision(service_)  # drops every answer of an older revision
+            answer = cache.answers.get(
+                (
+                    headers.get("Authorization"),
+                    headers.get("Unleash-Client-Spec"),
+                    request.query_string,
+                )
+            )
+        except Exception:  # the store could not be asked: the full path says why, as JSON
+            answer = None
+        if answer is None:
+            return await full_path(request)
+        try:
+            _note(request, answer.environment, cache, config, service_)
+            return await _respond(request, answer, cache)
+        except Exception:  # never a bare 500: the full path answers with the JSON error shape
+            return await full_path(request)
+
+    return client_features_fast_path
 
 
 @routes.get("/api/client/features/{name}")

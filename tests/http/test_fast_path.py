@@ -1,0 +1,144 @@
+"""The SDK poll's fast path (`flagcore_http.routes.client.with_fast_path`): a repeated poll is
+answered from what the full path answered, and never lets through what it would refuse."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import attrs
+
+from flagcore.entities import TokenType
+from flagcore.service import Service
+from flagcore_http.keys import CACHE
+from tests.http.conftest import ADMIN, CLIENT, Api
+
+FEATURES = "/api/client/features"
+FLAGS = "/api/admin/projects/default/features"
+NEW_SPEC = {"Unleash-Client-Spec": "5.1.9"}
+
+
+async def _poll(api: Api, token: str | None = CLIENT, **headers: str) -> Any:
+    response = await api.request("GET", FEATURES, token=token, headers=headers)
+    return (
+        response.status,
+        response.headers,
+        await response.json() if response.status != 304 else None,
+    )
+
+
+async def test_a_token_deleted_after_its_polls_were_cached_is_refused_at_once(
+    api: Api, service: Service
+) -> None:
+    secret = "default:development.soon-deleted-0123456789abcdef"
+    service.tokens.create_token(
+        "doomed", TokenType.CLIENT, projects=["default"], environment="development", secret=secret
+    )
+    for _ in range(3):
+        assert (await _poll(api, secret))[0] == 200
+    await api.json("DELETE", f"/api/admin/api-tokens/{secret}")
+    status, _, body = await _poll(api, secret)
+    assert status == 401
+    assert body["name"] == "AuthenticationRequired"
+
+
+async def test_tokens_of_other_kinds_stay_refused_whatever_was_cached(api: Api) -> None:
+    assert (await _poll(api))[0] == 200
+    assert (await _poll(api))[0] == 200  # now answered by the fast path
+    status, _, body = await _poll(api, ADMIN)
+    assert status == 403
+    assert body["name"] == "ForbiddenError"
+    assert (await _poll(api, None))[0] == 401
+    assert (await _poll(api, CLIENT + "x"))[0] == 401
+
+
+async def test_each_spec_version_and_query_keeps_its_own_answer(api: Api) -> None:
+    segment = await api.json(
+        "POST",
+        "/api/admin/segments",
+        201,
+        json={
+            "name": "s",
+            "constraints": [{"contextName": "a", "operator": "IN", "values": ["1"]}],
+        },
+    )
+    await api.json("POST", FLAGS, 201, json={"name": "seg-flag"})
+    await api.json(
+        "POST",
+        f"{FLAGS}/seg-flag/environments/development/strategies",
+        200,
+        json={"name": "default", "segments": [segment["id"]]},
+    )
+    for _ in range(2):  # the second round is answered by the fast path
+        _, old_headers, old = await _poll(api)
+        _, new_headers, new = await _poll(api, **NEW_SPEC)
+        assert "segments" not in old
+        assert old["features"][0]["strategies"][0]["constraints"]  # the segment, inlined
+        assert new["segments"][0]["id"] == segment["id"]
+        assert old_headers["ETag"] != new_headers["ETag"]
+        prefix = await api.request(
+            "GET", FEATURES + "?namePrefix=nothing-matches", token=CLIENT, headers=NEW_SPEC
+        )
+        assert (await prefix.json())["features"] == []
+
+
+async def test_a_write_shows_on_the_next_poll_and_its_etag_answers_304(api: Api) -> None:
+    _, headers, _ = await _poll(api, **NEW_SPEC)
+    assert (await _poll(api, **NEW_SPEC, **{"If-None-Match": headers["ETag"]}))[0] == 304
+    await api.json("POST", FLAGS, 201, json={"name": "fresh"})
+    status, new_headers, body = await _poll(api, **NEW_SPEC, **{"If-None-Match": headers["ETag"]})
+    assert status == 200
+    assert [flag["name"] for flag in body["features"]] == ["fresh"]
+    assert new_headers["ETag"] != headers["ETag"]
+    gzipped = await api.request(
+        "GET", FEATURES, token=CLIENT, headers={**NEW_SPEC, "Accept-Encoding": "gzip"}
+    )
+    assert gzipped.headers["Content-Encoding"] == "gzip"
+    assert [flag["name"] for flag in (await gzipped.json())["features"]] == ["fresh"]
+
+
+async def test_sdk_instances_are_still_tracked_on_the_fast_path(api: Api, service: Service) -> None:
+    identity = {"UNLEASH-APPNAME": "checkout", "UNLEASH-INSTANCEID": "pod-1", **NEW_SPEC}
+    await _poll(api, **identity)
+    cache = api.client.server.app[CACHE]
+    cache.take_pending_instances()  # as if the upkeep wrote the first poll's instance
+    cache.seen_instances.clear()
+    await _poll(api, **identity)  # answered by the fast path
+    [instance] = cache.take_pending_instances()
+    assert (instance.app_name, instance.instance_id) == ("checkout", "pod-1")
+    assert instance.environment == "development"
+
+
+async def test_cached_answers_are_bounded_whatever_queries_a_valid_token_sends(
+    api: Api,
+) -> None:
+    cache = api.client.server.app[CACHE]
+    bound = 16
+    cache.sizes = attrs.evolve(cache.sizes, fast_answers=bound)  # the default is 4,096
+    polls = [
+        api.request("GET", f"{FEATURES}?namePrefix=junk-{n}", token=CLIENT)
+        for n in range(bound + 50)
+    ]
+    for response in await asyncio.gather(*polls):
+        assert response.status == 200
+    assert len(cache.answers) <= bound
+    long_query = "?namePrefix=" + "x" * 2000
+    assert (await api.request("GET", FEATURES + long_query, token=CLIENT)).status == 200
+    assert all(len(key[2]) < 2000 for key in cache.answers)  # served, never kept
+
+
+async def test_the_payloads_answers_hold_stay_within_the_payload_budget(api: Api) -> None:
+    for n in range(10):
+        await api.json("POST", FLAGS, 201, json={"name": f"budget-{n}", "description": "x" * 500})
+    cache = api.client.server.app[CACHE]
+    first = await api.request("GET", f"{FEATURES}?namePrefix=budget-0", token=CLIENT)
+    one_payload = len(await first.read()) * 5 // 4  # as RenderedPayload.size counts it
+    budget = 3 * one_payload + 10
+    cache.sizes = attrs.evolve(cache.sizes, payload_bytes=budget)
+    for _ in range(2):
+        for n in range(10):  # ten distinct payloads, each kept by an answer
+            response = await api.request("GET", f"{FEATURES}?namePrefix=budget-{n}", token=CLIENT)
+            body = await response.json()
+            assert [flag["name"] for flag in body["features"]] == [f"budget-{n}"]
+            assert 0 < cache.answer_bytes <= budget
+    assert len(cache.answers) <= 3
