@@ -6,6 +6,7 @@
 - `converter`: the strict cattrs converter (the reference reader, with JSON paths in its
   errors); adapters that read classes of their own take ``converter.copy()``.
 - `client_features`: whole payloads, deltas, formats 1 and 2.
+- `schema`: JSON Schemas of the same classes, for the published API contract.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from flagcore.wire.converter import (
 )
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.reading import NotFast
+from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
 from flagcore.wire.writing import write_constraint, write_flag, write_segment
 
 __all__ = [
@@ -51,8 +53,10 @@ __all__ = [
     "WIRE_NAMES",
     "ClientFeaturesReading",
     "IndexedClientFeatures",
+    "JsonSchema",
     "NotFast",
     "OutOfRange",
+    "SchemaSet",
     "WireField",
     "WrongType",
     "apply_delta_events",
@@ -64,6 +68,7 @@ __all__ = [
     "json_type",
     "read_client_features",
     "register_class",
+    "schema_ref",
     "structure",
     "structure_constraints",
     "structure_dependencies",

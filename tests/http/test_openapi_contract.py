@@ -1,0 +1,205 @@
+"""The API contract: /docs/openapi.json documents every route with schemas derived from the
+wire tables, is a valid OpenAPI 3.1 document, and /docs renders it without the network."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import attrs
+import jsonschema
+import pytest
+from openapi_spec_validator import validate
+
+from flagcore import model
+from flagcore.memory import MemoryStore
+from flagcore.model import Constraint, Flag, Payload, Strategy, Variant
+from flagcore.service import Service
+from flagcore.wire import FIELDS, SchemaSet, converter
+from flagcore_http import ServerConfig, create_app
+from flagcore_http.openapi import document, operations, undocumented
+from flagcore_http.wire import BODY_NAMES, CreateFlag
+
+from .conftest import Api
+
+_HTTP_METHODS = ("get", "put", "post", "delete", "patch", "options")
+
+
+@pytest.fixture(scope="module")
+def app_document() -> dict[str, Any]:
+    return document(create_app(Service(MemoryStore()), ServerConfig()))
+
+
+def _operations(doc: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (method, path, operation)
+        for path, item in doc["paths"].items()
+        for method, operation in item.items()
+        if method in _HTTP_METHODS
+    ]
+
+
+def _validator(doc: dict[str, Any], schema: dict[str, Any]) -> jsonschema.Validator:
+    """A validator of ``schema`` whose ``#/components/...`` references resolve in ``doc``."""
+    return jsonschema.Draft202012Validator({**schema, "components": doc["components"]})
+
+
+def test_every_route_declares_its_contract() -> None:
+    app = create_app(Service(MemoryStore()), ServerConfig())
+    missing = undocumented(app)
+    assert not missing, (
+        "routes without a declared contract (add @documented next to each handler, see "
+        f"docs/api-contract.md): {', '.join(missing)}"
+    )
+    assert len(list(operations(app))) > 80  # the whole API, not an empty router
+
+
+def test_the_document_is_valid_openapi_3_1(app_document: dict[str, Any]) -> None:
+    assert app_document["openapi"] == "3.1.0"
+    validate(app_document)
+
+
+def test_every_operation_documents_its_parameters_body_and_every_response(
+    app_document: dict[str, Any],
+) -> None:
+    problems = []
+    for method, path, operation in _operations(app_document):
+        where = f"{method.upper()} {path}"
+        responses = operation["responses"]
+        if "default" in responses or not any(s.startswith("2") for s in responses):
+            problems.append(f"{where}: no documented success")
+        for status, response in responses.items():
+            content = response.get("content", {})
+            if status.startswith(("4", "5")) and not content:
+                problems.append(f"{where}: error {status} without a body schema")
+            for media, body in content.items():
+                if "schema" not in body:
+                    problems.append(f"{where}: {status} {media} without a schema")
+        if operation["security"] and not {"401", "403"} <= set(responses):
+            problems.append(f"{where}: needs a token but does not document 401 and 403")
+        named = set(re.findall(r"\{(\w+)\}", path))
+        documented = {p["name"] for p in operation["parameters"] if p["in"] == "path"}
+        if named != documented:
+            problems.append(f"{where}: path parameters {sorted(documented)}")
+        body = operation.get("requestBody")
+        if body is not None and "schema" not in body["content"]["application/json"]:
+            problems.append(f"{where}: a request body without a schema")
+        if body is not None and not {"400", "413", "415"} <= set(responses):
+            problems.append(f"{where}: reads a body but does not document 400, 413 and 415")
+    assert not problems, "\n".join(problems)
+
+
+def test_bodies_the_readers_read_are_documented_with_the_readers_classes(
+    app_document: dict[str, Any],
+) -> None:
+    paths = app_document["paths"]
+    create_flag = paths["/api/admin/projects/{project}/features"]["post"]
+    assert create_flag["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/CreateFlag"
+    }
+    strategy = paths[
+        "/api/admin/projects/{project}/features/{name}/environments/{environment}/strategies"
+    ]
+    assert strategy["post"]["requestBody"]["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/Strategy"
+    }
+    schemas = app_document["components"]["schemas"]
+    # The keys are the wire table's, in its order; required are the fields without default.
+    for cls, fields in FIELDS.items():
+        component = schemas[cls.__name__]
+        assert list(component["properties"]) == [f.key for f in fields], cls
+        assert component.get("required", []) == [f.key for f in fields if f.required], cls
+    assert list(schemas["CreateFlag"]["properties"]) == [
+        "name",
+        "description",
+        "type",
+        "impressionData",
+        "tags",
+    ]
+    assert BODY_NAMES[CreateFlag]["impression_data"] == "impressionData"
+
+
+def test_a_field_added_to_a_class_appears_in_its_schema_with_its_wire_key() -> None:
+    @attrs.frozen
+    class Added:
+        name: str
+        rollout_share: int = 0
+        tags: tuple[str, ...] = ()
+        weight_type: model.WeightType = model.WeightType.VARIABLE
+
+    schemas = SchemaSet({Added: {"rollout_share": "rolloutShare", "weight_type": "weightType"}})
+    assert schemas.of(Added) == {"$ref": "#/components/schemas/Added"}
+    added = schemas.components["Added"]
+    assert added["required"] == ["name"]
+    assert added["properties"]["rolloutShare"]["type"] == ["integer", "null"]
+    assert added["properties"]["tags"] == {"type": ["array", "null"], "items": {"type": "string"}}
+    assert added["properties"]["weightType"]["anyOf"][0]["enum"] == ["variable", "fix"]
+
+
+def test_what_the_wire_writes_conforms_to_the_derived_schemas(
+    app_document: dict[str, Any],
+) -> None:
+    flag = Flag(
+        "checkout",
+        enabled=True,
+        description=None,
+        strategies=(
+            Strategy(
+                "flexibleRollout",
+                {"rollout": "50"},
+                (Constraint("userId", "IN", ("a", "b"), case_insensitive=True),),
+                segments=(1,),
+                variants=(Variant("blue", 1000, payload=Payload("json", "{}")),),
+                id="s1",
+                sort_order=0,
+            ),
+        ),
+        variants=(Variant("red", 500),),
+    )
+    validator = _validator(app_document, {"$ref": "#/components/schemas/Flag"})
+    validator.validate(converter.unstructure(flag))
+    # ...and what it refuses, the schema refuses too: a constraint without its operator.
+    broken = converter.unstructure(flag)
+    del broken["strategies"][0]["constraints"][0]["operator"]
+    assert not validator.is_valid(broken)
+
+
+def test_links_name_operations_and_parameters_that_exist(app_document: dict[str, Any]) -> None:
+    by_id = {op["operationId"]: (path, op) for _m, path, op in _operations(app_document)}
+    assert len(by_id) == len(_operations(app_document)), "operationIds are unique"
+    linked = 0
+    for _method, path, operation in _operations(app_document):
+        for response in operation["responses"].values():
+            for link in response.get("links", {}).values():
+                _target_path, target = by_id[link["operationId"]]
+                names = {p["name"] for p in target["parameters"]}
+                assert set(link["parameters"]) <= names, (path, link)
+                linked += 1
+    assert linked >= 20  # create, then read, update and delete, for the main resources
+
+
+async def test_the_served_document_is_the_built_one(api: Api) -> None:
+    served = await api.json("GET", "/docs/openapi.json", token=None)
+    assert served["openapi"] == "3.1.0"
+    assert "/api/admin/segments" in served["paths"]
+    assert "CreateFlag" in served["components"]["schemas"]
+
+
+async def test_docs_page_renders_the_document_with_assets_served_here(api: Api) -> None:
+    response = await api.request("GET", "/docs", token=None)
+    assert response.status == 200
+    assert response.content_type == "text/html"
+    assert "script-src 'self'" in response.headers["Content-Security-Policy"]
+    page = await response.text()
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page)
+    assert "/docs/static/swagger-ui-bundle.js" in assets
+    assert "/docs/static/swagger-ui.css" in assets
+    assert not [a for a in assets if "//" in a], "no asset comes from another host (no CDN)"
+    for asset in assets:
+        fetched = await api.request("GET", asset, token=None)
+        assert fetched.status == 200, asset
+        assert len(await fetched.read()) > 0, asset
+    script = await (await api.request("GET", "/docs/static/docs.js", token=None)).text()
+    assert "/docs/openapi.json" in script
+    licence = await api.request("GET", "/docs/static/LICENSE", token=None)
+    assert "Apache License" in await licence.text()
