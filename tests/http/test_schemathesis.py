@@ -38,8 +38,8 @@ from flagcore_store_sqlite import SqliteStore
 ADMIN = "*:*.schemathesis-admin-secret"
 CLIENT = "*:development.schemathesis-client-secret"
 FRONTEND = "*:development.schemathesis-frontend-secret"
-EXAMPLES = int(os.environ.get("FLAGCORE_SCHEMATHESIS_EXAMPLES", "6"))
-STATEFUL_RUNS = int(os.environ.get("FLAGCORE_SCHEMATHESIS_STATEFUL_RUNS", "12"))
+EXAMPLES = int(os.environ.get("FLAGCORE_SCHEMATHESIS_EXAMPLES", "25"))
+STATEFUL_RUNS = int(os.environ.get("FLAGCORE_SCHEMATHESIS_STATEFUL_RUNS", "30"))
 CHECKS = [
     schemathesis.checks.not_a_server_error,
     status_code_conformance,
@@ -155,19 +155,36 @@ def test_every_operation_answers_within_its_documented_contract(
     answers_within_contract()
 
 
-def test_create_then_read_update_and_delete_follow_the_contract(api_schema: Any) -> None:
+def test_create_then_read_update_and_delete_follow_the_contract(
+    api_schema: Any, tmp_path: Path
+) -> None:
     """Stateful: the documented links (a created segment's id, a created flag's name...)
-    chain operations, so reads, updates and deletes meet things that exist."""
+    chain operations, so reads, updates and deletes meet things that exist.
+
+    Each run of the state machine gets a fresh server: what it chooses next depends on
+    what the server answered, so every run must start from the same state (hypothesis
+    refuses generation that depends on leftovers from an earlier run).
+    """
     workflow = api_schema.exclude(path=NEVER_ENDS).as_state_machine()
+    runs = iter(range(10**6))
 
     class Workflow(workflow):  # type: ignore[misc, valid-type]
+        def setup(self) -> None:
+            self.server = LiveServer(tmp_path / f"run-{next(runs)}.db")
+
+        def teardown(self) -> None:
+            self.server.close()
+
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return {"base_url": self.server.url}
+
         def validate_response(self, response: Any, case: Any, **kwargs: Any) -> None:
             case.validate_response(response, checks=CHECKS)
 
     Workflow.run(
         settings=settings(
             max_examples=STATEFUL_RUNS,
-            stateful_step_count=8,
+            stateful_step_count=10,
             deadline=None,
             derandomize=True,
             suppress_health_check=list(HealthCheck),
