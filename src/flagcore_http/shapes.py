@@ -95,13 +95,23 @@ TIME: JsonSchema = {"type": ["string", "null"], "format": "date-time"}
 ANY: JsonSchema = {}
 
 
-def obj(required: dict[str, Any], optional: dict[str, Any] | None = None) -> JsonSchema:
-    """An object with these keys (``required`` always present, ``optional`` sometimes)."""
-    return {
+def obj(
+    required: dict[str, Any], optional: dict[str, Any] | None = None, *, closed: bool = True
+) -> JsonSchema:
+    """An object with these keys (``required`` always present, ``optional`` sometimes).
+
+    Answers are ``closed``: a key a writer adds without adding it here fails the contract
+    tests, so the document cannot fall behind. Request bodies are open (``closed=False``),
+    as the readers ignore keys they do not know.
+    """
+    out: JsonSchema = {
         "type": "object",
         "required": list(required),
         "properties": {**required, **(optional or {})},
     }
+    if closed:
+        out["additionalProperties"] = False
+    return out
 
 
 def array(items: JsonSchema) -> JsonSchema:
@@ -378,6 +388,7 @@ CONTEXT_BODY = obj(
             },
         }
     },
+    closed=False,
 )
 OFREP_EVALUATION = obj(
     {"key": STRING, "value": ANY, "reason": STRING, "variant": NULLABLE_STRING},
@@ -405,6 +416,7 @@ REGISTRATION = obj(
         "strategies": array(STRING),
     },
     {"instanceId": NULLABLE_STRING, "sdkVersion": NULLABLE_STRING, "environment": NULLABLE_STRING},
+    closed=False,
 )
 FRONTEND_REGISTRATION = {**REGISTRATION, "required": ["appName"]}
 METRICS = obj(
@@ -416,9 +428,11 @@ METRICS = obj(
                 "stop": {"type": ["string", "null"], "format": "date-time"},
                 "toggles": {"type": "object"},
             },
+            closed=False,
         )
     },
     {"appName": NULLABLE_STRING, "instanceId": NULLABLE_STRING},
+    closed=False,
 )
 JSON_PATCH = array(
     obj(
@@ -426,7 +440,8 @@ JSON_PATCH = array(
             "op": {"enum": ["replace", "add"]},
             "path": {"enum": ["/description", "/type", "/impressionData", "/stale"]},
             "value": {"type": ["string", "boolean"]},
-        }
+        },
+        closed=False,
     )
 )
 ANY_JSON = ANY

@@ -3,6 +3,8 @@ wire tables, is a valid OpenAPI 3.1 document, and /docs renders it without the n
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 from typing import Any
 
@@ -203,3 +205,220 @@ async def test_docs_page_renders_the_document_with_assets_served_here(api: Api) 
     assert "/docs/openapi.json" in script
     licence = await api.request("GET", "/docs/static/LICENSE", token=None)
     assert "Apache License" in await licence.text()
+
+
+class Conformance:
+    """Sends requests through ``api`` and checks each answer against the document: its
+    status is documented for the operation, and its JSON body validates against the
+    schema documented for that status."""
+
+    def __init__(self, api: Api, doc: dict[str, Any]) -> None:
+        self.api, self.doc = api, doc
+        self.checked: set[tuple[str, str, int]] = set()
+
+    async def call(
+        self,
+        method: str,
+        template: str,
+        status: int,
+        values: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        path = template.format(**(values or {}))
+        response = await self.api.request(method, path, **kwargs)
+        text = await response.text()
+        assert response.status == status, f"{method} {path}: {response.status} {text}"
+        documented = self.doc["paths"][template][method.lower()]["responses"]
+        assert str(status) in documented, f"{method} {template}: {status} is not documented"
+        content = documented[str(status)].get("content", {})
+        body = None
+        if text and response.content_type == "application/json":
+            body = json.loads(text)
+            schema = content["application/json"]["schema"]
+            errors = sorted(_validator(self.doc, schema).iter_errors(body), key=str)
+            assert not errors, f"{method} {template} {status}: {errors[0].message}"
+        else:
+            assert not content or response.status == 304 or "application/json" not in content
+        self.checked.add((method, template, status))
+        return body
+
+
+async def test_answers_of_a_whole_journey_conform_to_the_document(api: Api) -> None:
+    """Real data through every admin area, the SDK, Frontend and OFREP APIs: the answers
+    schemathesis seldom reaches with generated data (a flag with strategies, variants and
+    segments; archived flags; action-set runs) are held to their documented schemas."""
+    async with api.client.get("/docs/openapi.json") as response:
+        doc = await response.json()
+    c = Conformance(api, doc)
+    flags = "/api/admin/projects/{project}/features"
+    flag = flags + "/{name}"
+    strategies = flag + "/environments/{environment}/strategies"
+    at = {"project": "shop", "name": "checkout", "environment": "development"}
+
+    await c.call("POST", "/api/admin/projects", 201, json={"id": "shop", "name": "Shop"})
+    await c.call("GET", "/api/admin/projects", 200)
+    await c.call("POST", "/api/admin/tag-types", 201, json={"name": "team"})
+    await c.call("GET", "/api/admin/tag-types", 200)
+    created = {"name": "checkout", "tags": [{"type": "team", "value": "payments"}]}
+    await c.call("POST", flags, 201, at, json=created)
+    await c.call("POST", flags, 409, at, json=created)
+    await c.call("POST", flags, 201, at, json={"name": "parent"})
+    segment = await c.call(
+        "POST",
+        "/api/admin/segments",
+        201,
+        json={
+            "name": "beta",
+            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["a"]}],
+        },
+    )
+    strategy = {
+        "name": "flexibleRollout",
+        "parameters": {"rollout": "50", "stickiness": "default", "groupId": "checkout"},
+        "constraints": [
+            {"contextName": "country", "operator": "IN", "values": ["NO"], "caseInsensitive": True}
+        ],
+        "segments": [segment["id"]],
+        "variants": [
+            {
+                "name": "blue",
+                "weight": 1000,
+                "stickiness": "default",
+                "payload": {"type": "json", "value": '{"a": 1}'},
+            }
+        ],
+    }
+    added = await c.call("POST", strategies, 200, at, json=strategy)
+    one = {**at, "strategy_id": added["id"]}
+    await c.call("GET", strategies, 200, at)
+    await c.call("GET", strategies + "/{strategy_id}", 200, one)
+    await c.call("PUT", strategies + "/{strategy_id}", 200, one, json={**strategy, "title": "half"})
+    variants = [
+        {
+            "name": "red",
+            "weight": 1000,
+            "weightType": "variable",
+            "stickiness": "default",
+            "overrides": [{"contextName": "userId", "values": ["x"]}],
+        }
+    ]
+    await c.call("PUT", flag + "/environments/{environment}/variants", 200, at, json=variants)
+    await c.call("GET", flag + "/environments/{environment}/variants", 200, at)
+    await c.call("POST", flag + "/environments/{environment}/on", 200, at)
+    await c.call("PUT", flag + "/dependencies", 200, at, json=[{"feature": "parent"}])
+    await c.call("PATCH", flag, 200, at, json=[{"op": "replace", "path": "/stale", "value": True}])
+    await c.call("PUT", flag, 200, at, json={"description": "the checkout"})
+    await c.call("GET", flag, 200, at)
+    await c.call("GET", flags, 200, at)
+    await c.call("GET", "/api/admin/features/{name}/tags", 200, at)
+    await c.call("GET", "/api/admin/segments", 200)
+    await c.call("GET", "/api/admin/segments/{id}", 200, segment)
+    await c.call("GET", "/api/admin/segments/{id}/strategies", 200, segment)
+    await c.call("GET", "/api/admin/segments/strategies/{strategy_id}", 200, one)
+    await c.call("GET", "/api/admin/environments", 200)
+    await c.call("GET", "/api/admin/strategies", 200)
+    await c.call("GET", "/api/admin/api-tokens", 200)
+    frontend = await c.call(
+        "POST",
+        "/api/admin/api-tokens",
+        201,
+        json={
+            "tokenName": "web",
+            "type": "frontend",
+            "environment": "development",
+            "projects": ["shop"],
+        },
+    )
+    client = await c.call(
+        "POST",
+        "/api/admin/api-tokens",
+        201,
+        json={
+            "tokenName": "sdk",
+            "type": "client",
+            "environment": "development",
+            "projects": ["shop"],
+        },
+    )
+
+    # The SDK, Frontend and OFREP APIs, with their own tokens.
+    sdk = {"token": client["secret"]}
+    await c.call(
+        "GET", "/api/client/features", 200, headers={"Unleash-Client-Spec": "5.2.0"}, **sdk
+    )
+    await c.call("GET", "/api/client/features", 200, **sdk)
+    await c.call("GET", "/api/client/features/{name}", 200, at, **sdk)
+    await c.call("GET", "/api/client/delta", 200, **sdk)
+    web_token = {"token": frontend["secret"]}
+    context = {"context": {"userId": "a", "properties": {"country": "NO"}}}
+    await c.call("GET", "/api/frontend", 200, **web_token)
+    await c.call("POST", "/api/frontend", 200, json=context, **web_token)
+    await c.call(
+        "POST",
+        "/ofrep/v1/evaluate/flags/{key}",
+        200,
+        {"key": "checkout"},
+        json=context,
+        **web_token,
+    )
+    await c.call(
+        "POST", "/ofrep/v1/evaluate/flags/{key}", 404, {"key": "nope"}, json={}, **web_token
+    )
+    await c.call("POST", "/ofrep/v1/evaluate/flags", 200, json=context, **web_token)
+
+    # Signals and the action set they run.
+    endpoint = await c.call("POST", "/api/admin/signal-endpoints", 201, json={"name": "alerts"})
+    secret = await c.call(
+        "POST", "/api/admin/signal-endpoints/{id}/tokens", 201, endpoint, json={"name": "t"}
+    )
+    action_set = {
+        "name": "stale-on-alert",
+        "match": {
+            "source": "signal-endpoint",
+            "sourceId": endpoint["id"],
+            "payload": {"severity": {"operator": "IN", "values": ["critical"]}},
+        },
+        "actions": [
+            {
+                "action": "MARK_FEATURE_STALE",
+                "sortOrder": 1,
+                "executionParams": {"project": "shop", "featureName": "checkout"},
+            }
+        ],
+    }
+    actions = "/api/admin/projects/{project}/actions"
+    made = await c.call("POST", actions, 201, at, json=action_set)
+    await c.call(
+        "POST",
+        "/api/signal-endpoint/{name}",
+        202,
+        {"name": "alerts"},
+        token=None,
+        headers={"Authorization": f"Bearer {secret['token']}"},
+        json={"severity": "critical"},
+    )
+    runs: list[Any] = []
+    for _ in range(200):  # the run happens after the signal's answer
+        runs = (await c.call("GET", actions + "/{id}/events", 200, {**at, **made}))[
+            "actionSetEvents"
+        ]
+        if runs:
+            break
+        await asyncio.sleep(0.05)
+    assert runs, "the action set ran"
+    await c.call("GET", actions, 200, at)
+    await c.call("GET", actions + "/config", 200, at)
+    await c.call("GET", "/api/admin/signal-endpoints", 200)
+    await c.call("GET", "/api/admin/signal-endpoints/{id}", 200, endpoint)
+    await c.call("GET", "/api/admin/signal-endpoints/{id}/signals", 200, endpoint)
+    await c.call("GET", "/api/admin/signals", 200)
+    await c.call("GET", "/api/admin/events", 200)
+
+    # Archive and revive.
+    await c.call("DELETE", flag, 202, at)
+    await c.call("GET", "/api/admin/archive/features", 200)
+    await c.call("GET", "/api/admin/archive/features/{project}", 200, at)
+    await c.call("POST", "/api/admin/archive/revive/{name}", 200, at)
+    await c.call("GET", "/health", 200, token=None)
+    await c.call("GET", "/ready", 200, token=None)
+    assert len(c.checked) >= 50  # distinct (method, path, status)

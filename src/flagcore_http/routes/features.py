@@ -75,7 +75,7 @@ async def create_flag(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/features/validate")
-@documented({200: None}, body=shapes.obj({"name": shapes.STRING}), errors=(409,))
+@documented({200: None}, body=shapes.obj({"name": shapes.STRING}, closed=False), errors=(409,))
 async def validate_name(request: web.Request) -> web.Response:
     data = await read_json(request)
     name = data.get("name") if isinstance(data, dict) else None
