@@ -44,7 +44,33 @@ async def docs_page(request: web.Request) -> web.Response:
     )
 
 
+# The files the page may load, by name (nothing else under ``static/docs`` is reachable:
+# no directory listing, no path from the request used as a path on disk).
+_TYPES: Final = {".js": "text/javascript", ".css": "text/css", ".md": "text/markdown"}
+_FILES: Final = frozenset(
+    path.name for path in _ASSETS.iterdir() if path.is_file() and path.name != "index.html"
+)
+
+
+@documented({200: {"type": "string"}}, media="*/*", store=False)
+async def docs_asset(request: web.Request) -> web.StreamResponse:
+    """A file of the documentation page (the vendored viewer, its licence)."""
+    name = request.match_info["file"]
+    if name not in _FILES:
+        raise web.HTTPNotFound()
+    content_type = _TYPES.get(Path(name).suffix, "text/plain")
+    return web.FileResponse(
+        _ASSETS / name,
+        headers={
+            "Content-Type": f"{content_type}; charset=utf-8",
+            "Cache-Control": "public, max-age=3600",
+            "X-Content-Type-Options": "nosniff",
+        },
+    )
+
+
 def setup_docs_page(app: web.Application) -> None:
-    """Serve the page at `PAGE_PATH` and its vendored assets under `ASSETS_PREFIX`."""
+    """Serve the page at `PAGE_PATH` and its vendored files under `ASSETS_PREFIX`; errors
+    are the API's JSON, as everywhere."""
     app.router.add_get(PAGE_PATH, guarded(docs_page))
-    app.router.add_static(ASSETS_PREFIX, _ASSETS)
+    app.router.add_get(ASSETS_PREFIX + "/{file}", guarded(docs_asset))

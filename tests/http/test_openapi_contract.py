@@ -205,6 +205,11 @@ async def test_docs_page_renders_the_document_with_assets_served_here(api: Api) 
     assert "/docs/openapi.json" in script
     licence = await api.request("GET", "/docs/static/LICENSE", token=None)
     assert "Apache License" in await licence.text()
+    # Only the page's own files: anything else is the API's JSON 404, never a file.
+    for outside in ("/docs/static/nope.js", "/docs/static/", "/docs/static/%2e%2e/openapi.py"):
+        missing = await api.request("GET", outside, token=None)
+        assert missing.status == 404, outside
+        assert (await missing.json())["name"] == "NotFoundError"
 
 
 class Conformance:
