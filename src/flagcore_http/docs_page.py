@@ -14,6 +14,7 @@ from aiohttp import web
 
 from flagcore_http.contract import documented
 from flagcore_http.errors import guarded
+from flagcore_http.openapi import DOCUMENT_CACHE
 
 __all__ = ["ASSETS_PREFIX", "PAGE_PATH", "setup_docs_page"]
 
@@ -72,5 +73,6 @@ async def docs_asset(request: web.Request) -> web.StreamResponse:
 def setup_docs_page(app: web.Application) -> None:
     """Serve the page at `PAGE_PATH` and its vendored files under `ASSETS_PREFIX`; errors
     are the API's JSON, as everywhere."""
+    app[DOCUMENT_CACHE] = {}
     app.router.add_get(PAGE_PATH, guarded(docs_page))
     app.router.add_get(ASSETS_PREFIX + "/{file}", guarded(docs_asset))

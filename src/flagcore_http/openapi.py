@@ -11,6 +11,7 @@ A route without a declared contract is still listed, with ``x-undocumented: true
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any, Final
@@ -25,7 +26,7 @@ from flagcore_http.contract import Contract, Parameter, contract_of, documented
 from flagcore_http.ui.paths import is_ui_path
 from flagcore_http.wire import BODY_NAMES
 
-__all__ = ["OPENAPI_VERSION", "document", "handler", "operations", "undocumented"]
+__all__ = ["DOCUMENT_CACHE", "OPENAPI_VERSION", "document", "handler", "operations", "undocumented"]
 
 OPENAPI_VERSION: Final = "3.1.0"
 _PARAMETER = re.compile(r"\{(\w+)\}")
@@ -236,7 +237,19 @@ def document(app: web.Application) -> dict[str, Any]:
     }
 
 
+# The document of an app, built on the first request: routes do not change once serving,
+# and building it takes milliseconds of the event loop (`setup_docs_page` adds the slot
+# before the app is frozen; without it the document is built for each request).
+DOCUMENT_CACHE: Final = web.AppKey("openapi_document_cache", dict)
+
+
 @documented({200: {"type": "object"}}, store=False)
 async def handler(request: web.Request) -> web.Response:
     """The OpenAPI document (JSON, OpenAPI 3.1)."""
-    return web.json_response(document(request.app))
+    cache: dict[str, bytes] | None = request.app.get(DOCUMENT_CACHE)
+    body = cache.get("json") if cache is not None else None
+    if body is None:
+        body = json.dumps(document(request.app), separators=(",", ":")).encode("utf-8")
+        if cache is not None:
+            cache["json"] = body
+    return web.Response(body=body, content_type="application/json")
