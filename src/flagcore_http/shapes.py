@@ -10,6 +10,7 @@ Route modules combine them in their `flagcore_http.contract.documented` declarat
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from flagcore.wire import INT64_MAX, INT64_MIN, JsonSchema, schema_ref
@@ -49,7 +50,6 @@ __all__ = [
     "HEALTH",
     "ID",
     "INTEGER",
-    "JSON_PATCH",
     "METRICS",
     "NULLABLE_STRING",
     "OFREP_ERROR",
@@ -81,6 +81,7 @@ __all__ = [
     "URL_FRIENDLY_NAME",
     "VARIANTS",
     "array",
+    "json_patch",
     "nullable",
     "obj",
     "whole",
@@ -434,16 +435,23 @@ METRICS = obj(
     {"appName": NULLABLE_STRING, "instanceId": NULLABLE_STRING},
     closed=False,
 )
-JSON_PATCH = array(
-    obj(
-        {
-            "op": {"enum": ["replace", "add"]},
-            "path": {"enum": ["/description", "/type", "/impressionData", "/stale"]},
-            "value": {"type": ["string", "boolean"]},
-        },
-        closed=False,
+
+
+def json_patch(paths: Iterable[str]) -> JsonSchema:
+    """A JSON Patch body of ``replace``/``add`` operations on these paths (a route passes
+    the table it patches from, so the two cannot differ)."""
+    return array(
+        obj(
+            {
+                "op": {"enum": ["replace", "add"]},
+                "path": {"enum": sorted(paths)},
+                "value": {"type": ["string", "boolean"]},
+            },
+            closed=False,
+        )
     )
-)
+
+
 ANY_JSON = ANY
 
 

@@ -116,7 +116,7 @@ _PATCHABLE = {
 
 
 @routes.patch(FLAG)
-@documented({200: shapes.FLAG}, body=shapes.JSON_PATCH)
+@documented({200: shapes.FLAG}, body=shapes.json_patch(_PATCHABLE))
 async def patch_flag(request: web.Request) -> web.Response:
     """JSON Patch (``replace``/``add``) on description, type, impressionData and stale."""
     operations = await read_json(request)
