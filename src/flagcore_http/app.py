@@ -15,6 +15,9 @@ from flagcore_http.auth import SIGNAL_CREDENTIALS, SignalCredentialsCache, is_fr
 from flagcore_http.calls import StoreWorker, store_upkeep
 from flagcore_http.client_cache import CacheSizes, ClientCache
 from flagcore_http.config import ServerConfig
+
+# openapi (issue 18)
+from flagcore_http.docs_page import setup_docs_page
 from flagcore_http.errors import (
     UNMATCHED_PATH,
     Handler,
@@ -92,6 +95,8 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
                 answer = cors.with_cors(answer)
             web.RouteDef(route.method, route.path, answer, route.kwargs).register(app.router)
     app.router.add_get("/docs/openapi.json", guarded(openapi.handler))
+    # openapi (issue 18): /docs, the contract rendered by a vendored viewer
+    setup_docs_page(app)
     setup_ui(app)  # the admin web UI at / and /ui/ (before the catch-all)
     app.router.add_route("*", UNMATCHED_PATH, unmatched_handler)  # last: tried after all
     app.cleanup_ctx.append(_worker_lifetime)

@@ -18,6 +18,7 @@ import functools
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail, Forbidden, InvalidInput
+from flagcore_http.contract import Parameter, documented
 from flagcore_http.errors import Handler
 from flagcore_http.keys import CONFIG
 
@@ -71,6 +72,9 @@ def _add_cors_headers(request: web.Request, response: web.StreamResponse) -> Non
 @routes.options("/api/frontend")
 @routes.options("/api/frontend/{tail:.*}")
 @routes.options("/ofrep/v1/{tail:.*}")
+@documented(
+    {204: None}, headers={"Origin": Parameter({"type": "string"})}, errors=(400, 403), store=False
+)
 async def preflight(request: web.Request) -> web.Response:
     """A browser asks whether it may call: 204 for an allowed origin, 403 otherwise."""
     origin = request.headers.get("Origin")

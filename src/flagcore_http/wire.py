@@ -19,6 +19,7 @@ from flagcore.entities import ActionKind, StrategyParameter, TokenType
 from flagcore.model import Constraint
 
 __all__ = [
+    "BODY_NAMES",
     "ActionBody",
     "ActionSetBody",
     "CreateEnvironment",
@@ -224,6 +225,8 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     EndpointUpdate: {},
     SignalTokenBody: {},
 }
+# Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
+BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES
 # The model's names too, for error paths inside bodies that hold model values.
 _ALL_NAMES: Mapping[type, Mapping[str, str]] = {**wire.WIRE_NAMES, **_NAMES}
 

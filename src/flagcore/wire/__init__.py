@@ -7,6 +7,7 @@
   errors); adapters that read classes of their own take ``converter.copy()``.
 - `client_features`: whole payloads, deltas, formats 1 and 2.
 - `unleash_export`: Unleash's feature export file (its import and export).
+- `schema`: JSON Schemas of the same classes, for the published API contract.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from flagcore.wire.converter import (
 )
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.reading import NotFast
+from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
 
 # Unleash's feature export format (branch importer).
 from flagcore.wire.unleash_export import (
@@ -77,9 +79,11 @@ __all__ = [
     "ExportedTagType",
     "FeatureExport",
     "IndexedClientFeatures",
+    "JsonSchema",
     "LegalValue",
     "NotFast",
     "OutOfRange",
+    "SchemaSet",
     "WireField",
     "WrongType",
     "apply_delta_events",
@@ -92,6 +96,7 @@ __all__ = [
     "read_client_features",
     "read_export",
     "register_class",
+    "schema_ref",
     "structure",
     "structure_constraints",
     "structure_dependencies",

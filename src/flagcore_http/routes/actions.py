@@ -25,9 +25,10 @@ from flagcore.entities import Action, ActionExecution, ActionKind, ActionSet, Si
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Constraint
 from flagcore.service import matching_action_sets
-from flagcore_http import render
+from flagcore_http import render, shapes
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
+from flagcore_http.contract import documented
 from flagcore_http.keys import SERVICE, WORKER
 from flagcore_http.wire import ActionSetBody
 
@@ -38,6 +39,9 @@ _log = logging.getLogger("flagcore_http")
 _T = TypeVar("_T")
 ACTIONS = "/api/admin/projects/{project}/actions"
 SIGNAL_ENDPOINT_SOURCE = "signal-endpoint"
+
+# What can follow a created action set (OpenAPI links, for stateful tests).
+_CREATED = {"project": "$request.path.project", "id": "$response.body#/id"}
 
 
 def _action_set(body: ActionSetBody, project: str) -> ActionSet:
@@ -151,6 +155,7 @@ def render_action_set_event(value: ActionExecution) -> dict[str, Any]:
 
 
 @routes.get(ACTIONS)
+@documented({200: shapes.obj({"actions": shapes.array(shapes.ACTION_SET)})})
 async def list_action_sets(request: web.Request) -> web.Response:
     """The project's action sets."""
     sets = await call(
@@ -160,6 +165,19 @@ async def list_action_sets(request: web.Request) -> web.Response:
 
 
 @routes.post(ACTIONS)
+@documented(
+    {201: shapes.ACTION_SET},
+    body=ActionSetBody,
+    errors=(409,),
+    links={
+        "actions.get_action_set": _CREATED,
+        "actions.update_action_set": _CREATED,
+        "actions.delete_action_set": _CREATED,
+        "actions.enable_action_set": _CREATED,
+        "actions.disable_action_set": _CREATED,
+        "actions.action_set_events": _CREATED,
+    },
+)
 async def create_action_set(request: web.Request) -> web.Response:
     """Create an action set (201)."""
     project = request.match_info["project"]
@@ -189,6 +207,7 @@ _ACTION_LABELS = {
 
 
 @routes.get(ACTIONS + "/config")
+@documented({200: shapes.ACTION_CATALOGUE})
 async def action_catalogue(request: web.Request) -> web.Response:
     """The actions an action set of this project can run, and their parameters."""
     project = request.match_info["project"]
@@ -219,6 +238,7 @@ async def action_catalogue(request: web.Request) -> web.Response:
 
 
 @routes.get(ACTIONS + "/{id}")
+@documented({200: shapes.ACTION_SET}, path={"id": shapes.ID})
 async def get_action_set(request: web.Request) -> web.Response:
     """One action set."""
     action_set = await call(
@@ -231,6 +251,7 @@ async def get_action_set(request: web.Request) -> web.Response:
 
 
 @routes.put(ACTIONS + "/{id}")
+@documented({200: shapes.ACTION_SET}, body=ActionSetBody, errors=(409,), path={"id": shapes.ID})
 async def update_action_set(request: web.Request) -> web.Response:
     """Replace an action set."""
     action_set_id = int_parameter(request, "id")
@@ -247,6 +268,7 @@ async def update_action_set(request: web.Request) -> web.Response:
 
 
 @routes.delete(ACTIONS + "/{id}")
+@documented({200: None}, path={"id": shapes.ID})
 async def delete_action_set(request: web.Request) -> web.Response:
     """Delete an action set and its event log."""
     await call(
@@ -272,12 +294,14 @@ async def _switch(request: web.Request, enabled: bool) -> web.Response:
 
 
 @routes.post(ACTIONS + "/{id}/on")
+@documented({200: None}, path={"id": shapes.ID})
 async def enable_action_set(request: web.Request) -> web.Response:
     """Enable an action set."""
     return await _switch(request, True)
 
 
 @routes.post(ACTIONS + "/{id}/off")
+@documented({200: None}, path={"id": shapes.ID})
 async def disable_action_set(request: web.Request) -> web.Response:
     """Disable an action set."""
     return await _switch(request, False)
@@ -297,6 +321,11 @@ def _page(request: web.Request) -> tuple[int, int]:
 
 
 @routes.get(ACTIONS + "/{id}/events")
+@documented(
+    {200: shapes.obj({"actionSetEvents": shapes.array(shapes.ACTION_SET_EVENT)})},
+    query=shapes.ACTION_EVENTS_PAGE,
+    path={"id": shapes.ID},
+)
 async def action_set_events(request: web.Request) -> web.Response:
     """The action set's runs, newest first (``limit``, ``offset``)."""
     limit, offset = _page(request)

@@ -6,9 +6,10 @@ from aiohttp import web
 
 from flagcore.entities import StrategyDefinition
 from flagcore.wire import INT64_MAX
-from flagcore_http import render
+from flagcore_http import render, shapes
 from flagcore_http.bodies import query_int, read_body
 from flagcore_http.calls import actor, call, service
+from flagcore_http.contract import Parameter, documented
 from flagcore_http.wire import CreateEnvironment, CreateStrategyDefinition
 
 __all__ = ["routes"]
@@ -17,6 +18,9 @@ routes = web.RouteTableDef()
 
 
 @routes.get("/api/admin/environments")
+@documented(
+    {200: shapes.obj({"version": shapes.INTEGER, "environments": shapes.array(shapes.ENVIRONMENT)})}
+)
 async def list_environments(request: web.Request) -> web.Response:
     environments = await call(request, service(request).environments.list_environments)
     return web.json_response(
@@ -31,6 +35,7 @@ async def list_environments(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/environments")
+@documented({201: shapes.ENVIRONMENT}, body=CreateEnvironment, errors=(409,))
 async def create_environment(request: web.Request) -> web.Response:
     body = await read_body(request, CreateEnvironment)
     created = await call(
@@ -53,6 +58,13 @@ async def create_environment(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/admin/strategies")
+@documented(
+    {
+        200: shapes.obj(
+            {"version": shapes.INTEGER, "strategies": shapes.array(shapes.STRATEGY_DEFINITION)}
+        )
+    }
+)
 async def list_strategy_definitions(request: web.Request) -> web.Response:
     definitions = await call(
         request, service(request).strategy_definitions.list_strategy_definitions
@@ -63,6 +75,7 @@ async def list_strategy_definitions(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/strategies")
+@documented({201: shapes.STRATEGY_DEFINITION}, body=CreateStrategyDefinition, errors=(409,))
 async def create_strategy_definition(request: web.Request) -> web.Response:
     body = await read_body(request, CreateStrategyDefinition)
     created = await call(
@@ -75,6 +88,14 @@ async def create_strategy_definition(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/admin/events")
+@documented(
+    {200: shapes.obj({"version": shapes.INTEGER, "events": shapes.array(shapes.EVENT)})},
+    query={
+        "limit": Parameter(shapes.whole(1, 1000)),
+        "before": Parameter(shapes.whole(0)),
+        "feature": Parameter(shapes.STRING),
+    },
+)
 async def list_events(request: web.Request) -> web.Response:
     limit = query_int(request, "limit", 100, 1, 1000) or 100
     before = query_int(request, "before", None, 0, INT64_MAX)

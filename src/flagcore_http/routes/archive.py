@@ -8,8 +8,9 @@ from aiohttp import web
 
 from flagcore.entities import FlagDetails
 from flagcore.wire import converter
-from flagcore_http import render
+from flagcore_http import render, shapes
 from flagcore_http.calls import actor, call, service
+from flagcore_http.contract import documented
 
 __all__ = ["routes"]
 
@@ -30,12 +31,14 @@ def _archived(details: FlagDetails) -> dict[str, Any]:
 
 
 @routes.get("/api/admin/archive/features")
+@documented({200: shapes.ARCHIVED_FLAGS})
 async def archived(request: web.Request) -> web.Response:
     flags = await call(request, service(request).archive.list_archived_flags)
     return web.json_response({"version": 1, "features": [_archived(d) for d in flags]})
 
 
 @routes.get("/api/admin/archive/features/{project}")
+@documented({200: shapes.ARCHIVED_FLAGS})
 async def archived_in_project(request: web.Request) -> web.Response:
     flags = await call(
         request, service(request).archive.list_archived_flags, request.match_info["project"]
@@ -44,6 +47,7 @@ async def archived_in_project(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/archive/revive/{name}")
+@documented({200: None}, errors=(409,))
 async def revive(request: web.Request) -> web.Response:
     await call(
         request,
@@ -55,6 +59,7 @@ async def revive(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/admin/archive/{name}")
+@documented({200: None})
 async def delete_for_good(request: web.Request) -> web.Response:
     await call(
         request,

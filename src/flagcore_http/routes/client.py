@@ -17,10 +17,12 @@ from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
 from flagcore.service import ClientQuery, ClientVocabulary, Service, client_features_format
 from flagcore.wire import unstructure_client_features, unstructure_flag
+from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.client_cache import ClientCache, FastAnswer, RenderedPayload, query_hash
 from flagcore_http.config import ServerConfig
+from flagcore_http.contract import documented
 from flagcore_http.errors import Handler
 from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
 
@@ -189,6 +191,9 @@ def _cache_key(environment: str, query: ClientQuery | None, version: int) -> tup
 
 
 @routes.get("/api/client/features")
+@documented(
+    {200: shapes.CLIENT_FEATURES, 304: None}, query=shapes.SDK_QUERY, headers=shapes.SDK_HEADERS
+)
 async def client_features(request: web.Request) -> web.StreamResponse:
     version = _spec_version(request)
     tags = _tags(request)
@@ -280,6 +285,7 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
 
 
 @routes.get("/api/client/features/{name}")
+@documented({200: shapes.CLIENT_FLAG}, query=shapes.SDK_SCOPE_QUERY, headers=shapes.SDK_HEADERS)
 async def client_feature(request: web.Request) -> web.Response:
     version = _spec_version(request)
     environment, projects = sdk_scope(request)
@@ -370,6 +376,7 @@ async def _json_object(request: web.Request) -> dict[str, Any]:
 
 
 @routes.post("/api/client/register")
+@documented({202: None}, body=shapes.REGISTRATION)
 async def register(request: web.Request) -> web.Response:
     body = await _json_object(request)
     problems = register_problems(body)
@@ -391,6 +398,7 @@ async def register(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/client/metrics")
+@documented({202: None}, body=shapes.METRICS)
 async def metrics(request: web.Request) -> web.Response:
     body = await _json_object(request)
     bucket = body.get("bucket")

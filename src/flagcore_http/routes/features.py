@@ -10,9 +10,10 @@ from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency, Strategy, Variant
 from flagcore.wire import json_type
-from flagcore_http import render, wire
+from flagcore_http import render, shapes, wire
 from flagcore_http.bodies import read_body, read_json
 from flagcore_http.calls import actor, call, service
+from flagcore_http.contract import documented
 from flagcore_http.wire import CreateFlag, SortOrderItem, UpdateFlag
 
 __all__ = ["routes"]
@@ -23,18 +24,40 @@ FLAGS = "/api/admin/projects/{project}/features"
 FLAG = FLAGS + "/{name}"
 STRATEGIES = FLAG + "/environments/{environment}/strategies"
 
+# What can follow a created flag or an added strategy (OpenAPI links, for stateful tests).
+_CREATED_FLAG = {"project": "$request.path.project", "name": "$response.body#/name"}
+_ADDED_STRATEGY = {
+    "project": "$request.path.project",
+    "name": "$request.path.name",
+    "environment": "$request.path.environment",
+    "strategy_id": "$response.body#/id",
+}
+
 
 def _path(request: web.Request) -> tuple[str, str]:
     return request.match_info["project"], request.match_info["name"]
 
 
 @routes.get(FLAGS)
+@documented({200: shapes.obj({"version": shapes.INTEGER, "features": shapes.array(shapes.FLAG)})})
 async def list_flags(request: web.Request) -> web.Response:
     flags = await call(request, service(request).flags.list_flags, request.match_info["project"])
     return web.json_response({"version": 2, "features": [render.flag(f) for f in flags]})
 
 
 @routes.post(FLAGS)
+@documented(
+    {201: shapes.FLAG},
+    body=CreateFlag,
+    errors=(409,),
+    links={
+        "features.get_flag": _CREATED_FLAG,
+        "features.update_flag": _CREATED_FLAG,
+        "features.patch_flag": _CREATED_FLAG,
+        "features.archive_flag": _CREATED_FLAG,
+        "features.set_dependencies": _CREATED_FLAG,
+    },
+)
 async def create_flag(request: web.Request) -> web.Response:
     body = await read_body(request, CreateFlag)
     created = await call(
@@ -52,6 +75,7 @@ async def create_flag(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/features/validate")
+@documented({200: None}, body=shapes.obj({"name": shapes.STRING}, closed=False), errors=(409,))
 async def validate_name(request: web.Request) -> web.Response:
     data = await read_json(request)
     name = data.get("name") if isinstance(data, dict) else None
@@ -60,12 +84,14 @@ async def validate_name(request: web.Request) -> web.Response:
 
 
 @routes.get(FLAG)
+@documented({200: shapes.FLAG_DETAILS})
 async def get_flag(request: web.Request) -> web.Response:
     details = await call(request, service(request).flags.get_flag, *_path(request))
     return web.json_response(render.flag_details(details))
 
 
 @routes.put(FLAG)
+@documented({200: shapes.FLAG}, body=UpdateFlag)
 async def update_flag(request: web.Request) -> web.Response:
     body = await read_body(request, UpdateFlag)
     updated = await call(
@@ -90,6 +116,7 @@ _PATCHABLE = {
 
 
 @routes.patch(FLAG)
+@documented({200: shapes.FLAG}, body=shapes.json_patch(_PATCHABLE))
 async def patch_flag(request: web.Request) -> web.Response:
     """JSON Patch (``replace``/``add``) on description, type, impressionData and stale."""
     operations = await read_json(request)
@@ -132,6 +159,7 @@ async def patch_flag(request: web.Request) -> web.Response:
 
 
 @routes.delete(FLAG)
+@documented({202: None})
 async def archive_flag(request: web.Request) -> web.Response:
     await call(
         request, service(request).archive.archive_flag, *_path(request), actor=actor(request)
@@ -140,6 +168,7 @@ async def archive_flag(request: web.Request) -> web.Response:
 
 
 @routes.post(FLAG + "/stale/{state}")
+@documented({200: shapes.FLAG}, path={"state": {"enum": ["on", "off"]}})
 async def set_stale(request: web.Request) -> web.Response:
     state = request.match_info["state"]
     if state not in ("on", "off"):
@@ -155,6 +184,7 @@ async def set_stale(request: web.Request) -> web.Response:
 
 
 @routes.put(FLAG + "/dependencies")
+@documented({200: shapes.FLAG}, body=tuple[Dependency, ...])
 async def set_dependencies(request: web.Request) -> web.Response:
     data = await read_json(request)
     dependencies = wire.structure(data, tuple[Dependency, ...], "the dependencies")
@@ -181,18 +211,21 @@ async def _switch(request: web.Request, enabled: bool) -> web.Response:
 
 
 @routes.post(FLAG + "/environments/{environment}/on")
+@documented({200: None})
 async def switch_on(request: web.Request) -> web.Response:
     """Turn the flag on in the environment (adds a 100% rollout if it has no strategy)."""
     return await _switch(request, True)
 
 
 @routes.post(FLAG + "/environments/{environment}/off")
+@documented({200: None})
 async def switch_off(request: web.Request) -> web.Response:
     """Turn the flag off in the environment."""
     return await _switch(request, False)
 
 
 @routes.put(FLAG + "/environments/{environment}/variants")
+@documented({200: shapes.VARIANTS}, body=tuple[Variant, ...])
 async def set_variants(request: web.Request) -> web.Response:
     data = await read_json(request)
     variants = wire.structure(data, tuple[Variant, ...], "the variants")
@@ -208,6 +241,7 @@ async def set_variants(request: web.Request) -> web.Response:
 
 
 @routes.get(FLAG + "/environments/{environment}/variants")
+@documented({200: shapes.VARIANTS})
 async def get_variants(request: web.Request) -> web.Response:
     details = await call(request, service(request).flags.get_flag, *_path(request))
     environment = request.match_info["environment"]
@@ -220,6 +254,7 @@ async def get_variants(request: web.Request) -> web.Response:
 
 
 @routes.get(STRATEGIES)
+@documented({200: shapes.array(shapes.STRATEGY)})
 async def list_strategies(request: web.Request) -> web.Response:
     strategies = await call(
         request,
@@ -231,6 +266,15 @@ async def list_strategies(request: web.Request) -> web.Response:
 
 
 @routes.post(STRATEGIES)
+@documented(
+    {200: shapes.STRATEGY},
+    body=Strategy,
+    links={
+        "features.get_strategy": _ADDED_STRATEGY,
+        "features.update_strategy": _ADDED_STRATEGY,
+        "features.delete_strategy": _ADDED_STRATEGY,
+    },
+)
 async def add_strategy(request: web.Request) -> web.Response:
     strategy = await read_body(request, Strategy)
     stored = await call(
@@ -245,6 +289,7 @@ async def add_strategy(request: web.Request) -> web.Response:
 
 
 @routes.post(STRATEGIES + "/set-sort-order")
+@documented({200: None}, body=tuple[SortOrderItem, ...])
 async def sort_strategies(request: web.Request) -> web.Response:
     data = await read_json(request)
     items = wire.structure(data, tuple[SortOrderItem, ...], "the sort order")
@@ -260,6 +305,7 @@ async def sort_strategies(request: web.Request) -> web.Response:
 
 
 @routes.get(STRATEGIES + "/{strategy_id}")
+@documented({200: shapes.STRATEGY})
 async def get_strategy(request: web.Request) -> web.Response:
     stored = await call(
         request,
@@ -272,6 +318,7 @@ async def get_strategy(request: web.Request) -> web.Response:
 
 
 @routes.put(STRATEGIES + "/{strategy_id}")
+@documented({200: shapes.STRATEGY}, body=Strategy)
 async def update_strategy(request: web.Request) -> web.Response:
     strategy = await read_body(request, Strategy)
     stored = await call(
@@ -287,6 +334,7 @@ async def update_strategy(request: web.Request) -> web.Response:
 
 
 @routes.delete(STRATEGIES + "/{strategy_id}")
+@documented({200: None})
 async def delete_strategy(request: web.Request) -> web.Response:
     await call(
         request,

@@ -19,8 +19,10 @@ from aiohttp import web
 from flagcore.entities import ApiToken
 from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
 from flagcore.service import FrontendView, build_frontend_view, frontend_context
+from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
+from flagcore_http.contract import documented
 from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN
 from flagcore_http.routes import client
 
@@ -222,6 +224,7 @@ def _body_path(name: str) -> str:
 
 
 @routes.get("/api/frontend")
+@documented({200: shapes.FRONTEND_FLAGS, 304: None}, query=shapes.CONTEXT_QUERY)
 async def frontend_get(request: web.Request) -> web.Response:
     """The flags on for the context in the query (``properties[name]=…`` for properties)."""
     fields, properties = _query_context(request)
@@ -232,6 +235,7 @@ async def frontend_get(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/frontend")
+@documented({200: shapes.FRONTEND_FLAGS, 304: None}, body=shapes.CONTEXT_BODY, body_required=False)
 async def frontend_post(request: web.Request) -> web.Response:
     """The flags on for the context in ``{"context": {...}}``."""
     fields, properties = await _body_context(request)
@@ -242,6 +246,7 @@ async def frontend_post(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/frontend/client/metrics")
+@documented({200: None}, body=shapes.METRICS)
 async def frontend_metrics(request: web.Request) -> web.Response:
     """Counted as for server SDKs (the token's projects and environment); 200 as Unleash."""
     await client.metrics(request)
@@ -249,6 +254,7 @@ async def frontend_metrics(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/frontend/client/register")
+@documented({200: None}, body=shapes.FRONTEND_REGISTRATION)
 async def frontend_register(request: web.Request) -> web.Response:
     """Browser SDKs register with less than server SDKs: ``appName`` is required; a
     missing ``interval``, ``started`` or ``strategies`` means 0, now and none."""

@@ -7,7 +7,9 @@ from typing import Protocol, runtime_checkable
 from aiohttp import web
 
 from flagcore.errors import FlagcoreError
+from flagcore_http import shapes
 from flagcore_http.calls import call, service
+from flagcore_http.contract import documented
 
 __all__ = ["routes"]
 
@@ -24,11 +26,13 @@ class _ReportsAvailability(Protocol):
 
 
 @routes.get("/health")
+@documented({200: shapes.HEALTH}, store=False)
 async def health(request: web.Request) -> web.Response:
     return web.json_response({"health": "GOOD"})
 
 
 @routes.get("/ready")
+@documented({200: shapes.HEALTH, 503: shapes.HEALTH})
 async def ready(request: web.Request) -> web.Response:
     """Ready when the store answers (one cheap read), or says its database is reachable."""
     store = service(request).store

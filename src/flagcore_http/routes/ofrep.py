@@ -20,7 +20,9 @@ from aiohttp import web
 
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, LimitExceeded, NotFound
 from flagcore.service import STANDARD_FIELDS, FrontendView, frontend_context
+from flagcore_http import shapes
 from flagcore_http.bodies import parse_json
+from flagcore_http.contract import documented
 from flagcore_http.routes.frontend import (
     MAX_CONTEXT_BODY_BYTES,
     answer_with_etag,
@@ -182,6 +184,11 @@ async def _view_and_context(request: web.Request) -> tuple[FrontendView, dict[st
 
 
 @routes.post("/ofrep/v1/evaluate/flags/{key}")
+@documented(
+    {200: shapes.OFREP_EVALUATION, 400: shapes.OFREP_ERROR, 404: shapes.OFREP_ERROR},
+    body=shapes.CONTEXT_BODY,
+    body_required=False,
+)
 async def evaluate_flag(request: web.Request) -> web.Response:
     """OFREP: one flag for the context in ``{"context": {...}}``."""
     key = request.match_info["key"]
@@ -200,6 +207,11 @@ async def evaluate_flag(request: web.Request) -> web.Response:
 
 
 @routes.post("/ofrep/v1/evaluate/flags")
+@documented(
+    {200: shapes.OFREP_FLAGS, 304: None, 400: shapes.OFREP_ERROR},
+    body=shapes.CONTEXT_BODY,
+    body_required=False,
+)
 async def evaluate_flags(request: web.Request) -> web.Response:
     """OFREP: every flag of the token's scope for the context (ETag, 304)."""
     try:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore_http import render
+from flagcore_http import render, shapes
 from flagcore_http.bodies import read_body
 from flagcore_http.calls import actor, call, service
+from flagcore_http.contract import documented
 from flagcore_http.wire import CreateProject, UpdateProject
 
 __all__ = ["routes"]
@@ -15,6 +16,9 @@ routes = web.RouteTableDef()
 
 
 @routes.get("/api/admin/projects")
+@documented(
+    {200: shapes.obj({"version": shapes.INTEGER, "projects": shapes.array(shapes.PROJECT)})}
+)
 async def list_projects(request: web.Request) -> web.Response:
     svc = service(request)
     projects = await call(request, svc.projects.list_projects)
@@ -33,6 +37,16 @@ async def list_projects(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/projects")
+@documented(
+    {201: shapes.PROJECT},
+    body=CreateProject,
+    errors=(409,),
+    links={
+        "projects.delete_project": {"id": "$response.body#/id"},
+        "features.list_flags": {"project": "$response.body#/id"},
+        "features.create_flag": {"project": "$response.body#/id"},
+    },
+)
 async def create_project(request: web.Request) -> web.Response:
     body = await read_body(request, CreateProject)
     project = await call(
@@ -46,6 +60,7 @@ async def create_project(request: web.Request) -> web.Response:
     return web.json_response(render.project(project), status=201)
 
 
+@documented({200: shapes.PROJECT}, body=UpdateProject)
 async def _update(request: web.Request) -> web.Response:
     body = await read_body(request, UpdateProject)
     project = await call(
@@ -64,6 +79,7 @@ routes.put("/api/admin/projects/{id}")(_update)
 
 
 @routes.delete("/api/admin/projects/{id}")
+@documented({200: None}, errors=(409,))
 async def delete_project(request: web.Request) -> web.Response:
     await call(
         request,

@@ -17,10 +17,11 @@ from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
 from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
 from flagcore.service import SIGNAL_PAYLOAD_MAX_DEPTH
 from flagcore.wire import INT64_MAX
-from flagcore_http import render
+from flagcore_http import render, shapes
 from flagcore_http.auth import signal_sender
 from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
+from flagcore_http.contract import documented
 from flagcore_http.errors import error_response
 from flagcore_http.routes.actions import schedule_action_sets
 from flagcore_http.wire import EndpointBody, EndpointUpdate, SignalTokenBody
@@ -30,6 +31,9 @@ __all__ = ["routes"]
 routes = web.RouteTableDef()
 _log = logging.getLogger("flagcore_http")
 ENDPOINTS = "/api/admin/signal-endpoints"
+
+# What can follow a created endpoint (OpenAPI links, for stateful tests).
+_CREATED = {"id": "$response.body#/id"}
 
 
 def _endpoint(
@@ -62,12 +66,26 @@ def _signal(value: Signal) -> dict[str, Any]:
 
 
 @routes.get(ENDPOINTS)
+@documented({200: shapes.obj({"signalEndpoints": shapes.array(shapes.SIGNAL_ENDPOINT)})})
 async def list_endpoints(request: web.Request) -> web.Response:
     endpoints = await call(request, service(request).signals.list_signal_endpoints)
     return web.json_response({"signalEndpoints": [_endpoint(e) for e in endpoints]})
 
 
 @routes.post(ENDPOINTS)
+@documented(
+    {201: shapes.SIGNAL_ENDPOINT},
+    body=EndpointBody,
+    errors=(409,),
+    links={
+        "signals.get_endpoint": _CREATED,
+        "signals.update_endpoint": _CREATED,
+        "signals.delete_endpoint": _CREATED,
+        "signals.create_token": _CREATED,
+        "signals.list_tokens": _CREATED,
+        "signals.endpoint_signals": _CREATED,
+    },
+)
 async def create_endpoint(request: web.Request) -> web.Response:
     body = await read_body(request, EndpointBody)
     created = await call(
@@ -82,6 +100,7 @@ async def create_endpoint(request: web.Request) -> web.Response:
 
 
 @routes.get(ENDPOINTS + "/{id}")
+@documented({200: shapes.SIGNAL_ENDPOINT}, path={"id": shapes.ID})
 async def get_endpoint(request: web.Request) -> web.Response:
     endpoint_id = int_parameter(request, "id")
     endpoint = await call(request, service(request).signals.get_signal_endpoint, endpoint_id)
@@ -90,6 +109,9 @@ async def get_endpoint(request: web.Request) -> web.Response:
 
 
 @routes.put(ENDPOINTS + "/{id}")
+@documented(
+    {200: shapes.SIGNAL_ENDPOINT}, body=EndpointUpdate, errors=(409,), path={"id": shapes.ID}
+)
 async def update_endpoint(request: web.Request) -> web.Response:
     endpoint_id = int_parameter(request, "id")
     body = await read_body(request, EndpointUpdate)
@@ -106,6 +128,7 @@ async def update_endpoint(request: web.Request) -> web.Response:
 
 
 @routes.delete(ENDPOINTS + "/{id}")
+@documented({200: None}, path={"id": shapes.ID})
 async def delete_endpoint(request: web.Request) -> web.Response:
     await call(
         request,
@@ -117,6 +140,9 @@ async def delete_endpoint(request: web.Request) -> web.Response:
 
 
 @routes.get(ENDPOINTS + "/{id}/tokens")
+@documented(
+    {200: shapes.obj({"tokens": shapes.array(shapes.SIGNAL_TOKEN)})}, path={"id": shapes.ID}
+)
 async def list_tokens(request: web.Request) -> web.Response:
     tokens = await call(
         request, service(request).signals.list_signal_endpoint_tokens, int_parameter(request, "id")
@@ -125,6 +151,12 @@ async def list_tokens(request: web.Request) -> web.Response:
 
 
 @routes.post(ENDPOINTS + "/{id}/tokens")
+@documented(
+    {201: shapes.SIGNAL_TOKEN_WITH_SECRET},
+    body=SignalTokenBody,
+    errors=(409,),
+    path={"id": shapes.ID},
+)
 async def create_token(request: web.Request) -> web.Response:
     endpoint_id = int_parameter(request, "id")
     body = await read_body(request, SignalTokenBody)
@@ -139,6 +171,7 @@ async def create_token(request: web.Request) -> web.Response:
 
 
 @routes.delete(ENDPOINTS + "/{id}/tokens/{token_id}")
+@documented({200: None}, path={"id": shapes.ID, "token_id": shapes.ID})
 async def delete_token(request: web.Request) -> web.Response:
     await call(
         request,
@@ -156,6 +189,11 @@ def _page(request: web.Request) -> tuple[int, int | None]:
 
 
 @routes.get(ENDPOINTS + "/{id}/signals")
+@documented(
+    {200: shapes.obj({"signals": shapes.array(shapes.SIGNAL)})},
+    query=shapes.SIGNAL_PAGE,
+    path={"id": shapes.ID},
+)
 async def endpoint_signals(request: web.Request) -> web.Response:
     limit, before = _page(request)
     signals = await call(
@@ -169,6 +207,7 @@ async def endpoint_signals(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/admin/signals")
+@documented({200: shapes.obj({"signals": shapes.array(shapes.SIGNAL)})}, query=shapes.SIGNAL_PAGE)
 async def recent_signals(request: web.Request) -> web.Response:
     limit, before = _page(request)
     signals = await call(
@@ -236,6 +275,12 @@ def _payload(request: web.Request, raw: bytes) -> Any:
 
 
 @routes.post("/api/signal-endpoint/{name}")
+@documented(
+    {202: shapes.obj({"id": shapes.INTEGER})},
+    body=shapes.ANY_JSON,
+    body_required=False,
+    errors=(408, 429),
+)
 async def receive_signal(request: web.Request) -> web.StreamResponse:
     """Receive a signal (endpoint token required; body optional JSON).
 

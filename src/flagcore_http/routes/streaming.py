@@ -14,6 +14,8 @@ import json
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore_http import shapes
+from flagcore_http.contract import documented
 from flagcore_http.keys import TOKEN
 from flagcore_http.routes.client import sdk_scope
 from flagcore_http.streaming import HUB, StreamConnection, sse
@@ -33,6 +35,9 @@ WRITE_TIMEOUT_S = 10.0
 
 
 @routes.get("/api/client/streaming")
+@documented(
+    {200: shapes.STRING}, media="text/event-stream", query=shapes.SDK_SCOPE_QUERY, errors=(400,)
+)
 async def streaming(request: web.Request) -> web.StreamResponse:
     if request.body_exists:
         # A stream never reads its request: a body would sit unread for hours.
@@ -95,6 +100,7 @@ async def _write(response: web.StreamResponse, message: bytes) -> None:
 
 
 @routes.get("/api/client/delta")
+@documented({200: shapes.DELTA, 304: None}, query=shapes.SDK_SCOPE_QUERY)
 async def delta(request: web.Request) -> web.Response:
     hub = request.app[HUB]
     environment, projects = sdk_scope(request)

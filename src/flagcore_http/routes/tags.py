@@ -5,8 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from flagcore.entities import Tag
+from flagcore_http import shapes
 from flagcore_http.bodies import read_body
 from flagcore_http.calls import actor, call, service
+from flagcore_http.contract import documented
 from flagcore_http.wire import CreateTagType, TagBody
 
 __all__ = ["routes"]
@@ -15,6 +17,9 @@ routes = web.RouteTableDef()
 
 
 @routes.get("/api/admin/tag-types")
+@documented(
+    {200: shapes.obj({"version": shapes.INTEGER, "tagTypes": shapes.array(shapes.TAG_TYPE)})}
+)
 async def list_tag_types(request: web.Request) -> web.Response:
     types = await call(request, service(request).tags.list_tag_types)
     return web.json_response(
@@ -23,6 +28,12 @@ async def list_tag_types(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/tag-types")
+@documented(
+    {201: shapes.TAG_TYPE},
+    body=CreateTagType,
+    errors=(409,),
+    links={"tags.delete_tag_type": {"name": "$response.body#/name"}},
+)
 async def create_tag_type(request: web.Request) -> web.Response:
     body = await read_body(request, CreateTagType)
     created = await call(
@@ -40,6 +51,7 @@ async def create_tag_type(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/admin/tag-types/{name}")
+@documented({200: None}, errors=(409,))
 async def delete_tag_type(request: web.Request) -> web.Response:
     await call(
         request,
@@ -51,6 +63,7 @@ async def delete_tag_type(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/admin/features/{name}/tags")
+@documented({200: shapes.obj({"version": shapes.INTEGER, "tags": shapes.array(shapes.TAG)})})
 async def list_flag_tags(request: web.Request) -> web.Response:
     tags = await call(request, service(request).tags.list_flag_tags, request.match_info["name"])
     return web.json_response(
@@ -59,6 +72,7 @@ async def list_flag_tags(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/features/{name}/tags")
+@documented({201: shapes.TAG}, body=TagBody, errors=(409,))
 async def add_flag_tag(request: web.Request) -> web.Response:
     body = await read_body(request, TagBody)
     name = request.match_info["name"]
@@ -75,6 +89,7 @@ async def add_flag_tag(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/admin/features/{name}/tags/{type}/{value}")
+@documented({200: None})
 async def remove_flag_tag(request: web.Request) -> web.Response:
     info = request.match_info
     await call(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore_http import render
+from flagcore_http import render, shapes
 from flagcore_http.bodies import read_body
 from flagcore_http.calls import actor, call, service
+from flagcore_http.contract import documented
 from flagcore_http.wire import CreateToken
 
 __all__ = ["routes"]
@@ -15,12 +16,14 @@ routes = web.RouteTableDef()
 
 
 @routes.get("/api/admin/api-tokens")
+@documented({200: shapes.obj({"tokens": shapes.array(shapes.TOKEN)})})
 async def list_tokens(request: web.Request) -> web.Response:
     tokens = await call(request, service(request).tokens.list_tokens)
     return web.json_response({"tokens": [render.token(t) for t in tokens]})
 
 
 @routes.post("/api/admin/api-tokens")
+@documented({201: shapes.TOKEN}, body=CreateToken, errors=(404, 409))
 async def create_token(request: web.Request) -> web.Response:
     body = await read_body(request, CreateToken)
     kind = "client" if body.type in ("client", "backend") else body.type
@@ -41,6 +44,7 @@ async def create_token(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/admin/api-tokens/{token}")
+@documented({200: None})
 async def delete_token(request: web.Request) -> web.Response:
     await call(
         request,

@@ -1,0 +1,134 @@
+"""JSON Schemas (2020-12, as OpenAPI 3.1 uses them) derived from the wire's classes.
+
+The schema of a class is read from the same things its reader is built from: the class's
+attributes and their types, and its table of JSON keys (`flagcore.wire.fields.FIELDS` for
+the model, an adapter's own mapping for its body classes). A field added to a class and
+its table appears in the schema with no other change, so the published contract cannot
+drift from what the readers accept.
+
+What the readers accept, the schema says: a field with a default may be missing or null
+(Unleash sends null for fields left at their default; see `register_class`); integers are
+64-bit; a string enum lists its values; strategy parameters are strings, numbers or
+booleans (read as Unleash writes them). Extra keys are allowed, as the readers ignore them.
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any, Union, get_args, get_origin
+
+import attrs
+
+from flagcore.wire.converter import INT64_MAX, INT64_MIN
+from flagcore.wire.fields import WIRE_NAMES
+
+__all__ = ["JsonSchema", "SchemaSet", "schema_ref"]
+
+JsonSchema = dict[str, Any]
+
+# The one ``Mapping[str, str]`` of the model: strategy parameters (see the converter's
+# ``_parameters``: numbers and booleans are read as their text, null as missing).
+_PARAMETER_VALUE: JsonSchema = {"type": ["string", "number", "boolean", "null"]}
+_INTEGER: JsonSchema = {"type": "integer", "minimum": INT64_MIN, "maximum": INT64_MAX}
+
+
+def schema_ref(name: str) -> JsonSchema:
+    """A reference to the component ``name`` of an OpenAPI document."""
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+class SchemaSet:
+    """The schemas of some attrs classes, each once, as OpenAPI components.
+
+    ``names`` maps each class to its renamed attributes (attribute → JSON key), as the
+    readers have them; the model's table is always included. ``refined`` adds to the
+    schema of some attributes what a type cannot say and a later check enforces (a name's
+    pattern), keyed by class and attribute; ``titles`` names a class's component when the
+    name is not the class's (Unleash's own schema name). `of` answers a type with a
+    schema that refers to the components it needs, adding them to `components`.
+    """
+
+    def __init__(
+        self,
+        names: Mapping[type, Mapping[str, str]] | None = None,
+        refined: Mapping[type, Mapping[str, JsonSchema]] | None = None,
+        titles: Mapping[type, str] | None = None,
+    ) -> None:
+        self._names: dict[type, Mapping[str, str]] = {**WIRE_NAMES, **(names or {})}
+        self._refined = refined or {}
+        self._titles = titles or {}
+        self.components: dict[str, JsonSchema] = {}
+        self._owners: dict[str, type] = {}
+
+    def of(self, type_: Any) -> JsonSchema:
+        """The schema of a JSON value read as ``type_`` (a class, ``tuple[X, ...]``, ...)."""
+        if type_ is Any or type_ is object:
+            return {}
+        if attrs.has(type_):
+            return self._component(type_)
+        if isinstance(type_, type) and issubclass(type_, enum.Enum):
+            return {"type": "string", "enum": [str(member.value) for member in type_]}
+        if type_ is bool:
+            return {"type": "boolean"}
+        if type_ is int:
+            return dict(_INTEGER)
+        if type_ is float:
+            return {"type": "number"}
+        if type_ is str:
+            return {"type": "string"}
+        if type_ is type(None):
+            return {"type": "null"}
+        origin, args = get_origin(type_), get_args(type_)
+        if origin in (Union, types.UnionType):
+            return _nullable(self.of(next(a for a in args if a is not type(None))))
+        if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+            return {"type": "array", "items": self.of(args[0])}
+        if origin in (list, frozenset, set):
+            return {"type": "array", "items": self.of(args[0])}
+        if origin in (dict, Mapping, typing.Mapping):
+            if args == (str, str):
+                return {"type": "object", "additionalProperties": _PARAMETER_VALUE}
+            return {"type": "object", "additionalProperties": self.of(args[1])}
+        raise TypeError(f"no JSON schema for {type_!r}")
+
+    def _component(self, cls: type) -> JsonSchema:
+        name = self._titles.get(cls, cls.__name__)
+        owner = self._owners.get(name)
+        if owner is not None and owner is not cls:
+            raise TypeError(f"two classes named {name} in one document")
+        if owner is None:
+            self._owners[name] = cls
+            self.components[name] = {}  # taken before the fields, for recursive classes
+            self.components[name] = self._object(cls)
+        return schema_ref(name)
+
+    def _object(self, cls: type) -> JsonSchema:
+        renames = self._names.get(cls, {})
+        refined = self._refined.get(cls, {})
+        hints = typing.get_type_hints(cls)
+        properties: dict[str, JsonSchema] = {}
+        required: list[str] = []
+        for field in attrs.fields(cls):
+            key = renames.get(field.name, field.name)
+            schema = {**self.of(hints[field.name]), **refined.get(field.name, {})}
+            if field.default is attrs.NOTHING:
+                required.append(key)
+            else:
+                schema = _nullable(schema)  # null means the default
+            properties[key] = schema
+        out: JsonSchema = {"type": "object", "properties": properties}
+        if required:
+            out["required"] = required
+        return out
+
+
+def _nullable(schema: JsonSchema) -> JsonSchema:
+    kind = schema.get("type")
+    if isinstance(kind, str) and "enum" not in schema:
+        return {**schema, "type": [kind, "null"]}
+    if isinstance(kind, list):
+        return schema if "null" in kind else {**schema, "type": [*kind, "null"]}
+    return {"anyOf": [schema, {"type": "null"}]}
