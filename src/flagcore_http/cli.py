@@ -333,6 +333,13 @@ def _parser() -> argparse.ArgumentParser:
         help="what polling SDKs are told to use with the fetch-mode header "
         "(default polling; FLAGCORE_SDK_FETCH_MODE)",
     )
+    # --- rate limits: whose X-Forwarded-For is believed (docs/security.md) ---
+    run.add_argument(
+        "--trusted-proxies",
+        metavar="ADDRESSES",
+        help="proxy addresses or networks (comma-separated) whose X-Forwarded-For names the "
+        "caller for rate limits (default none; FLAGCORE_TRUSTED_PROXIES)",
+    )
     run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
     )
@@ -442,6 +449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             db_connect_timeout=args.db_connect_timeout,
             db_revision_check_interval=args.db_revision_check_interval,
             access_log=False if args.no_access_log else None,
+            trusted_proxies=args.trusted_proxies,  # rate limits
         )
     except ConfigError as error:
         _say(f"flagcore: {error}", error=True)
