@@ -73,6 +73,29 @@ async def _post(
 # --- 429 before the body ---
 
 
+async def _answer_without_sending_the_body(api: Api, path: str, token: str) -> Any:
+    """POST ``path`` declaring a large body and sending none of it; the answer cannot have
+    waited for it. Returns (status, headers, JSON body, whether the server then closed)."""
+    server = api.client.server
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    try:
+        writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: {token}\r\n".encode()
+            + b"Content-Type: application/json\r\nContent-Length: 90000\r\n\r\n"
+        )
+        await writer.drain()
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {
+            k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])
+        }
+        body = json.loads(await reader.readexactly(int(headers["content-length"])))
+        closed = await asyncio.wait_for(reader.read(), 10) == b""
+        return int(lines[0].split()[1]), headers, body, closed
+    finally:
+        writer.close()
+
+
 async def test_a_limited_client_gets_429_with_retry_after_before_its_body_is_sent(
     service: Service,
 ) -> None:
@@ -80,32 +103,27 @@ async def test_a_limited_client_gets_429_with_retry_after_before_its_body_is_sen
     async with serving(service, metrics_rate_limit=2) as api:
         for _ in range(2):
             assert (await _post(api, METRICS, _report())).status == 202
-        server = api.client.server
-        reader, writer = await asyncio.open_connection(server.host, server.port)
-        try:
-            # Declares a large body and sends none of it: the answer cannot wait for it.
-            writer.write(
-                b"POST /api/client/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                + f"Authorization: {CLIENT}\r\n".encode()
-                + b"Content-Type: application/json\r\nContent-Length: 900000\r\n\r\n"
-            )
-            await writer.drain()
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-            lines = head.decode("latin-1").split("\r\n")
-            assert lines[0].split()[1] == "429"
-            headers = {
-                k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])
-            }
-            assert int(headers["retry-after"]) >= 1
-            body = json.loads(await reader.readexactly(int(headers["content-length"])))
-            assert body["name"] == "RateLimitedError"
-            assert body["details"][0]["message"]
-            # The unread body is not waited for: the server closes the connection.
-            assert await asyncio.wait_for(reader.read(), 10) == b""
-        finally:
-            writer.close()
+        status, headers, body, closed = await _answer_without_sending_the_body(api, METRICS, CLIENT)
+        assert status == 429
+        assert int(headers["retry-after"]) >= 1
+        assert body["name"] == "RateLimitedError"
+        assert body["details"][0]["message"]
+        assert closed  # the unread body is not waited for: the connection closes
     # Only the two allowed reports were counted.
     assert [row.yes for row in service.metrics.flag_metrics("known")] == [2]
+
+
+async def test_a_signal_burst_is_refused_before_its_body_is_read(api: Api) -> None:
+    endpoints = "/api/admin/signal-endpoints"
+    created = await api.json("POST", endpoints, 201, json={"name": "alerts"})
+    token = await api.json("POST", f"{endpoints}/{created['id']}/tokens", 201, json={"name": "t"})
+    secret = f"Bearer {token['token']}"
+    await api.json("POST", "/api/signal-endpoint/alerts", 202, token=secret, json={"n": 1})
+    status, headers, body, closed = await _answer_without_sending_the_body(
+        api, "/api/signal-endpoint/alerts", secret
+    )
+    assert (status, headers["retry-after"], body["name"]) == (429, "1", "RateLimitedError")
+    assert closed
 
 
 async def test_registrations_are_limited_like_unleash_and_answered_in_the_json_shape(
