@@ -20,6 +20,7 @@ from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.config import ConfigError
 from flagcore_http.keys import CACHE
+from flagcore_http.rate_limits import RateLimiter
 from tests.http.conftest import ALL_PROJECTS_CLIENT, CLIENT, Api
 
 FEATURES = "/api/client/features"
@@ -320,3 +321,27 @@ def test_rate_limit_settings_are_read_with_unleash_like_defaults() -> None:
     assert [str(network) for network in config.trusted_proxies] == ["10.0.0.0/8", "::1/128"]
     with pytest.raises(ConfigError, match="--trusted-proxies"):
         ServerConfig.from_env({}, trusted_proxies="everyone")
+
+
+# --- the limiter itself ---
+
+
+def test_a_bucket_allows_a_minutes_burst_then_refills_evenly() -> None:
+    now = [0.0]
+    limiter = RateLimiter(60, clock=lambda: now[0])
+    assert [limiter.take("a") for _ in range(60)] == [0.0] * 60
+    assert limiter.take("a") == pytest.approx(1.0)  # one a second from now on
+    now[0] += 0.5
+    assert limiter.take("a") == pytest.approx(0.5)
+    now[0] += 0.5
+    assert limiter.take("a") == 0.0
+    assert limiter.take("b") == 0.0  # another key has its own bucket
+
+
+def test_the_limiter_remembers_a_bounded_number_of_keys() -> None:
+    limiter = RateLimiter(1, max_keys=100)
+    for key in range(10_000):
+        limiter.take(key)
+    assert len(limiter) == 100
+    assert limiter.take(9_999) > 0  # the most recent keys are the ones kept
+    assert RateLimiter(0).take("anyone") == 0.0  # 0 turns a limit off
