@@ -24,7 +24,7 @@ Run by hand: ``.venv/bin/python benchmarks/hostile.py [--flags 300] [--seconds 4
    indistinguishable from a legitimate SDK; it can only rate-limit it per token/address,
    which here would limit the legit SDK too (it shares both). The ``CPU%`` columns are
    each process's share of one core over the phase (server, this process with the probe,
-   the legit client), from which the "why" line derives the server's CPU per probe
+   the legit client), from which the "cost" line derives the server's CPU per probe
    request.
 
 The legitimate client and the probe share the machine's cores with the server, so the
@@ -270,15 +270,24 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _probe_cost(before: dict[str, Any], during: dict[str, Any]) -> str:
+    """What the probe cost, printed for every probe: the server's CPU per probe request
+    (its CPU during, less what the legit polls cost at the rate measured before) against
+    a legit 304, and how the probe's requests were answered."""
+    per_poll = before["server_cpu"] / before["rate"] if before["rate"] else 0.0
+    left = during["server_cpu"] - during["rate"] * per_poll
+    per_request = 1000 * left / during["probe_rate"] if during["probe_rate"] else 0.0
+    return (
+        f"    cost: the probe sent {during['probe_rate']:.0f} req/s; each cost the server "
+        f"about {per_request:.2f} ms of CPU (a legit 304: {1000 * per_poll:.2f} ms); "
+        f"answers {during['statuses']}"
+    )
+
+
 def _why_missed(name: str, before: dict[str, Any], during: dict[str, Any]) -> str:
     """The numbers behind a missed 304 target: how much of the server's answer rate the
     probe took, and whether it was refused or could only be served."""
     served = sum(n for status, n in during["statuses"].items() if status not in (429, -1))
-    # The server's CPU per legit poll before, taken off its CPU during: what is left is
-    # the probe's, per probe request.
-    per_poll = before["server_cpu"] / before["rate"] if before["rate"] else 0.0
-    left = during["server_cpu"] - during["rate"] * per_poll
-    per_request = 1000 * left / during["probe_rate"] if during["probe_rate"] else 0.0
     refused = during["statuses"].get(429, 0)
     total = during["rate"] + during["probe_rate"]
     share = during["probe_rate"] / total if total else 0.0
@@ -292,8 +301,7 @@ def _why_missed(name: str, before: dict[str, Any], during: dict[str, Any]) -> st
         f"the server used {100 * during['server_cpu']:.0f}% of a core "
         f"({100 * before['server_cpu']:.0f}% before), the probe client "
         f"{100 * during['probe_cpu']:.0f}%, the legit client {100 * during['legit_cpu']:.0f}% "
-        f"({100 * before['legit_cpu']:.0f}% before); each probe request cost the server "
-        f"about {per_request:.2f} ms of CPU (a legit 304: {1000 * per_poll:.2f} ms).",
+        f"({100 * before['legit_cpu']:.0f}% before).",
     ]
     if during["server_cpu"] < 0.5 and os.getloadavg()[0] > (os.cpu_count() or 1):
         lines.append(
@@ -403,6 +411,7 @@ async def _main(args: argparse.Namespace) -> int:
                 + ", ".join(f"{k}: {'ok' if v else 'MISSED'}" for k, v in verdicts.items())
                 + f" (lowest rate {100 * slowest:.0f}% of before)"
             )
+            print(_probe_cost(before, during))
             if not verdicts["304 rate within 20%"]:
                 print(_why_missed(name, before, during))
         final = await _phase(base, server.pid, db, args.seconds, None)
