@@ -51,7 +51,7 @@ __all__ = [
 ]
 
 # How many keys each limiter remembers; the least recently seen is forgotten first (its
-# bucket starts full again if it comes back). 10,000 buckets cost about 1.5 MB.
+# bucket starts full again if it comes back). 10,000 buckets cost about 3 MB.
 MAX_KEYS = 10_000
 
 
