@@ -316,6 +316,15 @@ def _why_missed(name: str, before: dict[str, Any], during: dict[str, Any]) -> st
             "token/address, which would refuse the legit SDK as well. Tracking new instances "
             "is capped (FLAGCORE_NEW_INSTANCES_RATE_LIMIT_PER_MINUTE); the 304s are not."
         )
+    elif name.startswith("metrics"):
+        lines.append(
+            "         Each report is a 330 kB body parsed in one piece (json.loads holds the "
+            "event loop and the GIL for its milliseconds, so polls queue behind it) and "
+            "the probe's own client spends as much again serialising it on the same cores. "
+            "The probe stays under Unleash's default 6,000 reports a minute per "
+            "(token, address), so it is served; a lower "
+            "FLAGCORE_METRICS_RATE_LIMIT_PER_MINUTE (--env) refuses it before reading."
+        )
     elif refused:
         lines.append(
             "         The probe's refused requests cost a header parse and a 429 each; what "
@@ -333,6 +342,7 @@ async def _main(args: argparse.Namespace) -> int:
         "FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN,
         "FLAGCORE_INIT_CLIENT_API_TOKENS": CLIENT,
         "FLAGCORE_RETENTION_INTERVAL_SECONDS": "2",
+        **dict(setting.split("=", 1) for setting in args.env or ()),
     }
     import socket
 
@@ -367,6 +377,7 @@ async def _main(args: argparse.Namespace) -> int:
             f"flagcore hostile-load probes: {args.flags} flags, payload {size / 1000:.0f} kB, "
             f"{args.seconds:g} s a phase, scale {args.scale:g}, "
             f"load average {os.getloadavg()[0]:.2f}"
+            + (f", settings {' '.join(args.env)}" if args.env else "")
         )
         probes: list[tuple[str, Probe, int]] = [
             ("junk filter values", _junk_filters, 800),
@@ -427,6 +438,13 @@ def main() -> None:
     parser.add_argument("--flags", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument(
+        "--env",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a server setting (repeatable), e.g. FLAGCORE_METRICS_RATE_LIMIT_PER_MINUTE=600; "
+        "the defaults otherwise",
+    )
     parser.add_argument(
         "--only",
         action="append",
