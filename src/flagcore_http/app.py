@@ -26,6 +26,8 @@ from flagcore_http.errors import (
     unmatched_handler,
 )
 from flagcore_http.keys import CACHE, CONFIG, SERVICE, WORKER
+from flagcore_http.metric_names import METRIC_NAMES, MetricNames
+from flagcore_http.rate_limits import RATE_LIMITS, RateLimits
 from flagcore_http.routes import (
     actions,
     admin,
@@ -83,6 +85,9 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[SIGNAL_CREDENTIALS] = SignalCredentialsCache()
     app[WORKER] = StoreWorker(limit=config.store_queue_limit)
     app[frontend.FRONTEND_VIEWS] = frontend.FrontendViews()
+    # --- rate limits and the auth-failure tarpit (rate_limits.py) ---
+    app[RATE_LIMITS] = RateLimits.from_config(config)
+    app[METRIC_NAMES] = MetricNames()  # metrics reports drop names that are not flags
     for table in ROUTE_TABLES:
         for route in table:
             assert isinstance(route, web.RouteDef), route

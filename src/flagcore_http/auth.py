@@ -21,6 +21,7 @@ from flagcore_http.calls import call
 from flagcore_http.client_cache import secret_digest
 from flagcore_http.config import AuthMode
 from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
+from flagcore_http.rate_limits import tarpit_auth_failure
 
 __all__ = [
     "MAX_SECRET_LENGTH",
@@ -129,6 +130,7 @@ async def authenticate(request: web.Request) -> None:
             "This endpoint requires an API token: send it in the Authorization header."
         )
     if len(secret) > MAX_SECRET_LENGTH:
+        await tarpit_auth_failure(request)
         raise Unauthenticated("The API token is not valid.")  # no secret is this long
     cache = request.app[CACHE]
     service = request.app[SERVICE]
@@ -137,6 +139,9 @@ async def authenticate(request: web.Request) -> None:
     if token is None:
         token = await _look_up(request, secret)
     if token is None:
+        # Guessing from one address slows down past a free allowance (rate_limits.py);
+        # a valid token never reaches this line, so it is never delayed.
+        await tarpit_auth_failure(request)
         raise Unauthenticated("The API token is not valid.")
     if token.type not in kinds:
         needed = _article(" or ".join(kind.value for kind in kinds))

@@ -334,6 +334,13 @@ def _parser() -> argparse.ArgumentParser:
         help="what polling SDKs are told to use with the fetch-mode header "
         "(default polling; FLAGCORE_SDK_FETCH_MODE)",
     )
+    # --- rate limits: whose X-Forwarded-For is believed (docs/security.md) ---
+    run.add_argument(
+        "--trusted-proxies",
+        metavar="ADDRESSES",
+        help="proxy addresses or networks (comma-separated) whose X-Forwarded-For names the "
+        "caller for rate limits (default none; FLAGCORE_TRUSTED_PROXIES)",
+    )
     run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
     )
@@ -470,6 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # --- fastpath ---
             workers=args.workers,
             event_loop=args.loop,
+            trusted_proxies=args.trusted_proxies,  # rate limits
         )
     except ConfigError as error:
         _say(f"flagcore: {error}", error=True)

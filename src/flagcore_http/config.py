@@ -8,6 +8,7 @@ any secret elided), and what is allowed.
 from __future__ import annotations
 
 import enum
+import ipaddress
 import math
 import os
 import re
@@ -156,6 +157,8 @@ _SETTINGS = {
         # --- fastpath: worker processes and event loop (docs/performance.md) ---
         _Setting("workers", "--workers", "FLAGCORE_WORKERS"),
         _Setting("event_loop", "--loop", "FLAGCORE_LOOP"),
+        # Rate limits (docs/security.md): whose X-Forwarded-For is believed.
+        _Setting("trusted_proxies", "--trusted-proxies", "FLAGCORE_TRUSTED_PROXIES"),
     )
 }
 
@@ -181,6 +184,8 @@ def _seconds(raw: str, where: str, low: float, high: float) -> float:
 
 def _read(field: str, raw: str, where: str) -> object:
     """The value of ``field`` from ``raw`` text; `ConfigError` naming ``where`` otherwise."""
+    if field == "trusted_proxies":
+        return _trusted_proxies(raw, where)
     if field == "port":
         return _integer(raw, where, 0, 65535, "not a port number (0 picks a free port)")
     if field == "auth":
@@ -294,6 +299,19 @@ class ServerConfig:
     # --- fastpath: worker processes on one port, and the event loop (docs/performance.md) ---
     workers: int = 1
     event_loop: str = "auto"
+    # --- rate limits and the auth-failure tarpit (docs/security.md, rate_limits.py) ---
+    # Requests a minute per (token, address), as Unleash's 6,000 defaults; 0 is no limit.
+    metrics_rate_limit: int = 6000
+    register_rate_limit: int = 6000
+    frontend_metrics_rate_limit: int = 6000
+    frontend_register_rate_limit: int = 6000
+    # Never-seen SDK instances noted from polls, a minute per token; past it, not tracked.
+    new_instances_rate_limit: int = 1000
+    # Refused secrets a minute per address before each further 401 waits this long.
+    auth_failures_free_per_minute: int = 30
+    auth_failure_delay: float = 1.0
+    # Proxies whose X-Forwarded-For names the caller (addresses or networks); none: no one.
+    trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
 
     @classmethod
     def from_env(
@@ -325,6 +343,7 @@ class ServerConfig:
         )
         values.update(_load_settings_from_env(env))
         values.update(_ui_settings_from_env(env))
+        values.update(_rate_limit_settings_from_env(env))
         return cls(**values)  # type: ignore[arg-type]
 
 
@@ -398,3 +417,47 @@ def _ui_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
         hours = _non_negative("FLAGCORE_UI_SESSION_HOURS", env["FLAGCORE_UI_SESSION_HOURS"], float)
         values["ui_session_seconds"] = hours * 3600.0
     return values
+
+
+# --- rate limits and the auth-failure tarpit ---
+_RATE_LIMIT_SETTINGS = {
+    "FLAGCORE_METRICS_RATE_LIMIT_PER_MINUTE": "metrics_rate_limit",
+    "FLAGCORE_REGISTER_RATE_LIMIT_PER_MINUTE": "register_rate_limit",
+    "FLAGCORE_FRONTEND_METRICS_RATE_LIMIT_PER_MINUTE": "frontend_metrics_rate_limit",
+    "FLAGCORE_FRONTEND_REGISTER_RATE_LIMIT_PER_MINUTE": "frontend_register_rate_limit",
+    "FLAGCORE_NEW_INSTANCES_RATE_LIMIT_PER_MINUTE": "new_instances_rate_limit",
+    "FLAGCORE_AUTH_FAILURES_FREE_PER_MINUTE": "auth_failures_free_per_minute",
+}
+
+
+def _rate_limit_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
+    """Limits a minute (0 turns one off) and the tarpit's delay; a bad value is an error."""
+    values: dict[str, object] = {
+        field: _integer(env[variable], variable, 0, 10_000_000, "not a count a minute")
+        for variable, field in _RATE_LIMIT_SETTINGS.items()
+        if variable in env
+    }
+    if "FLAGCORE_AUTH_FAILURE_DELAY_SECONDS" in env:
+        raw = env["FLAGCORE_AUTH_FAILURE_DELAY_SECONDS"]
+        values["auth_failure_delay"] = _seconds(raw, "FLAGCORE_AUTH_FAILURE_DELAY_SECONDS", 0, 60)
+    return values
+
+
+def _trusted_proxies(
+    raw: str, where: str
+) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """Comma-separated addresses or networks (``10.0.0.0/8``); empty trusts no one."""
+    if len(raw) > 4096:
+        raise ConfigError(f"{where}: longer than 4096 characters")
+    networks = []
+    for part in (p.strip() for p in raw.split(",")):
+        if not part:
+            continue
+        try:
+            networks.append(ipaddress.ip_network(part, strict=False))
+        except ValueError:
+            raise ConfigError(
+                f"{where}={_shown(raw)}: {_shown(part)} is not an IP address or network; "
+                "use a comma list such as 127.0.0.1,10.0.0.0/8"
+            ) from None
+    return tuple(networks)

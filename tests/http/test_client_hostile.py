@@ -208,7 +208,8 @@ async def test_metrics_refuse_bad_counts_and_oversized_reports_with_the_path(
 
 
 async def test_unknown_tokens_never_push_known_ones_out_of_the_cache(service: Service) -> None:
-    async with serving(service) as api:
+    # 300 guesses from one address: the tarpit (test_rate_limits.py) would delay them.
+    async with serving(service, auth_failures_free_per_minute=0) as api:
         cache = _cache(api)
         cache.unknown_tokens.capacity = 50
         await api.json("GET", FEATURES, token=CLIENT)

@@ -25,8 +25,11 @@ from flagcore_http.config import ServerConfig
 from flagcore_http.contract import documented
 from flagcore_http.errors import Handler
 from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
+from flagcore_http.metric_names import METRIC_NAMES
+from flagcore_http.rate_limits import RATE_LIMITS, allows_new_instance, refusal
 
 __all__ = [
+    "record_metrics",
     "register_problems",
     "registration_started",
     "routes",
@@ -98,7 +101,8 @@ def _note_instance(request: web.Request, environment: str) -> None:
 
     Nothing is written here: the instance joins a bounded batch that the server's upkeep
     task writes in one transaction (`flagcore_http.calls.store_upkeep`). An instance is
-    noted at most once per write interval; over-long headers are not tracked at all.
+    noted at most once per write interval; over-long headers are not tracked at all, nor
+    new instances past the token's limit a minute (`rate_limits.allows_new_instance`).
     """
     app = request.app
     _note(request, environment, app[CACHE], app[CONFIG], app[SERVICE])
@@ -120,7 +124,10 @@ def _note(
     if max(len(app_name), len(instance), len(sdk_version or "")) > MAX_TRACKED_HEADER_LENGTH:
         return
     now = time.monotonic()
-    if cache.wants_instance((app_name, instance), now, config.instance_write_interval):
+    key = (app_name, instance)
+    if cache.wants_instance(key, now, config.instance_write_interval):
+        if key not in cache.seen_instances and not allows_new_instance(request):
+            return  # too many new instances from this token a minute: not tracked
         last_seen = service_.clock()
         cache.note_instance(
             ClientInstance(app_name, instance, environment, sdk_version, last_seen=last_seen), now
@@ -376,8 +383,11 @@ async def _json_object(request: web.Request) -> dict[str, Any]:
 
 
 @routes.post("/api/client/register")
-@documented({202: None}, body=shapes.REGISTRATION)
+@documented({202: None}, body=shapes.REGISTRATION, errors=(429,))
 async def register(request: web.Request) -> web.Response:
+    refused = refusal(request, request.app[RATE_LIMITS].register)  # before the body is read
+    if refused is not None:
+        return refused
     body = await _json_object(request)
     problems = register_problems(body)
     if problems:
@@ -398,8 +408,17 @@ async def register(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/client/metrics")
-@documented({202: None}, body=shapes.METRICS)
+@documented({202: None}, body=shapes.METRICS, errors=(429,))
 async def metrics(request: web.Request) -> web.Response:
+    refused = refusal(request, request.app[RATE_LIMITS].metrics)  # before the body is read
+    if refused is not None:
+        return refused
+    await record_metrics(request)
+    return web.Response(status=202)
+
+
+async def record_metrics(request: web.Request) -> None:
+    """Read a metrics report and count it (server SDKs here, browser SDKs in frontend.py)."""
     body = await _json_object(request)
     bucket = body.get("bucket")
     if not isinstance(bucket, dict):
@@ -415,9 +434,15 @@ async def metrics(request: web.Request) -> web.Response:
     start = _timestamp(bucket.get("start"), "$.bucket.start") or dt.datetime.now(dt.UTC)
     # Only flags in the token's projects are counted (all projects for a "*" token).
     environment, projects = sdk_scope(request)
+    svc = service(request)
+    if len(toggles) <= svc.limits.metrics_toggles_per_post:  # else the service says 400
+        # Names that are no flag would be dropped anyway: drop them now, unread, with a
+        # set lookup each (a report of made-up names then costs no counting and no query).
+        names = await request.app[METRIC_NAMES].current(request)
+        toggles = {name: counts for name, counts in toggles.items() if name in names}
     await call(
         request,
-        service(request).metrics.record_metrics,
+        svc.metrics.record_metrics,
         body.get("appName"),
         instance_id or "unknown",
         environment,
@@ -425,4 +450,3 @@ async def metrics(request: web.Request) -> web.Response:
         toggles,
         projects=projects,
     )
-    return web.Response(status=202)

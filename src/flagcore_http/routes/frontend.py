@@ -24,6 +24,7 @@ from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
 from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN
+from flagcore_http.rate_limits import RATE_LIMITS, refusal
 from flagcore_http.routes import client
 
 __all__ = [
@@ -246,18 +247,24 @@ async def frontend_post(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/frontend/client/metrics")
-@documented({200: None}, body=shapes.METRICS)
+@documented({200: None}, body=shapes.METRICS, errors=(429,))
 async def frontend_metrics(request: web.Request) -> web.Response:
     """Counted as for server SDKs (the token's projects and environment); 200 as Unleash."""
-    await client.metrics(request)
+    refused = refusal(request, request.app[RATE_LIMITS].frontend_metrics)  # before the body
+    if refused is not None:
+        return refused
+    await client.record_metrics(request)
     return web.Response(status=200)
 
 
 @routes.post("/api/frontend/client/register")
-@documented({200: None}, body=shapes.FRONTEND_REGISTRATION)
+@documented({200: None}, body=shapes.FRONTEND_REGISTRATION, errors=(429,))
 async def frontend_register(request: web.Request) -> web.Response:
     """Browser SDKs register with less than server SDKs: ``appName`` is required; a
     missing ``interval``, ``started`` or ``strategies`` means 0, now and none."""
+    refused = refusal(request, request.app[RATE_LIMITS].frontend_register)  # before the body
+    if refused is not None:
+        return refused
     body = await read_json(request)
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])

@@ -14,8 +14,8 @@ from typing import Any
 from aiohttp import web
 
 from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
-from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
-from flagcore.service import SIGNAL_PAYLOAD_MAX_DEPTH
+from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded, RateLimited
+from flagcore.service import SIGNAL_PAYLOAD_MAX_DEPTH, SignalSender
 from flagcore.wire import INT64_MAX
 from flagcore_http import render, shapes
 from flagcore_http.auth import signal_sender
@@ -23,6 +23,7 @@ from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.errors import error_response
+from flagcore_http.rate_limits import too_many_requests
 from flagcore_http.routes.actions import schedule_action_sets
 from flagcore_http.wire import EndpointBody, EndpointUpdate, SignalTokenBody
 
@@ -274,6 +275,17 @@ def _payload(request: web.Request, raw: bytes) -> Any:
     return parse_json(raw, max_depth=SIGNAL_PAYLOAD_MAX_DEPTH)
 
 
+def _refused_early(request: web.Request, sender: SignalSender) -> web.Response | None:
+    """The 429 for a sender inside the interval after this process stored its endpoint's
+    last signal, decided in memory before the body is read; the connection is closed after
+    it, so a body still coming is never read."""
+    try:
+        service(request).signals.refuse_early_if_rate_limited(sender)
+    except RateLimited as error:
+        return too_many_requests(request, error.message, error.retry_after, error.details)
+    return None
+
+
 @routes.post("/api/signal-endpoint/{name}")
 @documented(
     {202: shapes.obj({"id": shapes.INTEGER})},
@@ -285,11 +297,15 @@ async def receive_signal(request: web.Request) -> web.StreamResponse:
     """Receive a signal (endpoint token required; body optional JSON).
 
     The token is checked first, in memory: a refused sender costs no body read and no
-    store work. Then the body, the payload's rules, an in-memory rate check, and one
-    transaction that decides the rate limit and stores the signal.
+    store work; so is the rate, as far as this process knows it. Then the body, the
+    payload's rules, the rate check again (another signal may have landed meanwhile), and
+    one transaction that decides the rate limit and stores the signal.
     """
     svc = service(request)
     sender = await signal_sender(request, request.match_info["name"])
+    refused = _refused_early(request, sender)  # a burst: 429 before the body is read
+    if refused is not None:
+        return refused
     try:
         raw = await read_signal_body(request, svc.limits.signal_payload_bytes)
     except _BodyTimeout:

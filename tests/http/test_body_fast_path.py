@@ -1,0 +1,73 @@
+"""The strict JSON parser's fast path (issue #12): bodies with no mark of a rare case are
+parsed by ``json.loads`` alone; bodies that only look rare (marks inside strings, names
+like ``page-100``) still parse to the same value; real rare cases still get the strict
+400 naming the path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from flagcore.errors import InvalidInput
+from flagcore_http.bodies import MAX_DEPTH, parse_json
+
+
+def _nested(levels: int, inner: Any = 1) -> Any:
+    value = inner
+    for _ in range(levels - 1):
+        value = [value]
+    return [value] if levels else value
+
+
+LOOK_RARE_BUT_ARE_FINE = [
+    {"toggles": {f"made-up-{n}": {"yes": 1, "no": 2} for n in range(2000)}},
+    {"page-100": {"yes": 1}, "e-000": 1, "NaN": "Infinity", "x": "1e400"},
+    {"brackets": "[[[[[[[[[[{{{{{{{{" * 20, "closing": "]]]]}}}}"},
+    {"escaped backslash": "\\ud800 is text here"},
+    {"accent": "\u00e9", "pair": "\U0001f600", "cjk": "\u65e5\u672c"},
+    {"big": 9223372036854775807, "small": -9223372036854775808, "float": 1.7976931348623157e308},
+    {"exponent": 1e-300, "digits": 123456789012345678, "neg": -0.0},
+    _nested(MAX_DEPTH),
+    [_nested(MAX_DEPTH - 1, "]]]]")] * 3,
+    "just a string",
+    12,
+    None,
+]
+
+
+@pytest.mark.parametrize("value", LOOK_RARE_BUT_ARE_FINE)
+def test_bodies_that_look_rare_but_are_fine_parse_to_their_value(value: Any) -> None:
+    raw = json.dumps(value, ensure_ascii=False).encode("utf-8")
+    assert parse_json(raw) == json.loads(raw)
+    assert parse_json(raw.decode("utf-8")) == json.loads(raw)
+    escaped = json.dumps(value).encode("ascii")  # \\uXXXX escapes instead of UTF-8
+    assert parse_json(escaped) == json.loads(raw)
+
+
+REFUSED = [
+    (b'{"a": {"b": [1, 2, 9223372036854775808]}}', "$.a.b[2]", "integer outside"),
+    (b'{"a": [1e400]}', "$.a[0]", "too large for a double"),
+    (b'{"a": -1E+309}', "$.a", "too large for a double"),
+    (b'{"a": NaN}', "$.a", "NaN"),
+    (b'{"a": [Infinity]}', "$.a[0]", "Infinity"),
+    (b'{"a": "\\ud800"}', "$.a", "lone surrogate"),
+    (b'{"\\uDC00": 1}', "$", "lone surrogate"),
+    (json.dumps({"deep": _nested(MAX_DEPTH)}).encode(), "$.deep", "nested deeper"),
+    (b'{"a": [1, 2}', "$", "not valid JSON"),
+    (b"", "$", "not valid JSON"),
+]
+
+
+@pytest.mark.parametrize(("raw", "path", "why"), REFUSED)
+def test_rare_cases_are_still_400_naming_the_path(raw: bytes, path: str, why: str) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        parse_json(raw)
+    assert why in refused.value.message
+    assert refused.value.details[0].path.startswith(path)
+
+
+def test_a_str_argument_with_a_lone_surrogate_is_refused() -> None:
+    with pytest.raises(InvalidInput, match="lone surrogate"):
+        parse_json('{"a": "\ud800"}')
