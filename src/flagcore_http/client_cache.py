@@ -87,10 +87,19 @@ class FastAnswer:
     what the full path would refuse.
     """
 
-    __slots__ = ("environment", "etag", "full", "gzipped", "not_modified", "rendered")
+    __slots__ = ("environment", "etag", "full", "gzipped", "not_modified", "rendered", "token")
 
-    def __init__(self, environment: str, rendered: RenderedPayload, fetch_mode: str | None) -> None:
+    def __init__(
+        self,
+        environment: str,
+        rendered: RenderedPayload,
+        fetch_mode: str | None,
+        token: ApiToken | None = None,
+    ) -> None:
         self.environment = environment
+        # The token the full path authenticated: per-token limits (new SDK instances) and
+        # logs see the same token whichever path answers.
+        self.token = token
         self.rendered = rendered
         self.etag = rendered.etag
         self.not_modified: dict[str, str] = {"ETag": rendered.etag}

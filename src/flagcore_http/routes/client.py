@@ -229,7 +229,7 @@ async def client_features(request: web.Request) -> web.StreamResponse:
     _note_instance(request, environment)
     # Unleash's hint to switch to /api/client/streaming goes in the fetch-mode header.
     fetch_mode = "streaming" if request.app[CONFIG].sdk_fetch_mode == "streaming" else None
-    answer = FastAnswer(environment, rendered, fetch_mode)
+    answer = FastAnswer(environment, rendered, fetch_mode, request.get(TOKEN))
     request_headers = request.headers
     key = (
         request_headers.get("Authorization"),
@@ -283,6 +283,8 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
         if answer is None:
             return await full_path(request)
         try:
+            if answer.token is not None:
+                request[TOKEN] = answer.token
             _note(request, answer.environment, cache, config, service_)
             return await _respond(request, answer, cache)
         except Exception:  # never a bare 500: the full path answers with the JSON error shape
