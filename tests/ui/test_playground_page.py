@@ -98,6 +98,7 @@ def test_a_context_shows_every_flags_answer_and_the_explanation_of_the_decision(
     expect(tree).to_contain_text('variants of strategy 1: "blue", payload')
     expect(tree).to_contain_text('("default" "7" → bucket')
     if callable(shot):
+        page.locator("table.playground").evaluate("table => table.scrollIntoView()")
         shot(page, "playground")
 
     # The form keeps what was typed; another user gets the other answer.
