@@ -12,7 +12,7 @@ DEV = FLAGS + "/{name}/environments/development"
 
 def _two_flags(server: Server) -> None:
     """``checkout``: staff (users 7 and 8) in the Nordics get variant ``blue``;
-    ``banner``: on for everyone."""
+    ``banner``: a 100% rollout for whoever has ``checkout``."""
     segment = server.api(
         "POST",
         "/api/admin/segments",
@@ -43,8 +43,16 @@ def _two_flags(server: Server) -> None:
     )
     server.api("POST", DEV.format(name="checkout") + "/on")
     server.api("POST", FLAGS, {"name": "banner"})
-    server.api("POST", DEV.format(name="banner") + "/strategies", {"name": "default"})
+    server.api(
+        "POST",
+        DEV.format(name="banner") + "/strategies",
+        {
+            "name": "flexibleRollout",
+            "parameters": {"rollout": "100", "stickiness": "default", "groupId": "banner"},
+        },
+    )
     server.api("POST", DEV.format(name="banner") + "/on")
+    server.api("PUT", FLAGS + "/banner/dependencies", [{"feature": "checkout"}])
 
 
 def _row(page: Page, flag: str) -> Locator:
@@ -112,7 +120,14 @@ def test_a_context_shows_every_flags_answer_and_the_explanation_of_the_decision(
     expect(tree).to_contain_text('1. "userWithId" ("staff") → does not match')
     expect(tree).to_contain_text('"userWithId" ("staff") rule → no')
     expect(tree).to_contain_text('variant: "disabled" (the flag is off)')
-    expect(_row(page, "banner").locator("td").nth(1)).to_have_text("yes")
+    # banner needs checkout: its rollout would let user 9 in, its dependency does not.
+    banner = _row(page, "banner")
+    expect(banner.locator("td").nth(1)).to_have_text("no")
+    banner.get_by_text("Explain banner").click()
+    tree = banner.locator(".tree")
+    expect(tree).to_contain_text("dependencies: not satisfied")
+    expect(tree).to_contain_text('"checkout" must be enabled: it is disabled → no')
+    expect(tree).to_contain_text('rollout 100% by "default", group "banner": "9" hashes to bucket')
 
 
 def test_the_project_filter_shows_only_that_projects_flags(signed_in: Page, server: Server) -> None:
