@@ -26,7 +26,7 @@ from flagcore.errors import FlagcoreError, InvalidInput, NotFound
 from flagcore.service import Service
 from flagcore.service.playground import CONTEXT_FIELDS, check_context
 
-__all__ = ["BadInput", "add_parser", "run"]
+__all__ = ["BadInput", "TreeNode", "add_parser", "decision_tree", "run"]
 
 DEFAULT_ENVIRONMENT = "development"
 MAX_PAYLOAD_BYTES = 256 * 1024 * 1024  # a client-features payload of ~200,000 flags
@@ -314,7 +314,8 @@ class _Style:
         return self.yes(yes) if on else self.no(no)
 
 
-_Node = tuple[str, list["_Node"]]
+TreeNode = tuple[str, list["TreeNode"]]
+_Node = TreeNode
 JSON = dict[str, Any]
 
 
@@ -326,6 +327,14 @@ def render_tree(explanation: JSON, context: JSON, *, colour: bool) -> str:
     head = f"{style.bold(_quoted(explanation['name']))} is {verdict}"
     head += f" in {_quoted(explanation['environment'])}"
     lines = [head, f"context {json.dumps(context, ensure_ascii=False, sort_keys=True)}"]
+    lines.extend(_draw(decision_tree(explanation, colour=colour), ""))
+    return "\n".join(lines) + "\n"
+
+
+def decision_tree(explanation: JSON, *, colour: bool = False) -> list[TreeNode]:
+    """The tree's branches, each ``(text, branches below)``: the CLI draws them with
+    box characters, the admin UI's playground page as nested lists (one wording)."""
+    style = _Style(colour)
     switch = style.verdict(explanation["enabledInEnvironment"], "on", "off")
     children: list[_Node] = [(f"environment switch: {switch}", [])]
     if explanation["problem"] is not None:
@@ -342,8 +351,7 @@ def render_tree(explanation: JSON, context: JSON, *, colour: bool) -> str:
         )
     children.append(_strategies(explanation, style))
     children.append(_variant(explanation, style))
-    lines.extend(_draw(children, ""))
-    return "\n".join(lines) + "\n"
+    return children
 
 
 def _draw(nodes: list[_Node], prefix: str) -> list[str]:

@@ -53,6 +53,7 @@ def _pages(server: Server) -> list[str]:
         "/ui/actions",
         "/ui/actions/new",
         "/ui/applications",
+        "/ui/playground",
     ]
 
 
@@ -67,5 +68,13 @@ def test_every_control_on_every_page_has_a_label_and_pages_fit_a_phone(
         page.set_viewport_size({"width": 375, "height": 740})
         # Wide tables scroll inside their own box; the page itself never scrolls sideways.
         assert page.evaluate("document.documentElement.scrollWidth") <= 375, path
+    # The playground's answers (a POST): the result table and an opened explanation.
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(server.url + "/ui/playground")
+    page.get_by_role("button", name="Evaluate").click()
+    page.get_by_text("Explain labelled").click()
+    assert page.evaluate(_UNLABELLED) == []
+    page.set_viewport_size({"width": 375, "height": 740})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 375
     page.goto(server.url + "/ui/flags/labelled")
     shot(page, "flag-phone")

@@ -74,3 +74,35 @@ def test_script_typed_anywhere_is_shown_as_text_and_never_runs(
         page.goto(server.url + path)
     assert page.dialogs == []  # type: ignore[attr-defined]
     assert page.evaluate("document.querySelectorAll('main script, main img').length") == 0
+
+
+def test_a_hostile_context_value_is_shown_as_text_and_never_runs(
+    signed_in: Page, server: Server
+) -> None:
+    server.api("POST", FLAGS, {"name": "guarded"})
+    dev = FLAGS + "/guarded/environments/development"
+    server.api(
+        "POST",
+        dev + "/strategies",
+        {
+            "name": "default",
+            "constraints": [{"contextName": "note", "operator": "IN", "values": [SCRIPT]}],
+        },
+    )
+    server.api("POST", dev + "/on")
+    page = signed_in
+    page.goto(server.url + "/ui/playground")
+    page.get_by_label("userId").fill(SCRIPT)
+    page.get_by_label("Property name").fill("note")
+    page.get_by_label("Property value").fill(SCRIPT)
+    page.get_by_role("button", name="Evaluate").click()
+    guarded = page.locator("table.playground tbody tr").filter(has_text="guarded")
+    expect(guarded.locator("td").nth(1)).to_have_text("yes")
+    guarded.get_by_text("Explain guarded").click()
+    expect(guarded.locator(".tree")).to_contain_text(
+        f'"note" IN ["{SCRIPT}"]: the context has "{SCRIPT}" → yes'
+    )
+    expect(page.locator("p.count code")).to_contain_text(SCRIPT)
+    expect(page.get_by_label("Property value").first).to_have_value(SCRIPT)
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    assert page.evaluate("document.querySelectorAll('main script, main img').length") == 0

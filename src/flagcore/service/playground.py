@@ -50,6 +50,7 @@ from flagcore.strategies import BUILTIN_STRATEGIES
 __all__ = [
     "ADVANCED_LIMIT",
     "CONTEXT_FIELDS",
+    "MAX_CONTEXT_NAME_LENGTH",
     "MAX_CONTEXT_PROPERTIES",
     "MAX_CONTEXT_VALUE_LENGTH",
     "Playground",
@@ -288,6 +289,13 @@ class Playground:
         if not explanation.exists:
             raise NotFound(f'there is no flag "{flag}" in "{view.name}"')
         return explanation
+
+    def explain_every_flag(self, request: PlaygroundRequest) -> list[FlagExplanation]:
+        """`Engine.explain` of every flag of the request's projects in its first
+        environment, over one snapshot: what the admin UI's playground page shows (the
+        same engine and snapshot as `evaluate`, explained rather than in Unleash's JSON)."""
+        view = self._view(request.environments[0], request.projects)
+        return [view.engine.explain(flag.name, request.context) for flag in view.flags]
 
     def _view(
         self, environment: str, projects: tuple[str, ...] | None, path: str = "$.environment"

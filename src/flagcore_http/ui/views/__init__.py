@@ -11,6 +11,7 @@ from flagcore_http.ui.views import (
     events,
     flag,
     flags,
+    playground,
     projects,
     segments,
     sign_in,
@@ -34,5 +35,6 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     signals.routes,
     actions.routes,
     applications.routes,
+    playground.routes,
     sign_in.routes,
 )
