@@ -252,6 +252,33 @@ async def test_metrics_and_registration_from_browsers_are_recorded(
     ]
 
 
+async def test_a_browser_sdk_s_version_from_its_header_is_recorded_with_its_metrics(
+    api: Api, flags: Service
+) -> None:
+    """Browser SDKs name themselves in ``Unleash-SDK`` and may never register: Unleash
+    records that version when their metrics arrive, and so do we (an over-long header is
+    dropped, not a reason to refuse the report)."""
+    for instance, sdk in (("browser-1", "unleash-client-js:3.8.2"), ("browser-2", "x" * 300)):
+        posted = await api.request(
+            "POST",
+            "/api/frontend/client/metrics",
+            token=FRONTEND,
+            headers={"Unleash-SDK": sdk},
+            json={
+                "appName": "web-shop",
+                "instanceId": instance,
+                "bucket": {
+                    "start": "2026-11-23T10:00:00Z",
+                    "stop": "2026-11-23T10:01:00Z",
+                    "toggles": {"on-for-all": {"yes": 1, "no": 0}},
+                },
+            },
+        )
+        assert posted.status == 200, await posted.text()
+    versions = {i.instance_id: i.sdk_version for i in flags.instances.client_instances()}
+    assert versions == {"browser-1": "unleash-client-js:3.8.2", "browser-2": None}
+
+
 @pytest.mark.parametrize(
     ("request_kwargs", "path"),
     [

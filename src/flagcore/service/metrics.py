@@ -90,13 +90,16 @@ class Metrics:
         toggles: Mapping[str, Any],
         *,
         projects: Collection[str] | None = None,
+        sdk_version: Any = None,
     ) -> int:
         """Add a bucket of yes/no/variant counts; returns how many flags it counted.
 
         Only flags that exist (active or archived) in ``projects`` (None or ``*``: all)
         are counted; other names are accepted and dropped, as Unleash accepts them.
         """
-        instance = self._instances.checked_instance(app_name, instance_id, environment=environment)
+        instance = self._instances.checked_instance(
+            app_name, instance_id, environment=environment, sdk_version=sdk_version
+        )
         enforce(
             self._context.limits, "metrics_toggles_per_post", len(toggles), "flags in one report"
         )

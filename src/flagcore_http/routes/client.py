@@ -419,6 +419,16 @@ async def metrics(request: web.Request) -> web.Response:
     return web.Response(status=202)
 
 
+def _reported_sdk(request: web.Request, body: dict[str, Any]) -> Any:
+    """The SDK's version as a metrics report gives it: the body's ``sdkVersion``, else the
+    ``Unleash-SDK`` header browser SDKs send (as Unleash records it); an over-long header
+    is not kept rather than refusing the report for it."""
+    if body.get("sdkVersion") is not None:
+        return body["sdkVersion"]
+    header = request.headers.get("Unleash-SDK")
+    return header if header is not None and len(header) <= MAX_TRACKED_HEADER_LENGTH else None
+
+
 async def record_metrics(request: web.Request) -> None:
     """Read a metrics report and count it (server SDKs here, browser SDKs in frontend.py)."""
     body = await _json_object(request)
@@ -451,4 +461,5 @@ async def record_metrics(request: web.Request) -> None:
         start,
         toggles,
         projects=projects,
+        sdk_version=_reported_sdk(request, body),
     )
