@@ -23,6 +23,14 @@ from flagcore_http.errors import (
     unmatched_handler,
 )
 from flagcore_http.keys import CACHE, CONFIG, SERVICE, WORKER
+from flagcore_http.metrics import (
+    METRICS,
+    METRICS_PATH,
+    ServerMetrics,
+    add_request_id,
+    observe_requests,
+    prometheus_handler,
+)
 from flagcore_http.routes import (
     actions,
     admin,
@@ -86,6 +94,9 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
                 answer = cors.with_cors(answer)
             web.RouteDef(route.method, route.path, answer, route.kwargs).register(app.router)
     app.router.add_get("/docs/openapi.json", guarded(openapi.handler))
+    # --- observe (issue 18 §2): metrics here unless --metrics-port serves them apart ---
+    if config.metrics_port is None:
+        app.router.add_get(METRICS_PATH, guarded(prometheus_handler))
     setup_ui(app)  # the admin web UI at / and /ui/ (before the catch-all)
     app.router.add_route("*", UNMATCHED_PATH, unmatched_handler)  # last: tried after all
     app.cleanup_ctx.append(_worker_lifetime)
@@ -93,7 +104,23 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[HUB] = StreamingHub(service, app[WORKER], hub_settings(config))
     app.cleanup_ctx.append(hub_lifetime)
     app.on_shutdown.append(close_streams)
+    # --- observe (issue 18 §2): metrics per app, request ids on every answer ---
+    _observe(app, config)
     return app
+
+
+def _observe(app: web.Application, config: ServerConfig) -> None:
+    """Count and time every request, give it an id, and serve the metrics (on the main
+    port unless ``--metrics-port`` names another: then `flagcore_http.metrics.metrics_app`
+    serves them there, and the main port answers 404)."""
+    metrics = app[METRICS] = ServerMetrics()
+    metrics.watch(app[SERVICE], app[CACHE], app[HUB], app[WORKER])
+    app[CACHE].render_seconds = metrics.render_seconds.observe
+    worker = app[WORKER]
+    if isinstance(worker, StoreWorker):
+        worker.observer = metrics.observe_store_call
+    app.middlewares.append(observe_requests)
+    app.on_response_prepare.append(add_request_id)
 
 
 _METHODS_WITH_BODIES = frozenset({"POST", "PUT", "PATCH"})

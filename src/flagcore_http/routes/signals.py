@@ -14,7 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
-from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
+from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, LimitExceeded
 from flagcore.service import SIGNAL_PAYLOAD_MAX_DEPTH
 from flagcore.wire import INT64_MAX
 from flagcore_http import render
@@ -22,6 +22,7 @@ from flagcore_http.auth import signal_sender
 from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.errors import error_response
+from flagcore_http.metrics import METRICS
 from flagcore_http.routes.actions import schedule_action_sets
 from flagcore_http.wire import EndpointBody, EndpointUpdate, SignalTokenBody
 
@@ -243,6 +244,20 @@ async def receive_signal(request: web.Request) -> web.StreamResponse:
     store work. Then the body, the payload's rules, an in-memory rate check, and one
     transaction that decides the rate limit and stores the signal.
     """
+    try:
+        response = await _receive_signal(request)
+    except (FlagcoreError, web.HTTPException) as refused:  # observe (issue 18 §2)
+        request.app[METRICS].signals_refused.labels(type(refused).__name__).inc()
+        raise
+    if response.status == 202:
+        request.app[METRICS].signals_received.inc()
+    else:
+        reason = "RequestTimeout" if response.status == 408 else f"HTTP{response.status}"
+        request.app[METRICS].signals_refused.labels(reason).inc()
+    return response
+
+
+async def _receive_signal(request: web.Request) -> web.StreamResponse:
     svc = service(request)
     sender = await signal_sender(request, request.match_info["name"])
     try:
