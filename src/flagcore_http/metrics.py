@@ -3,9 +3,9 @@
 Each app has its own `prometheus_client.CollectorRegistry` (never the global default), so
 several apps in one process (tests) keep apart. What is counted per request is cheap: one
 middleware reads the route's template (``/api/admin/projects/{project}``, never the raw
-path: a hostile client cannot grow the label set), and keeps the labelled counter and
-histogram of each (method, template, status) in a dictionary, so a request costs a dict
-lookup, a counter increment and a histogram observation; no regular expression.
+path: a hostile client cannot grow the label set), and `RequestStats` keeps plain numbers
+per (method, template, status): a dict lookup, a bisect and two additions; no regular
+expression, no lock.
 
 What is not per request is read when Prometheus scrapes: connected streaming clients from
 the hub, client payload cache lookups from the cache's own counters, and flag counts per
@@ -15,6 +15,7 @@ project and environment from the store (on the store worker, kept a few seconds)
 from __future__ import annotations
 
 import asyncio
+import bisect
 import time
 from collections import Counter as Tally
 from collections.abc import Awaitable, Callable, Iterable
@@ -31,7 +32,12 @@ from prometheus_client import (
     ProcessCollector,
 )
 from prometheus_client.exposition import choose_encoder
-from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.metrics_core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 
 from flagcore.errors import FlagcoreError
@@ -54,11 +60,14 @@ METRICS_PATH = "/internal-backstage/prometheus"
 # Seconds. A 304 answers in well under a millisecond, a cache miss in a few; slow admin
 # calls and long polls land in the upper buckets. Twelve buckets keep an observation cheap.
 _LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
+_BUCKET_LABELS = {bound: repr(bound) for bound in _LATENCY_BUCKETS}  # "le" as Prometheus writes it
 _STORE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0)
 _RENDER_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0)
 
 # Methods a client may invent (any token is a valid method): the rest share one label.
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+# nginx's status for "the client closed the connection before the answer": not a 500.
+CLIENT_CLOSED = 499
 # A request no route matched (aiohttp's own 404/405 answers).
 _NO_ROUTE = "(unmatched)"
 # Flag counts are read from the store at most this often, whatever the scrape interval.
@@ -71,19 +80,8 @@ class ServerMetrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
-        self.requests = Counter(
-            "flagcore_http_requests",
-            "HTTP requests answered, by method, route template and status.",
-            ("method", "route", "status"),
-            registry=r,
-        )
-        self.request_seconds = Histogram(
-            "flagcore_http_request_duration_seconds",
-            "Time to answer an HTTP request (for a stream: how long it stayed open).",
-            ("method", "route", "status"),
-            buckets=_LATENCY_BUCKETS,
-            registry=r,
-        )
+        self.requests = RequestStats()
+        r.register(self.requests)
         self.render_seconds = Histogram(
             "flagcore_client_features_render_seconds",
             "Time to read and render a client features payload on a cache miss "
@@ -126,18 +124,7 @@ class ServerMetrics:
         PlatformCollector(registry=r)
         GCCollector(registry=r)
         self.flag_counts: FlagCounts | None = None
-        self._by_route: dict[tuple[str, str, int], tuple[Any, Any]] = {}
         self._store_calls: dict[str, Any] = {}
-
-    def observe_request(self, method: str, route: str, status: int, seconds: float) -> None:
-        key = (method, route, status)
-        children = self._by_route.get(key)
-        if children is None:
-            labels = (method if method in _METHODS else "other", route, str(status))
-            children = (self.requests.labels(*labels), self.request_seconds.labels(*labels))
-            self._by_route[key] = children
-        children[0].inc()
-        children[1].observe(seconds)
 
     def observe_store_call(self, operation: str, seconds: float, error: str | None) -> None:
         """Called on the store worker thread (prometheus_client's values are thread-safe)."""
@@ -182,8 +169,11 @@ async def observe_requests(
     except web.HTTPException as answer:  # aiohttp's own answers (405, the UI's redirects)
         status = answer.status
         raise
+    except asyncio.CancelledError:  # the client went away before its answer
+        status = CLIENT_CLOSED
+        raise
     finally:
-        request.app[METRICS].observe_request(
+        request.app[METRICS].requests.observe(
             request.method, route, status, time.perf_counter() - started
         )
 
@@ -216,6 +206,55 @@ def metrics_app(metrics: ServerMetrics) -> web.Application:
     app[METRICS] = metrics
     app.router.add_get(METRICS_PATH, prometheus_handler)
     return app
+
+
+class RequestStats(Collector):
+    """Request counts and latency histograms by (method, route template, status), kept as
+    plain numbers and turned into metric families at scrape time.
+
+    prometheus_client's own counter and histogram take a lock per update (they may be
+    updated from any thread); requests are only ever counted on the event loop's thread,
+    so a list of numbers per series does the same work for a fraction of the cost on the
+    304 path: a dict lookup, a bisect and two additions.
+    """
+
+    def __init__(self) -> None:
+        # Per series: observations in each bucket (not cumulative), then above the last
+        # bound, then the sum of the seconds.
+        self._series: dict[tuple[str, str, int], list[float]] = {}
+
+    def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        key = (method if method in _METHODS else "other", route, status)
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = [0.0] * (len(_LATENCY_BUCKETS) + 2)
+        series[bisect.bisect_left(_LATENCY_BUCKETS, seconds)] += 1
+        series[-1] += seconds
+
+    def collect(self) -> Iterable[Metric]:
+        labels = ("method", "route", "status")
+        requests = CounterMetricFamily(
+            "flagcore_http_requests",
+            "HTTP requests answered, by method, route template and status.",
+            labels=labels,
+        )
+        durations = HistogramMetricFamily(
+            "flagcore_http_request_duration_seconds",
+            "Time to answer an HTTP request (for a stream: how long it stayed open).",
+            labels=labels,
+        )
+        for (method, route, status), series in sorted(self._series.items()):
+            values = (method, route, str(status))
+            buckets, seen = [], 0.0
+            for bound, count in zip(_LATENCY_BUCKETS, series, strict=False):
+                seen += count
+                buckets.append((_BUCKET_LABELS[bound], seen))
+            total = seen + series[-2]
+            buckets.append(("+Inf", total))
+            requests.add_metric(values, total)
+            durations.add_metric(values, buckets, sum_value=series[-1])
+        yield requests
+        yield durations
 
 
 class _ClientCacheCollector(Collector):
