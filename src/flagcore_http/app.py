@@ -28,8 +28,8 @@ from flagcore_http.metrics import (
     METRICS_PATH,
     ServerMetrics,
     add_request_id,
-    observe_requests,
     prometheus_handler,
+    request_observer,
 )
 from flagcore_http.routes import (
     actions,
@@ -119,7 +119,7 @@ def _observe(app: web.Application, config: ServerConfig) -> None:
     worker = app[WORKER]
     if isinstance(worker, StoreWorker):
         worker.observer = metrics.observe_store_call
-    app.middlewares.append(observe_requests)
+    app.middlewares.append(request_observer(metrics.requests))
     app.on_response_prepare.append(add_request_id)
 
 

@@ -18,11 +18,12 @@ import asyncio
 import bisect
 import time
 from collections import Counter as Tally
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import Executor
 from typing import Any
 
 from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
 from prometheus_client import (
     CollectorRegistry,
     Counter,
@@ -51,8 +52,8 @@ __all__ = [
     "METRICS_PATH",
     "ServerMetrics",
     "metrics_app",
-    "observe_requests",
     "prometheus_handler",
+    "request_observer",
 ]
 
 METRICS_PATH = "/internal-backstage/prometheus"
@@ -153,29 +154,32 @@ def _route_of(request: web.Request) -> str:
     return _NO_ROUTE if resource is None else resource.canonical
 
 
-@web.middleware
-async def observe_requests(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    """Give the request its id, then count it by route template and status."""
-    request[REQUEST_ID] = request_id(request.headers.get(REQUEST_ID_HEADER))
-    route = request[ROUTE] = _route_of(request)
-    started = time.perf_counter()
-    status = 500
-    try:
-        response = await handler(request)
-        status = response.status
-        return response
-    except web.HTTPException as answer:  # aiohttp's own answers (405, the UI's redirects)
-        status = answer.status
-        raise
-    except asyncio.CancelledError:  # the client went away before its answer
-        status = CLIENT_CLOSED
-        raise
-    finally:
-        request.app[METRICS].requests.observe(
-            request.method, route, status, time.perf_counter() - started
-        )
+def request_observer(stats: RequestStats) -> Middleware:
+    """The middleware that gives each request its id and counts it into ``stats``
+    (bound here, not looked up on the app per request: this runs on every SDK poll)."""
+    observe = stats.observe
+    clock = time.perf_counter
+
+    @web.middleware
+    async def observe_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
+        request[REQUEST_ID] = request_id(request.headers.get(REQUEST_ID_HEADER))
+        route = request[ROUTE] = _route_of(request)
+        started = clock()
+        status = 500
+        try:
+            response = await handler(request)
+            status = response.status
+            return response
+        except web.HTTPException as answer:  # aiohttp's own answers (405, the UI's redirects)
+            status = answer.status
+            raise
+        except asyncio.CancelledError:  # the client went away before its answer
+            status = CLIENT_CLOSED
+            raise
+        finally:
+            observe(request.method, route, status, clock() - started)
+
+    return observe_requests
 
 
 async def add_request_id(request: web.Request, response: web.StreamResponse) -> None:
