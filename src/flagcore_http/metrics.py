@@ -3,7 +3,8 @@
 Each app has its own `prometheus_client.CollectorRegistry` (never the global default), so
 several apps in one process (tests) keep apart. What is counted per request is cheap: one
 middleware reads the route's template (``/api/admin/projects/{project}``, never the raw
-path: a hostile client cannot grow the label set), and `RequestStats` keeps plain numbers
+path: a hostile client cannot grow the label set; each route's wrapper knows its own
+template), and `RequestStats` keeps plain numbers
 per (method, template, status): a dict lookup, a bisect and two additions; no regular
 expression, no lock.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import functools
 import time
 from collections import Counter as Tally
 from collections.abc import Iterable
@@ -23,7 +25,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from aiohttp import web
-from aiohttp.typedefs import Handler, Middleware
+from aiohttp.typedefs import Handler
 from prometheus_client import (
     CollectorRegistry,
     Counter,
@@ -52,8 +54,9 @@ __all__ = [
     "METRICS_PATH",
     "ServerMetrics",
     "metrics_app",
+    "observed",
     "prometheus_handler",
-    "request_observer",
+    "with_request_id",
 ]
 
 METRICS_PATH = "/internal-backstage/prometheus"
@@ -69,8 +72,6 @@ _RENDER_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 # nginx's status for "the client closed the connection before the answer": not a 500.
 CLIENT_CLOSED = 499
-# A request no route matched (aiohttp's own 404/405 answers).
-_NO_ROUTE = "(unmatched)"
 # Flag counts are read from the store at most this often, whatever the scrape interval.
 FLAG_COUNT_TTL_S = 5.0
 
@@ -149,29 +150,33 @@ class ServerMetrics:
 METRICS = web.AppKey("metrics", ServerMetrics)
 
 
-def _route_of(request: web.Request) -> str:
-    resource = request.match_info.route.resource
-    return _NO_ROUTE if resource is None else resource.canonical
+def observed(handler: Handler, route: str, stats: RequestStats) -> Handler:
+    """``handler``, giving each request its id (``X-Request-Id`` on the answer, unless a
+    stream already sent its headers: it sets the id itself) and counting it into ``stats``
+    under ``route``, its template.
 
-
-def request_observer(stats: RequestStats) -> Middleware:
-    """The middleware that gives each request its id and counts it into ``stats``
-    (bound here, not looked up on the app per request: this runs on every SDK poll)."""
+    A wrapper per route rather than an aiohttp middleware: the template is known here,
+    not looked up per request, and any middleware costs every request two more layers
+    (ours and aiohttp's current-app one); measured on the 304 path, about half the cost.
+    """
     observe = stats.observe
     clock = time.perf_counter
 
-    @web.middleware
-    async def observe_requests(request: web.Request, handler: Handler) -> web.StreamResponse:
-        request[REQUEST_ID] = request_id(request.headers.get(REQUEST_ID_HEADER))
-        route = request[ROUTE] = _route_of(request)
+    @functools.wraps(handler)
+    async def observed_handler(request: web.Request) -> web.StreamResponse:
+        rid = request[REQUEST_ID] = request_id(request.headers.get(REQUEST_ID_HEADER))
+        request[ROUTE] = route
         started = clock()
         status = 500
         try:
             response = await handler(request)
             status = response.status
+            if not response.prepared:
+                response.headers[REQUEST_ID_HEADER] = rid
             return response
-        except web.HTTPException as answer:  # aiohttp's own answers (405, the UI's redirects)
+        except web.HTTPException as answer:  # aiohttp's own answers (redirects, 405)
             status = answer.status
+            answer.headers[REQUEST_ID_HEADER] = rid
             raise
         except asyncio.CancelledError:  # the client went away before its answer
             status = CLIENT_CLOSED
@@ -179,11 +184,11 @@ def request_observer(stats: RequestStats) -> Middleware:
         finally:
             observe(request.method, route, status, clock() - started)
 
-    return observe_requests
+    return observed_handler
 
 
-async def add_request_id(request: web.Request, response: web.StreamResponse) -> None:
-    """``X-Request-Id`` on every answer, streams included (set before the headers go)."""
+def with_request_id(request: web.Request, response: web.StreamResponse) -> None:
+    """For a stream, before it sends its headers: the request's id on the answer."""
     rid = request.get(REQUEST_ID)
     if rid is not None:
         response.headers[REQUEST_ID_HEADER] = rid

@@ -122,8 +122,11 @@ async def test_streaming_clients_signals_actions_and_process_metrics(api: Api) -
     samples = await _scrape(api)
     assert _value(samples, "flagcore_streaming_clients") == 0
     assert (_value(samples, "process_cpu_seconds_total") or 0) > 0
-    stream = await api.request("GET", "/api/client/streaming", token=CLIENT)
+    stream = await api.request(
+        "GET", "/api/client/streaming", token=CLIENT, headers={"X-Request-Id": "stream-1"}
+    )
     assert stream.status == 200
+    assert stream.headers["X-Request-Id"] == "stream-1"  # set before the stream's headers
     assert _value(await _scrape(api), "flagcore_streaming_clients") == 1
     stream.close()
 

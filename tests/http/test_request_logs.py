@@ -15,6 +15,8 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
+
 from tests.http.serving import Running, command, env, start
 
 __all__ = ["start"]  # the fixture, imported to be used here
@@ -77,9 +79,16 @@ def test_a_request_without_an_id_gets_a_new_one_in_its_answer_and_its_line(start
     server = start("--log-format", "json", **TOKENS)
     ids = {_get(server.url + "/health", {})[1]["X-Request-Id"] for _ in range(3)}
     assert len(ids) == 3  # each request its own
-    # A 404 (no route) and a 401 carry one too.
-    assert _get(server.url + "/no/such/path", {})[1]["X-Request-Id"]
-    assert _get(server.url + "/api/admin/projects", {})[1]["X-Request-Id"]
+    # A 404 (no route), a 405 and a 401 carry one too.
+    status, answered = _get(server.url + "/no/such/path", {})
+    assert (status, bool(answered["X-Request-Id"])) == (404, True)
+    request = urllib.request.Request(server.url + "/health", method="DELETE")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert (refused.value.code, bool(refused.value.headers["X-Request-Id"])) == (405, True)
+    refused.value.close()
+    status, answered = _get(server.url + "/api/admin/projects", {})
+    assert (status, bool(answered["X-Request-Id"])) == (401, True)
     server.stop()
     logged = {r["request_id"] for r in _requests(_json_lines(server)) if r["route"] == "/health"}
     assert logged == ids

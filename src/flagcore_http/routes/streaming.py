@@ -15,6 +15,7 @@ from aiohttp import web
 
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore_http.keys import TOKEN
+from flagcore_http.metrics import with_request_id
 from flagcore_http.routes.client import sdk_scope
 from flagcore_http.streaming import HUB, StreamConnection, sse
 from flagcore_http.streaming_events import Scope, parse_event_id
@@ -42,6 +43,7 @@ async def streaming(request: web.Request) -> web.StreamResponse:
     hub = request.app[HUB]
     environment, projects = sdk_scope(request)
     response = web.StreamResponse(headers=_SSE_HEADERS)
+    with_request_id(request, response)  # observe (issue 18 §2)
     if not hub.admits():
         # Unleash's hint: the SDK falls back to polling (the Node SDK at once).
         await response.prepare(request)
