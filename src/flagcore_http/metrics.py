@@ -1,12 +1,11 @@
 """Prometheus metrics at ``GET /internal-backstage/prometheus`` (Unleash's path).
 
 Each app has its own `prometheus_client.CollectorRegistry` (never the global default), so
-several apps in one process (tests) keep apart. What is counted per request is cheap: one
-middleware reads the route's template (``/api/admin/projects/{project}``, never the raw
-path: a hostile client cannot grow the label set; each route's wrapper knows its own
-template), and `RequestStats` keeps plain numbers
-per (method, template, status): a dict lookup, a bisect and two additions; no regular
-expression, no lock.
+several apps in one process (tests) keep apart. What is counted per request is cheap:
+each route's handler is wrapped once (`observed`) with its template
+(``/api/admin/projects/{project}``, never the raw path: a hostile client cannot grow the
+label set), and `RequestStats` keeps plain numbers per (method, template, status): a dict
+lookup, a bisect and two additions; no regular expression, no lock.
 
 What is not per request is read when Prometheus scrapes: connected streaming clients from
 the hub, client payload cache lookups from the cache's own counters, and flag counts per
