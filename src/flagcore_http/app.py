@@ -27,6 +27,13 @@ from flagcore_http.errors import (
 )
 from flagcore_http.keys import CACHE, CONFIG, SERVICE, WORKER
 from flagcore_http.metric_names import METRIC_NAMES, MetricNames
+from flagcore_http.metrics import (
+    METRICS,
+    METRICS_PATH,
+    ServerMetrics,
+    observed,
+    prometheus_handler,
+)
 from flagcore_http.rate_limits import RATE_LIMITS, RateLimits
 from flagcore_http.routes import (
     actions,
@@ -88,6 +95,8 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     # --- rate limits and the auth-failure tarpit (rate_limits.py) ---
     app[RATE_LIMITS] = RateLimits.from_config(config)
     app[METRIC_NAMES] = MetricNames()  # metrics reports drop names that are not flags
+    app[METRICS] = ServerMetrics()  # observe (issue 18 §2): requests counted per route
+    requests = app[METRICS].requests
     for table in ROUTE_TABLES:
         for route in table:
             assert isinstance(route, web.RouteDef), route
@@ -98,18 +107,41 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
             answer = client.with_fast_path(route, answer, app)  # fastpath: SDK polls, cached
             if is_frontend_path(route.path):  # CORS on the paths browsers call, errors too
                 answer = cors.with_cors(answer)
+            answer = observed(answer, route.path, requests)  # observe: counted, given an id
             web.RouteDef(route.method, route.path, answer, route.kwargs).register(app.router)
-    app.router.add_get("/docs/openapi.json", guarded(openapi.handler))
     # openapi (issue 18): /docs, the contract rendered by a vendored viewer
     setup_docs_page(app)
+    app.router.add_get(
+        "/docs/openapi.json", observed(guarded(openapi.handler), "/docs/openapi.json", requests)
+    )
+    # --- observe (issue 18 §2): metrics here unless --metrics-port serves them apart ---
+    if config.metrics_port is None:
+        scrape = observed(guarded(prometheus_handler), METRICS_PATH, requests)
+        app.router.add_get(METRICS_PATH, scrape)
     setup_ui(app)  # the admin web UI at / and /ui/ (before the catch-all)
-    app.router.add_route("*", UNMATCHED_PATH, unmatched_handler)  # last: tried after all
+    app.router.add_route(  # last: tried after all
+        "*", UNMATCHED_PATH, observed(unmatched_handler, "/{unmatched_path}", requests)
+    )
     app.cleanup_ctx.append(_worker_lifetime)
     app.cleanup_ctx.append(store_upkeep)  # cleaned up first: its last writes need the worker
     app[HUB] = StreamingHub(service, app[WORKER], hub_settings(config))
     app.cleanup_ctx.append(hub_lifetime)
     app.on_shutdown.append(close_streams)
+    # --- observe (issue 18 §2): metrics per app, request ids on every answer ---
+    _observe(app)
     return app
+
+
+def _observe(app: web.Application) -> None:
+    """What the metrics read at scrape time, and how long store calls and renders take.
+    Requests are counted by the `observed` wrapper of each route; the admin UI's pages
+    (registered by `setup_ui`) are not."""
+    metrics = app[METRICS]
+    metrics.watch(app[SERVICE], app[CACHE], app[HUB], app[WORKER])
+    app[CACHE].render_seconds = metrics.render_seconds.observe
+    worker = app[WORKER]
+    if isinstance(worker, StoreWorker):
+        worker.observer = metrics.observe_store_call
 
 
 _METHODS_WITH_BODIES = frozenset({"POST", "PUT", "PATCH"})

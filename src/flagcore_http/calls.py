@@ -14,6 +14,7 @@ import contextlib
 import functools
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -53,6 +54,8 @@ class StoreWorker(ThreadPoolExecutor):
         self.reserve = reserve
         self._pending = 0
         self._count_lock = threading.Lock()
+        # Told each call's operation, seconds and error name (flagcore_http.metrics).
+        self.observer: StoreObserver | None = None
 
     @property
     def pending(self) -> int:
@@ -62,6 +65,8 @@ class StoreWorker(ThreadPoolExecutor):
     def submit(self, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> Future[_T]:
         with self._count_lock:
             self._pending += 1
+        if self.observer is not None:
+            fn = functools.partial(_timed, self.observer, fn)
         try:
             future = super().submit(fn, *args, **kwargs)
         except BaseException:
@@ -82,6 +87,28 @@ class StoreWorker(ThreadPoolExecutor):
     def _finished(self, _future: object) -> None:
         with self._count_lock:
             self._pending -= 1
+
+
+StoreObserver = Callable[[str, float, "str | None"], None]
+
+
+def _operation(fn: Callable[..., Any]) -> str:
+    """The name a store call is counted under: the service method's (from code, bounded)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return str(getattr(fn, "__name__", "other")).lstrip("_")
+
+
+def _timed(observer: StoreObserver, fn: Callable[..., _T], /, *args: Any, **kwargs: Any) -> _T:
+    started = time.perf_counter()
+    error: str | None = None
+    try:
+        return fn(*args, **kwargs)
+    except BaseException as raised:
+        error = type(raised).__name__
+        raise
+    finally:
+        observer(_operation(fn), time.perf_counter() - started, error)
 
 
 def service(request: web.Request) -> Service:

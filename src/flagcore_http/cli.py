@@ -39,6 +39,7 @@ from flagcore_http.connections import (
     listening_socket,
 )
 from flagcore_http.logs import AccessLog, configure_logging
+from flagcore_http.metrics import METRICS, metrics_app
 
 __all__ = ["StartupTokens", "main", "prepare_tokens", "serve"]
 
@@ -158,6 +159,10 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
         ) from None
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(sock.close)
+        # --- observe (issue 18 §2): the metrics port is bound before the database opens ---
+        metrics_sock = _metrics_socket(config)
+        if metrics_sock is not None:
+            cleanup.callback(metrics_sock.close)
         new_database = (
             config.db != ":memory:" and not is_postgres(config.db) and not Path(config.db).exists()
         )
@@ -175,7 +180,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
                 for path in _database_files(config.db):
                     path.unlink(missing_ok=True)
             raise StartError(error.message) from None
-        await _run(service, config, sock, tokens, ready)
+        await _run(service, config, sock, tokens, ready, metrics_sock)
     _say("flagcore stopped")
 
 
@@ -185,10 +190,12 @@ async def _run(
     sock: socket.socket,
     tokens: StartupTokens,
     ready: asyncio.Event | None,
+    metrics_sock: socket.socket | None = None,
 ) -> None:
     maximum, note = connection_budget(config.max_connections)
+    app = create_app(service, config)
     runner = web.AppRunner(
-        create_app(service, config),
+        app,
         handle_signals=False,
         access_log_class=AccessLog,
         access_log=logging.getLogger("flagcore_http.access") if config.access_log else None,
@@ -197,6 +204,7 @@ async def _run(
         shutdown_timeout=config.shutdown_timeout,
     )
     await runner.setup()
+    stack = contextlib.AsyncExitStack()
     try:
         await ListeningSite(runner, sock, ConnectionLimit(maximum)).start()
         stop = asyncio.Event()
@@ -205,6 +213,9 @@ async def _run(
             loop.add_signal_handler(signum, stop.set)
         host, port = sock.getsockname()[:2]
         _say(f"flagcore listening on http://{host}:{port} (database {database_name(config.db)})")
+        if metrics_sock is not None:  # observe (issue 18 §2)
+            metrics_runner = await _serve_metrics(app, metrics_sock)
+            stack.push_async_callback(metrics_runner.cleanup)
         if tokens.new_admin_secret is not None:
             _say(f"admin API token, shown once: {tokens.new_admin_secret}")
             _say(f"  use it as: export ADMIN_TOKEN='{tokens.new_admin_secret}'")
@@ -218,7 +229,32 @@ async def _run(
         await stop.wait()
         _say("flagcore stopping: finishing in-flight requests")
     finally:
+        await stack.aclose()
         await runner.cleanup()
+
+
+# --- observe (issue 18 §2): metrics on their own port ---
+def _metrics_socket(config: ServerConfig) -> socket.socket | None:
+    if config.metrics_port is None:
+        return None
+    try:
+        return listening_socket(config.host, config.metrics_port)
+    except OSError as error:
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise StartError(
+            f"cannot listen on {config.host}:{config.metrics_port} for metrics: {reason}; "
+            "choose another port with --metrics-port or FLAGCORE_METRICS_PORT"
+        ) from None
+
+
+async def _serve_metrics(app: web.Application, sock: socket.socket) -> web.AppRunner:
+    """Serve ``/internal-backstage/prometheus`` alone on ``sock``; say where."""
+    runner = web.AppRunner(metrics_app(app[METRICS]), handle_signals=False, access_log=None)
+    await runner.setup()
+    await web.SockSite(runner, sock).start()
+    host, port = sock.getsockname()[:2]
+    _say(f"metrics on http://{host}:{port}/internal-backstage/prometheus")
+    return runner
 
 
 _ENVIRONMENT_HELP = """\
@@ -226,7 +262,8 @@ environment variables (flags win over them):
   FLAGCORE_HOST, FLAGCORE_PORT, FLAGCORE_DB, FLAGCORE_AUTH (token or none),
   FLAGCORE_HEADER_TIMEOUT, FLAGCORE_BODY_TIMEOUT, FLAGCORE_MAX_CONNECTIONS,
   FLAGCORE_DB_POOL_SIZE, FLAGCORE_DB_POOL_TIMEOUT, FLAGCORE_DB_CONNECT_TIMEOUT,
-  FLAGCORE_DB_REVISION_CHECK_INTERVAL, FLAGCORE_WORKERS, FLAGCORE_LOOP
+  FLAGCORE_DB_REVISION_CHECK_INTERVAL, FLAGCORE_WORKERS, FLAGCORE_LOOP,
+  FLAGCORE_METRICS_PORT, FLAGCORE_LOG_FORMAT, FLAGCORE_LOG_LEVEL
                         the same as the flags above
   FLAGCORE_INIT_ADMIN_API_TOKENS
                         comma-separated admin tokens to create at start: *:*.secret
@@ -356,6 +393,23 @@ def _parser() -> argparse.ArgumentParser:
         metavar="auto|uvloop|asyncio",
         help="event loop: auto uses uvloop when installed (default auto; FLAGCORE_LOOP)",
     )
+    # --- observe (issue 18 §2) ---
+    run.add_argument(
+        "--metrics-port",
+        metavar="N",
+        help="serve /internal-backstage/prometheus on this port only, not on the main one "
+        "(default: on the main port; FLAGCORE_METRICS_PORT; 0 picks a free one)",
+    )
+    run.add_argument(
+        "--log-format",
+        metavar="text|json",
+        help="log lines as text or one JSON object each (default text; FLAGCORE_LOG_FORMAT)",
+    )
+    run.add_argument(
+        "--log-level",
+        metavar="debug|info|warning|error",
+        help="least severe level logged; requests are info (default info; FLAGCORE_LOG_LEVEL)",
+    )
     copy = commands.add_parser(
         "copy",
         help="copy everything from one database to another (SQLite or PostgreSQL)",
@@ -478,11 +532,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             workers=args.workers,
             event_loop=args.loop,
             trusted_proxies=args.trusted_proxies,  # rate limits
+            # --- observe (issue 18 §2) ---
+            metrics_port=args.metrics_port,
+            log_format=args.log_format,
+            log_level=args.log_level,
         )
     except ConfigError as error:
         _say(f"flagcore: {error}", error=True)
         return 2
-    configure_logging()
+    configure_logging(log_format=config.log_format, level=config.log_level)
     try:
         # --- fastpath: the event loop, and N worker processes (flagcore_http.workers) ---
         from flagcore_http.workers import choose_event_loop, serve_workers

@@ -19,6 +19,7 @@ import functools
 import gzip
 import hashlib
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -132,18 +133,31 @@ def _available(store: object) -> bool:
     return bool(getattr(store, "available", True))
 
 
+@attrs.define
+class Lookups:
+    """Payload cache lookups, counted with plain integers (read by the metrics at scrape
+    time): the 304 path pays an addition, not a metric update."""
+
+    hits: int = 0
+    misses: int = 0
+
+
 class PayloadCache:
     """Rendered payloads by query key, least recently used first out, within a byte budget."""
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, lookups: Lookups | None = None) -> None:
         self.budget = budget
         self._entries: OrderedDict[Hashable, RenderedPayload] = OrderedDict()
         self._bytes = 0
+        self.lookups = lookups or Lookups()
 
     def get(self, key: Hashable) -> RenderedPayload | None:
         rendered = self._entries.get(key)
         if rendered is not None:
             self._entries.move_to_end(key)
+            self.lookups.hits += 1
+        else:
+            self.lookups.misses += 1
         return rendered
 
     def put(self, key: Hashable, rendered: RenderedPayload) -> None:
@@ -201,7 +215,11 @@ class ClientCache:
         self._lock = threading.Lock()
         self._holds: bool | None = None  # whether the store reports availability
         self.revision = -1
-        self.payloads = PayloadCache(self.sizes.payload_bytes)
+        # Payload lookups survive the payload cache being replaced at each revision.
+        self.lookups = Lookups()
+        # Told how long each payload took to make on a miss (flagcore_http.metrics).
+        self.render_seconds: Callable[[float], None] | None = None
+        self.payloads = PayloadCache(self.sizes.payload_bytes, self.lookups)
         self.vocabulary: ClientVocabulary | None = None
         # Known tokens by their secret (no digest on the hot path; there are as many as
         # admins made); unknown secrets by digest, apart, so they never push a known out.
@@ -271,7 +289,7 @@ class ClientCache:
                             self.vocabulary,
                             self.known_tokens,
                         )
-                    self.payloads = PayloadCache(self.sizes.payload_bytes)
+                    self.payloads = PayloadCache(self.sizes.payload_bytes, self.lookups)
                     self.vocabulary = None
                     self.known_tokens = BoundedLru(self.sizes.known_tokens)
                     self.unknown_tokens.clear()
@@ -349,10 +367,21 @@ class ClientCache:
         task, so a caller that disconnects does not cancel it for the others."""
         running = self._in_flight.get(key)
         if running is None:
-            running = asyncio.ensure_future(make())
+            running = asyncio.ensure_future(self._timed(key, make))
             self._in_flight[key] = running
             running.add_done_callback(functools.partial(self._landed, key))
         result: _R = await asyncio.shield(running)
+        return result
+
+    async def _timed(self, key: Hashable, make: Callable[[], Awaitable[_R]]) -> _R:
+        """``make()``; told to `render_seconds` when it makes a client payload. Other kinds
+        of work shared here are keyed by a name first (``("token", ...)``,
+        ``("vocabulary", ...)``); a payload's key is ``(query key, revision)``."""
+        if self.render_seconds is None or not isinstance(key, tuple) or isinstance(key[0], str):
+            return await make()
+        started = time.perf_counter()
+        result = await make()
+        self.render_seconds(time.perf_counter() - started)
         return result
 
     def _landed(self, key: Hashable, task: asyncio.Future[Any]) -> None:

@@ -159,6 +159,10 @@ _SETTINGS = {
         _Setting("event_loop", "--loop", "FLAGCORE_LOOP"),
         # Rate limits (docs/security.md): whose X-Forwarded-For is believed.
         _Setting("trusted_proxies", "--trusted-proxies", "FLAGCORE_TRUSTED_PROXIES"),
+        # --- observe (issue 18 §2): metrics port, log format and level (docs/operations.md) ---
+        _Setting("metrics_port", "--metrics-port", "FLAGCORE_METRICS_PORT"),
+        _Setting("log_format", "--log-format", "FLAGCORE_LOG_FORMAT"),
+        _Setting("log_level", "--log-level", "FLAGCORE_LOG_LEVEL"),
     )
 }
 
@@ -222,6 +226,13 @@ def _read(field: str, raw: str, where: str) -> object:
         if raw.strip() not in ("auto", "uvloop", "asyncio"):
             raise ConfigError(f"{where}={_shown(raw)}: use auto, uvloop or asyncio")
         return raw.strip()
+    # --- observe (issue 18 §2) ---
+    if field == "metrics_port":
+        return _integer(raw, where, 0, 65535, "not a port number (0 picks a free port)")
+    if field == "log_format":
+        return _one_of(raw, where, ("text", "json"))
+    if field == "log_level":
+        return _one_of(raw, where, ("debug", "info", "warning", "error"))
     if not raw.strip() or len(raw) > 4096 or any(ord(c) < 32 for c in raw):
         shown = _shown(raw) if "://" not in raw else "(a URL, not shown: it may hold a password)"
         raise ConfigError(f"{where}={shown}: must be a non-empty name, path or postgresql:// URL")
@@ -240,6 +251,13 @@ def _origins(raw: str, where: str) -> tuple[str, ...]:
     if not origins:
         raise ConfigError(f"{where}={_shown(raw)}: empty; use * or a comma list of origins")
     return origins
+
+
+def _one_of(raw: str, where: str, allowed: tuple[str, ...]) -> str:
+    text = raw.strip().lower()
+    if text not in allowed:
+        raise ConfigError(f"{where}={_shown(raw)}: use {', '.join(allowed)}")
+    return text
 
 
 def _boolean(raw: str, where: str) -> bool:
@@ -312,6 +330,11 @@ class ServerConfig:
     auth_failure_delay: float = 1.0
     # Proxies whose X-Forwarded-For names the caller (addresses or networks); none: no one.
     trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
+    # --- observe (issue 18 §2): metrics on their own port (None: on the main port, at
+    # /internal-backstage/prometheus), and the log's format and level (docs/operations.md) ---
+    metrics_port: int | None = None
+    log_format: str = "text"
+    log_level: str = "info"
 
     @classmethod
     def from_env(
@@ -344,7 +367,19 @@ class ServerConfig:
         values.update(_load_settings_from_env(env))
         values.update(_ui_settings_from_env(env))
         values.update(_rate_limit_settings_from_env(env))
+        _check_metrics_port(values)
         return cls(**values)  # type: ignore[arg-type]
+
+
+# --- observe (issue 18 §2) ---
+def _check_metrics_port(values: Mapping[str, object]) -> None:
+    """The metrics port must not be the main port (0, a free port, is always another)."""
+    metrics_port, port = values.get("metrics_port"), values.get("port", 4242)
+    if metrics_port and metrics_port == port:
+        raise ConfigError(
+            f"--metrics-port/FLAGCORE_METRICS_PORT={metrics_port}: the same as the main port; "
+            "choose another, or leave it unset to serve metrics on the main port"
+        )
 
 
 # --- hostile load: store queue, client caches, retention ---

@@ -149,13 +149,20 @@ async def unmatched(request: web.Request) -> web.StreamResponse:
     """
     allowed: set[str] = set()
     for resource in request.app.router.resources():
-        if any(route.handler is unmatched_handler for route in resource):
+        if any(_is_unmatched(route.handler) for route in resource):
             continue  # this catch-all itself
         _match, methods = await resource.resolve(request)
         allowed |= methods
     if allowed:
         raise web.HTTPMethodNotAllowed(request.method, sorted(allowed))
     raise web.HTTPNotFound()
+
+
+def _is_unmatched(handler: object) -> bool:
+    """The catch-all's handler, also when wrapped (by `flagcore_http.metrics.observed`)."""
+    return (
+        handler is unmatched_handler or getattr(handler, "__wrapped__", None) is unmatched_handler
+    )
 
 
 # Any path, newlines included (a decoded %0a): every answer is JSON.

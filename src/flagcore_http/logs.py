@@ -5,16 +5,32 @@ decoded), a header can hold a token. So every log line is one line: control char
 any value become ``\\xNN``, and what looks like a secret becomes ``<secret>`` before the
 line is written. Tracebacks keep their frames on indented continuation lines; a message
 that a client wrote can never start a line of its own.
+
+Two formats (``--log-format``): ``text``, the line above, and ``json``, one JSON object per
+line for log collectors. Both go through `redacted` and `printable`, the one place that
+decides what may be logged. The standard library's `logging` does it (not structlog): the
+access line is one record built by aiohttp's access-logger hook, every other record comes
+from aiohttp or our own loggers already, and a formatter is the one place both pass
+through; a second logging library would add a dependency and a second path to keep safe.
+
+A request line in JSON carries the route template (``/api/admin/api-tokens/{token}``),
+never the raw path or query string, so a secret in either never reaches it; the text line
+keeps the path, redacted.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import itertools
+import json
 import logging
+import os
 import re
+import string
 import sys
 import traceback
 from types import TracebackType
-from typing import TextIO
+from typing import Any, TextIO
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
@@ -22,11 +38,18 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 __all__ = [
     "LINE_FORMAT",
+    "LOG_FORMATS",
+    "LOG_LEVELS",
+    "REQUEST_ID",
+    "REQUEST_ID_HEADER",
+    "ROUTE",
     "AccessLog",
+    "JsonFormatter",
     "SafeFormatter",
     "configure_logging",
     "printable",
     "redacted",
+    "request_id",
 ]
 
 LINE_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -46,8 +69,9 @@ _SECRETS = (
     (re.compile(r"(?i)(authorization\s*[:=]\s*)(?:bearer\s+)?[^\s'\",;]+"), r"\1<secret>"),
     (re.compile(r"\b[0-9A-Fa-f]{32,}\b"), "<secret>"),
 )
-# Paths whose segments are secrets: `DELETE /api/admin/api-tokens/<secret>`.
-_SECRET_PATHS = re.compile(r"(?i)(/api/admin/api-tokens/)[^/?#\s\"']*")
+# Paths whose segments are secrets: `DELETE /api/admin/api-tokens/<secret>` (but not the
+# route's own template, `/api/admin/api-tokens/{token}`, which JSON lines name).
+_SECRET_PATHS = re.compile(r"(?i)(/api/admin/api-tokens/)(?!\{token\}(?:[/?#\s\"']|$))[^/?#\s\"']*")
 
 
 def printable(text: str) -> str:
@@ -97,27 +121,98 @@ class SafeFormatter(logging.Formatter):
         return "".join(f"\n    | {_safe(text)}" for text in lines)
 
 
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record: time (UTC), level, logger, message, and for a request
+    the fields `AccessLog` gives it; every string escaped and redacted like a text line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        created = dt.datetime.fromtimestamp(record.created, dt.UTC)
+        line: dict[str, Any] = {
+            "time": created.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": _safe(record.getMessage()),
+        }
+        fields = getattr(record, _REQUEST_FIELDS, None)
+        if isinstance(fields, dict):
+            for key, value in fields.items():
+                line[key] = _safe(value) if isinstance(value, str) else value
+        if record.exc_info and record.exc_info[1] is not None:
+            line["error"] = SafeFormatter._exception(*record.exc_info).strip("\n :")
+        return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+
+
+# --- request ids (X-Request-Id) and the request's route, set by flagcore_http.metrics ---
+REQUEST_ID_HEADER = "X-Request-Id"
+REQUEST_ID = web.RequestKey("request_id", str)
+ROUTE = web.RequestKey("route", str)
+MAX_REQUEST_ID_LENGTH = 128
+_REQUEST_ID_CHARS = string.ascii_letters + string.digits + "-_."
+# Generated ids: a random prefix per process and a counter (unique, and far cheaper per
+# request than a UUID's system call); short hex runs, so no id ever looks like a secret.
+_ID_PREFIX = os.urandom(6).hex() + "-"
+_ID_COUNTER = itertools.count(1)
+
+
+def request_id(incoming: str | None) -> str:
+    """``incoming`` when it is short and only letters, digits, ``-``, ``_`` and ``.``
+    (what a proxy or a caller's tracing puts there); a new id otherwise, never an error."""
+    if (
+        incoming
+        and len(incoming) <= MAX_REQUEST_ID_LENGTH
+        and not incoming.strip(_REQUEST_ID_CHARS)
+    ):
+        return incoming
+    return f"{_ID_PREFIX}{next(_ID_COUNTER):x}"
+
+
+_REQUEST_FIELDS = "flagcore_request"
+MAX_APP_NAME_LENGTH = 200
+
+
 class AccessLog(AbstractAccessLogger):
-    """``address "METHOD path" status bytes seconds``; the path escaped and redacted."""
+    """``address "METHOD path" status bytes seconds id``, the path escaped and redacted;
+    the JSON format has the route template instead of the path, and the client's name."""
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        rid = request.get(REQUEST_ID) or "-"
+        fields = {
+            "method": request.method,
+            "route": request.get(ROUTE),  # None: aiohttp refused it before any route
+            "status": response.status,
+            "duration_ms": round(time * 1000, 3),
+            "bytes": response.body_length,
+            "app_name": (request.headers.get("UNLEASH-APPNAME") or "")[:MAX_APP_NAME_LENGTH]
+            or None,
+            "request_id": rid,
+            "remote": request.remote,
+        }
         self.logger.info(
-            '%s "%s %s" %s %s %.6fs',
+            '%s "%s %s" %s %s %.6fs %s',
             _safe(request.remote or "-"),
             _safe(request.method),
             _safe(request.raw_path),
             response.status,
             response.body_length,
             time,
+            _safe(rid),
+            extra={_REQUEST_FIELDS: fields},
         )
 
 
-def configure_logging(stream: TextIO | None = None) -> None:
-    """Send every logger (ours and aiohttp's) through `SafeFormatter` on stderr."""
+LOG_FORMATS = ("text", "json")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def configure_logging(
+    stream: TextIO | None = None, *, log_format: str = "text", level: str = "info"
+) -> None:
+    """Send every logger (ours and aiohttp's) through one safe formatter on stderr."""
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(SafeFormatter(LINE_FORMAT))
+    formatter = JsonFormatter() if log_format == "json" else SafeFormatter(LINE_FORMAT)
+    handler.setFormatter(formatter)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
-    root.setLevel(logging.INFO)
+    root.setLevel(level.upper())

@@ -30,6 +30,7 @@ from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.keys import SERVICE, WORKER
+from flagcore_http.metrics import METRICS
 from flagcore_http.wire import ActionSetBody
 
 __all__ = ["routes", "schedule_action_sets"]
@@ -367,8 +368,11 @@ async def _run_action_sets(app: web.Application, signal: Signal) -> None:
             ),
         )
         for action_set in matched:
-            await _on_store(app, svc.actions.execute_action_set, action_set, signal)
+            execution = await _on_store(app, svc.actions.execute_action_set, action_set, signal)
+            if execution is not None:  # observe (issue 18 §2): executions by result
+                app[METRICS].action_executions.labels(str(execution.state)).inc()
     except Exception:  # a background task has no caller to tell; the failure is logged
+        app[METRICS].action_executions.labels("error").inc()
         _log.exception("running the action sets of signal %s failed", signal.id)
 
 

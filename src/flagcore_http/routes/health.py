@@ -1,4 +1,10 @@
-"""Liveness and readiness; no authentication."""
+"""Liveness and readiness; no authentication (docs/operations.md).
+
+``/health`` is liveness only: the process answers HTTP. It touches nothing else, so a
+database outage never makes an orchestrator restart a node that still serves SDKs.
+``/ready`` is readiness: the store answers a real read, and a store that keeps a
+connection of its own to learn of changes (PostgreSQL's notification listener) has it.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from typing import Protocol, runtime_checkable
 from aiohttp import web
 
 from flagcore.errors import FlagcoreError
+from flagcore.ports import Store
 from flagcore_http import shapes
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
@@ -18,8 +25,8 @@ routes = web.RouteTableDef()
 
 @runtime_checkable
 class _ReportsAvailability(Protocol):
-    """A store that knows whether its database answers (the PostgreSQL store), without a
-    query: its `revision()` is answered from memory, so it proves nothing about the database."""
+    """A store that knows whether its database answers (the PostgreSQL store: its
+    notification listener's connection is up), without a query."""
 
     @property
     def available(self) -> bool: ...
@@ -31,10 +38,17 @@ async def health(request: web.Request) -> web.Response:
     return web.json_response({"health": "GOOD"})
 
 
+def _read_once(store: Store) -> None:
+    """One cheap query that reaches the database (``revision()`` may answer from memory):
+    the environments, a handful of rows."""
+    with store.transaction(write=False) as tx:
+        tx.list_environments()
+
+
 @routes.get("/ready")
 @documented({200: shapes.HEALTH, 503: shapes.HEALTH})
 async def ready(request: web.Request) -> web.Response:
-    """Ready when the store answers (one cheap read), or says its database is reachable."""
+    """Ready when the listener (if any) is connected and the store answers one read."""
     store = service(request).store
     if isinstance(store, _ReportsAvailability) and not store.available:
         return web.json_response(
@@ -46,7 +60,7 @@ async def ready(request: web.Request) -> web.Response:
             status=503,
         )
     try:
-        await call(request, store.revision)
+        await call(request, _read_once, store)
     except FlagcoreError as error:
         return web.json_response({"health": "BAD", "message": error.message}, status=503)
     return web.json_response({"health": "GOOD"})

@@ -14,7 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
-from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded, RateLimited
+from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, LimitExceeded, RateLimited
 from flagcore.service import SIGNAL_PAYLOAD_MAX_DEPTH, SignalSender
 from flagcore.wire import INT64_MAX
 from flagcore_http import render, shapes
@@ -23,6 +23,7 @@ from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.errors import error_response
+from flagcore_http.metrics import METRICS
 from flagcore_http.rate_limits import too_many_requests
 from flagcore_http.routes.actions import schedule_action_sets
 from flagcore_http.wire import EndpointBody, EndpointUpdate, SignalTokenBody
@@ -301,6 +302,20 @@ async def receive_signal(request: web.Request) -> web.StreamResponse:
     payload's rules, the rate check again (another signal may have landed meanwhile), and
     one transaction that decides the rate limit and stores the signal.
     """
+    try:
+        response = await _receive_signal(request)
+    except (FlagcoreError, web.HTTPException) as refused:  # observe (issue 18 §2)
+        request.app[METRICS].signals_refused.labels(type(refused).__name__).inc()
+        raise
+    if response.status == 202:
+        request.app[METRICS].signals_received.inc()
+    else:
+        reason = "RequestTimeout" if response.status == 408 else f"HTTP{response.status}"
+        request.app[METRICS].signals_refused.labels(reason).inc()
+    return response
+
+
+async def _receive_signal(request: web.Request) -> web.StreamResponse:
     svc = service(request)
     sender = await signal_sender(request, request.match_info["name"])
     refused = _refused_early(request, sender)  # a burst: 429 before the body is read

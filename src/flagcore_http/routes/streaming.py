@@ -17,6 +17,7 @@ from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore_http import shapes
 from flagcore_http.contract import documented
 from flagcore_http.keys import TOKEN
+from flagcore_http.metrics import with_request_id
 from flagcore_http.routes.client import sdk_scope
 from flagcore_http.streaming import HUB, StreamConnection, sse
 from flagcore_http.streaming_events import Scope, parse_event_id
@@ -47,6 +48,7 @@ async def streaming(request: web.Request) -> web.StreamResponse:
     hub = request.app[HUB]
     environment, projects = sdk_scope(request)
     response = web.StreamResponse(headers=_SSE_HEADERS)
+    with_request_id(request, response)  # observe (issue 18 §2)
     if not hub.admits():
         # Unleash's hint: the SDK falls back to polling (the Node SDK at once).
         await response.prepare(request)
