@@ -44,7 +44,9 @@ from prometheus_client.registry import Collector
 
 from flagcore.errors import FlagcoreError
 from flagcore.service import Service
+from flagcore_http import shapes
 from flagcore_http.client_cache import ClientCache
+from flagcore_http.contract import documented
 from flagcore_http.logs import REQUEST_ID, REQUEST_ID_HEADER, ROUTE, request_id
 from flagcore_http.streaming import StreamingHub
 
@@ -200,6 +202,7 @@ def _exposition(metrics: ServerMetrics, accept: str) -> web.Response:
     return web.Response(body=encode(metrics.registry), headers={"Content-Type": content_type})
 
 
+@documented({200: shapes.STRING}, media="text/plain")
 async def prometheus_handler(request: web.Request) -> web.Response:
     """The text exposition format; unauthenticated (bind it elsewhere: ``--metrics-port``)."""
     metrics = request.app[METRICS]
@@ -274,7 +277,8 @@ class _ClientCacheCollector(Collector):
         family = CounterMetricFamily(
             "flagcore_client_features_cache_lookups",
             "Client features payload cache lookups, by result (a miss renders the payload, "
-            "or finds the one rendered for the narrowed query).",
+            "or finds the one rendered for the narrowed query; a repeated poll answered by "
+            "the fast path is a hit).",
             labels=("result",),
         )
         family.add_metric(("hit",), lookups.hits)

@@ -282,6 +282,7 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
             answer = None
         if answer is None:
             return await full_path(request)
+        cache.lookups.hits += 1  # answered from what was rendered: a hit for the metrics
         try:
             if answer.token is not None:
                 request[TOKEN] = answer.token
