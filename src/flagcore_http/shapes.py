@@ -697,6 +697,8 @@ def _playground_context(required: tuple[str, ...]) -> JsonSchema:
         {name: {**_CONTEXT_VALUE, "minLength": 1} for name in required},
         {
             **{name: _CONTEXT_VALUE for name in fields if name not in required},
+            # RFC 3339, as `flagcore.date_reading` reads it; anything else is a 400.
+            "currentTime": {**_CONTEXT_VALUE, "format": "date-time"},
             "properties": {
                 "type": "object",
                 "maxProperties": 100,
