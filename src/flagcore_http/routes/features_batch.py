@@ -121,7 +121,7 @@ def _target(body: dict[str, Any]) -> tuple[str, str]:
 
 
 @routes.post(BATCH + "/validate")
-@documented({200: shapes.IMPORT_CHECK}, body=shapes.import_body(), errors=(404, 409))
+@documented({200: shapes.IMPORT_CHECK}, body=shapes.import_body(), errors=(404,))
 async def validate_import(request: web.Request) -> web.Response:
     """As Unleash: 200 ``{"errors", "warnings", "permissions"}``, each a list of
     ``{"message", "affectedItems"}``. An export that cannot be read at all is a 400."""
