@@ -19,7 +19,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from flagcore import model
-from flagcore.wire import FIELDS, JsonSchema, SchemaSet, schema_ref
+from flagcore.wire import EXPORT_NAMES, FIELDS, FeatureExport, JsonSchema, SchemaSet, schema_ref
 from flagcore_http import shapes
 from flagcore_http.auth import accepted_kinds
 from flagcore_http.contract import Contract, Parameter, contract_of, documented
@@ -97,10 +97,13 @@ def _security(path: str, method: str) -> list[dict[str, list[str]]]:
 
 class _Builder:
     def __init__(self) -> None:
-        self.schemas = SchemaSet(BODY_NAMES, shapes.REFINED, shapes.COMPONENT_NAMES)
+        # The export file's key table too: what an import reads (branch contracts).
+        names = {**BODY_NAMES, **EXPORT_NAMES}
+        self.schemas = SchemaSet(names, shapes.REFINED, shapes.COMPONENT_NAMES)
         for cls in FIELDS:  # the model's values, referred to by name in `shapes`
             self.schemas.of(cls)
         self.schemas.of(model.ClientFeatures)
+        self.schemas.of(FeatureExport)  # what an import reads, referred to in `shapes`
         self.operation_ids: set[str] = set()
 
     def schema(self, declared: Any) -> JsonSchema:

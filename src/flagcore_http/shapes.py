@@ -540,3 +540,409 @@ REFINED: dict[type, dict[str, JsonSchema]] = {
 }
 # Components published under Unleash's schema name rather than the class's.
 COMPONENT_NAMES: dict[type, str] = {ActionSetBody: "createActionsSchema"}
+
+
+# --- Contracts of the export/import, context and playground routes (branch contracts) ---
+# Unleash's export file as `flagcore.wire.write_export` writes it: the answer of
+# ``POST /api/admin/features-batch/export``. (What an import reads is the derived
+# ``FeatureExport`` component: the reader's own classes and key table.)
+_LEGAL_VALUE = obj({"value": STRING, "description": NULLABLE_STRING})
+_STRATEGY_PARAMETERS: JsonSchema = {"type": "object", "additionalProperties": STRING}
+EXPORT = obj(
+    {
+        "features": array(
+            obj(
+                {
+                    "name": STRING,
+                    "type": STRING,
+                    "description": NULLABLE_STRING,
+                    "project": NULLABLE_STRING,
+                    "stale": BOOLEAN,
+                    "impressionData": BOOLEAN,
+                    "archived": BOOLEAN,
+                }
+            )
+        ),
+        "featureStrategies": array(
+            obj(
+                {
+                    "featureName": STRING,
+                    "id": NULLABLE_STRING,
+                    "name": STRING,
+                    "title": NULLABLE_STRING,
+                    "disabled": BOOLEAN,
+                    "parameters": _STRATEGY_PARAMETERS,
+                    "constraints": array(schema_ref("Constraint")),
+                    "segments": array(INTEGER),
+                    "variants": array(schema_ref("Variant")),
+                    # The list's order is the evaluation order; Unleash writes null here.
+                    "sortOrder": {"type": "null"},
+                }
+            )
+        ),
+        "featureEnvironments": array(
+            obj(
+                {
+                    "name": STRING,
+                    "featureName": STRING,
+                    "environment": NULLABLE_STRING,
+                    "enabled": BOOLEAN,
+                    "variants": array(schema_ref("Variant")),
+                }
+            )
+        ),
+        "contextFields": array(
+            obj(
+                {
+                    "name": STRING,
+                    "description": NULLABLE_STRING,
+                    "legalValues": array(_LEGAL_VALUE),
+                    "stickiness": BOOLEAN,
+                    "sortOrder": {"type": ["integer", "null"]},
+                }
+            )
+        ),
+        "featureTags": array(obj({"featureName": STRING, "tagType": STRING, "tagValue": STRING})),
+        "segments": array(obj({"id": INTEGER, "name": STRING})),
+        "tagTypes": array(
+            obj(
+                {
+                    "name": STRING,
+                    "description": NULLABLE_STRING,
+                    "color": NULLABLE_STRING,
+                    "icon": NULLABLE_STRING,
+                }
+            )
+        ),
+        "dependencies": array(
+            obj({"feature": STRING, "dependencies": array(schema_ref("Dependency"))})
+        ),
+        "links": {"type": "array", "maxItems": 0},  # Unleash's flag links: none here
+    }
+)
+# `routes.features_batch.export_flags`'s body (extra keys are ignored, as Unleash does).
+EXPORT_QUERY = obj(
+    {"environment": STRING},
+    {
+        "features": {"type": ["array", "null"], "items": STRING},
+        "project": NULLABLE_STRING,
+        "downloadFile": {"type": ["boolean", "null"]},
+        "tag": {
+            "anyOf": [
+                obj({"type": STRING, "value": STRING}, closed=False),
+                {"type": "string", "pattern": ":", "description": "type:value"},
+                {"type": "null"},
+            ]
+        },
+    },
+    closed=False,
+)
+
+
+def import_body(optional: dict[str, Any] | None = None) -> JsonSchema:
+    """The body of validate and import: where to, and the export (``data``: the component
+    derived from the reader's classes, `flagcore.wire.FeatureExport`)."""
+    return obj(
+        {"project": STRING, "environment": STRING, "data": schema_ref("FeatureExport")},
+        optional,
+        closed=False,
+    )
+
+
+IMPORT_OPTIONS = {
+    "overwrite": {"type": ["boolean", "null"]},
+    "dryRun": {"type": ["boolean", "null"]},
+}
+_IMPORT_ITEM = obj({"message": STRING, "affectedItems": array(STRING)})
+IMPORT_CHECK = obj(
+    {
+        "errors": array(_IMPORT_ITEM),
+        "warnings": array(_IMPORT_ITEM),
+        "permissions": {"type": "array", "maxItems": 0},  # no per-permission checks here
+    }
+)
+IMPORT_REPORT = obj(
+    {
+        "project": STRING,
+        "environment": STRING,
+        "dryRun": BOOLEAN,
+        "created": array(STRING),
+        "updated": array(STRING),
+        "unchanged": array(STRING),
+        "tagTypesCreated": array(STRING),
+    }
+)
+# ``GET /api/admin/context``: Unleash's built-in fields, then those the rules name.
+CONTEXT_FIELD_LIST = array(
+    obj(
+        {
+            "name": STRING,
+            "description": STRING,
+            "stickiness": BOOLEAN,
+            "sortOrder": INTEGER,
+            "legalValues": array(_LEGAL_VALUE),
+        }
+    )
+)
+
+# The playground's bodies, as `flagcore.service.playground` reads them: closed, as that
+# reader refuses keys it does not know; a context's values are bounded strings.
+_CONTEXT_VALUE: JsonSchema = {"type": "string", "maxLength": 2_000}
+_NON_EMPTY: JsonSchema = {"type": "string", "minLength": 1}
+
+
+def _playground_context(required: tuple[str, ...]) -> JsonSchema:
+    fields = ("appName", "userId", "sessionId", "remoteAddress", "environment", "currentTime")
+    return obj(
+        {name: {**_CONTEXT_VALUE, "minLength": 1} for name in required},
+        {
+            **{name: _CONTEXT_VALUE for name in fields if name not in required},
+            # RFC 3339, as `flagcore.date_reading` reads it; anything else is a 400.
+            "currentTime": {**_CONTEXT_VALUE, "format": "date-time"},
+            "properties": {
+                "type": "object",
+                "maxProperties": 100,
+                "propertyNames": {"minLength": 1, "maxLength": 100},
+                "additionalProperties": _CONTEXT_VALUE,
+            },
+        },
+    )
+
+
+_PROJECTS: JsonSchema = {
+    "anyOf": [{"const": "*"}, array(STRING), {"type": "null"}],
+    "description": '"*" or missing: every project',
+}
+PLAYGROUND_BODY = obj(
+    {"environment": _NON_EMPTY, "context": _playground_context(("appName",))},
+    {"projects": _PROJECTS},
+)
+ADVANCED_PLAYGROUND_BODY = obj(
+    {
+        "environments": {"type": "array", "minItems": 1, "items": _NON_EMPTY},
+        "context": _playground_context(("appName",)),
+    },
+    {"projects": _PROJECTS},
+)
+EXPLAIN_BODY = obj(
+    {"flag": _NON_EMPTY, "environment": _NON_EMPTY}, {"context": _playground_context(())}
+)
+
+# The playground's answers (Unleash 8.2's shapes, `flagcore.service.playground`).
+_UNKNOWN: JsonSchema = {"const": "unknown"}
+_PLAYGROUND_CONSTRAINT = obj(
+    {
+        "contextName": STRING,
+        "operator": STRING,
+        "values": array(STRING),
+        "inverted": BOOLEAN,
+        "caseInsensitive": BOOLEAN,
+        "result": BOOLEAN,
+    },
+    {"value": STRING},
+)
+_PLAYGROUND_STRATEGY_RESULT: JsonSchema = {
+    "anyOf": [
+        obj({"enabled": _UNKNOWN, "evaluationStatus": {"const": "unevaluated"}}),
+        obj({"enabled": {"enum": ["unknown", False]}, "evaluationStatus": {"const": "incomplete"}}),
+        obj(
+            {"enabled": BOOLEAN, "evaluationStatus": {"const": "complete"}},
+            {
+                "variant": obj(
+                    {"name": STRING, "enabled": {"const": True}}, {"payload": schema_ref("Payload")}
+                ),
+                "variants": array(schema_ref("Variant")),
+            },
+        ),
+    ]
+}
+_PLAYGROUND_STRATEGY = obj(
+    {
+        "name": STRING,
+        "id": STRING,
+        "disabled": BOOLEAN,
+        "parameters": _STRATEGY_PARAMETERS,
+        "result": _PLAYGROUND_STRATEGY_RESULT,
+        "constraints": array(_PLAYGROUND_CONSTRAINT),
+        "segments": array(
+            obj(
+                {
+                    "name": STRING,
+                    "id": INTEGER,
+                    "result": BOOLEAN,
+                    "constraints": array(_PLAYGROUND_CONSTRAINT),
+                }
+            )
+        ),
+        "links": obj({"edit": STRING}),
+    },
+    {"title": STRING},
+)
+_PLAYGROUND_FEATURE_KEYS: dict[str, Any] = {
+    "name": STRING,
+    "projectId": STRING,
+    "isEnabled": BOOLEAN,
+    "isEnabledInCurrentEnvironment": BOOLEAN,
+    "hasUnsatisfiedDependency": BOOLEAN,
+    "strategies": obj(
+        {
+            "result": {"enum": [True, False, "unknown"]},
+            "data": array(_PLAYGROUND_STRATEGY),
+        }
+    ),
+    "variant": obj(
+        {"name": STRING, "enabled": BOOLEAN, "feature_enabled": BOOLEAN},
+        {"payload": schema_ref("Payload"), "featureEnabled": BOOLEAN},
+    ),
+    "variants": array(schema_ref("Variant")),
+}
+PLAYGROUND = obj({"input": {"type": "object"}, "features": array(obj(_PLAYGROUND_FEATURE_KEYS))})
+ADVANCED_PLAYGROUND = obj(
+    {
+        "input": {"type": "object"},
+        "features": array(
+            obj(
+                {
+                    "name": STRING,
+                    "projectId": STRING,
+                    "environments": {
+                        "type": "object",
+                        "additionalProperties": array(
+                            obj(
+                                {
+                                    **_PLAYGROUND_FEATURE_KEYS,
+                                    "environment": STRING,
+                                    "context": {
+                                        "type": "object",
+                                        "additionalProperties": STRING,
+                                    },
+                                }
+                            )
+                        ),
+                    },
+                }
+            )
+        ),
+    }
+)
+
+# `flagcore.explain.FlagExplanation.to_json`, in the environment asked about.
+_NULLABLE_INTEGER: JsonSchema = {"type": ["integer", "null"]}
+_NULLABLE_BOOLEAN: JsonSchema = {"type": ["boolean", "null"]}
+_VARIANT_RESULT = obj(
+    {"name": STRING, "enabled": BOOLEAN, "feature_enabled": BOOLEAN},
+    {"payload": schema_ref("Payload")},
+)
+_VARIANT_CHOICE = obj(
+    {"variant": _VARIANT_RESULT, "origin": {"enum": ["strategy", "flag", "none"]}},
+    {
+        "strategyIndex": INTEGER,
+        "how": {"enum": ["override", "hash", "random", "none"]},
+        "stickiness": STRING,
+        "stickinessValue": NULLABLE_STRING,
+        "totalWeight": INTEGER,
+        "bucket": _NULLABLE_INTEGER,
+        "override": obj({"contextName": STRING, "value": NULLABLE_STRING}),
+    },
+)
+_EXPLAINED_CONSTRAINT = obj(
+    {
+        "contextName": STRING,
+        "operator": STRING,
+        "values": array(STRING),
+        "inverted": BOOLEAN,
+        "caseInsensitive": BOOLEAN,
+        "contextValue": NULLABLE_STRING,
+        "result": BOOLEAN,
+    },
+    {"value": STRING, "problem": STRING},
+)
+_EXPLAINED_STRATEGY = obj(
+    {
+        "index": INTEGER,
+        "name": STRING,
+        "id": NULLABLE_STRING,
+        "title": NULLABLE_STRING,
+        "disabled": BOOLEAN,
+        "parameters": _STRATEGY_PARAMETERS,
+        "known": BOOLEAN,
+        "constraints": array(_EXPLAINED_CONSTRAINT),
+        "constraintsResult": BOOLEAN,
+        "segments": array(
+            obj(
+                {
+                    "id": INTEGER,
+                    "name": NULLABLE_STRING,
+                    "result": BOOLEAN,
+                    "constraints": array(_EXPLAINED_CONSTRAINT),
+                },
+                {"problem": STRING},
+            )
+        ),
+        "segmentsResult": BOOLEAN,
+        "strategyResult": _NULLABLE_BOOLEAN,
+        "rollout": nullable(
+            obj(
+                {
+                    "stickiness": STRING,
+                    "groupId": NULLABLE_STRING,
+                    "percentage": _NULLABLE_INTEGER,
+                    "stickinessValue": NULLABLE_STRING,
+                    "bucket": _NULLABLE_INTEGER,
+                    "random": BOOLEAN,
+                }
+            )
+        ),
+        "result": BOOLEAN,
+        "variant": nullable(_VARIANT_CHOICE),
+        "variants": array(schema_ref("Variant")),
+    },
+    {"problem": STRING},
+)
+EXPLANATION = obj(
+    {
+        "environment": STRING,
+        "name": STRING,
+        "exists": BOOLEAN,
+        "project": NULLABLE_STRING,
+        "enabledInEnvironment": BOOLEAN,
+        "problem": NULLABLE_STRING,
+        "dependencies": array(
+            obj(
+                {
+                    "feature": STRING,
+                    "requiredEnabled": BOOLEAN,
+                    "requiredVariants": array(STRING),
+                    "found": BOOLEAN,
+                    "parentEnabled": _NULLABLE_BOOLEAN,
+                    "parentVariant": NULLABLE_STRING,
+                    "satisfied": BOOLEAN,
+                }
+            )
+        ),
+        "dependenciesSatisfied": BOOLEAN,
+        "strategies": array(_EXPLAINED_STRATEGY),
+        "strategiesResult": BOOLEAN,
+        "matchedStrategy": _NULLABLE_INTEGER,
+        "enabled": BOOLEAN,
+        "variant": _VARIANT_RESULT,
+        "variantChoice": nullable(_VARIANT_CHOICE),
+        "variants": array(schema_ref("Variant")),
+    }
+)
+
+__all__ += [
+    "ADVANCED_PLAYGROUND",
+    "ADVANCED_PLAYGROUND_BODY",
+    "CONTEXT_FIELD_LIST",
+    "EXPLAIN_BODY",
+    "EXPLANATION",
+    "EXPORT",
+    "EXPORT_QUERY",
+    "IMPORT_CHECK",
+    "IMPORT_OPTIONS",
+    "IMPORT_REPORT",
+    "PLAYGROUND",
+    "PLAYGROUND_BODY",
+    "import_body",
+]

@@ -47,6 +47,7 @@ from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
 
 # Unleash's feature export format (branch importer).
 from flagcore.wire.unleash_export import (
+    EXPORT_NAMES,
     ExportedContextField,
     ExportedDependencies,
     ExportedEnvironment,
@@ -63,6 +64,7 @@ from flagcore.wire.unleash_export import (
 from flagcore.wire.writing import write_constraint, write_flag, write_segment
 
 __all__ = [
+    "EXPORT_NAMES",
     "FIELDS",
     "INT64_MAX",
     "INT64_MIN",

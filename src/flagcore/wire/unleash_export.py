@@ -41,6 +41,7 @@ from flagcore.wire.fields import (
 from flagcore.wire.writing import write_constraint
 
 __all__ = [
+    "EXPORT_NAMES",
     "ExportedContextField",
     "ExportedDependencies",
     "ExportedEnvironment",
@@ -223,6 +224,10 @@ _NAMES: dict[type, Mapping[str, str]] = {
         "tag_types": TAG_TYPES,
     },
 }
+
+# The key table the reader is built from, public so the API's contract derives the schema
+# of what an import reads from it (`flagcore.wire.SchemaSet`; branch contracts).
+EXPORT_NAMES: Mapping[type, Mapping[str, str]] = _NAMES
 
 
 def _export_converter() -> Any:

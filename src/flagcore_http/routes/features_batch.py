@@ -13,8 +13,10 @@ from flagcore.entities import Tag
 from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.service import ImportCheck, ImportReport
 from flagcore.wire import FeatureExport, json_type, read_export, write_export
+from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import actor, call, service
+from flagcore_http.contract import documented
 
 __all__ = ["routes"]
 
@@ -69,6 +71,7 @@ def _read_data(body: dict[str, Any]) -> FeatureExport:
 
 
 @routes.post(BATCH + "/export")
+@documented({200: shapes.EXPORT}, body=shapes.EXPORT_QUERY, errors=(404,))
 async def export_flags(request: web.Request) -> web.Response:
     """Unleash's body: ``{"features": [names], "environment", "downloadFile"?, "tag"?,
     "project"?}``; ``tag`` is ``{"type", "value"}`` or ``"type:value"``."""
@@ -118,6 +121,7 @@ def _target(body: dict[str, Any]) -> tuple[str, str]:
 
 
 @routes.post(BATCH + "/validate")
+@documented({200: shapes.IMPORT_CHECK}, body=shapes.import_body(), errors=(404,))
 async def validate_import(request: web.Request) -> web.Response:
     """As Unleash: 200 ``{"errors", "warnings", "permissions"}``, each a list of
     ``{"message", "affectedItems"}``. An export that cannot be read at all is a 400."""
@@ -142,6 +146,11 @@ def _item(detail: ErrorDetail) -> dict[str, Any]:
 
 
 @routes.post(BATCH + "/import")
+@documented(
+    {200: shapes.IMPORT_REPORT},
+    body=shapes.import_body(shapes.IMPORT_OPTIONS),
+    errors=(404, 409),
+)
 async def import_flags(request: web.Request) -> web.Response:
     """Unleash's body ``{"project", "environment", "data"}``, plus ``"overwrite"`` (replace
     flags that exist with another definition) and ``"dryRun"``. All or nothing: 400 with
@@ -180,6 +189,7 @@ async def import_flags(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/admin/context")
+@documented({200: shapes.CONTEXT_FIELD_LIST})
 async def list_context_fields(request: web.Request) -> web.Response:
     """Unleash's context field list, for tools that read it: Unleash's built-in fields and
     the fields this server's rules name (there is no registry to add to)."""

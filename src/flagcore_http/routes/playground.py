@@ -20,8 +20,10 @@ from flagcore.service.playground import (
     read_explain_request,
     read_request,
 )
+from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
+from flagcore_http.contract import documented
 
 __all__ = ["routes"]
 
@@ -34,6 +36,7 @@ def _playground(request: web.Request) -> Playground:
 
 
 @routes.post("/api/admin/playground")
+@documented({200: shapes.PLAYGROUND}, body=shapes.PLAYGROUND_BODY)
 async def playground(request: web.Request) -> web.Response:
     body = await read_json(request)
     checked = read_request(body)
@@ -43,6 +46,7 @@ async def playground(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/playground/advanced")
+@documented({200: shapes.ADVANCED_PLAYGROUND}, body=shapes.ADVANCED_PLAYGROUND_BODY)
 async def advanced_playground(request: web.Request) -> web.Response:
     body = await read_json(request)
     checked = read_advanced_request(body)
@@ -52,6 +56,7 @@ async def advanced_playground(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/playground/explain")
+@documented({200: shapes.EXPLANATION}, body=shapes.EXPLAIN_BODY, errors=(404,))
 async def explain_flag(request: web.Request) -> web.Response:
     """flagcore's own: `Engine.explain` of one flag (what ``flagcore explain --url`` shows
     with an admin token, which the client API does not take)."""
