@@ -98,8 +98,8 @@ class FastAnswer:
         token: ApiToken | None = None,
     ) -> None:
         self.environment = environment
-        # The token the full path authenticated: per-token limits (new SDK instances) and
-        # logs see the same token whichever path answers.
+        # The token the full path authenticated: the per-token limit on new SDK instances
+        # counts against the same token whichever path answers.
         self.token = token
         self.rendered = rendered
         self.etag = rendered.etag

@@ -40,9 +40,7 @@ __all__ = [
     "LINE_FORMAT",
     "LOG_FORMATS",
     "LOG_LEVELS",
-    "REQUEST_ID",
     "REQUEST_ID_HEADER",
-    "ROUTE",
     "AccessLog",
     "JsonFormatter",
     "SafeFormatter",
@@ -50,6 +48,7 @@ __all__ = [
     "printable",
     "redacted",
     "request_id",
+    "route_template",
 ]
 
 LINE_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -142,10 +141,8 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
 
 
-# --- request ids (X-Request-Id) and the request's route, set by flagcore_http.metrics ---
+# --- request ids (X-Request-Id, put on each answer by flagcore_http.metrics) ---
 REQUEST_ID_HEADER = "X-Request-Id"
-REQUEST_ID = web.RequestKey("request_id", str)
-ROUTE = web.RequestKey("route", str)
 MAX_REQUEST_ID_LENGTH = 128
 _REQUEST_ID_CHARS = string.ascii_letters + string.digits + "-_."
 # Generated ids: a random prefix per process and a counter (unique, and far cheaper per
@@ -170,15 +167,28 @@ _REQUEST_FIELDS = "flagcore_request"
 MAX_APP_NAME_LENGTH = 200
 
 
+def route_template(request: web.BaseRequest) -> str | None:
+    """The template of the route that answered (``/api/admin/features/{name}``), never the
+    path itself (it may hold a secret); None when aiohttp refused the request before any
+    route. Read from the router's match only when a line is written."""
+    match = getattr(request, "_match_info", None)
+    route = getattr(match, "route", None)
+    resource = getattr(route, "resource", None)
+    if resource is None:
+        return None
+    canonical: str = resource.canonical
+    return "/{unmatched_path}" if canonical.startswith("/{unmatched_path") else canonical
+
+
 class AccessLog(AbstractAccessLogger):
     """``address "METHOD path" status bytes seconds id``, the path escaped and redacted;
     the JSON format has the route template instead of the path, and the client's name."""
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        rid = request.get(REQUEST_ID) or "-"
+        rid = response.headers.get(REQUEST_ID_HEADER) or "-"
         fields = {
             "method": request.method,
-            "route": request.get(ROUTE),  # None: aiohttp refused it before any route
+            "route": route_template(request),
             "status": response.status,
             "duration_ms": round(time * 1000, 3),
             "bytes": response.body_length,

@@ -47,7 +47,7 @@ from flagcore.service import Service
 from flagcore_http import shapes
 from flagcore_http.client_cache import ClientCache
 from flagcore_http.contract import documented
-from flagcore_http.logs import REQUEST_ID, REQUEST_ID_HEADER, ROUTE, request_id
+from flagcore_http.logs import REQUEST_ID_HEADER, request_id
 from flagcore_http.streaming import StreamingHub
 
 __all__ = [
@@ -165,8 +165,9 @@ def observed(handler: Handler, route: str, stats: RequestStats) -> Handler:
 
     @functools.wraps(handler)
     async def observed_handler(request: web.Request) -> web.StreamResponse:
-        rid = request[REQUEST_ID] = request_id(request.headers.get(REQUEST_ID_HEADER))
-        request[ROUTE] = route
+        # Kept on the answer only: the access log reads it there (`flagcore_http.logs`), and
+        # no per-request state is stored on the request (the 304 path's budget).
+        rid = request_id(request.headers.get(REQUEST_ID_HEADER))
         started = clock()
         status = 500
         try:
@@ -189,10 +190,9 @@ def observed(handler: Handler, route: str, stats: RequestStats) -> Handler:
 
 
 def with_request_id(request: web.Request, response: web.StreamResponse) -> None:
-    """For a stream, before it sends its headers: the request's id on the answer."""
-    rid = request.get(REQUEST_ID)
-    if rid is not None:
-        response.headers[REQUEST_ID_HEADER] = rid
+    """For a stream, before it sends its headers: the request's id on the answer (`observed`
+    cannot add it once the headers are out)."""
+    response.headers[REQUEST_ID_HEADER] = request_id(request.headers.get(REQUEST_ID_HEADER))
 
 
 def _exposition(metrics: ServerMetrics, accept: str) -> web.Response:

@@ -219,13 +219,13 @@ class _ClosingResponse(web.Response):
             self._transport_to_close.close()
 
 
-def allows_new_instance(request: web.Request) -> bool:
-    """Whether a never-seen SDK instance polling now may be tracked (per token, or per
-    address without authentication)."""
+def allows_new_instance(request: web.Request, token: ApiToken | None) -> bool:
+    """Whether a never-seen SDK instance polling now may be tracked (per ``token``, the
+    one the request was authenticated with, or per address without one)."""
     limiter = request.app[RATE_LIMITS].new_instances
     if not limiter.enabled:
         return True
-    key = _token_key(request) or client_address(request)
+    key = token.secret_hash if token is not None else client_address(request)
     return not limiter.take(key)
 
 

@@ -105,7 +105,7 @@ def _note_instance(request: web.Request, environment: str) -> None:
     new instances past the token's limit a minute (`rate_limits.allows_new_instance`).
     """
     app = request.app
-    _note(request, environment, app[CACHE], app[CONFIG], app[SERVICE])
+    _note(request, environment, app[CACHE], app[CONFIG], app[SERVICE], request.get(TOKEN))
 
 
 def _note(
@@ -114,6 +114,7 @@ def _note(
     cache: ClientCache,
     config: ServerConfig,
     service_: Service,
+    token: ApiToken | None,
 ) -> None:
     headers = request.headers
     app_name = headers.get("UNLEASH-APPNAME") or headers.get("SERVICE-APPNAME")
@@ -126,7 +127,7 @@ def _note(
     now = time.monotonic()
     key = (app_name, instance)
     if cache.wants_instance(key, now, config.instance_write_interval):
-        if key not in cache.seen_instances and not allows_new_instance(request):
+        if key not in cache.seen_instances and not allows_new_instance(request, token):
             return  # too many new instances from this token a minute: not tracked
         last_seen = service_.clock()
         cache.note_instance(
@@ -284,9 +285,7 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
             return await full_path(request)
         cache.lookups.hits += 1  # answered from what was rendered: a hit for the metrics
         try:
-            if answer.token is not None:
-                request[TOKEN] = answer.token
-            _note(request, answer.environment, cache, config, service_)
+            _note(request, answer.environment, cache, config, service_, answer.token)
             return await _respond(request, answer, cache)
         except Exception:  # never a bare 500: the full path answers with the JSON error shape
             return await full_path(request)
