@@ -107,7 +107,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
             answer = client.with_fast_path(route, answer, app)  # fastpath: SDK polls, cached
             if is_frontend_path(route.path):  # CORS on the paths browsers call, errors too
                 answer = cors.with_cors(answer)
-            answer = observed(answer, route.path, requests)  # observe: counted, given an id
+            answer = observed(answer, route.path, requests, route.method)  # observe: counted
             web.RouteDef(route.method, route.path, answer, route.kwargs).register(app.router)
     # openapi (issue 18): /docs, the contract rendered by a vendored viewer
     setup_docs_page(app)

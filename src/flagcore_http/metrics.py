@@ -151,7 +151,7 @@ class ServerMetrics:
 METRICS = web.AppKey("metrics", ServerMetrics)
 
 
-def observed(handler: Handler, route: str, stats: RequestStats) -> Handler:
+def observed(handler: Handler, route: str, stats: RequestStats, method: str = "*") -> Handler:
     """``handler``, giving each request its id (``X-Request-Id`` on the answer, unless a
     stream already sent its headers: it sets the id itself) and counting it into ``stats``
     under ``route``, its template.
@@ -162,6 +162,11 @@ def observed(handler: Handler, route: str, stats: RequestStats) -> Handler:
     """
     observe = stats.observe
     clock = time.perf_counter
+    bisect_left = bisect.bisect_left
+    buckets = _LATENCY_BUCKETS
+    # A route of one method (all but the catch-all): its series by status, found with one
+    # small-dict lookup per request instead of building and hashing a key.
+    by_status: dict[int, list[float]] | None = None if method == "*" else {}
 
     @functools.wraps(handler)
     async def observed_handler(request: web.Request) -> web.StreamResponse:
@@ -184,7 +189,15 @@ def observed(handler: Handler, route: str, stats: RequestStats) -> Handler:
             status = CLIENT_CLOSED
             raise
         finally:
-            observe(request.method, route, status, clock() - started)
+            seconds = clock() - started
+            if by_status is None:
+                observe(request.method, route, status, seconds)
+            else:
+                series = by_status.get(status)
+                if series is None:
+                    series = by_status[status] = stats.series(method, route, status)
+                series[bisect_left(buckets, seconds)] += 1
+                series[-1] += seconds
 
     return observed_handler
 
@@ -235,12 +248,17 @@ class RequestStats(Collector):
         self._series: dict[tuple[str, str, int], list[float]] = {}
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        series = self.series(method, route, status)
+        series[bisect.bisect_left(_LATENCY_BUCKETS, seconds)] += 1
+        series[-1] += seconds
+
+    def series(self, method: str, route: str, status: int) -> list[float]:
+        """The numbers of one series (made on first use); `observed` keeps them per status."""
         key = (method if method in _METHODS else "other", route, status)
         series = self._series.get(key)
         if series is None:
             series = self._series[key] = [0.0] * (len(_LATENCY_BUCKETS) + 2)
-        series[bisect.bisect_left(_LATENCY_BUCKETS, seconds)] += 1
-        series[-1] += seconds
+        return series
 
     def collect(self) -> Iterable[Metric]:
         labels = ("method", "route", "status")
