@@ -104,10 +104,11 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
             if route.method in _METHODS_WITH_BODIES:
                 handler = _body_first(handler, config.body_timeout)
             answer = guarded(handler)
-            answer = client.with_fast_path(route, answer, app)  # fastpath: SDK polls, cached
             if is_frontend_path(route.path):  # CORS on the paths browsers call, errors too
                 answer = cors.with_cors(answer)
             answer = observed(answer, route.path, requests, route.method)  # observe: counted
+            # fastpath: repeated SDK polls answered before the full path (counted by it too)
+            answer = client.with_fast_path(route, answer, app)
             web.RouteDef(route.method, route.path, answer, route.kwargs).register(app.router)
     # openapi (issue 18): /docs, the contract rendered by a vendored viewer
     setup_docs_page(app)

@@ -19,7 +19,7 @@ import bisect
 import functools
 import time
 from collections import Counter as Tally
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from typing import Any
 
@@ -51,12 +51,14 @@ from flagcore_http.logs import REQUEST_ID_HEADER, request_id
 from flagcore_http.streaming import StreamingHub
 
 __all__ = [
+    "CLIENT_CLOSED",
     "METRICS",
     "METRICS_PATH",
     "ServerMetrics",
     "metrics_app",
     "observed",
     "prometheus_handler",
+    "recorder",
     "with_request_id",
 ]
 
@@ -151,6 +153,29 @@ class ServerMetrics:
 METRICS = web.AppKey("metrics", ServerMetrics)
 
 
+def recorder(stats: RequestStats, method: str, route: str) -> Callable[[str, int, float], None]:
+    """Counts one route's answers: ``record(method, status, seconds)``.
+
+    A route of one method (all but the catch-all, ``*``) keeps its series by status: one
+    small-dict lookup per request instead of building and hashing a key (the 304 path's
+    budget). The fast path of SDK polls counts its own answers with one of these.
+    """
+    if method == "*":
+        return lambda used, status, seconds: stats.observe(used, route, status, seconds)
+    by_status: dict[int, list[float]] = {}
+    bisect_left = bisect.bisect_left
+    buckets = _LATENCY_BUCKETS
+
+    def record(_method: str, status: int, seconds: float) -> None:
+        series = by_status.get(status)
+        if series is None:
+            series = by_status[status] = stats.series(method, route, status)
+        series[bisect_left(buckets, seconds)] += 1
+        series[-1] += seconds
+
+    return record
+
+
 def observed(handler: Handler, route: str, stats: RequestStats, method: str = "*") -> Handler:
     """``handler``, giving each request its id (``X-Request-Id`` on the answer, unless a
     stream already sent its headers: it sets the id itself) and counting it into ``stats``
@@ -160,13 +185,8 @@ def observed(handler: Handler, route: str, stats: RequestStats, method: str = "*
     not looked up per request, and any middleware costs every request two more layers
     (ours and aiohttp's current-app one); measured on the 304 path, about half the cost.
     """
-    observe = stats.observe
+    record = recorder(stats, method, route)
     clock = time.perf_counter
-    bisect_left = bisect.bisect_left
-    buckets = _LATENCY_BUCKETS
-    # A route of one method (all but the catch-all): its series by status, found with one
-    # small-dict lookup per request instead of building and hashing a key.
-    by_status: dict[int, list[float]] | None = None if method == "*" else {}
 
     @functools.wraps(handler)
     async def observed_handler(request: web.Request) -> web.StreamResponse:
@@ -189,15 +209,7 @@ def observed(handler: Handler, route: str, stats: RequestStats, method: str = "*
             status = CLIENT_CLOSED
             raise
         finally:
-            seconds = clock() - started
-            if by_status is None:
-                observe(request.method, route, status, seconds)
-            else:
-                series = by_status.get(status)
-                if series is None:
-                    series = by_status[status] = stats.series(method, route, status)
-                series[bisect_left(buckets, seconds)] += 1
-                series[-1] += seconds
+            record(request.method, status, clock() - started)
 
     return observed_handler
 

@@ -142,3 +142,31 @@ async def test_the_payloads_answers_hold_stay_within_the_payload_budget(api: Api
             assert [flag["name"] for flag in body["features"]] == [f"budget-{n}"]
             assert 0 < cache.answer_bytes <= budget
     assert len(cache.answers) <= 3
+
+
+async def test_fast_path_answers_carry_a_request_id_and_are_counted(api: Api) -> None:
+    """Polls the fast path answers are observed as the full path's are: an id on the answer
+    (the caller's, when it sent a safe one) and a count under the route template."""
+    first_status, first_headers, _ = await _poll(api)
+    assert first_status == 200
+    etag = first_headers["ETag"]
+    ids = []
+    for index in range(3):  # answered by the fast path after the first
+        status, headers, _ = await _poll(
+            api, **{"If-None-Match": etag, "X-Request-Id": f"r-{index}"}
+        )
+        assert status == 304
+        ids.append(headers["X-Request-Id"])
+    assert ids == ["r-0", "r-1", "r-2"]
+    _, generated, _ = await _poll(api, **{"If-None-Match": etag})
+    assert generated["X-Request-Id"] not in ("", "r-2")
+    scrape = await (await api.request("GET", "/internal-backstage/prometheus", token=None)).text()
+    counted = [
+        line
+        for line in scrape.splitlines()
+        if line.startswith("flagcore_http_requests_total{")
+        and 'route="/api/client/features"' in line
+        and 'status="304"' in line
+    ]
+    assert len(counted) == 1, counted
+    assert counted[0].endswith(" 4.0"), counted

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import functools
 import json
@@ -25,7 +26,9 @@ from flagcore_http.config import ServerConfig
 from flagcore_http.contract import documented
 from flagcore_http.errors import Handler
 from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
+from flagcore_http.logs import REQUEST_ID_HEADER, request_id
 from flagcore_http.metric_names import METRIC_NAMES
+from flagcore_http.metrics import CLIENT_CLOSED, METRICS, recorder
 from flagcore_http.rate_limits import RATE_LIMITS, allows_new_instance, refusal
 
 __all__ = [
@@ -265,10 +268,13 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
     if route.method != "GET" or route.path != "/api/client/features":
         return handler
     cache, config, service_ = app[CACHE], app[CONFIG], app[SERVICE]
-    full_path = handler
+    full_path = handler  # counted and given a request id by `flagcore_http.metrics.observed`
+    record = recorder(app[METRICS].requests, route.method, route.path)
+    clock = time.perf_counter
 
     @functools.wraps(full_path)  # the OpenAPI document names the route by its handler
     async def client_features_fast_path(request: web.Request) -> web.StreamResponse:
+        started = clock()
         headers = request.headers
         try:
             cache.current_revision(service_)  # drops every answer of an older revision
@@ -286,9 +292,19 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
         cache.lookups.hits += 1  # answered from what was rendered: a hit for the metrics
         try:
             _note(request, answer.environment, cache, config, service_, answer.token)
-            return await _respond(request, answer, cache)
+            if _etag_matches(headers.get("If-None-Match"), answer.etag):  # most polls
+                response = web.Response(status=304, headers=answer.not_modified)
+            else:
+                response = await _respond(request, answer, cache)
+        except asyncio.CancelledError:  # the client went away before its answer
+            record("GET", CLIENT_CLOSED, clock() - started)
+            raise
         except Exception:  # never a bare 500: the full path answers with the JSON error shape
             return await full_path(request)
+        # What `observed` does for the full path, inline: no extra layer per poll.
+        response.headers[REQUEST_ID_HEADER] = request_id(headers.get(REQUEST_ID_HEADER))
+        record("GET", response.status, clock() - started)
+        return response
 
     return client_features_fast_path
 
