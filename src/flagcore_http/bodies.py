@@ -12,20 +12,22 @@ writers, every SDK) can hold:
 so what gets in can always be stored and written out again. A problem is a 400 whose
 detail names the JSON path (``$.payload.a[3]``).
 
-Most bodies break none of these rules, and each rule leaves a mark in the raw text that a
-few C-speed scans find: `_plainly_fine` looks for them, and a body without any is parsed
-by ``json.loads`` alone (a metrics report of 9,000 flags: about a quarter of the time of
-the walk). A body with a mark, real or not (``"1e400"`` inside a string), takes the
-strict walk, which decides and names the path; so the answers are the same either way.
+Most bodies break none of these rules. orjson refuses NaN, Infinity, overflowing numbers
+and lone surrogates itself; the other two rules leave a mark in the raw text that C-speed
+scans find (`_fine_for_orjson`: a run of 19 digits, brackets nested too deep), and a body
+without one is parsed by ``orjson.loads`` alone (a 330 kB metrics report: about 2 ms,
+against 5 for ``json.loads`` with the old scans). A body orjson refuses, or with a mark
+real or not (``"1234567890123456789"`` inside a string), takes the strict walk, which
+decides and names the path; so the answers are the same either way.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from typing import Any, Final, TypeVar
 
+import orjson
 from aiohttp import web
 
 from flagcore import wire
@@ -87,11 +89,12 @@ def parse_json(raw: bytes | str, *, max_depth: int = MAX_DEPTH, what: str = "the
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError as exc:
         raise _invalid(f"{what} is not UTF-8: {exc.reason} at byte {exc.start}", "$") from None
-    if _plainly_fine(_utf8(raw, text), max_depth):
+    encoded = _utf8(raw, text)
+    if _fine_for_orjson(encoded, max_depth):
         try:
-            return _DECODER.decode(text)
-        except (ValueError, RecursionError):
-            pass  # not valid JSON: the strict path below says where and why
+            return orjson.loads(encoded)
+        except orjson.JSONDecodeError:
+            pass  # not valid JSON, or a rule orjson keeps too: the strict path says which
     try:
         value = _decode(_DECODER, text, max_depth, what)
     except ValueError:
@@ -101,25 +104,27 @@ def parse_json(raw: bytes | str, *, max_depth: int = MAX_DEPTH, what: str = "the
     return value
 
 
-# Marks of what only rare bodies hold, looked for in the UTF-8 bytes with every digit
-# made "0" and "E" made "e": an integer of 19 or more digits (2^63 has 19), an exponent
-# of 3 or more digits (past 1e308 a float is infinity), NaN or Infinity; and an escaped
-# UTF-16 surrogate (the only way to write a lone one in UTF-8 JSON).
-_MARKED = bytes.maketrans(b"123456789E", b"000000000e")
-_RARE_MARKS = (b"0" * 19, b"e000", b"e+000", b"e-000", b"NaN", b"Infinity")
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# The mark of an integer of 19 or more digits (2^63 has 19): a run of "0"s once every
+# digit is made "0"; and the brackets alone, for the nesting depth.
+_MARKED = bytes.maketrans(b"123456789", b"000000000")
 _BRACKETS_DELETED = bytes(c for c in range(256) if c not in b"[]{}")
 
 
-def _plainly_fine(encoded: bytes, max_depth: int) -> bool:
-    """True when the UTF-8 ``encoded`` shows no mark of a rule the strict walk enforces,
-    so ``json.loads``'s value needs no walk. False sends it to the walk (maybe needlessly:
-    a flag named ``page-100`` has the mark of an exponent). Bytes scans only, in C."""
-    marked = encoded.translate(_MARKED)
-    if any(mark in marked for mark in _RARE_MARKS):
+def _fine_for_orjson(encoded: bytes, max_depth: int) -> bool:
+    """True when orjson's value of the UTF-8 ``encoded`` needs no walk: orjson itself
+    refuses NaN, Infinity, numbers that overflow to infinity and lone surrogates, so what
+    is left to look for is an integer of 19 or more digits (orjson keeps those up to 2^64
+    and makes larger ones floats; our limit is 64-bit signed) and nesting past
+    ``max_depth``. Bytes scans only, in C: for a 330 kB metrics report, orjson and these
+    scans cost about 2 ms where ``json.loads`` and the scans it needed cost 5."""
+    if b"0" * 19 in encoded.translate(_MARKED):
         return False
-    if b"\\u" in encoded and _SURROGATE_ESCAPE.search(encoded) is not None:
-        return False
+    return _nested_at_most(encoded, max_depth)
+
+
+def _nested_at_most(encoded: bytes, max_depth: int) -> bool:
+    """True when the brackets of ``encoded`` close within ``max_depth`` levels (False may
+    be needless: brackets inside strings count too; the walk then decides)."""
     brackets = encoded.translate(None, _BRACKETS_DELETED)
     # Each pass removes the innermost pairs: ``max_depth`` passes empty any well-formed
     # text nested at most that deep (brackets inside strings may leave some: the walk).
