@@ -58,6 +58,7 @@ from flagcore.wire import (
     structure_dependencies,
     structure_segment,
     structure_variants,
+    unleash_export,
     unstructure_client_features,
 )
 
@@ -81,15 +82,14 @@ _ROLLOUT = "flexibleRollout"
 _ROLLOUT_PERCENT = "rollout"
 _USER_ID = "userId"
 
-# The container keys of Unleash's feature export (`POST /api/admin/features-batch/export`).
-# `flagcore.wire` maps the values inside (flags, strategies, variants, ...); the export's
-# own envelope is not part of the client wire format, so its few keys are named here.
-_EXPORT_FEATURES = "features"
-_EXPORT_STRATEGIES = "featureStrategies"
-_EXPORT_ENVIRONMENTS = "featureEnvironments"
-_EXPORT_FEATURE_NAME = "featureName"
-_EXPORT_ENVIRONMENT = "environment"
-_EXPORT_ARCHIVED = "archived"
+# The keys of Unleash's feature export (`POST /api/admin/features-batch/export`), named
+# once in `flagcore.wire.unleash_export`; `flagcore.wire` maps the values inside.
+_EXPORT_FEATURES = unleash_export.FEATURES
+_EXPORT_STRATEGIES = unleash_export.FEATURE_STRATEGIES
+_EXPORT_ENVIRONMENTS = unleash_export.FEATURE_ENVIRONMENTS
+_EXPORT_FEATURE_NAME = unleash_export.FEATURE_NAME
+_EXPORT_ENVIRONMENT = unleash_export.ENVIRONMENT
+_EXPORT_ARCHIVED = unleash_export.ARCHIVED
 
 
 class UndefinedFlagError(AssertionError):

@@ -10,17 +10,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore.service import Service
 from flagcore_http.calls import call, service
 from flagcore_http.keys import CACHE
 
 __all__ = ["METRIC_NAMES", "MetricNames"]
-
-
-def _all_flag_names(svc: Service) -> frozenset[str]:
-    active = svc.client.client_vocabulary().names
-    archived = (details.flag.name for details in svc.archive.list_archived_flags())
-    return frozenset(active).union(archived)
 
 
 class MetricNames:
@@ -36,9 +29,8 @@ class MetricNames:
         revision = cache.current_revision(service(request))
         names = self._names
         if names is None or self._revision != revision:
-            names = await cache.once(
-                ("metric-names", revision), lambda: call(request, _all_flag_names, service(request))
-            )
+            read = service(request).metrics.countable_flag_names
+            names = await cache.once(("metric-names", revision), lambda: call(request, read))
             if cache.revision == revision:  # tagged with the revision read before loading
                 self._names, self._revision = names, revision
         return names

@@ -369,6 +369,7 @@ def _check_dependencies(
     """Unleash's rules: a parent is an active flag of the same project (in the file or
     already here), one level deep (a parent has no parents, a child is nobody's parent)."""
     in_file = {d.feature: d.dependencies for d in export.dependencies if d.feature in names}
+    parents = _parents_after_import(tx, project, in_file, names)
     for index, entry in enumerate(export.dependencies):
         path = f"{base}.dependencies[{index}]"
         if entry.feature not in names:
@@ -379,7 +380,7 @@ def _check_dependencies(
             problem = _dependency_problem(tx, project, entry.feature, dependency, in_file, names)
             if problem is not None:
                 problems.append(ErrorDetail(problem, where))
-        if entry.dependencies and _has_children(tx, project, entry.feature, in_file, names):
+        if entry.dependencies and entry.feature in parents:
             problems.append(
                 ErrorDetail(
                     f"other flags depend on {_shown(entry.feature)}; "
@@ -417,23 +418,23 @@ def _dependency_problem(
     return None
 
 
-def _has_children(
+def _parents_after_import(
     tx: Transaction,
     project: str,
-    name: str,
     in_file: Mapping[str, tuple[Dependency, ...]],
     names: Mapping[str, str],
-) -> bool:
-    """Whether a flag will depend on ``name`` after the import: one in the file, or one
-    stored here that the file does not redefine (the file's flags get its dependencies)."""
-    if any(d.feature == name for deps in in_file.values() for d in deps):
-        return True
-    return any(
-        d.feature == name
+) -> set[str]:
+    """The flags others will depend on after the import: parents named in the file, and
+    those of flags stored here that the file does not redefine (the file's flags get its
+    dependencies). Read once per check, not once per entry."""
+    parents = {d.feature for deps in in_file.values() for d in deps}
+    parents.update(
+        d.feature
         for flag in tx.list_flags(project=project)
         if flag.name not in names
         for d in flag.dependencies
     )
+    return parents
 
 
 def _not_in_file(name: str, path: str) -> ErrorDetail:

@@ -81,6 +81,12 @@ class Metrics:
         self._context = context
         self._instances = instances
 
+    def countable_flag_names(self) -> frozenset[str]:
+        """The names a report's counts are kept for: every flag, active or archived (see
+        `record_metrics`), in one read."""
+        with self._context.read() as tx:
+            return frozenset(flag.name for flag in tx.list_flags(archived=None))
+
     def record_metrics(
         self,
         app_name: str,

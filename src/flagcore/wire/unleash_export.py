@@ -30,8 +30,10 @@ from flagcore.wire.fields import (
     IMPRESSION_DATA,
     NAME,
     PROJECT,
+    SEGMENTS,
     SORT_ORDER,
     STALE,
+    STICKINESS,
     TYPE,
     VALUE,
     VARIANTS,
@@ -63,7 +65,6 @@ ARCHIVED = "archived"
 TAG_TYPE = "tagType"
 TAG_VALUE = "tagValue"
 LEGAL_VALUES = "legalValues"
-STICKINESS = "stickiness"
 COLOR = "color"
 ICON = "icon"
 FEATURES = "features"
@@ -71,7 +72,6 @@ FEATURE_STRATEGIES = "featureStrategies"
 FEATURE_ENVIRONMENTS = "featureEnvironments"
 CONTEXT_FIELDS = "contextFields"
 FEATURE_TAGS = "featureTags"
-SEGMENTS = "segments"
 TAG_TYPES = "tagTypes"
 LINKS = "links"
 

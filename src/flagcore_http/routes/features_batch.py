@@ -52,11 +52,13 @@ def _under_data(error: FlagcoreError) -> FlagcoreError:
     """The same error with its paths (relative to the export) under ``$.data``."""
     if type(error) not in (InvalidInput, Conflict):
         return error
-    details = [
-        ErrorDetail(d.message, "$.data" + d.path[1:] if d.path and d.path[:1] == "$" else d.path)
-        for d in error.details
-    ]
+    details = [ErrorDetail(d.message, _data_path(d.path)) for d in error.details]
     return type(error)(error.message.replace(": $", ": $.data", 1), details)
+
+
+def _data_path(path: str | None) -> str | None:
+    """A JSON path relative to the export, as a path in the request body (under ``data``)."""
+    return "$.data" + path[1:] if path and path[:1] == "$" else path
 
 
 def _read_data(body: dict[str, Any]) -> FeatureExport:
@@ -141,7 +143,7 @@ async def validate_import(request: web.Request) -> web.Response:
 
 
 def _item(detail: ErrorDetail) -> dict[str, Any]:
-    path = "$.data" + detail.path[1:] if detail.path and detail.path[:1] == "$" else detail.path
+    path = _data_path(detail.path)
     return {"message": detail.message, "affectedItems": [path] if path else []}
 
 
