@@ -1,8 +1,8 @@
 """Unleash's playground: every flag of some projects evaluated for one context, explained.
 
-`Playground.evaluate` answers ``POST /api/admin/playground`` and
-`Playground.evaluate_advanced` answers ``POST /api/admin/playground/advanced`` in
-Unleash 8.2's shape (see docs/explain.md). Each answer is built from `Engine.explain`
+`answer` answers ``POST /api/admin/playground`` and `advanced_answer` answers
+``POST /api/admin/playground/advanced`` in Unleash 8.2's shape (see docs/explain.md), over
+what `Playground.read` read from the store. Each answer is built from `Engine.explain`
 over the very snapshot the client API serves (`ClientView.client_features`), so a
 flag's ``isEnabled`` and ``variant`` are always what an SDK polling that environment
 would answer. The rest follows Unleash's playground (its ``feature-evaluator``):
@@ -59,6 +59,7 @@ __all__ = [
     "advanced_answer",
     "answer",
     "check_context",
+    "explain_every_flag",
     "read_advanced_request",
     "read_explain_request",
     "read_request",
@@ -270,16 +271,6 @@ class Playground:
             )
         )
 
-    def evaluate(self, request: PlaygroundRequest) -> list[JSON]:
-        """The ``features`` of Unleash's playground answer, for the first environment."""
-        return answer(self.read(request), request)
-
-    def evaluate_advanced(
-        self, request: PlaygroundRequest, *, limit: int = ADVANCED_LIMIT
-    ) -> list[JSON]:
-        """The ``features`` of Unleash's advanced playground answer."""
-        return advanced_answer(self.read(request), request, limit=limit)
-
     def explain(self, flag: str, request: PlaygroundRequest) -> FlagExplanation:
         """`Engine.explain` of one flag in the request's first environment, as the client
         API's snapshot has it (``flagcore explain --url`` with an admin token asks this).
@@ -289,13 +280,6 @@ class Playground:
         if not explanation.exists:
             raise NotFound(f'there is no flag "{flag}" in "{view.name}"')
         return explanation
-
-    def explain_every_flag(self, request: PlaygroundRequest) -> list[FlagExplanation]:
-        """`Engine.explain` of every flag of the request's projects in its first
-        environment, over one snapshot: what the admin UI's playground page shows (the
-        same engine and snapshot as `evaluate`, explained rather than in Unleash's JSON)."""
-        view = self._view(request.environments[0], request.projects)
-        return [view.engine.explain(flag.name, request.context) for flag in view.flags]
 
     def _view(
         self, environment: str, projects: tuple[str, ...] | None, path: str = "$.environment"
@@ -323,6 +307,14 @@ class Playground:
             {name: tuple(strategies) for name, strategies in placements.items()},
             ExplainSources(BUILTIN_STRATEGIES, segments.get, lambda _name: None),
         )
+
+
+def explain_every_flag(data: PlaygroundData, request: PlaygroundRequest) -> list[FlagExplanation]:
+    """`Engine.explain` of every flag in the request's first environment, over the same
+    snapshot as `answer`: what the admin UI's playground page shows (explained rather
+    than in Unleash's JSON)."""
+    view = data.views[0]
+    return [view.engine.explain(flag.name, request.context) for flag in view.flags]
 
 
 def answer(data: PlaygroundData, request: PlaygroundRequest) -> list[JSON]:

@@ -1,14 +1,16 @@
 """The playground page: every flag's answer for a context typed in a form, each with its
 explanation (the tree ``flagcore explain`` prints).
 
-The answers and explanations are `Playground.explain_every_flag`'s: `Engine.explain` over
-the snapshot the client API serves, the same code the playground API and the CLI use.
+The answers and explanations are `flagcore.service.playground.explain_every_flag`'s:
+`Engine.explain` over the snapshot the client API serves, the same code the playground API
+and the CLI use; read on the store worker, explained on another thread.
 The form is POSTed (with the CSRF token, as every UI form): a context can hold what
 people would rather not see in access logs and browser history, such as user ids.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -21,6 +23,7 @@ from flagcore.service.playground import (
     MAX_CONTEXT_VALUE_LENGTH,
     Playground,
     PlaygroundRequest,
+    explain_every_flag,
 )
 from flagcore_http.calls import call
 from flagcore_http.explain_command import decision_tree
@@ -113,7 +116,10 @@ async def playground_answers(request: web.Request) -> web.Response:
         return await _page(request, typed, extra=2)
     try:
         asked = to_request(typed)
-        explanations = await call(request, _playground(request).explain_every_flag, asked)
+        # Read on the store worker, explained on another thread (as the playground API
+        # does): explaining every flag must not hold up SDK cache misses and writes.
+        data = await call(request, _playground(request).read, asked)
+        explanations = await asyncio.to_thread(explain_every_flag, data, asked)
     except InvalidInput as problem:
         return await _page(request, typed, error=form_error(problem))
     return await _page(request, typed, asked=asked, explanations=explanations)
