@@ -31,9 +31,16 @@ from flagcore.errors import (
     StorageError,
     Unauthenticated,
 )
+from flagcore_http import render
 from flagcore_http.auth import authenticate
 
-__all__ = ["UNMATCHED_PATH", "error_response", "guarded", "status_of", "unmatched_handler"]
+__all__ = [
+    "UNMATCHED_PATH",
+    "error_response",
+    "guarded",
+    "status_of",
+    "unmatched_handler",
+]
 
 _log = logging.getLogger("flagcore_http")
 
@@ -68,13 +75,8 @@ def error_response(
     details: Sequence[ErrorDetail] = (),
     headers: dict[str, str] | None = None,
 ) -> web.Response:
-    body_details = [
-        {"message": d.message, **({"path": d.path} if d.path else {})} for d in details
-    ] or [{"message": message}]
     return web.json_response(
-        {"name": name, "message": message, "details": body_details},
-        status=status,
-        headers=headers,
+        render.error_body(name, message, details), status=status, headers=headers
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from typing import Any
 
 from flagcore.entities import (
@@ -17,10 +18,12 @@ from flagcore.entities import (
     StrategyDefinition,
     StrategyPlacement,
 )
+from flagcore.errors import ErrorDetail
 from flagcore.model import Segment, Strategy
 from flagcore.wire import converter
 
 __all__ = [
+    "error_body",
     "event",
     "flag",
     "flag_details",
@@ -175,3 +178,12 @@ def strategy_definition(value: StrategyDefinition) -> dict[str, Any]:
             for p in value.parameters
         ],
     }
+
+
+def error_body(name: str, message: str, details: Sequence[ErrorDetail] = ()) -> dict[str, Any]:
+    """The JSON error shape ``{"name", "message", "details": [...]}``: at least one detail
+    (the message itself when there is none)."""
+    body_details = [
+        {"message": d.message, **({"path": d.path} if d.path else {})} for d in details
+    ] or [{"message": message}]
+    return {"name": name, "message": message, "details": body_details}

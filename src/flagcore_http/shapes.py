@@ -13,6 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from flagcore.service.playground import (
+    MAX_CONTEXT_NAME_LENGTH,
+    MAX_CONTEXT_PROPERTIES,
+    MAX_CONTEXT_VALUE_LENGTH,
+)
 from flagcore.wire import INT64_MAX, INT64_MIN, JsonSchema, schema_ref
 from flagcore_http.contract import Parameter
 from flagcore_http.wire import (
@@ -687,7 +692,7 @@ CONTEXT_FIELD_LIST = array(
 
 # The playground's bodies, as `flagcore.service.playground` reads them: closed, as that
 # reader refuses keys it does not know; a context's values are bounded strings.
-_CONTEXT_VALUE: JsonSchema = {"type": "string", "maxLength": 2_000}
+_CONTEXT_VALUE: JsonSchema = {"type": "string", "maxLength": MAX_CONTEXT_VALUE_LENGTH}
 _NON_EMPTY: JsonSchema = {"type": "string", "minLength": 1}
 
 
@@ -701,8 +706,8 @@ def _playground_context(required: tuple[str, ...]) -> JsonSchema:
             "currentTime": {**_CONTEXT_VALUE, "format": "date-time"},
             "properties": {
                 "type": "object",
-                "maxProperties": 100,
-                "propertyNames": {"minLength": 1, "maxLength": 100},
+                "maxProperties": MAX_CONTEXT_PROPERTIES,
+                "propertyNames": {"minLength": 1, "maxLength": MAX_CONTEXT_NAME_LENGTH},
                 "additionalProperties": _CONTEXT_VALUE,
             },
         },

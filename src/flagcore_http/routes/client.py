@@ -8,7 +8,7 @@ import functools
 import json
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -21,7 +21,13 @@ from flagcore.wire import unstructure_client_features, unstructure_flag
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
-from flagcore_http.client_cache import ClientCache, FastAnswer, RenderedPayload, query_hash
+from flagcore_http.client_cache import (
+    AnswerKey,
+    ClientCache,
+    FastAnswer,
+    RenderedPayload,
+    query_hash,
+)
 from flagcore_http.config import ServerConfig
 from flagcore_http.contract import documented
 from flagcore_http.errors import Handler
@@ -234,21 +240,28 @@ async def client_features(request: web.Request) -> web.StreamResponse:
     # Unleash's hint to switch to /api/client/streaming goes in the fetch-mode header.
     fetch_mode = "streaming" if request.app[CONFIG].sdk_fetch_mode == "streaming" else None
     answer = FastAnswer(environment, rendered, fetch_mode, request.get(TOKEN))
-    request_headers = request.headers
-    key = (
-        request_headers.get("Authorization"),
-        request_headers.get("Unleash-Client-Spec"),
+    # The next such request takes the fast path.
+    cache.remember_answer(_answer_key(request.headers, request), answer, revision)
+    if _etag_matches(request.headers.get("If-None-Match"), answer.etag):
+        return web.Response(status=304, headers=answer.not_modified)
+    return await _full_response(request, answer, cache)
+
+
+def _answer_key(headers: Mapping[str, str], request: web.Request) -> AnswerKey:
+    """What a repeated poll is recognised by (`flagcore_http.client_cache.AnswerKey`)."""
+    return (
+        headers.get("Authorization"),
+        headers.get("Unleash-Client-Spec"),
         request.query_string,
     )
-    cache.remember_answer(key, answer, revision)  # the next such request takes the fast path
-    return await _respond(request, answer, cache)
 
 
-async def _respond(request: web.Request, answer: FastAnswer, cache: ClientCache) -> web.Response:
-    """The 304, 200 or gzipped 200 of ``answer``, with headers built once per answer."""
+async def _full_response(
+    request: web.Request, answer: FastAnswer, cache: ClientCache
+) -> web.Response:
+    """The 200 (gzipped when asked) of ``answer``, with headers built once per answer; the
+    caller has checked ``If-None-Match`` (the 304) first."""
     headers = request.headers
-    if _etag_matches(headers.get("If-None-Match"), answer.etag):
-        return web.Response(status=304, headers=answer.not_modified)
     if "gzip" in headers.get("Accept-Encoding", ""):
         body = await answer.rendered.gzipped(cache.compressor)
         return web.Response(body=body, headers=answer.gzipped)
@@ -278,13 +291,7 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
         headers = request.headers
         try:
             cache.current_revision(service_)  # drops every answer of an older revision
-            answer = cache.answers.get(
-                (
-                    headers.get("Authorization"),
-                    headers.get("Unleash-Client-Spec"),
-                    request.query_string,
-                )
-            )
+            answer = cache.answers.get(_answer_key(headers, request))
         except Exception:  # the store could not be asked: the full path says why, as JSON
             answer = None
         if answer is None:
@@ -295,7 +302,7 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
             if _etag_matches(headers.get("If-None-Match"), answer.etag):  # most polls
                 response = web.Response(status=304, headers=answer.not_modified)
             else:
-                response = await _respond(request, answer, cache)
+                response = await _full_response(request, answer, cache)
         except asyncio.CancelledError:  # the client went away before its answer
             record("GET", CLIENT_CLOSED, clock() - started)
             raise
