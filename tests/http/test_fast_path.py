@@ -69,13 +69,32 @@ async def test_each_spec_version_and_query_keeps_its_own_answer(api: Api) -> Non
         200,
         json={"name": "default", "segments": [segment["id"]]},
     )
+    await api.json("POST", FLAGS, 201, json={"name": "other"})
+    await api.json(
+        "POST", "/api/admin/features/seg-flag/tags", 201, json={"type": "simple", "value": "tt"}
+    )
     for _ in range(2):  # the second round is answered by the fast path
         _, old_headers, old = await _poll(api)
         _, new_headers, new = await _poll(api, **NEW_SPEC)
+        assert (old["version"], new["version"]) == (1, 2)
         assert "segments" not in old
-        assert old["features"][0]["strategies"][0]["constraints"]  # the segment, inlined
+        old_flag = next(f for f in old["features"] if f["name"] == "seg-flag")
+        assert old_flag["strategies"][0]["constraints"]  # the segment, inlined
+        assert (old_flag["strategy"], old_flag["parameters"]) == ("default", {})
         assert new["segments"][0]["id"] == segment["id"]
+        assert all("strategy" not in flag for flag in new["features"])
         assert old_headers["ETag"] != new_headers["ETag"]
+        # One form's ETag is no 304 for the other.
+        assert (await _poll(api, **{"If-None-Match": new_headers["ETag"]}))[0] == 200
+        crossed = {"If-None-Match": old_headers["ETag"], **NEW_SPEC}
+        assert (await _poll(api, **crossed))[0] == 200
+        assert (await _poll(api, **{"If-None-Match": old_headers["ETag"]}))[0] == 304
+        for query in ("?namePrefix=seg", "?tag=simple:tt", "?project=default&namePrefix=seg"):
+            for spec, version in (({}, 1), (NEW_SPEC, 2)):
+                filtered = await api.json("GET", FEATURES + query, token=CLIENT, headers=spec)
+                assert filtered["version"] == version
+                assert [f["name"] for f in filtered["features"]] == ["seg-flag"]
+                assert ("strategy" in filtered["features"][0]) is (version == 1)
         prefix = await api.request(
             "GET", FEATURES + "?namePrefix=nothing-matches", token=CLIENT, headers=NEW_SPEC
         )
