@@ -257,9 +257,9 @@ ENVIRONMENT = obj({"name": STRING, "type": STRING, "sortOrder": INTEGER, "enable
 HEALTH = obj({"health": {"type": "string", "enum": ["GOOD", "BAD"]}}, {"message": STRING})
 
 # The SDK API. A flag as SDKs get it is the wire's `Flag` (strategies without the admin-only
-# keys); the whole payload adds segments (format 2), the echoed query and its meta.
-# A flag as SDKs get it; format 1 (clients without Unleash-Client-Spec 4.2.0) adds the
-# legacy keys: the first strategy's name ("default" without one) and its parameters.
+# keys), and in format 1 (clients without Unleash-Client-Spec 4.2.0) the legacy keys: the
+# first strategy's name ("default" without one) and its parameters. The whole payload adds
+# segments (format 2), the echoed query and its meta.
 CLIENT_FLAG: JsonSchema = {
     "allOf": [schema_ref("Flag")],
     "properties": {

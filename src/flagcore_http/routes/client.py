@@ -57,7 +57,8 @@ _MAX_PREFIX_LENGTH = 255
 
 
 def _spec_version(request: web.Request) -> int:
-    """Format 2 (segment ids + a segments list) for SDKs speaking spec 4.2.0 or later."""
+    """Format 2 (segment ids + a segments list) for SDKs speaking spec 4.2.0 or later;
+    format 1 (version 1: segments inlined, legacy keys) for every other client."""
     return client_features_format(request.headers.get("Unleash-Client-Spec"))
 
 
