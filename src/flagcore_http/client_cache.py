@@ -143,18 +143,27 @@ class Lookups:
 
 
 class PayloadCache:
-    """Rendered payloads by query key, least recently used first out, within a byte budget."""
+    """Rendered payloads by query key, least recently used first out, within a byte budget.
+
+    A payload larger than the whole budget is kept apart, one at a time (the latest such):
+    it may not evict everything else, but rendering it again on every poll would cost far
+    more than holding what was rendered anyway (format 1 inlines every segment into every
+    strategy using it, so a large segment on many strategies makes such a payload)."""
 
     def __init__(self, budget: int, lookups: Lookups | None = None) -> None:
         self.budget = budget
         self._entries: OrderedDict[Hashable, RenderedPayload] = OrderedDict()
         self._bytes = 0
+        self.oversized: tuple[Hashable, RenderedPayload] | None = None
         self.lookups = lookups or Lookups()
 
     def get(self, key: Hashable) -> RenderedPayload | None:
         rendered = self._entries.get(key)
         if rendered is not None:
             self._entries.move_to_end(key)
+        elif self.oversized is not None and self.oversized[0] == key:
+            rendered = self.oversized[1]
+        if rendered is not None:
             self.lookups.hits += 1
         else:
             self.lookups.misses += 1
@@ -162,7 +171,10 @@ class PayloadCache:
 
     def put(self, key: Hashable, rendered: RenderedPayload) -> None:
         if rendered.size > self.budget:
-            return  # served, not kept: one payload may not evict everything else
+            self.oversized = (key, rendered)  # the one kept apart (see the class)
+            return
+        if self.oversized is not None and self.oversized[0] == key:
+            self.oversized = None
         old = self._entries.pop(key, None)
         if old is not None:
             self._bytes -= old.size
@@ -174,10 +186,17 @@ class PayloadCache:
 
     @property
     def bytes(self) -> int:
+        """Bytes held within the budget (the payload kept apart is not counted)."""
         return self._bytes
 
+    @property
+    def oversized_bytes(self) -> int:
+        """Bytes of the one payload larger than the budget kept apart, or 0."""
+        return self.oversized[1].size if self.oversized is not None else 0
+
     def __len__(self) -> int:
-        return len(self._entries)
+        """Payloads held, the one kept apart included."""
+        return len(self._entries) + (self.oversized is not None)
 
 
 class BoundedLru(Generic[K, V]):

@@ -257,8 +257,16 @@ ENVIRONMENT = obj({"name": STRING, "type": STRING, "sortOrder": INTEGER, "enable
 HEALTH = obj({"health": {"type": "string", "enum": ["GOOD", "BAD"]}}, {"message": STRING})
 
 # The SDK API. A flag as SDKs get it is the wire's `Flag` (strategies without the admin-only
-# keys); the whole payload adds segments (format 2), the echoed query and its meta.
-CLIENT_FLAG = schema_ref("Flag")
+# keys), and in format 1 (clients without Unleash-Client-Spec 4.2.0) the legacy keys: the
+# first strategy's name ("default" without one) and its parameters. The whole payload adds
+# segments (format 2), the echoed query and its meta.
+CLIENT_FLAG: JsonSchema = {
+    "allOf": [schema_ref("Flag")],
+    "properties": {
+        "strategy": STRING,
+        "parameters": {"type": "object", "additionalProperties": STRING},
+    },
+}
 CLIENT_FEATURES = obj(
     {
         "version": INTEGER,
@@ -514,7 +522,11 @@ SDK_QUERY = {
     "namePrefix": Parameter(STRING, "only flags whose name starts with this"),
 }
 SDK_HEADERS = {
-    "Unleash-Client-Spec": Parameter(STRING, "4.2.0 or later: segments by id (format 2)"),
+    "Unleash-Client-Spec": Parameter(
+        STRING,
+        "4.2.0 or later: version 2 (segments by id); else version 1 (segments inlined, "
+        "legacy strategy and parameters on each flag)",
+    ),
     "UNLEASH-APPNAME": Parameter(STRING, "the SDK's application, for the instance list"),
     "UNLEASH-INSTANCEID": Parameter(STRING),
     "If-None-Match": Parameter(STRING, "the ETag held: 304 when it is current"),

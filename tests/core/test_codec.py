@@ -58,17 +58,17 @@ def test_writing_then_reading_a_payload_gives_the_same_snapshot(state: dict[str,
 
 
 def test_without_segment_support_segment_constraints_follow_the_strategys_own() -> None:
-    """As Unleash 8.2 serves SDKs below spec 4.2.0: still version 2, each segment's
-    constraints appended after the strategy's own, no segment list, no legacy fields."""
+    """Format 1, the documented version 1 for SDKs below spec 4.2.0: each segment's
+    constraints appended after the strategy's own, no segment list, and the legacy keys
+    after Unleash's own."""
     snapshot = read_client_features(SEGMENTED).snapshot
     v1 = unstructure_client_features(snapshot, version=1)
-    assert v1["version"] == 2
+    assert v1["version"] == 1
     assert "segments" not in v1
     (feature,) = v1["features"]
     strategy = feature["strategies"][0]
     assert "segments" not in strategy
     assert [c["contextName"] for c in strategy["constraints"]] == ["appName", "userId"]
-    assert "strategy" not in feature
     assert list(feature) == [
         "name",
         "type",
@@ -79,6 +79,8 @@ def test_without_segment_support_segment_constraints_follow_the_strategys_own() 
         "variants",
         "description",
         "impressionData",
+        "strategy",
+        "parameters",
     ]
     assert strategy["constraints"][0] == {
         "values": ["web"],
@@ -94,8 +96,46 @@ def test_without_segment_support_segment_constraints_follow_the_strategys_own() 
 
 def test_format_2_keeps_segment_ids_and_lists_segments() -> None:
     v2 = unstructure_client_features(read_client_features(SEGMENTED).snapshot)
+    assert v2["version"] == 2
     assert v2["features"][0]["strategies"][0]["segments"] == [7]
     assert v2["segments"][0]["id"] == 7
+    assert "strategy" not in v2["features"][0]
+    assert "parameters" not in v2["features"][0]
+
+
+def test_format_1_legacy_keys_name_the_first_strategy_or_default_without_one() -> None:
+    rollout = {"name": "flexibleRollout", "parameters": {"rollout": "50", "groupId": "g"}}
+    state = {
+        "features": [
+            {"name": "two", "enabled": True, "strategies": [rollout, {"name": "default"}]},
+            {"name": "none", "enabled": True, "strategies": []},
+        ]
+    }
+    v1 = unstructure_client_features(read_client_features(state).snapshot, version=1)
+    by_name = {feature["name"]: feature for feature in v1["features"]}
+    assert by_name["two"]["strategy"] == "flexibleRollout"
+    assert by_name["two"]["parameters"] == {"rollout": "50", "groupId": "g"}
+    # A copy: what the legacy keys hold is not the strategy's own dict.
+    assert by_name["two"]["parameters"] is not by_name["two"]["strategies"][0]["parameters"]
+    assert (by_name["none"]["strategy"], by_name["none"]["parameters"]) == ("default", {})
+    # Both read back the same, the legacy keys ignored, as every Unleash SDK of today does.
+    engine = Engine.from_client_features(json.loads(json.dumps(v1)))
+    assert engine.is_enabled("none")
+    assert engine.warnings == ()
+
+
+@pytest.mark.parametrize(
+    # Segments are inlined in format 1, so only states without any read back the same
+    # (the segmented case is pinned above).
+    "state",
+    [s for s in _spec_states() if not read_client_features(s.values[0]).snapshot.segments],
+)
+def test_format_1_reads_back_to_the_same_flags(state: dict[str, Any]) -> None:
+    snapshot = read_client_features(state).snapshot
+    v1 = json.loads(json.dumps(unstructure_client_features(snapshot, version=1)))
+    again = read_client_features(v1)
+    assert again.problems == ()
+    assert again.snapshot == snapshot
 
 
 def test_a_malformed_flag_is_reported_with_its_path_and_the_rest_still_loads() -> None:

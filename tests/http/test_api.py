@@ -118,7 +118,9 @@ async def test_projects_are_listed_created_updated_and_deleted(api: Api) -> None
     await api.json("POST", "/api/admin/projects", 409, json={"id": "web", "name": "again"})
 
 
-async def test_sdks_without_segment_support_get_segment_constraints_inlined(api: Api) -> None:
+async def test_sdks_without_a_spec_get_format_1_with_legacy_fields_and_inlined_segments(
+    api: Api,
+) -> None:
     segment = await api.json(
         "POST",
         "/api/admin/segments",
@@ -141,24 +143,70 @@ async def test_sdks_without_segment_support_get_segment_constraints_inlined(api:
         },
     )
     v1 = await _features(api)
-    assert v1["version"] == 2  # as Unleash says it, with or without segment support
+    assert v1["version"] == 1
     assert v1["query"]["inlineSegmentConstraints"] is True
     assert "segments" not in v1
     (flag,) = v1["features"]
-    assert "strategy" not in flag  # no legacy fields: Unleash 8.2 sends none
+    # The legacy keys: the first strategy's name and parameters, as documented for version 1.
+    assert flag["strategy"] == "flexibleRollout"
+    assert flag["parameters"] == flag["strategies"][0]["parameters"]
+    assert flag["parameters"]["rollout"] == "100"
+    assert "segments" not in flag["strategies"][0]
     assert flag["strategies"][0]["constraints"][0]["values"] == ["1"]
     v2 = await _features(api, headers={"Unleash-Client-Spec": "5.1.9"})
     assert v2["version"] == 2
+    assert "strategy" not in v2["features"][0]
+    assert "parameters" not in v2["features"][0]
     assert v2["features"][0]["strategies"][0]["segments"] == [segment["id"]]
     assert [s["id"] for s in v2["segments"]] == [segment["id"]]
     for payload in (v1, v2):
         engine = Engine.from_client_features(payload)
         assert engine.is_enabled("f", {"userId": "1"})
         assert not engine.is_enabled("f", {"userId": "2"})
-    # The list answers 200 or 304 only: an unreadable spec header gets the inlined form.
-    garbage = await _features(api, headers={"Unleash-Client-Spec": "garbage"})
-    assert garbage["query"]["inlineSegmentConstraints"] is True
-    assert "segments" not in garbage
+    # The list answers 200 or 304 only: an unreadable spec header gets format 1.
+    for spec in ("garbage", "4.1.9"):
+        old = await _features(api, headers={"Unleash-Client-Spec": spec})
+        assert (old["version"], old["query"]["inlineSegmentConstraints"]) == (1, True)
+        assert old["features"][0]["strategy"] == "flexibleRollout"
+        assert "segments" not in old
+
+
+async def test_format_1_says_default_for_a_flag_without_strategies(api: Api) -> None:
+    # Enabling a flag gives it a strategy; one never enabled is served without any.
+    await api.json("POST", F, 201, json={"name": "bare"})
+    (flag,) = (await _features(api))["features"]
+    assert (flag["enabled"], flag["strategies"]) == (False, [])
+    assert (flag["strategy"], flag["parameters"]) == ("default", {})
+    single = await api.json("GET", "/api/client/features/bare", token=CLIENT)
+    assert (single["strategy"], single["parameters"]) == ("default", {})
+    # What "default" stands for: an enabled flag without strategies is on for everyone.
+    on = Engine.from_client_features({"version": 1, "features": [{**flag, "enabled": True}]})
+    assert on.is_enabled("bare", {"userId": "anyone"})
+
+
+async def test_a_plain_http_client_without_the_header_gets_the_documented_version_1(
+    api: Api,
+) -> None:
+    """What curl or any script gets: no SDK headers at all, not even Accept."""
+    await _flag(api, "f")
+    second = await api.json(
+        "POST",
+        f"{F}/f/environments/development/strategies",
+        json={"name": "userWithId", "parameters": {"userIds": "7"}},
+    )
+    assert second["name"] == "userWithId"
+    raw = await api.client.session.get(
+        api.client.make_url("/api/client/features"),
+        headers={"Authorization": CLIENT},
+        skip_auto_headers=("Accept", "Accept-Encoding", "User-Agent"),
+    )
+    assert raw.status == 200
+    body = await raw.json()
+    assert body["version"] == 1
+    (flag,) = body["features"]
+    assert [s["name"] for s in flag["strategies"]] == ["flexibleRollout", "userWithId"]
+    assert (flag["strategy"], flag["parameters"]["rollout"]) == ("flexibleRollout", "100")
+    assert set(body) == {"version", "features", "query", "meta"}
 
 
 async def test_etag_gives_304_and_a_write_is_visible_on_the_next_request(api: Api) -> None:
@@ -257,8 +305,11 @@ async def test_single_client_feature(api: Api) -> None:
     assert flag["name"] == "f"
     assert "version" not in flag
     assert flag["strategies"][0]["segments"] == [segment["id"]]
+    assert "strategy" not in flag
     inlined = await api.json("GET", "/api/client/features/f", token=CLIENT)
+    assert "version" not in inlined
     assert inlined["strategies"][0]["constraints"][0]["values"] == ["u1"]
+    assert (inlined["strategy"], inlined["parameters"]["rollout"]) == ("flexibleRollout", "100")
     await api.json("GET", "/api/client/features/nope", 404, token=CLIENT)
     # Outside the token's projects, or archived: not there for SDKs either.
     await api.json("POST", "/api/admin/projects", 201, json={"id": "web", "name": "Web"})

@@ -94,6 +94,9 @@ async def test_auth_none_lets_everything_through(open_api: Api) -> None:
     )
     payload = await open_api.json("GET", "/api/client/features", token=None)
     assert [f["name"] for f in payload["features"]] == ["f"]
+    # No token, so nothing public to hide: OFREP's bulk answer lists the off flag too.
+    bulk = await open_api.json("POST", "/ofrep/v1/evaluate/flags", token=None, json={})
+    assert [(item["key"], item["reason"]) for item in bulk["flags"]] == [("f", "DISABLED")]
 
 
 _BODIES: list[tuple[str, dict[str, Any]]] = [

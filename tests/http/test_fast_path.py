@@ -7,6 +7,7 @@ import asyncio
 from typing import Any
 
 import attrs
+from prometheus_client.parser import text_string_to_metric_families
 
 from flagcore.entities import TokenType
 from flagcore.service import Service
@@ -69,13 +70,32 @@ async def test_each_spec_version_and_query_keeps_its_own_answer(api: Api) -> Non
         200,
         json={"name": "default", "segments": [segment["id"]]},
     )
+    await api.json("POST", FLAGS, 201, json={"name": "other"})
+    await api.json(
+        "POST", "/api/admin/features/seg-flag/tags", 201, json={"type": "simple", "value": "tt"}
+    )
     for _ in range(2):  # the second round is answered by the fast path
         _, old_headers, old = await _poll(api)
         _, new_headers, new = await _poll(api, **NEW_SPEC)
+        assert (old["version"], new["version"]) == (1, 2)
         assert "segments" not in old
-        assert old["features"][0]["strategies"][0]["constraints"]  # the segment, inlined
+        old_flag = next(f for f in old["features"] if f["name"] == "seg-flag")
+        assert old_flag["strategies"][0]["constraints"]  # the segment, inlined
+        assert (old_flag["strategy"], old_flag["parameters"]) == ("default", {})
         assert new["segments"][0]["id"] == segment["id"]
+        assert all("strategy" not in flag for flag in new["features"])
         assert old_headers["ETag"] != new_headers["ETag"]
+        # One form's ETag is no 304 for the other.
+        assert (await _poll(api, **{"If-None-Match": new_headers["ETag"]}))[0] == 200
+        crossed = {"If-None-Match": old_headers["ETag"], **NEW_SPEC}
+        assert (await _poll(api, **crossed))[0] == 200
+        assert (await _poll(api, **{"If-None-Match": old_headers["ETag"]}))[0] == 304
+        for query in ("?namePrefix=seg", "?tag=simple:tt", "?project=default&namePrefix=seg"):
+            for spec, version in (({}, 1), (NEW_SPEC, 2)):
+                filtered = await api.json("GET", FEATURES + query, token=CLIENT, headers=spec)
+                assert filtered["version"] == version
+                assert [f["name"] for f in filtered["features"]] == ["seg-flag"]
+                assert ("strategy" in filtered["features"][0]) is (version == 1)
         prefix = await api.request(
             "GET", FEATURES + "?namePrefix=nothing-matches", token=CLIENT, headers=NEW_SPEC
         )
@@ -170,3 +190,70 @@ async def test_fast_path_answers_carry_a_request_id_and_are_counted(api: Api) ->
     ]
     assert len(counted) == 1, counted
     assert counted[0].endswith(" 4.0"), counted
+
+
+async def _renders(api: Api) -> float:
+    """Payloads rendered so far, as an operator's Prometheus reads it."""
+    response = await api.request("GET", "/internal-backstage/prometheus", token=None)
+    families = text_string_to_metric_families(await response.text())
+    return next(
+        sample.value
+        for family in families
+        for sample in family.samples
+        if sample.name == "flagcore_client_features_render_seconds_count"
+    )
+
+
+async def test_an_answer_larger_than_the_payload_budget_is_rendered_once_per_change(
+    api: Api,
+) -> None:
+    """Format 1 inlines a segment into every strategy using it: a large segment on many
+    strategies makes an answer larger than the whole budget. It is kept (apart, one at a
+    time) rather than rendered again on every poll."""
+    cache = api.client.server.app[CACHE]
+    cache.sizes = attrs.evolve(cache.sizes, payload_bytes=60_000)  # taken at the next change
+    values = [f"user-{n:05d}-of-the-beta" for n in range(250)]  # ~6 kB a constraint
+    constraints = [
+        {"contextName": context, "operator": "IN", "values": values}
+        for context in ("userId", "sessionId")
+    ]
+    segment = await api.json(
+        "POST", "/api/admin/segments", 201, json={"name": "beta", "constraints": constraints}
+    )
+    for n in range(10):
+        await api.json("POST", FLAGS, 201, json={"name": f"big-{n}"})
+        await api.json(
+            "POST",
+            f"{FLAGS}/big-{n}/environments/development/strategies",
+            200,
+            json={"name": "default", "segments": [segment["id"]]},
+        )
+    first_status, first_headers, first = await _poll(api)
+    assert first_status == 200
+    assert first["version"] == 1
+    assert len(first["features"]) == 10
+    budget = cache.payloads.budget
+    assert budget == 60_000
+    assert cache.payloads.oversized_bytes > budget  # larger than the budget, yet kept
+    rendered = await _renders(api)
+    for _ in range(5):
+        status, headers, body = await _poll(api)
+        assert (status, headers["ETag"], body) == (200, first_headers["ETag"], first)
+        not_modified = await _poll(api, **{"If-None-Match": first_headers["ETag"]})
+        assert not_modified[0] == 304
+        gzipped = await api.request(
+            "GET", FEATURES, token=CLIENT, headers={"Accept-Encoding": "gzip"}
+        )
+        assert await gzipped.json() == first
+    assert await _renders(api) == rendered  # no poll rendered it again
+    # The format 2 answer fits the budget and is kept as before, beside it.
+    assert (await _poll(api, **NEW_SPEC))[2]["segments"][0]["id"] == segment["id"]
+    assert cache.payloads.bytes <= budget
+    assert (await _poll(api))[1]["ETag"] == first_headers["ETag"]
+    assert await _renders(api) == rendered + 1  # the format 2 answer, once
+    # A change is rendered once more, and the new answer kept the same way.
+    await api.json("POST", FLAGS, 201, json={"name": "fresh"})
+    changed = await _poll(api)
+    assert [f["name"] for f in changed[2]["features"]][-1] == "fresh"
+    assert (await _poll(api))[2] == changed[2]
+    assert await _renders(api) == rendered + 2

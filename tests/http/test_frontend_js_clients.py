@@ -364,7 +364,7 @@ async def test_openfeature_server_provider_with_an_admin_token_gets_defaults(
 
 WEB_ASK = [
     ["boolean", "checkout", False],
-    ["boolean", "dormant", True],
+    ["boolean", "dormant", False],
     ["string", "banner", "none"],
     ["number", "retries", 0],
     ["object", "layout", {}],
@@ -390,7 +390,10 @@ async def test_openfeature_web_provider_loads_the_bulk_answer_and_polls_with_eta
         True,
         "TARGETING_MATCH",
     )
-    assert (by_flag["dormant"]["value"], by_flag["dormant"]["reason"]) == (False, "DISABLED")
+    # A frontend token's bulk answer lists only the flags on for it, as the Frontend API
+    # does: an off flag reads as the caller's default, not found.
+    dormant = by_flag["dormant"]
+    assert (dormant["value"], dormant["errorCode"]) == (False, "FLAG_NOT_FOUND")
     assert by_flag["banner"]["value"] == "Hello"
     assert by_flag["retries"]["value"] == 3
     assert by_flag["layout"]["value"] == {"columns": 3}

@@ -175,7 +175,45 @@ async def test_number_and_boolean_attributes_are_matched_as_unleash_reads_them(
     assert (big, small) == (True, False)
 
 
-async def test_bulk_evaluation_lists_every_flag_with_an_etag_and_304(
+async def test_bulk_evaluation_with_a_client_token_lists_every_flag_off_ones_included(
+    api: Api, flags: Service
+) -> None:
+    context = {"context": {"targetingKey": "bob"}}
+    response = await api.request("POST", "/ofrep/v1/evaluate/flags", token=CLIENT, json=context)
+    by_key = {item["key"]: item for item in (await response.json())["flags"]}
+    assert set(by_key) == {"banner", "checkout", "dormant", "layout", "ratio", "retries"}
+    assert (by_key["dormant"]["value"], by_key["dormant"]["reason"]) == (False, "DISABLED")
+    assert (by_key["checkout"]["value"], by_key["checkout"]["reason"]) == (False, "DISABLED")
+
+
+async def test_bulk_evaluation_with_a_frontend_token_lists_what_the_frontend_api_lists(
+    api: Api, flags: Service
+) -> None:
+    """A frontend token is public: its bulk answer names only the flags on for its context,
+    exactly the toggles the Frontend API gives the same token and context."""
+    for user in ("alice", "bob"):
+        ofrep = await api.json(
+            "POST",
+            "/ofrep/v1/evaluate/flags",
+            token=FRONTEND,
+            json={"context": {"targetingKey": user}},
+        )
+        frontend = await api.json(
+            "POST", "/api/frontend", token=FRONTEND, json={"context": {"userId": user}}
+        )
+        listed = [item["key"] for item in ofrep["flags"]]
+        assert listed == [toggle["name"] for toggle in frontend["toggles"]]
+        assert "dormant" not in listed
+        assert ("checkout" in listed) is (user == "alice")
+        assert all(item["metadata"]["featureEnabled"] for item in ofrep["flags"])
+    # Asked by name, an off flag still answers (as Unleash Edge's single-flag route does).
+    single = await api.json(
+        "POST", "/ofrep/v1/evaluate/flags/dormant", token=FRONTEND, json={"context": {}}
+    )
+    assert (single["value"], single["reason"]) == (False, "DISABLED")
+
+
+async def test_bulk_evaluation_answers_304_for_its_etag_and_200_after_a_write(
     api: Api, flags: Service
 ) -> None:
     url = "/ofrep/v1/evaluate/flags"
@@ -184,9 +222,7 @@ async def test_bulk_evaluation_lists_every_flag_with_an_etag_and_304(
     assert response.status == 200
     body = await response.json()
     by_key = {item["key"]: item for item in body["flags"]}
-    assert set(by_key) == {"banner", "checkout", "dormant", "layout", "ratio", "retries"}
-    assert by_key["dormant"]["value"] is False
-    assert by_key["dormant"]["reason"] == "DISABLED"
+    assert set(by_key) == {"banner", "checkout", "layout", "ratio", "retries"}
     assert by_key["layout"]["value"] == {"columns": 3}
     assert by_key["checkout"]["metadata"] == {"project": "default", "featureEnabled": True}
     etag = response.headers["ETag"]

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from UnleashClient import UnleashClient
+from UnleashClient.events import UnleashFetchedEvent
 
 from flagcore.service import Service
 from flagcore_store_sqlite import SqliteStore
@@ -87,6 +88,14 @@ def _wait_for(condition: Any, timeout: float = 15.0) -> None:
 def test_the_official_sdk_works_against_flagcore_serve(server: Server, tmp_path: Path) -> None:
     base = "/api/admin/projects/default/features"
     server.admin("POST", base, {"name": "checkout"})
+    testers = server.admin(
+        "POST",
+        "/api/admin/segments",
+        {
+            "name": "testers",
+            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["7"]}],
+        },
+    )
     server.admin(
         "POST",
         f"{base}/checkout/environments/development/strategies",
@@ -97,9 +106,11 @@ def test_the_official_sdk_works_against_flagcore_serve(server: Server, tmp_path:
             "variants": [
                 {"name": "blue", "weight": 1000, "payload": {"type": "string", "value": "b"}}
             ],
+            "segments": [testers["id"]],
         },
     )
     server.admin("POST", f"{base}/checkout/environments/development/on")
+    fetched: list[dict[str, Any]] = []
 
     client = UnleashClient(
         url=server.url + "/api",
@@ -109,12 +120,25 @@ def test_the_official_sdk_works_against_flagcore_serve(server: Server, tmp_path:
         metrics_interval=1,
         custom_headers={"Authorization": CLIENT},
         cache_directory=str(tmp_path / "sdk-cache"),
+        event_callback=lambda event: (
+            fetched.append(json.loads(event.raw_features))
+            if isinstance(event, UnleashFetchedEvent)
+            else None
+        ),
     )
     client.initialize_client()
     try:
         norway = {"userId": "7", "properties": {"country": "NO"}}
         assert client.is_enabled("checkout", norway)
         assert not client.is_enabled("checkout", {"userId": "7", "properties": {"country": "SE"}})
+        assert not client.is_enabled("checkout", {"userId": "8", "properties": {"country": "NO"}})
+        # The SDK announces its spec, so it gets format 2: segments by id, no legacy keys.
+        _wait_for(lambda: bool(fetched))
+        assert fetched[0]["version"] == 2
+        assert [segment["id"] for segment in fetched[0]["segments"]] == [testers["id"]]
+        (served,) = fetched[0]["features"]
+        assert served["strategies"][0]["segments"] == [testers["id"]]
+        assert "strategy" not in served
         variant = client.get_variant("checkout", norway)
         assert (variant["name"], variant["payload"]) == ("blue", {"type": "string", "value": "b"})
 

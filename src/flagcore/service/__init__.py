@@ -30,6 +30,7 @@ from flagcore.service.frontend import (
     STANDARD_FIELDS,
     FrontendView,
     build_frontend_view,
+    bulk_lists_off_flags,
     frontend_context,
 )
 from flagcore.service.import_plan import ImportCheck
@@ -81,6 +82,7 @@ __all__ = [
     "SignalSender",
     "TokenSpec",
     "build_frontend_view",
+    "bulk_lists_off_flags",
     "client_features_format",
     "flag_overview",
     "frontend_context",

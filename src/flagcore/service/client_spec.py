@@ -1,8 +1,10 @@
 """Which client-features format an SDK gets, from the spec version it says it speaks.
 
 Unleash's ``ClientSpecService``: SDKs send ``Unleash-Client-Spec``; from 4.2.0 on they
-read segments by id (format 2: ids on strategies, one list of segments), older ones and
-those that send nothing get every segment's constraints inlined (format 1).
+read segments by id (format 2, ``"version": 2``: ids on strategies, one list of segments).
+Older ones and clients that send nothing get the documented version 1 (format 1): every
+segment's constraints inlined, and the legacy ``strategy``/``parameters`` on each flag
+(`flagcore.wire.unstructure_flag`).
 """
 
 from __future__ import annotations

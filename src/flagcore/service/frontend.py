@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from flagcore.engine import Engine
+from flagcore.entities import TokenType
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
 from flagcore.variants import VariantResult
@@ -41,6 +42,7 @@ __all__ = [
     "Resolution",
     "UntypedPayload",
     "build_frontend_view",
+    "bulk_lists_off_flags",
     "frontend_context",
     "payload_value",
     "resolve_remote",
@@ -196,12 +198,29 @@ class FrontendView:
             raise NotFound(f"flag {name[:100]!r} was not found")
         return _ofrep_item(slot, self.engine.get_variant(name, context))
 
-    def ofrep_bulk_body(self, context: dict[str, Any]) -> str:
-        """OFREP's bulk answer: every flag of the scope, off ones included (a web provider
-        caches the list and would otherwise report off flags as not found)."""
+    def ofrep_bulk_body(self, context: dict[str, Any], *, off_flags: bool = True) -> str:
+        """OFREP's bulk answer: every flag of the scope; without ``off_flags`` only those on
+        for ``context`` (`bulk_lists_off_flags`)."""
         get_variant = self.engine.get_variant
-        items = [_dumps(_ofrep_item(slot, get_variant(slot.name, context))) for slot in self._slots]
+        items = []
+        for slot in self._slots:
+            result = get_variant(slot.name, context)
+            if off_flags or result.feature_enabled:
+                items.append(_dumps(_ofrep_item(slot, result)))
         return '{"flags":[' + ",".join(items) + "]}"
+
+
+def bulk_lists_off_flags(token_type: TokenType | None) -> bool:
+    """Whether a bulk evaluation for a caller with this kind of token lists off flags.
+
+    A frontend token is public (it ships in web pages), so, as on Unleash's Frontend API,
+    it sees only the flags on for its context: listing the others would tell anyone the
+    names of flags not yet released (Unleash Edge calls its endpoints that list them "a
+    potential security vulnerability"). A client token is a server's secret and sees every
+    flag of its scope, as the client API lists disabled flags; so does a caller of a
+    server run without authentication.
+    """
+    return token_type is not TokenType.FRONTEND
 
 
 def _ofrep_item(slot: _FlagSlot, result: VariantResult) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from flagcore.wire.fields import (
     STALE,
     STICKINESS,
     STRATEGIES,
+    STRATEGY,
     TYPE,
     VALUE,
     VALUES,
@@ -292,8 +293,11 @@ def _variants(variants: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) -> dict[str, Any]:
-    """A flag as Unleash serves it; with ``segments`` their constraints are inlined after
-    the strategy's own, in segment order (what SDKs without segment support get)."""
+    """A flag as Unleash serves it: format 2 without ``segments``, format 1 with them.
+
+    Format 1 is for SDKs without segment support: each strategy's segment constraints are
+    inlined after its own, in segment order, and the flag carries the legacy keys
+    (`_legacy_fields`)."""
     data = writing.write_flag(flag)
     strategies = []
     for strategy in data[STRATEGIES]:
@@ -315,25 +319,43 @@ def unstructure_flag(flag: Flag, segments: Mapping[int, Segment] | None = None) 
         strategies.append(_in_unleash_order(strategy, _STRATEGY_KEYS))
     data[STRATEGIES] = strategies
     data[VARIANTS] = _variants(data[VARIANTS])
-    return _in_unleash_order(data, _FLAG_KEYS)
+    served = _in_unleash_order(data, _FLAG_KEYS)
+    if segments is not None:
+        served.update(_legacy_fields(strategies))
+    return served
+
+
+# What format 1 says for a flag without strategies: Unleash's first servers had no such
+# flag (each had one strategy, "default" unless chosen), and an enabled flag without
+# strategies is on for everyone (client specification 01, "Feature.C"), as "default" is.
+_NO_STRATEGY = "default"
+
+
+def _legacy_fields(strategies: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Format 1's ``strategy`` and ``parameters``: the first strategy's name and a copy of
+    its parameters (what SDKs from before multiple strategies evaluate); ``"default"`` and
+    ``{}`` for a flag without strategies."""
+    if not strategies:
+        return {STRATEGY: _NO_STRATEGY, PARAMETERS: {}}
+    first = strategies[0]
+    return {STRATEGY: first[NAME], PARAMETERS: dict(first[PARAMETERS])}
 
 
 def unstructure_client_features(
     snapshot: ClientFeatures, *, version: int = 2, pause_gc: bool = True
 ) -> dict[str, Any]:
-    """Format 2 keeps segment ids on strategies and lists segments; format 1 inlines them.
+    """``{"version": 2, "features", "segments"}``: segment ids on strategies and the segments
+    listed; ``{"version": 1, "features"}``: each flag in format 1 (`unstructure_flag`).
 
     ``pause_gc=False`` leaves the cyclic collector alone (see flagcore.gc_pause)."""
     # Hundreds of thousands of dicts and lists, none of them garbage yet.
     with gc_paused(enabled=pause_gc):
         if version >= 2:
             return {
-                "version": version,
+                "version": 2,
                 "features": [unstructure_flag(flag) for flag in snapshot.features],
                 "segments": [writing.write_segment(s) for s in snapshot.segments],
             }
-        # Unleash says version 2 either way; without segment support, an SDK gets each
-        # segment's constraints inlined and no segment list.
         by_id = {segment.id: segment for segment in snapshot.segments}
         features = [unstructure_flag(flag, by_id) for flag in snapshot.features]
-        return {"version": 2, "features": features}
+        return {"version": 1, "features": features}

@@ -53,6 +53,7 @@ __all__ = [
     "STALE",
     "STICKINESS",
     "STRATEGIES",
+    "STRATEGY",
     "TITLE",
     "TYPE",
     "VALUE",
@@ -95,6 +96,10 @@ STICKINESS = "stickiness"
 PAYLOAD = "payload"
 OVERRIDES = "overrides"
 FEATURE = "feature"
+
+# Format 1's legacy keys on a flag (Unleash's first client API, kept "until version 2 of
+# the format"): the first strategy's name, and its parameters under ``PARAMETERS``.
+STRATEGY = "strategy"
 
 # Strategy parameters the variant picker reads (Unleash's names inside ``parameters``).
 PARAMETER_GROUP_ID = "groupId"

@@ -57,7 +57,8 @@ _MAX_PREFIX_LENGTH = 255
 
 
 def _spec_version(request: web.Request) -> int:
-    """Format 2 (segment ids + a segments list) for SDKs speaking spec 4.2.0 or later."""
+    """Format 2 (segment ids + a segments list) for SDKs speaking spec 4.2.0 or later;
+    format 1 (version 1: segments inlined, legacy keys) for every other client."""
     return client_features_format(request.headers.get("Unleash-Client-Spec"))
 
 
@@ -175,9 +176,11 @@ def _render(
     payload = unstructure_client_features(
         snapshot, version=version, pause_gc=request.app[CONFIG].gc_pause
     )
-    digest = query_hash(sorted(echo.items()))
-    # Unleash's shape, "<queryHash>:<revisionId>:v1"; the hash covers the echoed query,
-    # inlineSegmentConstraints included, so the two payload forms never share an ETag.
+    # The hash covers the echoed query, inlineSegmentConstraints included, so the two
+    # forms never share an ETag; and the payload's version, so an ETag given for format 1
+    # before it said version 1 (with its legacy keys) is no 304 for the body of today.
+    digest = query_hash((payload["version"], sorted(echo.items())))
+    # Unleash's shape, "<queryHash>:<revisionId>:v1".
     etag = f'"{digest}:{revision}:v1"'
     payload["query"] = echo
     payload["meta"] = {"revisionId": revision, "etag": etag, "queryHash": digest}

@@ -1,7 +1,8 @@
 """OFREP, the OpenFeature Remote Evaluation Protocol: any OpenFeature SDK's provider.
 
 ``POST /ofrep/v1/evaluate/flags/{key}`` evaluates one flag, ``POST /ofrep/v1/evaluate/flags``
-every flag of the token's scope (with an ETag: ``If-None-Match`` → 304). Client tokens
+every flag of the token's scope (with an ETag: ``If-None-Match`` → 304; a frontend token
+gets only the flags on for its context, as on the Frontend API). Client tokens
 (server providers) and frontend tokens (web providers) are accepted, in ``Authorization``
 or ``X-API-Key``. ``targetingKey`` is Unleash's ``userId``.
 
@@ -18,11 +19,18 @@ from typing import Any
 
 from aiohttp import web
 
+from flagcore.entities import ApiToken
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, LimitExceeded, NotFound
-from flagcore.service import STANDARD_FIELDS, FrontendView, frontend_context
+from flagcore.service import (
+    STANDARD_FIELDS,
+    FrontendView,
+    bulk_lists_off_flags,
+    frontend_context,
+)
 from flagcore_http import shapes
 from flagcore_http.bodies import parse_json
 from flagcore_http.contract import documented
+from flagcore_http.keys import TOKEN
 from flagcore_http.routes.frontend import (
     MAX_CONTEXT_BODY_BYTES,
     answer_with_etag,
@@ -213,9 +221,12 @@ async def evaluate_flag(request: web.Request) -> web.Response:
     body_required=False,
 )
 async def evaluate_flags(request: web.Request) -> web.Response:
-    """OFREP: every flag of the token's scope for the context (ETag, 304)."""
+    """OFREP: every flag of the token's scope for the context (ETag, 304); for a frontend
+    token only the flags on for it, as on the Frontend API."""
     try:
         view, context = await _view_and_context(request)
     except _OfrepFailure as failure:
         return _failure_response(failure, None)
-    return answer_with_etag(request, view.ofrep_bulk_body(context))
+    token: ApiToken | None = request.get(TOKEN)
+    off_flags = bulk_lists_off_flags(token.type if token is not None else None)
+    return answer_with_etag(request, view.ofrep_bulk_body(context, off_flags=off_flags))
