@@ -16,11 +16,14 @@ import contextlib
 import importlib.metadata
 import logging
 import os
+import shutil
 import signal
 import socket
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 from aiohttp import web
@@ -31,7 +34,14 @@ from flagcore.ports import Store
 from flagcore.service import Service, TokenSpec
 from flagcore_http import explain_command  # flagcore explain (issue 19, branch explain)
 from flagcore_http.app import create_app
-from flagcore_http.config import AuthMode, ConfigError, InitToken, ServerConfig
+from flagcore_http.config import (
+    SETTINGS,
+    AuthMode,
+    ConfigError,
+    InitToken,
+    ServerConfig,
+    Setting,
+)
 from flagcore_http.connections import (
     ConnectionLimit,
     ListeningSite,
@@ -257,25 +267,61 @@ async def _serve_metrics(app: web.Application, sock: socket.socket) -> web.AppRu
     return runner
 
 
-_ENVIRONMENT_HELP = """\
-environment variables (flags win over them):
-  FLAGCORE_HOST, FLAGCORE_PORT, FLAGCORE_DB, FLAGCORE_AUTH (token or none),
-  FLAGCORE_HEADER_TIMEOUT, FLAGCORE_BODY_TIMEOUT, FLAGCORE_MAX_CONNECTIONS,
-  FLAGCORE_DB_POOL_SIZE, FLAGCORE_DB_POOL_TIMEOUT, FLAGCORE_DB_CONNECT_TIMEOUT,
-  FLAGCORE_DB_REVISION_CHECK_INTERVAL, FLAGCORE_WORKERS, FLAGCORE_LOOP,
-  FLAGCORE_METRICS_PORT, FLAGCORE_LOG_FORMAT, FLAGCORE_LOG_LEVEL
-                        the same as the flags above
-  FLAGCORE_INIT_ADMIN_API_TOKENS
-                        comma-separated admin tokens to create at start: *:*.secret
-  FLAGCORE_INIT_CLIENT_API_TOKENS
-                        comma-separated client tokens to create at start:
-                        project:environment.secret (* for all projects), e.g.
-                        default:development.secret
-
+_FIRST_RUN_HELP = """\
 On first start (token authentication, no admin token yet) it makes an admin token and
 prints it once. Lost it? Start again with FLAGCORE_INIT_ADMIN_API_TOKENS='*:*.<secret>':
 init tokens are added to an existing database too. See docs/http.md.
 """
+_HELP_INDENT = 24  # where argparse starts an option's help
+
+
+def _setting_help(setting: Setting) -> str:
+    """What ``--help`` says of a setting: its help, default, and (for a flag) its variable."""
+    default = setting.default or "none"
+    named = "" if setting.flag is None else f"; {setting.variable}"
+    return f"{setting.help} (default {default}{named})"
+
+
+def _variables_help() -> str:
+    """The ``serve --help`` epilog: every setting that has no flag, by section, from
+    `flagcore_http.config.SETTINGS` (the flags name their variables in their own help)."""
+    width = max(min(shutil.get_terminal_size().columns, 100) - 2, 60)
+    indent = " " * _HELP_INDENT
+    lines = textwrap.wrap(
+        "environment variables: each flag above reads the variable its help names (the flag "
+        "wins); these settings have a variable only:",
+        width,
+    )
+    sections: dict[str, list[Setting]] = {}
+    for setting in SETTINGS:
+        if setting.flag is None:
+            sections.setdefault(setting.section, []).append(setting)
+    for section, settings in sections.items():
+        lines += ["", f"{section}:"]
+        for setting in settings:
+            lines.append(f"  {setting.variable}")
+            help_text = _setting_help(setting)
+            lines += textwrap.wrap(
+                help_text, width, initial_indent=indent, subsequent_indent=indent
+            )
+    return "\n".join(lines) + "\n\n" + _FIRST_RUN_HELP
+
+
+def _add_setting_flags(run: argparse.ArgumentParser) -> None:
+    """One flag per setting that has one, grouped by section, from `SETTINGS`."""
+    groups: dict[str, Any] = {}
+    for setting in SETTINGS:
+        if setting.flag is None:
+            continue
+        group = groups.get(setting.section)
+        if group is None:
+            group = groups[setting.section] = run.add_argument_group(setting.section)
+        group.add_argument(
+            setting.flag,
+            dest=setting.field,
+            metavar=setting.metavar,
+            help=_setting_help(setting).replace("%", "%%"),
+        )
 
 
 def _version() -> str:
@@ -295,120 +341,12 @@ def _parser() -> argparse.ArgumentParser:
         "serve",
         help="run the HTTP server on a SQLite or PostgreSQL database",
         description="Run the HTTP server (Unleash's API) on a SQLite or PostgreSQL database.",
-        epilog=_ENVIRONMENT_HELP,
+        epilog=_variables_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument(
-        "--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; FLAGCORE_HOST)"
-    )
-    run.add_argument(
-        "--port", metavar="N", help="port (default 4242; FLAGCORE_PORT; 0 picks a free one)"
-    )
-    run.add_argument(
-        "--db",
-        metavar="PATH|URL",
-        help="SQLite file, or postgresql://user:password@host:5432/database for several "
-        "nodes over one PostgreSQL (default ./flagcore.db; FLAGCORE_DB)",
-    )
-    run.add_argument(
-        "--db-pool-size",
-        metavar="N",
-        help="PostgreSQL connections at most (default 10; FLAGCORE_DB_POOL_SIZE)",
-    )
-    run.add_argument(
-        "--db-pool-timeout",
-        metavar="SECONDS",
-        help="seconds a request waits for a PostgreSQL connection before a 503 "
-        "(default 5; FLAGCORE_DB_POOL_TIMEOUT)",
-    )
-    run.add_argument(
-        "--db-connect-timeout",
-        metavar="SECONDS",
-        help="seconds one PostgreSQL connection attempt may take "
-        "(default 5; FLAGCORE_DB_CONNECT_TIMEOUT)",
-    )
-    run.add_argument(
-        "--db-revision-check-interval",
-        metavar="SECONDS",
-        help="seconds between revision checks, the safety net behind LISTEN/NOTIFY "
-        "(default 2; FLAGCORE_DB_REVISION_CHECK_INTERVAL)",
-    )
-    run.add_argument(
-        "--auth", metavar="{token,none}", help="token (default) or none (FLAGCORE_AUTH)"
-    )
-    run.add_argument(
-        "--header-timeout",
-        metavar="SECONDS",
-        help="seconds a client has to send complete request headers, and that an idle "
-        "connection stays open (default 10; FLAGCORE_HEADER_TIMEOUT)",
-    )
-    run.add_argument(
-        "--body-timeout",
-        metavar="SECONDS",
-        help="seconds a client has to send a request body (default 30; FLAGCORE_BODY_TIMEOUT)",
-    )
-    run.add_argument(
-        "--max-connections",
-        metavar="N",
-        help="open connections at most, streams included; more get 503 (default 10000, "
-        "lowered to fit the open-file limit; FLAGCORE_MAX_CONNECTIONS)",
-    )
-    run.add_argument(
-        "--frontend-origins",
-        metavar="ORIGINS",
-        help="browser origins allowed on the Frontend API and OFREP, comma-separated "
-        "(default *; FLAGCORE_FRONTEND_ORIGINS)",
-    )
-    run.add_argument(
-        "--trust-forwarded-for",
-        metavar="true|false",
-        help="take the caller's address from the last X-Forwarded-For entry, behind a proxy "
-        "that sets it (default false; FLAGCORE_TRUST_FORWARDED_FOR)",
-    )
-    run.add_argument(
-        "--sdk-fetch-mode",
-        metavar="polling|streaming",
-        help="what polling SDKs are told to use with the fetch-mode header "
-        "(default polling; FLAGCORE_SDK_FETCH_MODE)",
-    )
-    # --- rate limits: whose X-Forwarded-For is believed (docs/security.md) ---
-    run.add_argument(
-        "--trusted-proxies",
-        metavar="ADDRESSES",
-        help="proxy addresses or networks (comma-separated) whose X-Forwarded-For names the "
-        "caller for rate limits (default none; FLAGCORE_TRUSTED_PROXIES)",
-    )
+    _add_setting_flags(run)
     run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
-    )
-    # --- fastpath: worker processes and event loop (docs/performance.md) ---
-    run.add_argument(
-        "--workers",
-        metavar="N",
-        help="server processes answering on the one port, each using a core "
-        "(default 1; FLAGCORE_WORKERS)",
-    )
-    run.add_argument(
-        "--loop",
-        metavar="auto|uvloop|asyncio",
-        help="event loop: auto uses uvloop when installed (default auto; FLAGCORE_LOOP)",
-    )
-    # --- observe (issue 18 §2) ---
-    run.add_argument(
-        "--metrics-port",
-        metavar="N",
-        help="serve /internal-backstage/prometheus on this port only, not on the main one "
-        "(default: on the main port; FLAGCORE_METRICS_PORT; 0 picks a free one)",
-    )
-    run.add_argument(
-        "--log-format",
-        metavar="text|json",
-        help="log lines as text or one JSON object each (default text; FLAGCORE_LOG_FORMAT)",
-    )
-    run.add_argument(
-        "--log-level",
-        metavar="debug|info|warning|error",
-        help="least severe level logged; requests are info (default info; FLAGCORE_LOG_LEVEL)",
     )
     copy = commands.add_parser(
         "copy",
@@ -511,32 +449,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(f"flagcore: {error}", error=True)
             return 1
     try:
-        config = ServerConfig.from_env(
-            os.environ,
-            host=args.host,
-            port=args.port,
-            db=args.db,
-            auth=args.auth,
-            header_timeout=args.header_timeout,
-            body_timeout=args.body_timeout,
-            max_connections=args.max_connections,
-            frontend_origins=args.frontend_origins,
-            trust_forwarded_for=args.trust_forwarded_for,
-            sdk_fetch_mode=args.sdk_fetch_mode,
-            db_pool_size=args.db_pool_size,
-            db_pool_timeout=args.db_pool_timeout,
-            db_connect_timeout=args.db_connect_timeout,
-            db_revision_check_interval=args.db_revision_check_interval,
-            access_log=False if args.no_access_log else None,
-            # --- fastpath ---
-            workers=args.workers,
-            event_loop=args.loop,
-            trusted_proxies=args.trusted_proxies,  # rate limits
-            # --- observe (issue 18 §2) ---
-            metrics_port=args.metrics_port,
-            log_format=args.log_format,
-            log_level=args.log_level,
-        )
+        flags = {s.field: getattr(args, s.field) for s in SETTINGS if s.flag is not None}
+        access_log = False if args.no_access_log else None
+        config = ServerConfig.from_env(os.environ, access_log=access_log, **flags)
     except ConfigError as error:
         _say(f"flagcore: {error}", error=True)
         return 2
