@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
+import errno
 import importlib.metadata
 import logging
 import os
@@ -29,7 +31,7 @@ import attrs
 from aiohttp import web
 
 from flagcore.entities import ApiToken
-from flagcore.errors import FlagcoreError
+from flagcore.errors import FlagcoreError, ServiceUnavailable, StorageError
 from flagcore.ports import Store
 from flagcore.service import Service, TokenSpec
 from flagcore_http import explain_command  # flagcore explain (issue 19, branch explain)
@@ -59,7 +61,40 @@ ANONYMOUS = "anonymous"
 
 
 class StartError(Exception):
-    """The server cannot start; the message is the one line the operator sees."""
+    """The server cannot start; the message is the one line the operator sees, and
+    ``exit_code`` the status: 2 for a setting that cannot be used (as `ConfigError`),
+    1 for anything else (a taken port, a database that cannot be opened)."""
+
+    def __init__(self, message: str, *, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def init_token_failure(error: FlagcoreError) -> StartError:
+    """A start stopped by the init tokens: exit 2 when an entry names a project or
+    environment that does not exist (the setting is wrong), 1 when the store failed."""
+    setting_is_wrong = not isinstance(error, StorageError | ServiceUnavailable)
+    return StartError(error.message, exit_code=2 if setting_is_wrong else 1)
+
+
+def cannot_listen(host: str, port: int, error: OSError, flag: str, variable: str) -> StartError:
+    """The one line for a socket that cannot listen on ``host:port`` (``flag`` and
+    ``variable`` set the port). A host that is no address of this machine is named as such:
+    getaddrinfo's errors carry negative numbers `os.strerror` calls "Unknown error -2"."""
+    where = f"cannot listen on {host}:{port}"
+    if isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL:
+        number = error.errno or 0
+        reason = os.strerror(number) if number > 0 else error.strerror or "no such address"
+        return StartError(
+            f"{where}: {host!r} is not an address of this machine ({reason}); set --host or "
+            "FLAGCORE_HOST to one of its addresses, such as 127.0.0.1, 0.0.0.0 (every IPv4 "
+            "address) or :: (every address)"
+        )
+    reason = os.strerror(error.errno) if error.errno else str(error)
+    return StartError(
+        f"{where}: {reason}; choose another port with {flag} or {variable} (0 picks a free "
+        "one), or another address with --host or FLAGCORE_HOST"
+    )
 
 
 @attrs.frozen
@@ -161,12 +196,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
     try:
         sock = listening_socket(config.host, config.port)
     except OSError as error:
-        reason = os.strerror(error.errno) if error.errno else str(error)
-        raise StartError(
-            f"cannot listen on {config.host}:{config.port}: {reason}; choose another port "
-            "with --port or FLAGCORE_PORT (0 picks a free one), or another address with "
-            "--host or FLAGCORE_HOST"
-        ) from None
+        raise cannot_listen(config.host, config.port, error, "--port", "FLAGCORE_PORT") from None
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(sock.close)
         # --- observe (issue 18 §2): the metrics port is bound before the database opens ---
@@ -189,7 +219,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
             if new_database:  # a failed first start leaves nothing behind
                 for path in _database_files(config.db):
                     path.unlink(missing_ok=True)
-            raise StartError(error.message) from None
+            raise init_token_failure(error) from None
         await _run(service, config, sock, tokens, ready, metrics_sock)
     _say("flagcore stopped")
 
@@ -250,11 +280,8 @@ def _metrics_socket(config: ServerConfig) -> socket.socket | None:
     try:
         return listening_socket(config.host, config.metrics_port)
     except OSError as error:
-        reason = os.strerror(error.errno) if error.errno else str(error)
-        raise StartError(
-            f"cannot listen on {config.host}:{config.metrics_port} for metrics: {reason}; "
-            "choose another port with --metrics-port or FLAGCORE_METRICS_PORT"
-        ) from None
+        port, flag, variable = config.metrics_port, "--metrics-port", "FLAGCORE_METRICS_PORT"
+        raise cannot_listen(config.host, port, error, flag, variable) from None
 
 
 async def _serve_metrics(app: web.Application, sock: socket.socket) -> web.AppRunner:
@@ -367,6 +394,30 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; an unknown one is refused by the usage of the command it was given
+    to (``flagcore serve --prot`` shows serve's usage, names ``--prot`` and the option it
+    is closest to), not by the top-level usage argparse would print."""
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        command = _subcommand(parser, args.command)
+        known = [option for action in command._actions for option in action.option_strings]
+        near = difflib.get_close_matches(unknown[0].partition("=")[0], known, n=1)
+        hint = f" (did you mean {near[0]}?)" if unknown[0].startswith("-") and near else ""
+        command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
+    return args
+
+
+def _subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._subparsers._group_actions if parser._subparsers else ():
+        if isinstance(action, argparse._SubParsersAction):
+            found = action.choices.get(name)
+            if isinstance(found, argparse.ArgumentParser):
+                return found
+    return parser
+
+
 def _open_for_copy(db: str, *, source: bool) -> Store:
     if not is_postgres(db) and db != ":memory:":
         if len(db) > 4096 or any(ord(c) < 32 for c in db):
@@ -434,7 +485,7 @@ def copy_command(source_db: str, target_db: str, *, force: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     if args.command == "explain":  # flagcore explain (issue 19, branch explain)
         return explain_command.run(args)
     # Moving in from Unleash and out again (branch importer).
@@ -445,7 +496,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "copy":
         try:
             return copy_command(args.source, args.target, force=args.force)
-        except (StartError, FlagcoreError) as error:
+        except StartError as error:
+            _say(f"flagcore: {error}", error=True)
+            return error.exit_code
+        except FlagcoreError as error:
             _say(f"flagcore: {error}", error=True)
             return 1
     try:
@@ -464,7 +518,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if config.workers > 1:
             return serve_workers(config)
         asyncio.run(serve(config))
-    except (StartError, FlagcoreError, OSError) as error:
+    except StartError as error:
+        _say(f"flagcore: {error}", error=True)
+        return error.exit_code
+    except (FlagcoreError, OSError) as error:
         _say(f"flagcore: {error}", error=True)
         return 1
     return 0
