@@ -18,6 +18,7 @@ import errno
 import importlib.metadata
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -391,6 +392,10 @@ def _parser() -> argparse.ArgumentParser:
     from flagcore_http.import_command import add_commands
 
     add_commands(commands)
+    # Each command's parser, for `_parse` to refuse an unknown option with its usage.
+    if isinstance(commands.choices, dict):
+        for command in commands.choices.values():
+            command.set_defaults(command_parser=command)
     return parser
 
 
@@ -401,21 +406,16 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = _parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:
-        command = _subcommand(parser, args.command)
-        known = [option for action in command._actions for option in action.option_strings]
+        command = args.command_parser
+        assert isinstance(command, argparse.ArgumentParser)
+        known = _OPTION.findall(command.format_usage())
         near = difflib.get_close_matches(unknown[0].partition("=")[0], known, n=1)
         hint = f" (did you mean {near[0]}?)" if unknown[0].startswith("-") and near else ""
         command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
     return args
 
 
-def _subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
-    for action in parser._subparsers._group_actions if parser._subparsers else ():
-        if isinstance(action, argparse._SubParsersAction):
-            found = action.choices.get(name)
-            if isinstance(found, argparse.ArgumentParser):
-                return found
-    return parser
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 
 
 def _open_for_copy(db: str, *, source: bool) -> Store:

@@ -167,7 +167,8 @@ def _host(raw: str, where: str) -> str:
     """An IP address (``127.0.0.1``, ``0.0.0.0``, ``::``) or a host name of this machine."""
     text = raw.strip()
     with contextlib.suppress(ValueError):
-        return str(ipaddress.ip_address(text))
+        ipaddress.ip_address(text)
+        return text
     if not _HOST_NAME.fullmatch(text):
         raise ConfigError(
             f"{where}={_shown(raw)}: not an IP address or host name; use an address of this "
