@@ -3,6 +3,11 @@
 Every setting is checked here, before anything is opened or created: a wrong value stops
 the server with a `ConfigError` whose message names the flag or variable, the value (with
 any secret elided), and what is allowed.
+
+Every setting is one row of `SETTINGS` (variable, flag, reader, default, help): it is the
+only way `ServerConfig.from_env` reads one, and ``flagcore serve``'s flags and ``--help``
+are made from it, so a new setting is listed with its default the moment it can be read
+(tests/http/test_settings_table.py also holds docs/http.md to it).
 """
 
 from __future__ import annotations
