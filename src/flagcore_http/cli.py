@@ -13,25 +13,38 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
+import errno
 import importlib.metadata
 import logging
 import os
+import re
+import shutil
 import signal
 import socket
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 from aiohttp import web
 
 from flagcore.entities import ApiToken
-from flagcore.errors import FlagcoreError
+from flagcore.errors import FlagcoreError, ServiceUnavailable, StorageError
 from flagcore.ports import Store
 from flagcore.service import Service, TokenSpec
 from flagcore_http import explain_command  # flagcore explain (issue 19, branch explain)
 from flagcore_http.app import create_app
-from flagcore_http.config import AuthMode, ConfigError, InitToken, ServerConfig
+from flagcore_http.config import (
+    SETTINGS,
+    AuthMode,
+    ConfigError,
+    InitToken,
+    ServerConfig,
+    Setting,
+)
 from flagcore_http.connections import (
     ConnectionLimit,
     ListeningSite,
@@ -49,7 +62,40 @@ ANONYMOUS = "anonymous"
 
 
 class StartError(Exception):
-    """The server cannot start; the message is the one line the operator sees."""
+    """The server cannot start; the message is the one line the operator sees, and
+    ``exit_code`` the status: 2 for a setting that cannot be used (as `ConfigError`),
+    1 for anything else (a taken port, a database that cannot be opened)."""
+
+    def __init__(self, message: str, *, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def init_token_failure(error: FlagcoreError) -> StartError:
+    """A start stopped by the init tokens: exit 2 when an entry names a project or
+    environment that does not exist (the setting is wrong), 1 when the store failed."""
+    setting_is_wrong = not isinstance(error, StorageError | ServiceUnavailable)
+    return StartError(error.message, exit_code=2 if setting_is_wrong else 1)
+
+
+def cannot_listen(host: str, port: int, error: OSError, flag: str, variable: str) -> StartError:
+    """The one line for a socket that cannot listen on ``host:port`` (``flag`` and
+    ``variable`` set the port). A host that is no address of this machine is named as such:
+    getaddrinfo's errors carry negative numbers `os.strerror` calls "Unknown error -2"."""
+    where = f"cannot listen on {host}:{port}"
+    if isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL:
+        number = error.errno or 0
+        reason = os.strerror(number) if number > 0 else error.strerror or "no such address"
+        return StartError(
+            f"{where}: {host!r} is not an address of this machine ({reason}); set --host or "
+            "FLAGCORE_HOST to one of its addresses, such as 127.0.0.1, 0.0.0.0 (every IPv4 "
+            "address) or :: (every address)"
+        )
+    reason = os.strerror(error.errno) if error.errno else str(error)
+    return StartError(
+        f"{where}: {reason}; choose another port with {flag} or {variable} (0 picks a free "
+        "one), or another address with --host or FLAGCORE_HOST"
+    )
 
 
 @attrs.frozen
@@ -151,12 +197,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
     try:
         sock = listening_socket(config.host, config.port)
     except OSError as error:
-        reason = os.strerror(error.errno) if error.errno else str(error)
-        raise StartError(
-            f"cannot listen on {config.host}:{config.port}: {reason}; choose another port "
-            "with --port or FLAGCORE_PORT (0 picks a free one), or another address with "
-            "--host or FLAGCORE_HOST"
-        ) from None
+        raise cannot_listen(config.host, config.port, error, "--port", "FLAGCORE_PORT") from None
     with contextlib.ExitStack() as cleanup:
         cleanup.callback(sock.close)
         # --- observe (issue 18 §2): the metrics port is bound before the database opens ---
@@ -179,7 +220,7 @@ async def serve(config: ServerConfig, *, ready: asyncio.Event | None = None) -> 
             if new_database:  # a failed first start leaves nothing behind
                 for path in _database_files(config.db):
                     path.unlink(missing_ok=True)
-            raise StartError(error.message) from None
+            raise init_token_failure(error) from None
         await _run(service, config, sock, tokens, ready, metrics_sock)
     _say("flagcore stopped")
 
@@ -240,11 +281,8 @@ def _metrics_socket(config: ServerConfig) -> socket.socket | None:
     try:
         return listening_socket(config.host, config.metrics_port)
     except OSError as error:
-        reason = os.strerror(error.errno) if error.errno else str(error)
-        raise StartError(
-            f"cannot listen on {config.host}:{config.metrics_port} for metrics: {reason}; "
-            "choose another port with --metrics-port or FLAGCORE_METRICS_PORT"
-        ) from None
+        port, flag, variable = config.metrics_port, "--metrics-port", "FLAGCORE_METRICS_PORT"
+        raise cannot_listen(config.host, port, error, flag, variable) from None
 
 
 async def _serve_metrics(app: web.Application, sock: socket.socket) -> web.AppRunner:
@@ -257,25 +295,61 @@ async def _serve_metrics(app: web.Application, sock: socket.socket) -> web.AppRu
     return runner
 
 
-_ENVIRONMENT_HELP = """\
-environment variables (flags win over them):
-  FLAGCORE_HOST, FLAGCORE_PORT, FLAGCORE_DB, FLAGCORE_AUTH (token or none),
-  FLAGCORE_HEADER_TIMEOUT, FLAGCORE_BODY_TIMEOUT, FLAGCORE_MAX_CONNECTIONS,
-  FLAGCORE_DB_POOL_SIZE, FLAGCORE_DB_POOL_TIMEOUT, FLAGCORE_DB_CONNECT_TIMEOUT,
-  FLAGCORE_DB_REVISION_CHECK_INTERVAL, FLAGCORE_WORKERS, FLAGCORE_LOOP,
-  FLAGCORE_METRICS_PORT, FLAGCORE_LOG_FORMAT, FLAGCORE_LOG_LEVEL
-                        the same as the flags above
-  FLAGCORE_INIT_ADMIN_API_TOKENS
-                        comma-separated admin tokens to create at start: *:*.secret
-  FLAGCORE_INIT_CLIENT_API_TOKENS
-                        comma-separated client tokens to create at start:
-                        project:environment.secret (* for all projects), e.g.
-                        default:development.secret
-
+_FIRST_RUN_HELP = """\
 On first start (token authentication, no admin token yet) it makes an admin token and
 prints it once. Lost it? Start again with FLAGCORE_INIT_ADMIN_API_TOKENS='*:*.<secret>':
 init tokens are added to an existing database too. See docs/http.md.
 """
+_HELP_INDENT = 24  # where argparse starts an option's help
+
+
+def _setting_help(setting: Setting) -> str:
+    """What ``--help`` says of a setting: its help, default, and (for a flag) its variable."""
+    default = setting.default or "none"
+    named = "" if setting.flag is None else f"; {setting.variable}"
+    return f"{setting.help} (default {default}{named})"
+
+
+def _variables_help() -> str:
+    """The ``serve --help`` epilog: every setting that has no flag, by section, from
+    `flagcore_http.config.SETTINGS` (the flags name their variables in their own help)."""
+    width = max(min(shutil.get_terminal_size().columns, 100) - 2, 60)
+    indent = " " * _HELP_INDENT
+    lines = textwrap.wrap(
+        "environment variables: each flag above reads the variable its help names (the flag "
+        "wins); these settings have a variable only:",
+        width,
+    )
+    sections: dict[str, list[Setting]] = {}
+    for setting in SETTINGS:
+        if setting.flag is None:
+            sections.setdefault(setting.section, []).append(setting)
+    for section, settings in sections.items():
+        lines += ["", f"{section}:"]
+        for setting in settings:
+            lines.append(f"  {setting.variable}")
+            help_text = _setting_help(setting)
+            lines += textwrap.wrap(
+                help_text, width, initial_indent=indent, subsequent_indent=indent
+            )
+    return "\n".join(lines) + "\n\n" + _FIRST_RUN_HELP
+
+
+def _add_setting_flags(run: argparse.ArgumentParser) -> None:
+    """One flag per setting that has one, grouped by section, from `SETTINGS`."""
+    groups: dict[str, Any] = {}
+    for setting in SETTINGS:
+        if setting.flag is None:
+            continue
+        group = groups.get(setting.section)
+        if group is None:
+            group = groups[setting.section] = run.add_argument_group(setting.section)
+        group.add_argument(
+            setting.flag,
+            dest=setting.field,
+            metavar=setting.metavar,
+            help=_setting_help(setting).replace("%", "%%"),
+        )
 
 
 def _version() -> str:
@@ -295,120 +369,12 @@ def _parser() -> argparse.ArgumentParser:
         "serve",
         help="run the HTTP server on a SQLite or PostgreSQL database",
         description="Run the HTTP server (Unleash's API) on a SQLite or PostgreSQL database.",
-        epilog=_ENVIRONMENT_HELP,
+        epilog=_variables_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument(
-        "--host", metavar="ADDRESS", help="address to listen on (default 127.0.0.1; FLAGCORE_HOST)"
-    )
-    run.add_argument(
-        "--port", metavar="N", help="port (default 4242; FLAGCORE_PORT; 0 picks a free one)"
-    )
-    run.add_argument(
-        "--db",
-        metavar="PATH|URL",
-        help="SQLite file, or postgresql://user:password@host:5432/database for several "
-        "nodes over one PostgreSQL (default ./flagcore.db; FLAGCORE_DB)",
-    )
-    run.add_argument(
-        "--db-pool-size",
-        metavar="N",
-        help="PostgreSQL connections at most (default 10; FLAGCORE_DB_POOL_SIZE)",
-    )
-    run.add_argument(
-        "--db-pool-timeout",
-        metavar="SECONDS",
-        help="seconds a request waits for a PostgreSQL connection before a 503 "
-        "(default 5; FLAGCORE_DB_POOL_TIMEOUT)",
-    )
-    run.add_argument(
-        "--db-connect-timeout",
-        metavar="SECONDS",
-        help="seconds one PostgreSQL connection attempt may take "
-        "(default 5; FLAGCORE_DB_CONNECT_TIMEOUT)",
-    )
-    run.add_argument(
-        "--db-revision-check-interval",
-        metavar="SECONDS",
-        help="seconds between revision checks, the safety net behind LISTEN/NOTIFY "
-        "(default 2; FLAGCORE_DB_REVISION_CHECK_INTERVAL)",
-    )
-    run.add_argument(
-        "--auth", metavar="{token,none}", help="token (default) or none (FLAGCORE_AUTH)"
-    )
-    run.add_argument(
-        "--header-timeout",
-        metavar="SECONDS",
-        help="seconds a client has to send complete request headers, and that an idle "
-        "connection stays open (default 10; FLAGCORE_HEADER_TIMEOUT)",
-    )
-    run.add_argument(
-        "--body-timeout",
-        metavar="SECONDS",
-        help="seconds a client has to send a request body (default 30; FLAGCORE_BODY_TIMEOUT)",
-    )
-    run.add_argument(
-        "--max-connections",
-        metavar="N",
-        help="open connections at most, streams included; more get 503 (default 10000, "
-        "lowered to fit the open-file limit; FLAGCORE_MAX_CONNECTIONS)",
-    )
-    run.add_argument(
-        "--frontend-origins",
-        metavar="ORIGINS",
-        help="browser origins allowed on the Frontend API and OFREP, comma-separated "
-        "(default *; FLAGCORE_FRONTEND_ORIGINS)",
-    )
-    run.add_argument(
-        "--trust-forwarded-for",
-        metavar="true|false",
-        help="take the caller's address from the last X-Forwarded-For entry, behind a proxy "
-        "that sets it (default false; FLAGCORE_TRUST_FORWARDED_FOR)",
-    )
-    run.add_argument(
-        "--sdk-fetch-mode",
-        metavar="polling|streaming",
-        help="what polling SDKs are told to use with the fetch-mode header "
-        "(default polling; FLAGCORE_SDK_FETCH_MODE)",
-    )
-    # --- rate limits: whose X-Forwarded-For is believed (docs/security.md) ---
-    run.add_argument(
-        "--trusted-proxies",
-        metavar="ADDRESSES",
-        help="proxy addresses or networks (comma-separated) whose X-Forwarded-For names the "
-        "caller for rate limits (default none; FLAGCORE_TRUSTED_PROXIES)",
-    )
+    _add_setting_flags(run)
     run.add_argument(
         "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
-    )
-    # --- fastpath: worker processes and event loop (docs/performance.md) ---
-    run.add_argument(
-        "--workers",
-        metavar="N",
-        help="server processes answering on the one port, each using a core "
-        "(default 1; FLAGCORE_WORKERS)",
-    )
-    run.add_argument(
-        "--loop",
-        metavar="auto|uvloop|asyncio",
-        help="event loop: auto uses uvloop when installed (default auto; FLAGCORE_LOOP)",
-    )
-    # --- observe (issue 18 §2) ---
-    run.add_argument(
-        "--metrics-port",
-        metavar="N",
-        help="serve /internal-backstage/prometheus on this port only, not on the main one "
-        "(default: on the main port; FLAGCORE_METRICS_PORT; 0 picks a free one)",
-    )
-    run.add_argument(
-        "--log-format",
-        metavar="text|json",
-        help="log lines as text or one JSON object each (default text; FLAGCORE_LOG_FORMAT)",
-    )
-    run.add_argument(
-        "--log-level",
-        metavar="debug|info|warning|error",
-        help="least severe level logged; requests are info (default info; FLAGCORE_LOG_LEVEL)",
     )
     copy = commands.add_parser(
         "copy",
@@ -426,7 +392,30 @@ def _parser() -> argparse.ArgumentParser:
     from flagcore_http.import_command import add_commands
 
     add_commands(commands)
+    # Each command's parser, for `_parse` to refuse an unknown option with its usage.
+    if isinstance(commands.choices, dict):
+        for command in commands.choices.values():
+            command.set_defaults(command_parser=command)
     return parser
+
+
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; an unknown one is refused by the usage of the command it was given
+    to (``flagcore serve --prot`` shows serve's usage, names ``--prot`` and the option it
+    is closest to), not by the top-level usage argparse would print."""
+    parser = _parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        command = args.command_parser
+        assert isinstance(command, argparse.ArgumentParser)
+        known = _OPTION.findall(command.format_usage())
+        near = difflib.get_close_matches(unknown[0].partition("=")[0], known, n=1)
+        hint = f" (did you mean {near[0]}?)" if unknown[0].startswith("-") and near else ""
+        command.error(f"unrecognized arguments: {' '.join(unknown)}{hint}")
+    return args
+
+
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 
 
 def _open_for_copy(db: str, *, source: bool) -> Store:
@@ -496,7 +485,7 @@ def copy_command(source_db: str, target_db: str, *, force: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     if args.command == "explain":  # flagcore explain (issue 19, branch explain)
         return explain_command.run(args)
     # Moving in from Unleash and out again (branch importer).
@@ -507,36 +496,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "copy":
         try:
             return copy_command(args.source, args.target, force=args.force)
-        except (StartError, FlagcoreError) as error:
+        except StartError as error:
+            _say(f"flagcore: {error}", error=True)
+            return error.exit_code
+        except FlagcoreError as error:
             _say(f"flagcore: {error}", error=True)
             return 1
     try:
-        config = ServerConfig.from_env(
-            os.environ,
-            host=args.host,
-            port=args.port,
-            db=args.db,
-            auth=args.auth,
-            header_timeout=args.header_timeout,
-            body_timeout=args.body_timeout,
-            max_connections=args.max_connections,
-            frontend_origins=args.frontend_origins,
-            trust_forwarded_for=args.trust_forwarded_for,
-            sdk_fetch_mode=args.sdk_fetch_mode,
-            db_pool_size=args.db_pool_size,
-            db_pool_timeout=args.db_pool_timeout,
-            db_connect_timeout=args.db_connect_timeout,
-            db_revision_check_interval=args.db_revision_check_interval,
-            access_log=False if args.no_access_log else None,
-            # --- fastpath ---
-            workers=args.workers,
-            event_loop=args.loop,
-            trusted_proxies=args.trusted_proxies,  # rate limits
-            # --- observe (issue 18 §2) ---
-            metrics_port=args.metrics_port,
-            log_format=args.log_format,
-            log_level=args.log_level,
-        )
+        flags = {s.field: getattr(args, s.field) for s in SETTINGS if s.flag is not None}
+        access_log = False if args.no_access_log else None
+        config = ServerConfig.from_env(os.environ, access_log=access_log, **flags)
     except ConfigError as error:
         _say(f"flagcore: {error}", error=True)
         return 2
@@ -549,7 +518,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if config.workers > 1:
             return serve_workers(config)
         asyncio.run(serve(config))
-    except (StartError, FlagcoreError, OSError) as error:
+    except StartError as error:
+        _say(f"flagcore: {error}", error=True)
+        return error.exit_code
+    except (FlagcoreError, OSError) as error:
         _say(f"flagcore: {error}", error=True)
         return 1
     return 0

@@ -3,23 +3,37 @@
 Every setting is checked here, before anything is opened or created: a wrong value stops
 the server with a `ConfigError` whose message names the flag or variable, the value (with
 any secret elided), and what is allowed.
+
+Every setting is one row of `SETTINGS` (variable, flag, reader, default, help): it is the
+only way `ServerConfig.from_env` reads one, and ``flagcore serve``'s flags and ``--help``
+are made from it, so a new setting is listed with its default the moment it can be read
+(tests/http/test_settings_table.py also holds docs/http.md to it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import ipaddress
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import attrs
 
 from flagcore.entities import TokenType
 from flagcore.service import RetentionSettings
 
-__all__ = ["AuthMode", "ConfigError", "InitToken", "ServerConfig", "parse_init_token"]
+__all__ = [
+    "SETTINGS",
+    "AuthMode",
+    "ConfigError",
+    "InitToken",
+    "ServerConfig",
+    "Setting",
+    "parse_init_token",
+]
 
 
 class AuthMode(enum.StrEnum):
@@ -102,8 +116,8 @@ def parse_init_token(raw: str, kind: TokenType, variable: str, position: int) ->
     return InitToken(TokenType.CLIENT, raw, (project,), environment, origin)
 
 
-def _init_tokens(env: Mapping[str, str], variable: str, kind: TokenType) -> tuple[InitToken, ...]:
-    entries = [part.strip() for part in env.get(variable, "").split(",") if part.strip()]
+def _init_tokens(raw: str, variable: str, kind: TokenType) -> tuple[InitToken, ...]:
+    entries = [part.strip() for part in raw.split(",") if part.strip()]
     if len(entries) > MAX_INIT_TOKENS:
         raise ConfigError(f"{variable}: {len(entries)} tokens; at most {MAX_INIT_TOKENS}")
     tokens = tuple(
@@ -121,50 +135,6 @@ def _shown(value: str) -> str:
     """A value quoted for a message: control characters escaped, length bounded."""
     text = value if len(value) <= 60 else value[:60] + "…"
     return repr(text)
-
-
-@attrs.frozen
-class _Setting:
-    """One setting: where it comes from, and how to read it."""
-
-    field: str
-    flag: str
-    variable: str
-
-
-_SETTINGS = {
-    s.field: s
-    for s in (
-        _Setting("host", "--host", "FLAGCORE_HOST"),
-        _Setting("port", "--port", "FLAGCORE_PORT"),
-        _Setting("db", "--db", "FLAGCORE_DB"),
-        _Setting("auth", "--auth", "FLAGCORE_AUTH"),
-        _Setting("header_timeout", "--header-timeout", "FLAGCORE_HEADER_TIMEOUT"),
-        _Setting("body_timeout", "--body-timeout", "FLAGCORE_BODY_TIMEOUT"),
-        _Setting("max_connections", "--max-connections", "FLAGCORE_MAX_CONNECTIONS"),
-        _Setting("frontend_origins", "--frontend-origins", "FLAGCORE_FRONTEND_ORIGINS"),
-        _Setting("trust_forwarded_for", "--trust-forwarded-for", "FLAGCORE_TRUST_FORWARDED_FOR"),
-        _Setting("sdk_fetch_mode", "--sdk-fetch-mode", "FLAGCORE_SDK_FETCH_MODE"),
-        # PostgreSQL only (--db postgresql://...); see docs/deploying.md.
-        _Setting("db_pool_size", "--db-pool-size", "FLAGCORE_DB_POOL_SIZE"),
-        _Setting("db_pool_timeout", "--db-pool-timeout", "FLAGCORE_DB_POOL_TIMEOUT"),
-        _Setting("db_connect_timeout", "--db-connect-timeout", "FLAGCORE_DB_CONNECT_TIMEOUT"),
-        _Setting(
-            "db_revision_check_interval",
-            "--db-revision-check-interval",
-            "FLAGCORE_DB_REVISION_CHECK_INTERVAL",
-        ),
-        # --- fastpath: worker processes and event loop (docs/performance.md) ---
-        _Setting("workers", "--workers", "FLAGCORE_WORKERS"),
-        _Setting("event_loop", "--loop", "FLAGCORE_LOOP"),
-        # Rate limits (docs/security.md): whose X-Forwarded-For is believed.
-        _Setting("trusted_proxies", "--trusted-proxies", "FLAGCORE_TRUSTED_PROXIES"),
-        # --- observe (issue 18 §2): metrics port, log format and level (docs/operations.md) ---
-        _Setting("metrics_port", "--metrics-port", "FLAGCORE_METRICS_PORT"),
-        _Setting("log_format", "--log-format", "FLAGCORE_LOG_FORMAT"),
-        _Setting("log_level", "--log-level", "FLAGCORE_LOG_LEVEL"),
-    )
-}
 
 
 def _integer(raw: str, where: str, low: int, high: int, meaning: str) -> int:
@@ -186,57 +156,99 @@ def _seconds(raw: str, where: str, low: float, high: float) -> float:
     return value
 
 
-def _read(field: str, raw: str, where: str) -> object:
-    """The value of ``field`` from ``raw`` text; `ConfigError` naming ``where`` otherwise."""
-    if field == "trusted_proxies":
-        return _trusted_proxies(raw, where)
-    if field == "port":
-        return _integer(raw, where, 0, 65535, "not a port number (0 picks a free port)")
-    if field == "auth":
-        try:
-            return AuthMode(raw.strip())
-        except ValueError:
-            raise ConfigError(
-                f"{where}={_shown(raw)}: not an authentication mode; use token or none"
-            ) from None
-    if field == "header_timeout":
-        return _seconds(raw, where, 0.1, 3600)
-    if field == "body_timeout":
-        return _seconds(raw, where, 0.1, 3600)
-    if field == "max_connections":
-        return _integer(raw, where, 1, 1_000_000, "not a connection count")
-    if field == "frontend_origins":
-        return _origins(raw, where)
-    if field == "trust_forwarded_for":
-        return _boolean(raw, where)
-    if field == "sdk_fetch_mode":
-        if raw.strip() not in ("polling", "streaming"):
-            raise ConfigError(f"{where}={_shown(raw)}: use polling or streaming")
-        return raw.strip()
-    if field == "db_pool_size":
-        return _integer(raw, where, 1, 1000, "not a connection count")
-    if field in ("db_pool_timeout", "db_connect_timeout"):
-        return _seconds(raw, where, 0.1, 600)
-    if field == "db_revision_check_interval":
-        return _seconds(raw, where, 0.1, 3600)
-    # --- fastpath: worker processes and event loop (docs/performance.md) ---
-    if field == "workers":
-        return _integer(raw, where, 1, MAX_WORKERS, "not a worker count")
-    if field == "event_loop":
-        if raw.strip() not in ("auto", "uvloop", "asyncio"):
-            raise ConfigError(f"{where}={_shown(raw)}: use auto, uvloop or asyncio")
-        return raw.strip()
-    # --- observe (issue 18 §2) ---
-    if field == "metrics_port":
-        return _integer(raw, where, 0, 65535, "not a port number (0 picks a free port)")
-    if field == "log_format":
-        return _one_of(raw, where, ("text", "json"))
-    if field == "log_level":
-        return _one_of(raw, where, ("debug", "info", "warning", "error"))
+def _port(raw: str, where: str) -> int:
+    return _integer(raw, where, 0, 65535, "not a port number (0 picks a free port)")
+
+
+# A host name as RFC 1123 allows it; its last label is not all digits, so a mistyped
+# IPv4 address (999.1.1.1) is refused here rather than looked up as a name.
+_HOST_NAME = re.compile(
+    r"(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*"
+    r"(?=[A-Za-z0-9-]*[A-Za-z-])[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?"
+)
+
+
+def _host(raw: str, where: str) -> str:
+    """An IP address (``127.0.0.1``, ``0.0.0.0``, ``::``) or a host name of this machine."""
+    text = raw.strip()
+    with contextlib.suppress(ValueError):
+        ipaddress.ip_address(text)
+        return text
+    if not _HOST_NAME.fullmatch(text):
+        raise ConfigError(
+            f"{where}={_shown(raw)}: not an IP address or host name; use an address of this "
+            "machine such as 127.0.0.1, 0.0.0.0 (every IPv4 address) or :: (every address)"
+        )
+    return text
+
+
+def _auth(raw: str, where: str) -> AuthMode:
+    try:
+        return AuthMode(raw.strip())
+    except ValueError:
+        raise ConfigError(
+            f"{where}={_shown(raw)}: not an authentication mode; use token or none"
+        ) from None
+
+
+def _text(raw: str, where: str) -> str:
     if not raw.strip() or len(raw) > 4096 or any(ord(c) < 32 for c in raw):
         shown = _shown(raw) if "://" not in raw else "(a URL, not shown: it may hold a password)"
         raise ConfigError(f"{where}={shown}: must be a non-empty name, path or postgresql:// URL")
     return raw.strip()
+
+
+def _choice(*allowed: str) -> Callable[[str, str], str]:
+    """A reader of one word among ``allowed`` (as typed, but for surrounding spaces)."""
+
+    def read(raw: str, where: str) -> str:
+        if raw.strip() not in allowed:
+            listed = ", ".join(allowed[:-1]) + " or " + allowed[-1]
+            raise ConfigError(f"{where}={_shown(raw)}: use {listed}")
+        return raw.strip()
+
+    return read
+
+
+def _one_of(*allowed: str) -> Callable[[str, str], str]:
+    """A reader of one word among ``allowed``, in any case."""
+
+    def read(raw: str, where: str) -> str:
+        text = raw.strip().lower()
+        if text not in allowed:
+            raise ConfigError(f"{where}={_shown(raw)}: use {', '.join(allowed)}")
+        return text
+
+    return read
+
+
+def _between(low: int, high: int, meaning: str) -> Callable[[str, str], int]:
+    return lambda raw, where: _integer(raw, where, low, high, meaning)
+
+
+def _duration(low: float, high: float) -> Callable[[str, str], float]:
+    return lambda raw, where: _seconds(raw, where, low, high)
+
+
+def _count(raw: str, where: str) -> int:
+    return int(_non_negative(where, raw, int))
+
+
+def _amount(raw: str, where: str) -> float:
+    return float(_non_negative(where, raw, float))
+
+
+def _hours_as_seconds(raw: str, where: str) -> float:
+    return float(_non_negative(where, raw, float)) * 3600.0
+
+
+def _secret(raw: str, where: str) -> str | None:
+    """The UI's signing secret; empty is unset (a random secret per process)."""
+    return raw or None
+
+
+def _init_tokens_of(kind: TokenType) -> Callable[[str, str], tuple[InitToken, ...]]:
+    return lambda raw, where: _init_tokens(raw, where, kind)
 
 
 def _origins(raw: str, where: str) -> tuple[str, ...]:
@@ -251,13 +263,6 @@ def _origins(raw: str, where: str) -> tuple[str, ...]:
     if not origins:
         raise ConfigError(f"{where}={_shown(raw)}: empty; use * or a comma list of origins")
     return origins
-
-
-def _one_of(raw: str, where: str, allowed: tuple[str, ...]) -> str:
-    text = raw.strip().lower()
-    if text not in allowed:
-        raise ConfigError(f"{where}={_shown(raw)}: use {', '.join(allowed)}")
-    return text
 
 
 def _boolean(raw: str, where: str) -> bool:
@@ -346,27 +351,25 @@ class ServerConfig:
         """
         env = os.environ if environ is None else environ
         values: dict[str, object] = {}
-        for field, setting in _SETTINGS.items():
-            if setting.variable in env:
-                raw = env[setting.variable]
-                values[field] = _read(field, raw, setting.variable)
-            flag = flags.pop(field, None)
-            if isinstance(flag, str):
-                values[field] = _read(field, flag, setting.flag)
+        retention: dict[str, object] = {}
+        for setting in SETTINGS:
+            read: list[tuple[object, str]] = [(env.get(setting.variable), setting.variable)]
+            if setting.flag is not None:
+                read.append((flags.pop(setting.field, None), setting.flag))
+            for raw, where in read:  # both are checked; the flag wins
+                if isinstance(raw, str):
+                    value = setting.read(raw, where)
+                    if setting.field.startswith("retention."):
+                        retention[setting.field.removeprefix("retention.")] = value
+                    else:
+                        values[setting.field] = value
         access_log = flags.pop("access_log", None)
         if isinstance(access_log, bool):
             values["access_log"] = access_log
         if flags:
             raise TypeError(f"unknown settings: {sorted(flags)}")
-        values["init_admin_tokens"] = _init_tokens(
-            env, "FLAGCORE_INIT_ADMIN_API_TOKENS", TokenType.ADMIN
-        )
-        values["init_client_tokens"] = _init_tokens(
-            env, "FLAGCORE_INIT_CLIENT_API_TOKENS", TokenType.CLIENT
-        )
-        values.update(_load_settings_from_env(env))
-        values.update(_ui_settings_from_env(env))
-        values.update(_rate_limit_settings_from_env(env))
+        if retention:
+            values["retention"] = RetentionSettings(**retention)  # type: ignore[arg-type]
         _check_metrics_port(values)
         return cls(**values)  # type: ignore[arg-type]
 
@@ -382,45 +385,7 @@ def _check_metrics_port(values: Mapping[str, object]) -> None:
         )
 
 
-# --- hostile load: store queue, client caches, retention ---
-_LOAD_SETTINGS = {
-    "FLAGCORE_STORE_QUEUE_LIMIT": ("store_queue_limit", int),
-    "FLAGCORE_PAYLOAD_CACHE_BYTES": ("payload_cache_bytes", int),
-    "FLAGCORE_INSTANCE_WRITE_INTERVAL_SECONDS": ("instance_write_interval", float),
-    "FLAGCORE_RETENTION_INTERVAL_SECONDS": ("retention_interval", float),
-    "FLAGCORE_STREAMING_MAX_CONNECTIONS": ("streaming_max_connections", int),
-    "FLAGCORE_STREAMING_KEEPALIVE_SECONDS": ("streaming_keepalive", float),
-    "FLAGCORE_STREAMING_BUFFER_EVENTS": ("streaming_buffer_events", int),
-    "FLAGCORE_STREAMING_HISTORY": ("streaming_history", int),
-}
-_SWITCHES = {"FLAGCORE_GC_PAUSE": "gc_pause"}
 _SWITCH_VALUES = {"on": True, "true": True, "1": True, "off": False, "false": False, "0": False}
-_RETENTION_SETTINGS = {
-    "FLAGCORE_METRICS_RETENTION_HOURS": ("metrics_hours", float),
-    "FLAGCORE_CLIENT_INSTANCE_RETENTION_DAYS": ("client_instance_days", float),
-    "FLAGCORE_SIGNAL_RETENTION_DAYS": ("signal_days", float),
-    "FLAGCORE_SIGNALS_KEPT_PER_ENDPOINT": ("signals_per_endpoint", int),
-    "FLAGCORE_EVENT_RETENTION_DAYS": ("event_days", float),
-}
-
-
-def _load_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
-    """The queue, cache, retention and switch settings among ``env``; a bad value is an error."""
-    values: dict[str, object] = {}
-    for variable, (field, kind) in _LOAD_SETTINGS.items():
-        if variable in env:
-            values[field] = _non_negative(variable, env[variable], kind)
-    for variable, field in _SWITCHES.items():
-        if variable in env:
-            values[field] = _switch(variable, env[variable])
-    retention = {
-        field: _non_negative(variable, env[variable], kind)
-        for variable, (field, kind) in _RETENTION_SETTINGS.items()
-        if variable in env
-    }
-    if retention:
-        values["retention"] = RetentionSettings(**retention)  # type: ignore[arg-type]
-    return values
 
 
 def _switch(variable: str, raw: str) -> bool:
@@ -441,43 +406,6 @@ def _non_negative(variable: str, raw: str, kind: type[int] | type[float]) -> int
     return value
 
 
-# --- admin web UI ---
-def _ui_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
-    """``FLAGCORE_UI_SECRET`` signs session cookies (without it, a random secret per process:
-    sessions end when the server restarts); ``FLAGCORE_UI_SESSION_HOURS`` is their lifetime."""
-    values: dict[str, object] = {}
-    if env.get("FLAGCORE_UI_SECRET"):
-        values["ui_secret"] = env["FLAGCORE_UI_SECRET"]
-    if "FLAGCORE_UI_SESSION_HOURS" in env:
-        hours = _non_negative("FLAGCORE_UI_SESSION_HOURS", env["FLAGCORE_UI_SESSION_HOURS"], float)
-        values["ui_session_seconds"] = hours * 3600.0
-    return values
-
-
-# --- rate limits and the auth-failure tarpit ---
-_RATE_LIMIT_SETTINGS = {
-    "FLAGCORE_METRICS_RATE_LIMIT_PER_MINUTE": "metrics_rate_limit",
-    "FLAGCORE_REGISTER_RATE_LIMIT_PER_MINUTE": "register_rate_limit",
-    "FLAGCORE_FRONTEND_METRICS_RATE_LIMIT_PER_MINUTE": "frontend_metrics_rate_limit",
-    "FLAGCORE_FRONTEND_REGISTER_RATE_LIMIT_PER_MINUTE": "frontend_register_rate_limit",
-    "FLAGCORE_NEW_INSTANCES_RATE_LIMIT_PER_MINUTE": "new_instances_rate_limit",
-    "FLAGCORE_AUTH_FAILURES_FREE_PER_MINUTE": "auth_failures_free_per_minute",
-}
-
-
-def _rate_limit_settings_from_env(env: Mapping[str, str]) -> dict[str, object]:
-    """Limits a minute (0 turns one off) and the tarpit's delay; a bad value is an error."""
-    values: dict[str, object] = {
-        field: _integer(env[variable], variable, 0, 10_000_000, "not a count a minute")
-        for variable, field in _RATE_LIMIT_SETTINGS.items()
-        if variable in env
-    }
-    if "FLAGCORE_AUTH_FAILURE_DELAY_SECONDS" in env:
-        raw = env["FLAGCORE_AUTH_FAILURE_DELAY_SECONDS"]
-        values["auth_failure_delay"] = _seconds(raw, "FLAGCORE_AUTH_FAILURE_DELAY_SECONDS", 0, 60)
-    return values
-
-
 def _trusted_proxies(
     raw: str, where: str
 ) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
@@ -496,3 +424,452 @@ def _trusted_proxies(
                 "use a comma list such as 127.0.0.1,10.0.0.0/8"
             ) from None
     return tuple(networks)
+
+
+def _on_off(raw: str, where: str) -> bool:
+    return _switch(where, raw)
+
+
+@attrs.frozen
+class Setting:
+    """One setting of ``flagcore serve``: its variable, its flag if it has one, the
+    `ServerConfig` field it fills, how its text is read, and what ``--help`` says of it.
+
+    `SETTINGS` is the one table: `ServerConfig.from_env` reads only what is in it, the
+    ``serve`` command's flags and ``--help`` are made from it, and a test holds
+    docs/http.md to it, so a setting cannot be read without being listed and documented.
+    """
+
+    variable: str
+    field: str  # a ServerConfig field; "retention.<name>" for a RetentionSettings one
+    read: Callable[[str, str], object] = attrs.field(repr=False)  # (text, flag or variable)
+    default: str  # as --help and docs/http.md show it; read() of it is the field's default
+    help: str
+    section: str
+    flag: str | None = None
+    metavar: str = "VALUE"
+
+
+_LISTEN = "listening"
+_DATABASE = "database"
+_TOKENS = "authentication and tokens"
+_CONNECTIONS = "connections and slow clients"
+_SDKS = "SDKs, streaming and the Frontend API"
+_LIMITS = "rate limits"
+_LOAD = "store queue, caches and retention"
+_UI = "admin web UI"
+_PROCESSES = "processes"
+_OBSERVE = "metrics and logs"
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "FLAGCORE_HOST",
+        "host",
+        _host,
+        flag="--host",
+        metavar="ADDRESS",
+        default="127.0.0.1",
+        section=_LISTEN,
+        help="address to listen on (:: or 0.0.0.0 for every address)",
+    ),
+    Setting(
+        "FLAGCORE_PORT",
+        "port",
+        _port,
+        flag="--port",
+        metavar="N",
+        default="4242",
+        section=_LISTEN,
+        help="port to listen on, 0 to 65535 (0 picks a free one)",
+    ),
+    Setting(
+        "FLAGCORE_DB",
+        "db",
+        _text,
+        flag="--db",
+        metavar="PATH|URL",
+        default="./flagcore.db",
+        section=_DATABASE,
+        help="SQLite file, or postgresql://user:password@host:5432/database for several nodes "
+        "over one PostgreSQL",
+    ),
+    Setting(
+        "FLAGCORE_DB_POOL_SIZE",
+        "db_pool_size",
+        _between(1, 1000, "not a connection count"),
+        flag="--db-pool-size",
+        metavar="N",
+        default="10",
+        section=_DATABASE,
+        help="PostgreSQL connections at most (1 to 1000)",
+    ),
+    Setting(
+        "FLAGCORE_DB_POOL_TIMEOUT",
+        "db_pool_timeout",
+        _duration(0.1, 600),
+        flag="--db-pool-timeout",
+        metavar="SECONDS",
+        default="5",
+        section=_DATABASE,
+        help="seconds a request waits for a PostgreSQL connection before a 503",
+    ),
+    Setting(
+        "FLAGCORE_DB_CONNECT_TIMEOUT",
+        "db_connect_timeout",
+        _duration(0.1, 600),
+        flag="--db-connect-timeout",
+        metavar="SECONDS",
+        default="5",
+        section=_DATABASE,
+        help="seconds one PostgreSQL connection attempt may take",
+    ),
+    Setting(
+        "FLAGCORE_DB_REVISION_CHECK_INTERVAL",
+        "db_revision_check_interval",
+        _duration(0.1, 3600),
+        flag="--db-revision-check-interval",
+        metavar="SECONDS",
+        default="2",
+        section=_DATABASE,
+        help="seconds between PostgreSQL revision checks, the safety net behind LISTEN/NOTIFY",
+    ),
+    Setting(
+        "FLAGCORE_AUTH",
+        "auth",
+        _auth,
+        flag="--auth",
+        metavar="token|none",
+        default="token",
+        section=_TOKENS,
+        help="token, or none: anyone who can connect is admin",
+    ),
+    Setting(
+        "FLAGCORE_INIT_ADMIN_API_TOKENS",
+        "init_admin_tokens",
+        _init_tokens_of(TokenType.ADMIN),
+        default="",
+        section=_TOKENS,
+        help="comma-separated admin tokens to create at start: *:*.secret",
+    ),
+    Setting(
+        "FLAGCORE_INIT_CLIENT_API_TOKENS",
+        "init_client_tokens",
+        _init_tokens_of(TokenType.CLIENT),
+        default="",
+        section=_TOKENS,
+        help="comma-separated client tokens to create at start: project:environment.secret (* "
+        "for all projects), e.g. default:development.secret",
+    ),
+    Setting(
+        "FLAGCORE_HEADER_TIMEOUT",
+        "header_timeout",
+        _duration(0.1, 3600),
+        flag="--header-timeout",
+        metavar="SECONDS",
+        default="10",
+        section=_CONNECTIONS,
+        help="seconds a client has to send complete request headers, and that an idle connection"
+        " stays open",
+    ),
+    Setting(
+        "FLAGCORE_BODY_TIMEOUT",
+        "body_timeout",
+        _duration(0.1, 3600),
+        flag="--body-timeout",
+        metavar="SECONDS",
+        default="30",
+        section=_CONNECTIONS,
+        help="seconds a client has to send a request body",
+    ),
+    Setting(
+        "FLAGCORE_MAX_CONNECTIONS",
+        "max_connections",
+        _between(1, 1_000_000, "not a connection count"),
+        flag="--max-connections",
+        metavar="N",
+        default="10000",
+        section=_CONNECTIONS,
+        help="open connections at most, streams included (lowered to fit the open-file limit); "
+        "more get 503",
+    ),
+    Setting(
+        "FLAGCORE_TRUSTED_PROXIES",
+        "trusted_proxies",
+        _trusted_proxies,
+        flag="--trusted-proxies",
+        metavar="ADDRESSES",
+        default="",
+        section=_CONNECTIONS,
+        help="proxy addresses or networks (comma-separated) whose X-Forwarded-For names the "
+        "caller for rate limits",
+    ),
+    Setting(
+        "FLAGCORE_SDK_FETCH_MODE",
+        "sdk_fetch_mode",
+        _choice("polling", "streaming"),
+        flag="--sdk-fetch-mode",
+        metavar="polling|streaming",
+        default="polling",
+        section=_SDKS,
+        help="what polling SDKs are told to use with the fetch-mode header",
+    ),
+    Setting(
+        "FLAGCORE_STREAMING_MAX_CONNECTIONS",
+        "streaming_max_connections",
+        _count,
+        default="10000",
+        section=_SDKS,
+        help="open streams at most on this node; past it a stream is told to poll (0 turns "
+        "streaming off)",
+    ),
+    Setting(
+        "FLAGCORE_STREAMING_KEEPALIVE_SECONDS",
+        "streaming_keepalive",
+        _amount,
+        default="15",
+        section=_SDKS,
+        help="seconds between keep-alive comments on a stream",
+    ),
+    Setting(
+        "FLAGCORE_STREAMING_BUFFER_EVENTS",
+        "streaming_buffer_events",
+        _count,
+        default="64",
+        section=_SDKS,
+        help="messages queued per stream before it is dropped as slow",
+    ),
+    Setting(
+        "FLAGCORE_STREAMING_HISTORY",
+        "streaming_history",
+        _count,
+        default="1000",
+        section=_SDKS,
+        help="changes kept per environment for Last-Event-ID and delta catch-up",
+    ),
+    Setting(
+        "FLAGCORE_FRONTEND_ORIGINS",
+        "frontend_origins",
+        _origins,
+        flag="--frontend-origins",
+        metavar="ORIGINS",
+        default="*",
+        section=_SDKS,
+        help="browser origins allowed on the Frontend API and OFREP: * or a comma list",
+    ),
+    Setting(
+        "FLAGCORE_TRUST_FORWARDED_FOR",
+        "trust_forwarded_for",
+        _boolean,
+        flag="--trust-forwarded-for",
+        metavar="true|false",
+        default="false",
+        section=_SDKS,
+        help="take a frontend caller's address from the last X-Forwarded-For entry, behind a "
+        "proxy that sets it",
+    ),
+    Setting(
+        "FLAGCORE_METRICS_RATE_LIMIT_PER_MINUTE",
+        "metrics_rate_limit",
+        _between(0, 10_000_000, "not a count a minute"),
+        default="6000",
+        section=_LIMITS,
+        help="POST /api/client/metrics a minute per token and address (0: no limit)",
+    ),
+    Setting(
+        "FLAGCORE_REGISTER_RATE_LIMIT_PER_MINUTE",
+        "register_rate_limit",
+        _between(0, 10_000_000, "not a count a minute"),
+        default="6000",
+        section=_LIMITS,
+        help="POST /api/client/register a minute per token and address (0: no limit)",
+    ),
+    Setting(
+        "FLAGCORE_FRONTEND_METRICS_RATE_LIMIT_PER_MINUTE",
+        "frontend_metrics_rate_limit",
+        _between(0, 10_000_000, "not a count a minute"),
+        default="6000",
+        section=_LIMITS,
+        help="POST /api/frontend/client/metrics a minute per token and address (0: no limit)",
+    ),
+    Setting(
+        "FLAGCORE_FRONTEND_REGISTER_RATE_LIMIT_PER_MINUTE",
+        "frontend_register_rate_limit",
+        _between(0, 10_000_000, "not a count a minute"),
+        default="6000",
+        section=_LIMITS,
+        help="POST /api/frontend/client/register a minute per token and address (0: no limit)",
+    ),
+    Setting(
+        "FLAGCORE_NEW_INSTANCES_RATE_LIMIT_PER_MINUTE",
+        "new_instances_rate_limit",
+        _between(0, 10_000_000, "not a count a minute"),
+        default="1000",
+        section=_LIMITS,
+        help="never-seen SDK instances noted from polls a minute per token (0: no limit)",
+    ),
+    Setting(
+        "FLAGCORE_AUTH_FAILURES_FREE_PER_MINUTE",
+        "auth_failures_free_per_minute",
+        _between(0, 10_000_000, "not a count a minute"),
+        default="30",
+        section=_LIMITS,
+        help="refused secrets a minute per address before each further 401 waits",
+    ),
+    Setting(
+        "FLAGCORE_AUTH_FAILURE_DELAY_SECONDS",
+        "auth_failure_delay",
+        _duration(0, 60),
+        default="1",
+        section=_LIMITS,
+        help="seconds each further 401 waits (0 to 60)",
+    ),
+    Setting(
+        "FLAGCORE_STORE_QUEUE_LIMIT",
+        "store_queue_limit",
+        _count,
+        default="256",
+        section=_LOAD,
+        help="store calls waiting at most; past it requests that need the store get 503",
+    ),
+    Setting(
+        "FLAGCORE_PAYLOAD_CACHE_BYTES",
+        "payload_cache_bytes",
+        _count,
+        default="33554432",
+        section=_LOAD,
+        help="bytes of rendered client payloads kept (32 MiB)",
+    ),
+    Setting(
+        "FLAGCORE_INSTANCE_WRITE_INTERVAL_SECONDS",
+        "instance_write_interval",
+        _amount,
+        default="5",
+        section=_LOAD,
+        help="seconds between batched writes of the SDK instances seen polling",
+    ),
+    Setting(
+        "FLAGCORE_RETENTION_INTERVAL_SECONDS",
+        "retention_interval",
+        _amount,
+        default="60",
+        section=_LOAD,
+        help="seconds between prunings of old data (0: never)",
+    ),
+    Setting(
+        "FLAGCORE_METRICS_RETENTION_HOURS",
+        "retention.metrics_hours",
+        _amount,
+        default="48",
+        section=_LOAD,
+        help="hours SDK metrics are kept (0: forever)",
+    ),
+    Setting(
+        "FLAGCORE_CLIENT_INSTANCE_RETENTION_DAYS",
+        "retention.client_instance_days",
+        _amount,
+        default="7",
+        section=_LOAD,
+        help="days an SDK instance is kept after it was last seen (0: forever)",
+    ),
+    Setting(
+        "FLAGCORE_SIGNAL_RETENTION_DAYS",
+        "retention.signal_days",
+        _amount,
+        default="7",
+        section=_LOAD,
+        help="days signals are kept (0: forever)",
+    ),
+    Setting(
+        "FLAGCORE_SIGNALS_KEPT_PER_ENDPOINT",
+        "retention.signals_per_endpoint",
+        _count,
+        default="1000",
+        section=_LOAD,
+        help="newest signals kept per signal endpoint (0: no bound)",
+    ),
+    Setting(
+        "FLAGCORE_EVENT_RETENTION_DAYS",
+        "retention.event_days",
+        _amount,
+        default="90",
+        section=_LOAD,
+        help="days events are kept (0: forever; the newest is always kept)",
+    ),
+    Setting(
+        "FLAGCORE_GC_PAUSE",
+        "gc_pause",
+        _on_off,
+        default="on",
+        section=_LOAD,
+        help="pause the cyclic garbage collector while a client payload is built on a cache "
+        "miss: on or off",
+    ),
+    Setting(
+        "FLAGCORE_UI_SECRET",
+        "ui_secret",
+        _secret,
+        default="",
+        section=_UI,
+        help="secret that signs the admin UI's session cookies; none: a random one per process, "
+        "so sessions end at a restart",
+    ),
+    Setting(
+        "FLAGCORE_UI_SESSION_HOURS",
+        "ui_session_seconds",
+        _hours_as_seconds,
+        default="8",
+        section=_UI,
+        help="hours an admin UI session lasts",
+    ),
+    Setting(
+        "FLAGCORE_WORKERS",
+        "workers",
+        _between(1, MAX_WORKERS, "not a worker count"),
+        flag="--workers",
+        metavar="N",
+        default="1",
+        section=_PROCESSES,
+        help="server processes answering on the one port, each using a core",
+    ),
+    Setting(
+        "FLAGCORE_LOOP",
+        "event_loop",
+        _choice("auto", "uvloop", "asyncio"),
+        flag="--loop",
+        metavar="auto|uvloop|asyncio",
+        default="auto",
+        section=_PROCESSES,
+        help="event loop: auto uses uvloop when installed",
+    ),
+    Setting(
+        "FLAGCORE_METRICS_PORT",
+        "metrics_port",
+        _port,
+        flag="--metrics-port",
+        metavar="N",
+        default="",
+        section=_OBSERVE,
+        help="serve /internal-backstage/prometheus on this port only, not on the main one (0 "
+        "picks a free one); none: on the main port",
+    ),
+    Setting(
+        "FLAGCORE_LOG_FORMAT",
+        "log_format",
+        _one_of("text", "json"),
+        flag="--log-format",
+        metavar="text|json",
+        default="text",
+        section=_OBSERVE,
+        help="log lines as text or one JSON object each",
+    ),
+    Setting(
+        "FLAGCORE_LOG_LEVEL",
+        "log_level",
+        _one_of("debug", "info", "warning", "error"),
+        flag="--log-level",
+        metavar="debug|info|warning|error",
+        default="info",
+        section=_OBSERVE,
+        help="least severe level logged; requests are info",
+    ),
+)

@@ -26,7 +26,7 @@ from flagcore.errors import FlagcoreError, InvalidInput, NotFound
 from flagcore.service import Service
 from flagcore.service.playground import CONTEXT_FIELDS, check_context
 
-__all__ = ["BadInput", "TreeNode", "add_parser", "decision_tree", "run"]
+__all__ = ["BadInput", "TreeNode", "add_parser", "decision_tree", "run", "server_root"]
 
 DEFAULT_ENVIRONMENT = "development"
 MAX_PAYLOAD_BYTES = 256 * 1024 * 1024  # a client-features payload of ~200,000 flags
@@ -68,7 +68,10 @@ def add_parser(commands: Any) -> None:
         "--db", metavar="PATH|URL", help="SQLite file or postgresql:// URL, as serve takes"
     )
     source.add_argument(
-        "--url", metavar="URL", help="a running server (with --token): its client features"
+        "--url",
+        metavar="URL",
+        help="a running server (with --token), as http://host:4242 or the URL SDKs are "
+        "given, http://host:4242/api",
     )
     source.add_argument("--file", metavar="PATH", help="a client-features JSON file")
     parser.add_argument("--token", metavar="TOKEN", help="client or admin token for --url")
@@ -184,16 +187,26 @@ def _from_store(db: str, environment: str) -> Engine:
     return Engine(snapshot, explainable=True)
 
 
-def _fetch(url: str, token: str, environment: str | None) -> Any:
-    """The server's client features for ``token``; None when the client API refuses the
-    token as the wrong kind (403: an admin token, which the playground takes)."""
+def server_root(url: str) -> str:
+    """The server's root from ``--url``: ``http://host:4242`` and ``http://host:4242/api``
+    (the URL Unleash SDKs are given) name the same server; `BadInput` unless http(s)."""
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise BadInput(f"--url {_quoted(url[:200])} is not an http(s) URL")
+    if parts.query or parts.fragment:
+        raise BadInput(f"--url {_quoted(url[:200])}: give the server's URL without ? or #")
+    path = parts.path.rstrip("/")
+    path = path.removesuffix("/api")
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _fetch(url: str, token: str, environment: str | None) -> Any:
+    """The server's client features for ``token``; None when the client API refuses the
+    token as the wrong kind (403: an admin token, which the playground takes)."""
     query = (
         "" if environment is None else "?" + urllib.parse.urlencode({"environment": environment})
     )
-    body = _send(urllib.request.Request(url.rstrip("/") + "/api/client/features" + query), token)
+    body = _send(urllib.request.Request(server_root(url) + "/api/client/features" + query), token)
     return None if body is None else _parse(body, "the server's answer")
 
 
@@ -226,7 +239,7 @@ def _explained_by_server(
 ) -> JSON:
     body = {"flag": flag, "environment": environment or DEFAULT_ENVIRONMENT, "context": context}
     request = urllib.request.Request(
-        url.rstrip("/") + "/api/admin/playground/explain",
+        server_root(url) + "/api/admin/playground/explain",
         data=json.dumps(body).encode(),
         headers={"Content-Type": "application/json"},
         method="POST",

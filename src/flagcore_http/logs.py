@@ -14,8 +14,8 @@ from aiohttp or our own loggers already, and a formatter is the one place both p
 through; a second logging library would add a dependency and a second path to keep safe.
 
 A request line in JSON carries the route template (``/api/admin/api-tokens/{token}``),
-never the raw path or query string, so a secret in either never reaches it; the text line
-keeps the path, redacted.
+never the raw path or query string, in its ``route`` field and in its ``message`` alike,
+so a secret in either never reaches it; the text line keeps the path, redacted.
 """
 
 from __future__ import annotations
@@ -126,19 +126,31 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         created = dt.datetime.fromtimestamp(record.created, dt.UTC)
+        fields = getattr(record, _REQUEST_FIELDS, None)
         line: dict[str, Any] = {
             "time": created.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": _safe(record.getMessage()),
+            "message": _safe(
+                _request_message(fields) if isinstance(fields, dict) else record.getMessage()
+            ),
         }
-        fields = getattr(record, _REQUEST_FIELDS, None)
         if isinstance(fields, dict):
             for key, value in fields.items():
                 line[key] = _safe(value) if isinstance(value, str) else value
         if record.exc_info and record.exc_info[1] is not None:
             line["error"] = SafeFormatter._exception(*record.exc_info).strip("\n :")
         return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
+
+
+def _request_message(fields: dict[str, Any]) -> str:
+    """A request's JSON ``message``: the text line's shape with the route template where the
+    text line has the path, so neither the raw path nor its query string is in a JSON line."""
+    return (
+        f'{fields["remote"] or "-"} "{fields["method"]} {fields["route"] or "-"}" '
+        f"{fields['status']} {fields['bytes']} {fields['duration_ms'] / 1000:.6f}s "
+        f"{fields['request_id']}"
+    )
 
 
 # --- request ids (X-Request-Id, put on each answer by flagcore_http.metrics) ---

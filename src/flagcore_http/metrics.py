@@ -59,6 +59,7 @@ __all__ = [
     "observed",
     "prometheus_handler",
     "recorder",
+    "signal_refusal_reason",
     "with_request_id",
 ]
 
@@ -77,6 +78,29 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 CLIENT_CLOSED = 499
 # Flag counts are read from the store at most this often, whatever the scrape interval.
 FLAG_COUNT_TTL_S = 5.0
+
+
+# flagcore_signals_refused_total's reason for a refusal made without a domain error (an
+# answer built by the route, or aiohttp's own), named as the domain error of that status
+# is, so one vocabulary covers every refusal: 429 is RateLimited however it was decided.
+_SIGNAL_REFUSALS_BY_STATUS = {
+    400: "InvalidInput",
+    401: "Unauthenticated",
+    408: "RequestTimeout",
+    413: "LimitExceeded",
+    415: "UnsupportedMediaType",
+    429: "RateLimited",
+}
+
+
+def signal_refusal_reason(refused: FlagcoreError | web.HTTPException | int) -> str:
+    """The ``reason`` label of a refused signal: a domain error's class name
+    (``Unauthenticated``, ``InvalidInput``, ``LimitExceeded``, ``RateLimited``, ...), else
+    the name its status has in `_SIGNAL_REFUSALS_BY_STATUS`, else ``HTTP`` and the status."""
+    if isinstance(refused, FlagcoreError):
+        return type(refused).__name__
+    status = refused.status if isinstance(refused, web.HTTPException) else refused
+    return _SIGNAL_REFUSALS_BY_STATUS.get(status, f"HTTP{status}")
 
 
 class ServerMetrics:

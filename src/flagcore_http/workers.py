@@ -116,11 +116,8 @@ def serve_workers(config: ServerConfig) -> int:
     try:
         sockets = reuseport_sockets(config.host, config.port, config.workers)
     except OSError as error:
-        reason = os.strerror(error.errno) if error.errno else str(error)
-        raise cli.StartError(
-            f"cannot listen on {config.host}:{config.port}: {reason}; choose another port "
-            "with --port or FLAGCORE_PORT (0 picks a free one), or another address with "
-            "--host or FLAGCORE_HOST"
+        raise cli.cannot_listen(
+            config.host, config.port, error, "--port", "FLAGCORE_PORT"
         ) from None
     try:
         tokens = _prepare_database(config)
@@ -151,7 +148,7 @@ def _prepare_database(config: ServerConfig) -> cli.StartupTokens:
         if new_database:  # a failed first start leaves nothing behind
             for path in cli._database_files(config.db):
                 path.unlink(missing_ok=True)
-        raise cli.StartError(error.message) from None
+        raise cli.init_token_failure(error) from None
     store.close()  # no connection may cross the fork
     return tokens
 

@@ -183,6 +183,21 @@ async def test_a_running_server_is_asked_with_its_token(
     assert '"nope"' in capsys.readouterr().err
 
 
+async def test_the_url_sdks_are_given_works_as_well_as_the_servers_root(
+    api: Api, service: Service, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The README points SDKs at http://host:4242/api; explain takes that URL too.
+    _store_checkout(service)
+    root = str(api.client.make_url("/")).rstrip("/")
+    for url in (root, root + "/", root + "/api", root + "/api/"):
+        for token in (CLIENT, ADMIN):  # the client API, and the server's own explain
+            argv = ["explain", "checkout", "--url", url, "--token", token, "--json"]
+            status = await asyncio.to_thread(main, [*argv, "--context", "userId=7"])
+            captured = capsys.readouterr()
+            assert status == 0, (url, captured.err)
+            assert json.loads(captured.out)["enabled"] is True
+
+
 @pytest.mark.parametrize(
     ("argv", "said"),
     [

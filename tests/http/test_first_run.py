@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from flagcore_http.cli import main
+from flagcore_http.cli import cannot_listen, main
 from tests.http.serving import command as _command
 from tests.http.serving import env as _env
 from tests.http.serving import start
@@ -76,6 +76,8 @@ def test_the_readmes_client_token_example_works_as_written(start: Any) -> None:
         ((), {"FLAGCORE_PORT": "abc"}, ["FLAGCORE_PORT='abc'", "0 to 65535"]),
         (("--port", "70000"), {}, ["--port='70000'", "0 to 65535"]),
         ((), {"FLAGCORE_AUTH": "off"}, ["FLAGCORE_AUTH='off'", "token or none"]),
+        (("--host", "999.1.1.1"), {}, ["--host='999.1.1.1'", "not an IP address or host name"]),
+        ((), {"FLAGCORE_HOST": "10.0.0.256"}, ["FLAGCORE_HOST='10.0.0.256'", "127.0.0.1"]),
         (("--auth", "open"), {}, ["--auth='open'", "token or none"]),
         ((), {"FLAGCORE_HEADER_TIMEOUT": "-1"}, ["FLAGCORE_HEADER_TIMEOUT='-1'", "seconds"]),
         ((), {"FLAGCORE_MAX_CONNECTIONS": "0"}, ["FLAGCORE_MAX_CONNECTIONS='0'", "1 to"]),
@@ -168,6 +170,7 @@ def test_an_init_token_for_a_missing_environment_leaves_no_database_behind(
         "flagcore: FLAGCORE_INIT_CLIENT_API_TOKENS, entry 2 (default:staging.…): "
         "a client token needs an existing environment; got 'staging'"
     ]
+    assert result.returncode == 2  # a wrong setting, as docs/http.md says
     assert list(tmp_path.iterdir()) == []
 
 
@@ -273,7 +276,7 @@ def test_init_tokens_are_created_all_or_none_on_an_existing_database(
         cwd=tmp_path,
         FLAGCORE_INIT_CLIENT_API_TOKENS=f"{good},{bad}",
     )
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr.splitlines() == [
         "flagcore: FLAGCORE_INIT_CLIENT_API_TOKENS, entry 2 (nowhere:development.…): "
         'there is no project "nowhere"'
@@ -293,4 +296,40 @@ def test_a_database_that_cannot_be_opened_is_named_with_its_setting(tmp_path: Pa
     (line,) = result.stderr.splitlines()
     assert str(missing) in line
     assert line.endswith("choose another with --db or FLAGCORE_DB")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_host_that_is_not_this_machines_is_named_with_its_setting(tmp_path: Path) -> None:
+    # 192.0.2.1 is TEST-NET-1: a well-formed address no machine here has; nothing is sent.
+    result = _fails(
+        "serve", "--host", "192.0.2.1", "--port", "0", "--db", str(tmp_path / "f.db"), cwd=tmp_path
+    )
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("flagcore: cannot listen on 192.0.2.1:0: '192.0.2.1' is not an address")
+    assert "--host or FLAGCORE_HOST" in line
+    assert "Unknown error" not in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_host_name_that_does_not_resolve_is_explained_not_unknown_error() -> None:
+    # What getaddrinfo raises for a name it cannot find (errno -2, EAI_NONAME).
+    failure = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    message = str(cannot_listen("no-such-host", 4242, failure, "--port", "FLAGCORE_PORT"))
+    assert message.startswith(
+        "cannot listen on no-such-host:4242: 'no-such-host' is not an address of this "
+        "machine (Name or service not known); set --host or FLAGCORE_HOST"
+    )
+    assert "Unknown error" not in message
+
+
+def test_an_unknown_option_of_serve_gets_serves_usage_and_is_named(tmp_path: Path) -> None:
+    result = _fails("serve", "--prot", "8080", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("usage: flagcore serve ")
+    assert "--no-access-log" in result.stderr  # serve's own options, not the command list
+    assert result.stderr.splitlines()[-1] == (
+        "flagcore serve: error: unrecognized arguments: --prot 8080 (did you mean --port?)"
+    )
+    assert result.stdout == ""
     assert list(tmp_path.iterdir()) == []

@@ -8,6 +8,7 @@ and ``--metrics-port``, which moves the metrics off the main port.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import subprocess
 import urllib.error
 import urllib.request
@@ -20,6 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.config import ConfigError
+from flagcore_store_sqlite import SqliteStore
 from tests.http.conftest import CLIENT, Api
 from tests.http.serving import command, env, start
 
@@ -176,6 +178,36 @@ async def test_streaming_clients_signals_actions_and_process_metrics(api: Api) -
     assert _value(samples, "flagcore_action_executions_total", result="success") == 1
     assert _value(samples, "flagcore_signals_received_total") == 1
     assert _value(samples, "flagcore_signals_refused_total", reason="Unauthenticated") == 1
+
+
+async def test_signal_refusals_are_labelled_by_the_names_the_docs_give(tmp_path: Any) -> None:
+    store = SqliteStore(tmp_path / "flags.db")
+    frozen = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.UTC)
+    service = Service(store, clock=lambda: frozen)  # every signal in the same instant
+    endpoint = service.signals.create_signal_endpoint("alerts")
+    secret = service.signals.create_signal_endpoint_token(endpoint.id, "t").secret
+    second = service.signals.create_signal_endpoint("alerts-too")
+    other = service.signals.create_signal_endpoint_token(second.id, "t").secret
+    signal = "/api/signal-endpoint/alerts"
+    headers = {"Authorization": f"Bearer {secret}"}
+    try:
+        async with TestClient(TestServer(create_app(service), host="127.0.0.1")) as client:
+            assert (await client.post(signal, headers=headers, json={})).status == 202
+            # Inside the interval: the 429 answered before the body is read.
+            assert (await client.post(signal, headers=headers, json={})).status == 429
+            plain = {"Authorization": f"Bearer {other}", "Content-Type": "text/plain"}
+            assert (await client.post(f"{signal}-too", headers=plain, data="x")).status == 415
+            wrong = {"Authorization": "Bearer wrong"}
+            assert (await client.post(signal, headers=wrong, json={})).status == 401
+            samples = _samples(await (await client.get(PATH)).text())
+    finally:
+        store.close()
+    refused = {
+        dict(labels)["reason"]: value
+        for (name, labels), value in samples.items()
+        if name == "flagcore_signals_refused_total"
+    }
+    assert refused == {"RateLimited": 1, "UnsupportedMediaType": 1, "Unauthenticated": 1}
 
 
 async def test_each_app_counts_only_its_own_requests(api: Api, service: Service) -> None:

@@ -154,6 +154,24 @@ def test_no_secret_reaches_a_json_line(start: Any) -> None:
     assert "/api/admin/api-tokens/{token}" in routes
 
 
+def test_a_json_line_holds_no_query_string_nor_raw_path_in_its_message_either(
+    start: Any,
+) -> None:
+    # Plain words, nothing shaped like a secret: only leaving them out keeps them out.
+    server = start("--log-format", "json", **TOKENS)
+    query = "/api/client/features?x=plain-query-word&environment=development"
+    assert _get(server.url + query, {"Authorization": CLIENT, "X-Request-Id": "q-1"})[0] == 200
+    assert _get(server.url + "/no-such-plain-path", {"X-Request-Id": "q-2"})[0] == 404
+    server.stop()
+    log = server.stderr_path.read_text()
+    assert "plain-query-word" not in log
+    assert "no-such-plain-path" not in log
+    lines = {r["request_id"]: r for r in _requests(_json_lines(server))}
+    assert lines["q-1"]["message"].startswith('127.0.0.1 "GET /api/client/features" 200 ')
+    assert lines["q-1"]["message"].endswith(" q-1")
+    assert '"GET /{unmatched_path}" 404 ' in lines["q-2"]["message"]
+
+
 def test_the_log_level_leaves_requests_out_above_info(start: Any) -> None:
     server = start(FLAGCORE_LOG_FORMAT="json", FLAGCORE_LOG_LEVEL="warning", **TOKENS)
     assert _get(server.url + "/health", {})[0] == 200

@@ -118,6 +118,78 @@ def test_code_using_the_unleash_sdk_is_tested_against_flagcore_serve(
     result.assert_outcomes(passed=3)
 
 
+SUITE_CONFTEST = """
+import pytest
+
+pytest_plugins = ["flagcore_http.pytest_server"]
+
+
+@pytest.fixture
+def flagcore_server_settings():
+    return {"FLAGCORE_SDK_FETCH_MODE": "streaming"}
+"""
+
+SETTINGS_TESTS = """
+import socket
+import urllib.request
+
+import pytest
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def fetch_mode(server):
+    request = urllib.request.Request(
+        server.api_url + "/client/features", headers={"Authorization": server.client_token}
+    )
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return answer.headers.get("fetch-mode")
+
+
+def test_the_suites_settings_and_a_port_of_our_choosing(flags, flagcore_server):
+    flags.enable("checkout")
+    port = free_port()
+    server = flagcore_server(port=port)
+    assert server.url == f"http://127.0.0.1:{port}"
+    assert server.api_url == f"http://127.0.0.1:{port}/api"
+    assert fetch_mode(server) == "streaming"
+
+
+def test_one_servers_settings_win_over_the_suites(flagcore_server):
+    assert fetch_mode(flagcore_server(settings={"FLAGCORE_SDK_FETCH_MODE": "polling"})) is None
+
+
+def test_a_name_that_is_no_setting_is_refused_naming_the_nearest(flagcore_server):
+    with pytest.raises(ValueError, match="'FLAGCORE_SDK_FETCHMODE' is not a flagcore serve "
+                       "setting .did you mean FLAGCORE_SDK_FETCH_MODE."):
+        flagcore_server(settings={"FLAGCORE_SDK_FETCHMODE": "streaming"})
+    with pytest.raises(ValueError, match="FLAGCORE_DB is the kit's"):
+        flagcore_server(settings={"FLAGCORE_DB": "other.db"})
+    with pytest.raises(ValueError, match="port=70000"):
+        flagcore_server(port=70000)
+
+
+def test_a_value_the_server_refuses_comes_back_with_the_servers_message(flagcore_server):
+    with pytest.raises(RuntimeError, match="FLAGCORE_LOG_LEVEL='loud': use debug, info"):
+        flagcore_server(settings={"FLAGCORE_LOG_LEVEL": "loud"})
+"""
+
+
+def test_the_server_fixture_takes_a_port_and_settings_for_the_suite_or_one_server(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makeconftest(SUITE_CONFTEST)
+    pytester.makepyfile(test_settings=SETTINGS_TESTS)
+    # In a pytest process of its own, as a user's suite runs.
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4)
+
+
 def test_a_flag_the_server_refuses_stops_the_start_with_the_reason(tmp_path: Path) -> None:
     flags = FlagsBuilder().add(Flag("f", enabled=True, strategies=(Strategy("no-such"),)))
     with (

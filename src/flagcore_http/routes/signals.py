@@ -23,7 +23,7 @@ from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.errors import error_response
-from flagcore_http.metrics import METRICS
+from flagcore_http.metrics import METRICS, signal_refusal_reason
 from flagcore_http.rate_limits import too_many_requests
 from flagcore_http.routes.actions import schedule_action_sets
 from flagcore_http.wire import EndpointBody, EndpointUpdate, SignalTokenBody
@@ -305,12 +305,12 @@ async def receive_signal(request: web.Request) -> web.StreamResponse:
     try:
         response = await _receive_signal(request)
     except (FlagcoreError, web.HTTPException) as refused:  # observe (issue 18 §2)
-        request.app[METRICS].signals_refused.labels(type(refused).__name__).inc()
+        request.app[METRICS].signals_refused.labels(signal_refusal_reason(refused)).inc()
         raise
     if response.status == 202:
         request.app[METRICS].signals_received.inc()
     else:
-        reason = "RequestTimeout" if response.status == 408 else f"HTTP{response.status}"
+        reason = signal_refusal_reason(response.status)
         request.app[METRICS].signals_refused.labels(reason).inc()
     return response
 
