@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 from tests.ui.conftest import CLIENT, Server, sign_in, wait_for
 
@@ -264,3 +264,45 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_page(
     page.locator(".field-error").first.wait_for()
     check("/ui/flags/new refused")
     assert found == {}, json.dumps(found, indent=1)
+
+
+def test_the_first_tab_stop_skips_to_the_main_content(signed_in: Page, server: Server) -> None:
+    page = signed_in
+    page.goto(server.url + "/ui/flags")
+    skip = page.get_by_role("link", name="Skip to main content")
+    page.keyboard.press("Tab")
+    expect(skip).to_be_focused()
+    expect(skip).to_be_in_viewport()  # shown once focused (off screen until then)
+    page.keyboard.press("Enter")
+    expect(page.locator("main")).to_be_focused()
+    # The next Tab lands inside the page's content, past the menu.
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.querySelector('main').contains(document.activeElement)")
+
+
+def test_action_sets_are_in_the_main_navigation_which_marks_the_current_page(
+    signed_in: Page, server: Server
+) -> None:
+    page = signed_in
+    menu = page.get_by_role("navigation", name="Main")
+    menu.get_by_role("link", name="Action sets").click()
+    expect(page.get_by_role("heading", name="Action sets of default")).to_be_visible()
+    expect(menu.get_by_role("link", name="Action sets")).to_have_attribute("aria-current", "page")
+    expect(menu.locator('[aria-current="page"]')).to_have_count(1)
+    page.goto(server.url + "/ui/actions/new")  # a page under it marks it too
+    expect(menu.get_by_role("link", name="Action sets")).to_have_attribute("aria-current", "page")
+
+
+def test_pages_load_every_resource_they_name_the_site_icon_included(
+    page: Page, server: Server
+) -> None:
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    sign_in(page, server)
+    page.goto(server.url + "/ui/flags")
+    icon = page.request.get(server.url + "/favicon.ico")
+    assert icon.status == 200
+    assert icon.headers["content-type"] == "image/vnd.microsoft.icon"
+    assert icon.body()[:4] == b"\x00\x00\x01\x00"  # an ICO file
+    assert page.locator('link[rel="icon"]').get_attribute("href") == "/favicon.ico"
+    assert failed == []
