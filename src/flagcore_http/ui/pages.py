@@ -134,6 +134,10 @@ def page(*, public: bool = False) -> Callable[[Handler], Handler]:
                 response = _error_page(
                     request, FlagcoreError("Something went wrong on our side."), 500
                 )
+            if isinstance(response, web.Response):
+                # Answered without reading the whole body (not signed in, too large, not
+                # a form): close the connection rather than wait for the rest of it.
+                response = closing_when_sent(request, response)
             _finish(request, response)
             return response
 
@@ -165,18 +169,14 @@ async def _handle(request: web.Request, handler: Handler, public: bool) -> web.S
     if not public and not signed_in:
         # Decided from the headers: a form from someone not signed in is never read.
         target = request.path_qs if request.method == "GET" else "/"
-        return closing_when_sent(
-            request, redirect("/ui/sign-in?" + urllib.parse.urlencode({"next": target}))
-        )
+        return redirect("/ui/sign-in?" + urllib.parse.urlencode({"next": target}))
     if request.method == "POST":
         limit = request.app[CONFIG].max_body_bytes if signed_in else MAX_SIGNED_OUT_FORM_BYTES
         try:
             request[_FORM] = await _read_form(request, limit)
         except _FormTooLarge:
             message = f"A form is at most {limit:,} bytes."
-            return closing_when_sent(
-                request, _error_page(request, FlagcoreError(message), status=413)
-            )
+            return _error_page(request, FlagcoreError(message), status=413)
         if not signer.csrf_ok(session, request[_FORM].get(CSRF_FIELD)):
             raise Forbidden(
                 "This form has expired or did not come from this site. "
