@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -55,8 +54,6 @@ from flagcore_http.streaming import HUB, StreamingHub, close_streams, hub_lifeti
 from flagcore_http.ui import setup_ui
 
 __all__ = ["create_app"]
-
-_log = logging.getLogger("flagcore_http")
 
 ROUTE_TABLES = (
     client.routes,
