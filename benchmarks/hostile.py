@@ -7,7 +7,8 @@ Run by hand: ``.venv/bin/python benchmarks/hostile.py [--flags 300] [--seconds 4
 1. Starts ``flagcore serve`` (SQLite, a temporary database, retention every 2 s) and seeds
    ``--flags`` flags with long descriptions (a large payload), one tagged ``simple:core``.
 2. For each probe — junk filter values, made-up SDK instances with 4 kB ids, metrics with
-   made-up flag names, unknown 8 kB and 200-character tokens, 100 kB signals — measures a
+   made-up flag names, unknown 8 kB and 200-character tokens, 100 kB signals, 200 UI
+   sign-in forms sent a byte a second — measures a
    legitimate SDK (``wrk`` when installed, else an aiohttp client: 4 connections polling
    with ``If-None-Match``) quiet
    before, while the probe runs, and after it; and the server's RSS (peak while sampling)
@@ -256,6 +257,55 @@ def _signals(secret: str) -> Probe:
     return send
 
 
+# --- slow UI forms (issue 24 #4): connections held open by forms sent a byte at a time ---
+
+SLOW_FORM_CONNECTIONS = 25  # per probe request: 8 requests at scale 1 hold 200 connections
+
+
+def _slow_forms(seconds: float) -> Probe:
+    """Each request opens `SLOW_FORM_CONNECTIONS` connections that post the sign-in form
+    (declared 1,000 bytes) one byte a second, for at most the phase; it answers 408 when
+    the server dropped every one of them (the body timeout), else 0 (some still open when
+    the phase ended: the default 30 s timeout is longer than a phase, so pass
+    ``--env FLAGCORE_BODY_TIMEOUT=2`` to see them dropped). The legit SDK's 304 rate
+    meanwhile shows what 200 held connections cost it."""
+    form = b"_csrf=0&token=" + b"a" * 986
+    head = (
+        b"POST /ui/sign-in HTTP/1.1\r\nHost: x\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\n"
+        + f"Content-Length: {len(form)}\r\n\r\n".encode()
+    )
+
+    async def trickle(host: str, port: int, deadline: float) -> bool:
+        reader, writer = await asyncio.open_connection(host, port)
+        try:
+            writer.write(head)
+            for byte in form:
+                writer.write(bytes([byte]))
+                await writer.drain()
+                with contextlib.suppress(TimeoutError):
+                    # The server's answer, or its close (b""), ends the trickle.
+                    await asyncio.wait_for(reader.read(65536), 1.0)
+                    return True
+                if time.perf_counter() > deadline:
+                    return False
+            return False
+        except OSError:
+            return True
+        finally:
+            writer.close()
+
+    async def send(_session: aiohttp.ClientSession, base: str, _i: int) -> int:
+        host, port = base.removeprefix("http://").rsplit(":", 1)
+        deadline = time.perf_counter() + seconds
+        dropped = await asyncio.gather(
+            *(trickle(host, int(port), deadline) for _ in range(SLOW_FORM_CONNECTIONS))
+        )
+        return 408 if all(dropped) else 0
+
+    return send
+
+
 async def _phase(
     base: str, pid: int, db: Path, seconds: float, attack: Awaitable[Any] | None
 ) -> dict[str, Any]:
@@ -420,6 +470,7 @@ async def _main(args: argparse.Namespace) -> int:
             ("metrics, 9,000 made-up flags", _metrics, 200),
             ("unknown tokens", _unknown_tokens, 10_500),
             ("signals, 100 kB", _signals(signal_secret), 5_000),
+            ("slow UI forms, 200 connections", _slow_forms(args.seconds), 8),
         ]
         if args.only:  # a subset, to compare servers probe by probe (each probe unchanged)
             probes = [p for p in probes if any(word in p[0] for word in args.only)]

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -12,6 +9,7 @@ from aiohttp import web
 from flagcore.service import Service
 from flagcore_http import cors, openapi
 from flagcore_http.auth import SIGNAL_CREDENTIALS, SignalCredentialsCache, is_frontend_path
+from flagcore_http.body_deadline import METHODS_WITH_BODIES, with_body_deadline
 from flagcore_http.calls import StoreWorker, store_upkeep
 from flagcore_http.client_cache import CacheSizes, ClientCache
 from flagcore_http.config import ServerConfig
@@ -21,7 +19,6 @@ from flagcore_http.docs_page import setup_docs_page
 from flagcore_http.errors import (
     UNMATCHED_PATH,
     Handler,
-    error_response,
     guarded,
     unmatched_handler,
 )
@@ -57,8 +54,6 @@ from flagcore_http.streaming import HUB, StreamingHub, close_streams, hub_lifeti
 from flagcore_http.ui import setup_ui
 
 __all__ = ["create_app"]
-
-_log = logging.getLogger("flagcore_http")
 
 ROUTE_TABLES = (
     client.routes,
@@ -101,8 +96,8 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
         for route in table:
             assert isinstance(route, web.RouteDef), route
             handler: Handler = route.handler
-            if route.method in _METHODS_WITH_BODIES:
-                handler = _body_first(handler, config.body_timeout)
+            if route.method in METHODS_WITH_BODIES:
+                handler = with_body_deadline(handler, config.body_timeout)
             answer = guarded(handler)
             if is_frontend_path(route.path):  # CORS on the paths browsers call, errors too
                 answer = cors.with_cors(answer)
@@ -143,56 +138,6 @@ def _observe(app: web.Application) -> None:
     worker = app[WORKER]
     if isinstance(worker, StoreWorker):
         worker.observer = metrics.observe_store_call
-
-
-_METHODS_WITH_BODIES = frozenset({"POST", "PUT", "PATCH"})
-
-
-def _body_first(handler: Handler, timeout: float) -> Handler:
-    """``handler``, with its connection closed if the body is not in within ``timeout`` s.
-
-    aiohttp waits for a body as long as its client likes; a client that sends it a byte at
-    a time would hold the connection forever. A timer (not a timeout around the handler,
-    which would cut a slow store call after the body is in) closes the connection when the
-    body is still unfinished; the handler's pending read then fails, and nothing is stored.
-    """
-
-    @functools.wraps(handler)
-    async def handler_with_body_deadline(request: web.Request) -> web.StreamResponse:
-        if not request.body_exists:
-            return await handler(request)
-        expired: list[bool] = []
-        timer = asyncio.get_running_loop().call_later(
-            timeout, _drop_unfinished_body, request, timeout, expired
-        )
-        try:
-            return await handler(request)
-        except ConnectionResetError:
-            if not expired:
-                raise
-            # Nobody will read this answer: the connection is closed. It keeps the
-            # access log honest and spares the error log a traceback.
-            return error_response(
-                408, "RequestTimeout", f"The request body did not arrive within {timeout:g} s."
-            )
-        finally:
-            timer.cancel()
-
-    return handler_with_body_deadline
-
-
-def _drop_unfinished_body(request: web.Request, timeout: float, expired: list[bool]) -> None:
-    if request.content.is_eof() or request.transport is None:
-        return
-    expired.append(True)
-    _log.warning(
-        "closing a connection from %s (%s %s): its request body did not arrive within %g s",
-        request.remote,
-        request.method,
-        request.path,
-        timeout,
-    )
-    request.transport.close()
 
 
 async def _worker_lifetime(app: web.Application) -> AsyncIterator[None]:

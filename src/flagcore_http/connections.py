@@ -7,7 +7,8 @@ at a time is never dropped, and enough of them exhaust the open-file limit. Thre
   drops it if no complete request has arrived when it fires, so ``header_timeout`` is
   passed to it (complete headers within that time of the connection or of the previous
   response; idle keep-alive connections close then too, as Node's 5 s does for Unleash);
-- bodies: `app.py` reads a body under ``body_timeout`` before its handler runs;
+- bodies: `body_deadline.py` closes the connection when a body (the API's or a UI form's)
+  is not in within ``body_timeout``;
 - count: `ListeningSite` counts connections in the protocol factory (exact, unlike the
   server's own list, which lags behind a burst of accepts) and answers 503 past the limit,
   which `connection_budget` lowers to fit the open-file limit.

@@ -177,3 +177,90 @@ def test_the_connection_limit_is_lowered_to_fit_the_open_file_limit(tmp_path: Pa
         "warning: the open-file limit is 300: at most 236 connections, not 1000"
         in stderr.read_text()
     )
+
+
+# --- the admin UI's forms: the same body deadline, read only once it is worth reading ---
+
+
+def _answer_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    answer = b""
+    while chunk := sock.recv(65536):
+        answer += chunk
+    return answer
+
+
+def _form_head(path: str, length: int) -> bytes:
+    return (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\n"
+        "Content-Type: application/x-www-form-urlencoded\r\n"
+        f"Content-Length: {length}\r\n\r\n"
+    ).encode()
+
+
+def _wait_for_log(server: Running, text: str, count: int = 1) -> str:
+    deadline = time.monotonic() + 15
+    while (log := server.stderr_path.read_text()).count(text) < count:
+        assert time.monotonic() < deadline, log
+        time.sleep(0.05)
+    return log
+
+
+def test_a_ui_form_sent_byte_by_byte_is_dropped_after_the_body_timeout(start: Any) -> None:
+    server = start("--body-timeout", "1")
+    form = b"_csrf=0&token=" + b"a" * 1000
+    socks = [socket.create_connection(_address(server.url), timeout=5) for _ in range(5)]
+    try:
+        for sock in socks:
+            sock.sendall(_form_head("/ui/sign-in", len(form)) + form[:1])
+        dropped = _trickle_until_dropped(socks, form[1:], deadline_s=15)
+        assert len(dropped) == len(socks), dropped
+        assert server.request("GET", "/health", None)[0] == 200
+    finally:
+        for sock in socks:
+            sock.close()
+    server.stop()
+    log = server.stderr_path.read_text()
+    assert "(POST /ui/sign-in): its request body did not arrive within 1 s" in log
+    assert "Traceback" not in log
+
+
+def test_a_form_posted_by_someone_not_signed_in_is_answered_unread(start: Any) -> None:
+    server = start("--body-timeout", "30")
+    with socket.create_connection(_address(server.url), timeout=10) as sock:
+        # Headers only: the 50 kB form never comes, and is not waited for.
+        sock.sendall(_form_head("/ui/flags/new", 50_000))
+        head = _answer_until_closed(sock).partition(b"\r\n\r\n")[0].decode()
+    assert head.startswith("HTTP/1.1 303")
+    assert "Location: /ui/sign-in?next=%2F" in head
+    assert "Connection: close" in head
+    server.stop()
+
+
+def test_a_sign_in_form_over_its_bound_is_refused_from_its_headers(start: Any) -> None:
+    server = start("--body-timeout", "30")
+    with socket.create_connection(_address(server.url), timeout=10) as sock:
+        sock.sendall(_form_head("/ui/sign-in", 16_385))
+        head, _, body = _answer_until_closed(sock).partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 413")
+    assert b"A form is at most 16,384 bytes." in body
+    server.stop()
+
+
+def test_a_client_hanging_up_mid_form_or_mid_body_is_no_server_error(start: Any) -> None:
+    server = start(FLAGCORE_INIT_ADMIN_API_TOKENS=ADMIN)
+    api_head = (
+        b"POST /api/admin/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        + f"Authorization: {ADMIN}\r\nContent-Length: 100\r\n\r\n".encode()
+    )
+    for head, half in ((_form_head("/ui/sign-in", 100), b"token=ab"), (api_head, b'{"id"')):
+        with socket.create_connection(_address(server.url), timeout=5) as sock:
+            sock.sendall(head + half)
+            time.sleep(0.2)  # the handler is reading the body when the client leaves
+    _wait_for_log(server, "closed the connection before its request body arrived", 2)
+    assert server.request("GET", "/health", None)[0] == 200
+    server.stop()
+    log = server.stderr_path.read_text()
+    assert "Traceback" not in log
+    assert '"POST /ui/sign-in" 400' in log
+    assert '"POST /api/admin/projects" 400' in log

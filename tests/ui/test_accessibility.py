@@ -1,14 +1,31 @@
-"""Every page: every control has a label, and the layout fits a phone's width."""
+"""Every page: every control has a label, the layout fits a phone's width, and axe-core's
+WCAG 2 A and AA rules find no serious or critical violation.
+
+axe-core is pinned in ``tests/ui/node_axe/package-lock.json``; a session fixture runs
+``npm ci`` there when ``node_modules`` is missing (by hand: ``cd tests/ui/node_axe && npm
+ci``). Playwright evaluates its source in each page (DevTools evaluation is not subject to
+the page's Content-Security-Policy, so the page is tested as served).
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import shutil
+import subprocess
+import urllib.request
+from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page
+import pytest
+from playwright.sync_api import Page, expect
 
-from tests.ui.conftest import Server
+from tests.ui.conftest import CLIENT, Server, sign_in, wait_for
 
 FLAGS = "/api/admin/projects/default/features"
+AXE_DIR = Path(__file__).parent / "node_axe"
+# The impacts that fail a page: "minor" and "moderate" findings are left to judgement.
+FAILING_IMPACTS = ("serious", "critical")
 
 _UNLABELLED = """
 () => [...document.querySelectorAll('input, select, textarea, button')]
@@ -18,32 +35,162 @@ _UNLABELLED = """
   .map(el => el.outerHTML.slice(0, 120))
 """
 
+_AXE_RUN = """
+async () => {
+  const result = await axe.run(document, {
+    runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']},
+    resultTypes: ['violations'],
+  });
+  return result.violations.map(v => ({
+    id: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map(n => n.target.join(' ') + ': ' + n.failureSummary.replace(/\\s+/g, ' ')),
+  }));
+}
+"""
 
-def _pages(server: Server) -> list[str]:
-    server.api("POST", FLAGS, {"name": "labelled"})
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """axe-core's browser bundle, installed from the lock file when missing."""
+    bundle = AXE_DIR / "node_modules" / "axe-core" / "axe.min.js"
+    if not bundle.is_file():
+        npm = shutil.which("npm")
+        assert npm, "the accessibility tests need npm on PATH (CI has it)"
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"],
+            cwd=AXE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"npm ci failed (is npm reachable?): {done.stderr[-500:]}"
+    return bundle.read_text(encoding="utf-8")
+
+
+def axe_violations(page: Page, axe_source: str) -> list[dict[str, Any]]:
+    """The serious and critical WCAG 2 A/AA violations axe-core finds on the open page."""
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(axe_source)
+    found: list[dict[str, Any]] = page.evaluate(_AXE_RUN)
+    return [v for v in found if v["impact"] in FAILING_IMPACTS]
+
+
+def _send_signal(server: Server, endpoint: str, secret: str, payload: Any) -> int:
+    request = urllib.request.Request(
+        f"{server.url}/api/signal-endpoint/{endpoint}",
+        data=json.dumps(payload).encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {secret}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.status
+
+
+def _seed(server: Server) -> list[str]:
+    """Data on every page a signed-in person can reach; those pages' addresses."""
+    server.api("POST", FLAGS, {"name": "labelled", "description": "checkout <b>v2</b>"})
+    server.api("POST", f"{FLAGS}/labelled/environments/development/on")
+    server.api("POST", f"{FLAGS}/labelled/stale/on")
+    server.api("POST", "/api/admin/features/labelled/tags", {"type": "simple", "value": "core"})
+    segment = server.api(
+        "POST",
+        "/api/admin/segments",
+        {
+            "name": "beta users",
+            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1", "2"]}],
+        },
+    )
     strategy = server.api(
         "POST",
         f"{FLAGS}/labelled/environments/development/strategies",
         {
-            "name": "default",
+            "name": "flexibleRollout",
+            "parameters": {"rollout": "50", "stickiness": "default", "groupId": "labelled"},
             "constraints": [{"contextName": "a", "operator": "IN", "values": ["b"]}],
+            "segments": [segment["id"]],
+            "variants": [{"name": "blue", "weight": 1000, "weightType": "variable"}],
         },
     )
-    segment = server.api("POST", "/api/admin/segments", {"name": "seg", "constraints": []})
-    endpoint = server.api("POST", "/api/admin/signal-endpoints", {"name": "hook"})
-    server.api("POST", "/api/admin/projects/default/features", {"name": "gone"})
+    server.api(
+        "POST",
+        f"{FLAGS}/labelled/environments/production/strategies",
+        {"name": "default", "disabled": True, "title": "paused"},
+    )
+    server.api(
+        "PUT",
+        f"{FLAGS}/labelled/environments/production/variants",
+        [
+            {"name": "red", "weight": 500, "weightType": "variable", "stickiness": "default"},
+            {
+                "name": "green",
+                "weight": 500,
+                "weightType": "variable",
+                "stickiness": "default",
+                "payload": {"type": "json", "value": '{"a": 1}'},
+            },
+        ],
+    )
+    server.api("POST", FLAGS, {"name": "quiet-flag", "type": "experiment"})
+    server.api("POST", FLAGS, {"name": "gone"})
     server.api("DELETE", f"{FLAGS}/gone")
+    server.api("POST", "/api/admin/projects", {"id": "shop", "name": "Shop"})
+    server.api(
+        "POST",
+        "/api/admin/api-tokens",
+        {"tokenName": "ci", "type": "client", "environment": "development", "projects": ["*"]},
+    )
+    endpoint = server.api("POST", "/api/admin/signal-endpoints", {"name": "hook"})
+    secret = server.api(
+        "POST", f"/api/admin/signal-endpoints/{endpoint['id']}/tokens", {"name": "pager"}
+    )["token"]
+    action_set = server.api(
+        "POST",
+        "/api/admin/projects/default/actions",
+        {
+            "name": "off on alert",
+            "enabled": True,
+            "match": {
+                "source": "signal-endpoint",
+                "sourceId": endpoint["id"],
+                "payload": {"level": {"operator": "IN", "values": ["critical"]}},
+            },
+            "actions": [
+                {
+                    "action": "TOGGLE_FEATURE_OFF",
+                    "sortOrder": 1,
+                    "executionParams": {"featureName": "labelled", "environment": "development"},
+                }
+            ],
+        },
+    )
+    assert _send_signal(server, "hook", secret, {"level": "critical"}) == 202
+    executions = f"/api/admin/projects/default/actions/{action_set['id']}/events"
+    wait_for(lambda: len(server.api("GET", executions)["actionSetEvents"]) == 1)
+    now = dt.datetime.now(dt.UTC).isoformat()
+    server.api(
+        "POST",
+        "/api/client/metrics",
+        {
+            "appName": "shop-frontend",
+            "instanceId": "shop-1",
+            "environment": "development",
+            "bucket": {"start": now, "stop": now, "toggles": {"labelled": {"yes": 3, "no": 1}}},
+        },
+        token=CLIENT,
+    )
+    strategies = "/ui/flags/labelled/environments/development/strategies"
     return [
-        "/ui/sign-in",
         "/ui/flags",
+        "/ui/flags?project=default&q=lab",
         "/ui/flags/new",
         "/ui/flags/labelled",
-        f"/ui/flags/labelled/environments/development/strategies/{strategy['id']}",
-        "/ui/flags/labelled/environments/development/strategies/new",
+        f"{strategies}/{strategy['id']}",
+        f"{strategies}/new",
         "/ui/flags/labelled/environments/production/variants",
         "/ui/archive",
         "/ui/archive/gone/delete",
         "/ui/segments",
+        "/ui/segments/new",
         f"/ui/segments/{segment['id']}",
         "/ui/projects",
         "/ui/tokens",
@@ -52,8 +199,12 @@ def _pages(server: Server) -> list[str]:
         f"/ui/signals/{endpoint['id']}",
         "/ui/actions",
         "/ui/actions/new",
+        f"/ui/actions/{action_set['id']}",
+        f"/ui/actions/{action_set['id']}/executions",
         "/ui/applications",
         "/ui/playground",
+        "/ui/no-such-page",  # the error page
+        "/ui/flags/no-such-flag",
     ]
 
 
@@ -61,7 +212,7 @@ def test_every_control_on_every_page_has_a_label_and_pages_fit_a_phone(
     signed_in: Page, server: Server, shot: Any
 ) -> None:
     page = signed_in
-    for path in _pages(server):
+    for path in ["/ui/sign-in", *_seed(server)]:
         page.set_viewport_size({"width": 1280, "height": 800})
         page.goto(server.url + path)
         assert page.evaluate(_UNLABELLED) == [], path
@@ -78,3 +229,80 @@ def test_every_control_on_every_page_has_a_label_and_pages_fit_a_phone(
     assert page.evaluate("document.documentElement.scrollWidth") <= 375
     page.goto(server.url + "/ui/flags/labelled")
     shot(page, "flag-phone")
+
+
+def test_axe_finds_no_serious_or_critical_violation_on_any_page(
+    page: Page, server: Server, axe_source: str
+) -> None:
+    found: dict[str, Any] = {}
+
+    def check(label: str) -> None:
+        violations = axe_violations(page, axe_source)
+        if violations:
+            found[label] = violations
+
+    # Signed out: the sign-in page, and the same page refusing a wrong token.
+    page.goto(server.url + "/ui/sign-in")
+    check("/ui/sign-in")
+    page.get_by_label("Admin API token").fill("*:*.not-a-token-we-know")
+    page.get_by_role("button", name="Sign in").click()
+    page.locator(".field-error").wait_for()
+    check("/ui/sign-in refused")
+    sign_in(page, server)
+    for path in _seed(server):
+        page.goto(server.url + path)
+        assert "/ui/sign-in" not in page.url, path  # the page itself, signed in
+        check(path)
+    # Pages that only a POST shows: the playground's answers, a refused form.
+    page.goto(server.url + "/ui/playground")
+    page.get_by_role("button", name="Evaluate").click()
+    page.get_by_text("Explain labelled").click()
+    check("/ui/playground answered")
+    page.goto(server.url + "/ui/flags/new")
+    page.get_by_label("Name").fill("not a valid name!")
+    page.get_by_role("button", name="Create flag").click()
+    page.locator(".field-error").first.wait_for()
+    check("/ui/flags/new refused")
+    assert found == {}, json.dumps(found, indent=1)
+
+
+def test_the_first_tab_stop_skips_to_the_main_content(signed_in: Page, server: Server) -> None:
+    page = signed_in
+    page.goto(server.url + "/ui/flags")
+    skip = page.get_by_role("link", name="Skip to main content")
+    page.keyboard.press("Tab")
+    expect(skip).to_be_focused()
+    expect(skip).to_be_in_viewport()  # shown once focused (off screen until then)
+    page.keyboard.press("Enter")
+    expect(page.locator("main")).to_be_focused()
+    # The next Tab lands inside the page's content, past the menu.
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.querySelector('main').contains(document.activeElement)")
+
+
+def test_action_sets_are_in_the_main_navigation_which_marks_the_current_page(
+    signed_in: Page, server: Server
+) -> None:
+    page = signed_in
+    menu = page.get_by_role("navigation", name="Main")
+    menu.get_by_role("link", name="Action sets").click()
+    expect(page.get_by_role("heading", name="Action sets of default")).to_be_visible()
+    expect(menu.get_by_role("link", name="Action sets")).to_have_attribute("aria-current", "page")
+    expect(menu.locator('[aria-current="page"]')).to_have_count(1)
+    page.goto(server.url + "/ui/actions/new")  # a page under it marks it too
+    expect(menu.get_by_role("link", name="Action sets")).to_have_attribute("aria-current", "page")
+
+
+def test_pages_load_every_resource_they_name_the_site_icon_included(
+    page: Page, server: Server
+) -> None:
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    sign_in(page, server)
+    page.goto(server.url + "/ui/flags")
+    icon = page.request.get(server.url + "/favicon.ico")
+    assert icon.status == 200
+    assert icon.headers["content-type"] == "image/vnd.microsoft.icon"
+    assert icon.body()[:4] == b"\x00\x00\x01\x00"  # an ICO file
+    assert page.locator('link[rel="icon"]').get_attribute("href") == "/favicon.ico"
+    assert failed == []

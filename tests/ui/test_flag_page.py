@@ -118,7 +118,7 @@ def test_archive_revive_and_delete_for_good_after_confirming(
     assert all(not e["enabled"] for e in flag["environments"])
 
     page.get_by_role("button", name="Archive this flag").click()
-    page.get_by_role("link", name="Delete retired for good").click()
+    page.get_by_role("link", name="Delete for good: retired").click()
     page.get_by_label("Type the flag's name to confirm").fill("wrong")
     page.get_by_role("button", name="Delete for good").click()
     expect(page.locator(".field-error")).to_have_text("Type the flag's name to confirm.")

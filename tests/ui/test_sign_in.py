@@ -92,3 +92,34 @@ def test_with_auth_none_there_is_no_sign_in(page: Page, tmp_path: Path) -> None:
         assert [e["createdBy"] for e in events] == ["anonymous"]
     finally:
         stop_server(server)
+
+
+def test_after_signing_in_next_never_leaves_the_site(page: Page, server: Server) -> None:
+    port = urllib.parse.urlsplit(server.url).port
+    hostile = [
+        "/%09/evil.example",  # the browser drops the tab: //evil.example
+        "/%0a/evil.example",
+        "%5C%5Cevil.example",  # backslashes read as slashes
+        "/%5Cevil.example",
+        "//evil.example",
+        "https://evil.example/",
+        f"//127.0.0.1:{port + 1 if port and port < 65535 else 1}/",  # another port, same host
+        "javascript:alert(1)",
+        "/api/admin/features",  # on the site, but no page of the UI
+    ]
+    for target in hostile:
+        page.context.clear_cookies()
+        page.goto(f"{server.url}/ui/sign-in?next={target}")
+        page.get_by_label("Admin API token").fill(ADMIN)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page).to_have_url(server.url + "/ui/flags")
+        # Signed in already: the sign-in page sends on at once, to the same safe place.
+        page.goto(f"{server.url}/ui/sign-in?next={target}")
+        expect(page).to_have_url(server.url + "/ui/flags")
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    # A local page of the UI is where signing in leads.
+    page.context.clear_cookies()
+    page.goto(server.url + "/ui/segments?x=%2F%2Fa")
+    page.get_by_label("Admin API token").fill(ADMIN)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page).to_have_url(server.url + "/ui/segments?x=%2F%2Fa")

@@ -16,6 +16,7 @@ from aiohttp import web
 from flagcore_http.keys import CONFIG
 from flagcore_http.ui import filters
 from flagcore_http.ui.pages import UI_SIGNER
+from flagcore_http.ui.paths import FAVICON_PATH
 from flagcore_http.ui.session import SessionSigner
 from flagcore_http.ui.views import ALL_ROUTES
 
@@ -42,3 +43,16 @@ def setup_ui(app: web.Application) -> None:
     for table in ALL_ROUTES:
         app.router.add_routes(table)
     app.router.add_static("/ui/static", _HERE / "static")
+    app.router.add_get(FAVICON_PATH, _favicon)
+
+
+async def _favicon(request: web.Request) -> web.FileResponse:
+    """The site's icon: public, like the stylesheet, and cached for a day."""
+    return web.FileResponse(
+        _HERE / "static" / "favicon.ico",
+        headers={
+            "Content-Type": "image/vnd.microsoft.icon",
+            "Cache-Control": "public, max-age=86400",
+            "X-Content-Type-Options": "nosniff",
+        },
+    )

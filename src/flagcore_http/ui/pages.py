@@ -1,9 +1,10 @@
 """What every UI page shares: the session, sign-in enforcement, CSRF, forms, rendering.
 
 `page` wraps each UI handler (the API's `errors.guarded` answers JSON; pages answer HTML).
-It reads the session cookie, sends visitors who have not signed in to the sign-in page,
-refuses any POST without the session's CSRF token, and turns a domain error nobody
-handled into an HTML error page with the matching status.
+It reads the session cookie, sends visitors who have not signed in to the sign-in page
+before reading any form they post, reads a form within the body deadline and a size
+bound, refuses any POST without the session's CSRF token, and turns a domain error
+nobody handled into an HTML error page with the matching status.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from flagcore.errors import (
     InvalidInput,
 )
 from flagcore.service import Service
+from flagcore_http.body_deadline import closing_when_sent, within_body_deadline
 from flagcore_http.calls import call
 from flagcore_http.config import AuthMode
 from flagcore_http.errors import status_of
@@ -52,9 +54,13 @@ UI_SIGNER = web.AppKey("ui_signer", SessionSigner)
 _FORM = web.RequestKey("ui_form", MultiDict[str])
 
 # One typed field is at most this long (a payload or a description); the body as a whole is
-# bounded by the server's ``max_body_bytes``.
+# bounded by the server's ``max_body_bytes`` for someone signed in…
 MAX_FIELD_LENGTH = 100_000
 MAX_FIELDS = 2_000
+# …and by this for the forms of someone not signed in (sign-in and sign-out): a token is
+# at most 1,024 characters and ``next`` at most 2,048, each up to 3 bytes a character
+# once %-escaped.
+MAX_SIGNED_OUT_FORM_BYTES = 16_384
 
 _SECURITY_HEADERS = {
     # No inline script can run, whatever a user typed: the UI needs no script at all.
@@ -112,10 +118,11 @@ def page(*, public: bool = False) -> Callable[[Handler], Handler]:
     """Wrap a UI handler; ``public`` pages (sign-in) need no signed-in session."""
 
     def wrap(handler: Handler) -> Handler:
-        @functools.wraps(handler)
-        async def ui_handler(request: web.Request) -> web.StreamResponse:
+        async def answer(request: web.Request) -> web.StreamResponse:
             try:
                 response = await _handle(request, handler, public)
+            except ConnectionResetError:
+                raise  # the client hung up mid-form: `within_body_deadline` says so
             except FlagcoreError as error:
                 response = _error_page(request, error)
             except web.HTTPException as http_error:
@@ -127,8 +134,17 @@ def page(*, public: bool = False) -> Callable[[Handler], Handler]:
                 response = _error_page(
                     request, FlagcoreError("Something went wrong on our side."), 500
                 )
+            if isinstance(response, web.Response):
+                # Answered without reading the whole body (not signed in, too large, not
+                # a form): close the connection rather than wait for the rest of it.
+                response = closing_when_sent(request, response)
             _finish(request, response)
             return response
+
+        @functools.wraps(handler)
+        async def ui_handler(request: web.Request) -> web.StreamResponse:
+            # The API's body deadline, for every form: a slow body closes the connection.
+            return await within_body_deadline(request, answer, request.app[CONFIG].body_timeout)
 
         return ui_handler
 
@@ -149,16 +165,23 @@ async def _handle(request: web.Request, handler: Handler, public: bool) -> web.S
             session = signer.new_session()
             session_cookie(request, session)
     request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off)
+    signed_in = auth_off or token is not None
+    if not public and not signed_in:
+        # Decided from the headers: a form from someone not signed in is never read.
+        target = request.path_qs if request.method == "GET" else "/"
+        return redirect("/ui/sign-in?" + urllib.parse.urlencode({"next": target}))
     if request.method == "POST":
-        request[_FORM] = await _read_form(request)
+        limit = request.app[CONFIG].max_body_bytes if signed_in else MAX_SIGNED_OUT_FORM_BYTES
+        try:
+            request[_FORM] = await _read_form(request, limit)
+        except _FormTooLarge:
+            message = f"A form is at most {limit:,} bytes."
+            return _error_page(request, FlagcoreError(message), status=413)
         if not signer.csrf_ok(session, request[_FORM].get(CSRF_FIELD)):
             raise Forbidden(
                 "This form has expired or did not come from this site. "
                 "Reload the page and try again."
             )
-    if not public and not auth_off and token is None:
-        target = request.path_qs if request.method == "GET" else "/"
-        return redirect("/ui/sign-in?" + urllib.parse.urlencode({"next": target}))
     return await handler(request)
 
 
@@ -170,19 +193,30 @@ async def _admin_token(request: web.Request, digest: str) -> ApiToken | None:
     return None
 
 
-async def _read_form(request: web.Request) -> MultiDict[str]:
+class _FormTooLarge(Exception):
+    """The form's body is over its bound (said by its Content-Length, or found reading)."""
+
+
+async def _read_form(request: web.Request, limit: int) -> MultiDict[str]:
     if request.content_type != "application/x-www-form-urlencoded":
         return MultiDict()  # not one of our forms: it carries no CSRF token either (403)
+    raw = await _form_bytes(request, limit)
     try:
-        posted = await request.post()
-    except (UnicodeDecodeError, ValueError):
+        # Strict UTF-8, also in %-escapes: a character that is not is refused, never
+        # replaced by U+FFFD behind the person's back.
+        posted = urllib.parse.parse_qsl(
+            raw.decode("utf-8").rstrip(),
+            keep_blank_values=True,
+            encoding="utf-8",
+            errors="strict",
+            max_num_fields=MAX_FIELDS,
+        )
+    except UnicodeDecodeError:
         raise InvalidInput("The form is not valid UTF-8 form data.") from None
-    if len(posted) > MAX_FIELDS:
-        raise InvalidInput(f"A form has at most {MAX_FIELDS} fields.")
+    except ValueError:  # more than MAX_FIELDS
+        raise InvalidInput(f"A form has at most {MAX_FIELDS} fields.") from None
     fields: MultiDict[str] = MultiDict()
-    for key, value in posted.items():
-        if not isinstance(value, str):
-            raise InvalidInput("The UI accepts no file uploads.")
+    for key, value in posted:
         if len(value) > MAX_FIELD_LENGTH:
             raise InvalidInput(
                 f"A field is at most {MAX_FIELD_LENGTH} characters.",
@@ -190,6 +224,22 @@ async def _read_form(request: web.Request) -> MultiDict[str]:
             )
         fields.add(key, value)
     return fields
+
+
+async def _form_bytes(request: web.Request, limit: int) -> bytes:
+    """The body, refused as soon as it is known to be over ``limit`` bytes: from its
+    Content-Length before a byte is read, else while it arrives (chunked)."""
+    declared = request.content_length
+    if declared is not None and declared > limit:
+        raise _FormTooLarge
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_any():
+        size += len(chunk)
+        if size > limit:
+            raise _FormTooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _finish(request: web.Request, response: web.StreamResponse) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import string
+import urllib.parse
+
 from aiohttp import web
 
 from flagcore.entities import TokenType
@@ -9,6 +12,7 @@ from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.service import hash_secret
 from flagcore_http.auth import MAX_SECRET_LENGTH
 from flagcore_http.calls import call
+from flagcore_http.rate_limits import tarpit_auth_failure
 from flagcore_http.ui.pages import (
     UI_SIGNER,
     field_errors,
@@ -20,17 +24,40 @@ from flagcore_http.ui.pages import (
     svc,
     viewer,
 )
+from flagcore_http.ui.paths import is_ui_path
 
 __all__ = ["routes"]
 
 routes = web.RouteTableDef()
 
 
+# The longest ``next`` kept: far more than any page's address with its filters.
+MAX_NEXT_LENGTH = 2_048
+# What a ``next`` may hold: the printable ASCII of a URL path and query, nothing a browser
+# strips or rewrites before resolving it (tab, CR, LF, NUL, space, backslash).
+_NEXT_CHARACTERS = frozenset(string.ascii_letters + string.digits + "-._~!$&'()*+,;=:@/?%[]")
+
+
 def safe_next(target: str | None) -> str:
-    """Only a path on this site: ``next`` must not send anyone elsewhere after sign-in."""
-    if not target or not target.startswith("/") or target.startswith(("//", "/\\")):
-        return "/ui/flags"
+    """Where to go after signing in: ``target`` when it is a strict local path to a UI
+    page, else the flags list. Browsers drop tabs and newlines from an address and read a
+    backslash as a slash, so a slash, a tab and ``/evil.example`` would leave the site, and
+    CR, LF or NUL cannot go in a header at all: only printable URL characters are kept,
+    and the path must be one of the UI's."""
+    if (
+        not target
+        or len(target) > MAX_NEXT_LENGTH
+        or not set(target) <= _NEXT_CHARACTERS
+        or target.startswith("//")
+    ):
+        return _HOME
+    parts = urllib.parse.urlsplit(target)
+    if parts.scheme or parts.netloc or not is_ui_path(parts.path):
+        return _HOME
     return target
+
+
+_HOME = "/ui/flags"
 
 
 @routes.get("/")
@@ -57,6 +84,10 @@ async def sign_in(request: web.Request) -> web.Response:
         token = None
         if secret and len(secret) <= MAX_SECRET_LENGTH:
             token = await call(request, svc(request).tokens.authenticate, secret)
+        if secret and token is None:
+            # A guess: the API's tarpit, with the same counter per address, so no way in
+            # guesses faster than another (a known token of another kind is no guess).
+            await tarpit_auth_failure(request)
         if token is None or token.type is not TokenType.ADMIN:
             problem = "not an admin token this server knows" if secret else "enter a token"
             raise InvalidInput(

@@ -1,0 +1,135 @@
+"""Request bodies: in within ``body_timeout`` or the connection closes, for every route.
+
+aiohttp waits for a body as long as its client likes; a client that sends it a byte at a
+time would hold the connection forever, and enough of them fill ``--max-connections``. A
+timer (not a timeout around the handler, which would cut a slow store call after the
+body is in) closes the connection when the body is still unfinished; the handler's
+pending read then fails, and nothing is stored. The API's routes (`app.py`) and the UI's
+forms (`ui.pages`) both go through `within_body_deadline`.
+
+A client that hangs up before its body is in is no server error either: the read fails
+with ``ConnectionResetError``, which becomes a one-line log and a 4xx nobody reads,
+never a traceback and a 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from flagcore_http.errors import error_response
+
+__all__ = [
+    "METHODS_WITH_BODIES",
+    "body_unread",
+    "closing_when_sent",
+    "with_body_deadline",
+    "within_body_deadline",
+]
+
+_log = logging.getLogger("flagcore_http")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+METHODS_WITH_BODIES = frozenset({"POST", "PUT", "PATCH"})
+
+
+def with_body_deadline(handler: Handler, timeout: float) -> Handler:
+    """``handler``, its request body due within ``timeout`` seconds."""
+
+    @functools.wraps(handler)
+    async def handler_with_body_deadline(request: web.Request) -> web.StreamResponse:
+        return await within_body_deadline(request, handler, timeout)
+
+    return handler_with_body_deadline
+
+
+async def within_body_deadline(
+    request: web.Request, handler: Handler, timeout: float
+) -> web.StreamResponse:
+    """``handler(request)``, with the connection closed if the body is not in within
+    ``timeout`` seconds of the handler's start (right after the headers)."""
+    if not request.body_exists:
+        return await handler(request)
+    expired: list[bool] = []
+    timer = asyncio.get_running_loop().call_later(
+        timeout, _drop_unfinished_body, request, timeout, expired
+    )
+    try:
+        return await handler(request)
+    except ConnectionResetError:
+        # Nobody will read these answers: the connection is closed. They keep the access
+        # log honest (a 4xx: the client's doing) and spare the error log a traceback.
+        if expired:
+            return error_response(
+                408, "RequestTimeout", f"The request body did not arrive within {timeout:g} s."
+            )
+        if not _connection_lost(request):
+            raise
+        _log.info(
+            "%s (%s %s) closed the connection before its request body arrived",
+            request.remote,
+            request.method,
+            request.path,
+        )
+        return error_response(
+            400, "IncompleteBody", "The connection closed before the request body arrived."
+        )
+    finally:
+        timer.cancel()
+
+
+def _connection_lost(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+def _drop_unfinished_body(request: web.Request, timeout: float, expired: list[bool]) -> None:
+    if request.content.is_eof() or request.transport is None:
+        return
+    expired.append(True)
+    _log.warning(
+        "closing a connection from %s (%s %s): its request body did not arrive within %g s",
+        request.remote,
+        request.method,
+        request.path,
+        timeout,
+    )
+    request.transport.close()
+
+
+def body_unread(request: web.Request) -> bool:
+    """Whether some of the request's body has not been read (or not even sent) yet."""
+    return request.body_exists and not request.content.is_eof()
+
+
+def closing_when_sent(request: web.Request, response: web.Response) -> web.Response:
+    """``response``, closing the connection once sent if the request's body is unread.
+
+    An answer decided from the headers alone (not signed in, a body too large) must not
+    wait for the body: aiohttp would read and drop the rest of it for up to 10 s before
+    closing, which is the slow client's whole point.
+    """
+    if not body_unread(request):
+        return response
+    return _ClosingResponse(request, response)
+
+
+class _ClosingResponse(web.Response):
+    """A copy of an answer after which the connection closes, its unread body never read."""
+
+    def __init__(self, request: web.Request, answer: web.Response) -> None:
+        headers = {k: v for k, v in answer.headers.items() if k.lower() != "content-length"}
+        super().__init__(body=answer.body, status=answer.status, headers=headers)
+        self.force_close()  # "Connection: close"
+        self._transport_to_close = request.transport
+
+    async def write_eof(self, data: bytes = b"") -> None:
+        await super().write_eof(data)
+        # Closing the transport sends what is written, then ends the connection.
+        if self._transport_to_close is not None:
+            self._transport_to_close.close()
