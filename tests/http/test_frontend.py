@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from flagcore.model import Constraint, Payload, Strategy, Variant
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
-from tests.http.conftest import ADMIN, CLIENT, Api
+from tests.http.conftest import ADMIN, CLIENT, Api, bucket_time
 
 FRONTEND = "default:development.frontend-secret-for-tests"
 OTHER_PROJECT_FRONTEND = "web:development.frontend-web-project-secret"
@@ -228,8 +228,8 @@ async def test_metrics_and_registration_from_browsers_are_recorded(
             "appName": "web-shop",
             "instanceId": "browser-1",
             "bucket": {
-                "start": "2026-11-23T10:00:00Z",
-                "stop": "2026-11-23T10:01:00Z",
+                "start": bucket_time(2),
+                "stop": bucket_time(),
                 "toggles": {"on-for-all": {"yes": 3, "no": 1, "variants": {}}},
             },
         },
@@ -268,8 +268,8 @@ async def test_a_browser_sdk_s_version_from_its_header_is_recorded_with_its_metr
                 "appName": "web-shop",
                 "instanceId": instance,
                 "bucket": {
-                    "start": "2026-11-23T10:00:00Z",
-                    "stop": "2026-11-23T10:01:00Z",
+                    "start": bucket_time(2),
+                    "stop": bucket_time(),
                     "toggles": {"on-for-all": {"yes": 1, "no": 0}},
                 },
             },

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from flagcore.service import Service
-from tests.http.conftest import CLIENT, Api
+from tests.http.conftest import CLIENT, Api, bucket_time
 
 METRICS = "/api/client/metrics"
 
@@ -16,7 +16,7 @@ def _report(toggles: dict[str, Any]) -> dict[str, Any]:
     return {
         "appName": "shop",
         "instanceId": "i-1",
-        "bucket": {"start": "2026-11-22T08:23:08Z", "toggles": toggles},
+        "bucket": {"start": bucket_time(), "toggles": toggles},
     }
 
 

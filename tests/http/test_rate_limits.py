@@ -21,7 +21,7 @@ from flagcore_http import ServerConfig, create_app
 from flagcore_http.config import ConfigError
 from flagcore_http.keys import CACHE
 from flagcore_http.rate_limits import RateLimiter
-from tests.http.conftest import ALL_PROJECTS_CLIENT, CLIENT, Api
+from tests.http.conftest import ALL_PROJECTS_CLIENT, CLIENT, Api, bucket_time
 
 FEATURES = "/api/client/features"
 METRICS = "/api/client/metrics"
@@ -45,8 +45,8 @@ def _report(app: str = "checkout") -> dict[str, Any]:
         "appName": app,
         "instanceId": "pod-1",
         "bucket": {
-            "start": "2026-01-01T00:00:00Z",
-            "stop": "2026-01-01T00:01:00Z",
+            "start": bucket_time(2),
+            "stop": bucket_time(),
             "toggles": {"known": {"yes": 1, "no": 0}},
         },
     }

@@ -35,7 +35,12 @@ from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
 from flagcore_http.logs import REQUEST_ID_HEADER, request_id
 from flagcore_http.metric_names import METRIC_NAMES
 from flagcore_http.metrics import CLIENT_CLOSED, METRICS, recorder
-from flagcore_http.rate_limits import RATE_LIMITS, allows_new_instance, refusal
+from flagcore_http.rate_limits import (
+    RATE_LIMITS,
+    allows_new_instance,
+    metrics_row_budget,
+    refusal,
+)
 
 __all__ = [
     "record_metrics",
@@ -452,8 +457,13 @@ def _reported_sdk(request: web.Request, body: dict[str, Any]) -> Any:
     return header if header is not None and len(header) <= MAX_TRACKED_HEADER_LENGTH else None
 
 
-async def record_metrics(request: web.Request) -> None:
-    """Read a metrics report and count it (server SDKs here, browser SDKs in frontend.py)."""
+async def record_metrics(request: web.Request, *, frontend: bool = False) -> None:
+    """Read a metrics report and count it (server SDKs here, browser SDKs in frontend.py).
+
+    What it may add to the store is bounded by the caller's row budget
+    (`metrics_row_budget`); a bucket outside the service's window is dropped. Either way
+    the answer is the SDK's usual 2xx (a 4xx would only make it send the bucket again),
+    counted in ``flagcore_sdk_metrics_dropped``."""
     body = await _json_object(request)
     bucket = body.get("bucket")
     if not isinstance(bucket, dict):
@@ -475,14 +485,26 @@ async def record_metrics(request: web.Request) -> None:
         # set lookup each (a report of made-up names then costs no counting and no query).
         names = await request.app[METRIC_NAMES].current(request)
         toggles = {name: counts for name, counts in toggles.items() if name in names}
-    await call(
-        request,
-        svc.metrics.record_metrics,
-        body.get("appName"),
-        instance_id or "unknown",
-        environment,
-        start,
-        toggles,
-        projects=projects,
-        sdk_version=_reported_sdk(request, body),
-    )
+    budget = metrics_row_budget(request, len(toggles) + 1, frontend=frontend)
+    created = 0
+    try:
+        recorded = await call(
+            request,
+            svc.metrics.record_metrics,
+            body.get("appName"),
+            instance_id or "unknown",
+            environment,
+            start,
+            toggles,
+            projects=projects,
+            sdk_version=_reported_sdk(request, body),
+            max_new_rows=budget.rows,
+        )
+        created = recorded.created
+    finally:
+        budget.spent(created)
+    dropped = request.app[METRICS].sdk_metrics_dropped
+    if not recorded.in_window:
+        dropped.labels("outside_window").inc()
+    elif budget.rows is not None and recorded.created >= budget.rows:
+        dropped.labels("row_budget").inc()

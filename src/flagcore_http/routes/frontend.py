@@ -249,11 +249,13 @@ async def frontend_post(request: web.Request) -> web.Response:
 @routes.post("/api/frontend/client/metrics")
 @documented({200: None}, body=shapes.METRICS, errors=(429,))
 async def frontend_metrics(request: web.Request) -> web.Response:
-    """Counted as for server SDKs (the token's projects and environment); 200 as Unleash."""
+    """Counted as for server SDKs (the token's projects and environment); 200 as Unleash.
+    The token ships in every browser bundle, so what it may add to the store is bounded
+    per token as well as per (token, address) (`rate_limits.metrics_row_budget`)."""
     refused = refusal(request, request.app[RATE_LIMITS].frontend_metrics)  # before the body
     if refused is not None:
         return refused
-    await client.record_metrics(request)
+    await client.record_metrics(request, frontend=True)
     return web.Response(status=200)
 
 
