@@ -255,7 +255,10 @@ async def frontend_metrics(request: web.Request) -> web.Response:
     refused = refusal(request, request.app[RATE_LIMITS].frontend_metrics)  # before the body
     if refused is not None:
         return refused
-    await client.record_metrics(request, frontend=True)
+    # Counted per flag: a browser can only have been given the variant names the scope's
+    # flags define, so other names (up to 100 a flag, each a stored key) are dropped.
+    view = await view_for(request, *frontend_scope(request))
+    await client.record_metrics(request, frontend=True, known_variants=view.variant_names)
     return web.Response(status=200)
 
 
