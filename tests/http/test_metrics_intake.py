@@ -153,3 +153,26 @@ async def test_a_client_token_adds_rows_only_up_to_its_budget_per_address(
             )
         rows = [row for index in range(3) for row in service.metrics.flag_metrics(f"f{index}")]
         assert len(rows) + len(service.instances.client_instances()) == 8
+
+
+async def test_frontend_registrations_of_new_apps_stop_at_the_same_row_budget(
+    service: Service,
+) -> None:
+    service.tokens.create_token(
+        "web", "frontend", projects=["default"], environment="development", secret=FRONTEND
+    )
+    register = "/api/frontend/client/register"
+    async with serving(service, frontend_metrics_new_rows_per_hour=3) as api:
+        for index in range(10):
+            body = {"appName": f"app-{index}", "strategies": ["x" * 255] * 100}
+            await api.json("POST", register, 200, token=FRONTEND, json=body)
+        assert [i.app_name for i in service.instances.client_instances()] == [
+            "app-0",
+            "app-1",
+            "app-2",
+        ]
+        # A known instance is still updated.
+        known = {"appName": "app-1", "sdkVersion": "unleash-js@3"}
+        await api.json("POST", register, 200, token=FRONTEND, json=known)
+        versions = {i.app_name: i.sdk_version for i in service.instances.client_instances()}
+        assert versions["app-1"] == "unleash-js@3"

@@ -24,7 +24,7 @@ from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
 from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN
-from flagcore_http.rate_limits import RATE_LIMITS, refusal
+from flagcore_http.rate_limits import RATE_LIMITS, metrics_row_budget, refusal
 from flagcore_http.routes import client
 
 __all__ = [
@@ -285,15 +285,22 @@ async def frontend_register(request: web.Request) -> web.Response:
     if problems:
         raise InvalidInput("the registration has wrong types", problems)
     environment, _projects = frontend_scope(request)
-    await call(
-        request,
-        service(request).instances.register_client,
-        filled["appName"],
-        filled.get("instanceId") or "unknown",
-        environment=environment,
-        sdk_version=filled.get("sdkVersion"),
-        strategies=filled["strategies"],
-        started=client.registration_started(filled["started"]),
-        interval=round(filled["interval"]),
-    )
+    # A new instance is a row: within the same budget as the token's metrics posts.
+    budget = metrics_row_budget(request, 1, frontend=True)
+    created = False
+    try:
+        created = await call(
+            request,
+            service(request).instances.register_client,
+            filled["appName"],
+            filled.get("instanceId") or "unknown",
+            environment=environment,
+            sdk_version=filled.get("sdkVersion"),
+            strategies=filled["strategies"],
+            started=client.registration_started(filled["started"]),
+            interval=round(filled["interval"]),
+            create=budget.rows != 0,
+        )
+    finally:
+        budget.spent(int(created))
     return web.Response(status=200)
