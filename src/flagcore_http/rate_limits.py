@@ -12,6 +12,9 @@ neither the number of clients nor their rate makes the server keep more (docs/se
 - New SDK instances noted from polls are limited per token (per address without
   authentication): past the limit the poll is still answered, the instance is just not
   tracked until a later poll.
+- Rows metrics posts (and frontend registrations) may add to the store are budgeted an
+  hour per (token, address), and per frontend token from every address (`RowBudget`):
+  reserved before the post is counted, the unused part given back.
 - Presented secrets that are not valid (guesses) are counted per address; past the free
   allowance each further failure is answered only after a delay, an ``asyncio.sleep``
   that costs the server no CPU, while valid tokens from the same address are never

@@ -4,8 +4,12 @@ Everything here is written by SDK traffic, so everything is bounded: a metrics p
 counts only flags that exist within the reporting token's projects (made-up names are
 dropped, as are flags of other projects), carries at most `Limits.metrics_toggles_per_post`
 flags, and its counts are added into one row per (flag, app, environment, hour), so the
-stored size depends on flags and hours, not on how often or how much SDKs post.
-Retention (`flagcore.service.retention`) deletes old hours.
+stored size depends on flags and hours, not on how often or how much SDKs post. A bucket
+must start within `Metrics.bucket_window` (else it is dropped: one dated 2999 would
+outlive retention), a stored bucket keeps at most `Limits.metrics_variants_per_toggle`
+variant names, and the caller may cap the rows a report creates (``max_new_rows``: the
+HTTP layer's budget per token and address). Retention (`flagcore.service.retention`)
+deletes old hours.
 """
 
 from __future__ import annotations
