@@ -8,11 +8,13 @@ Run by hand: ``.venv/bin/python benchmarks/hostile.py [--flags 300] [--seconds 4
    ``--flags`` flags with long descriptions (a large payload), one tagged ``simple:core``.
 2. For each probe — junk filter values, made-up SDK instances with 4 kB ids, metrics with
    made-up flag names, unknown 8 kB and 200-character tokens, 100 kB signals, 200 UI
-   sign-in forms sent a byte a second — measures a
+   sign-in forms sent a byte a second, a frontend token's new-appName metrics flood,
+   buckets dated 2999, streams that never read — measures a
    legitimate SDK (``wrk`` when installed, else an aiohttp client: 4 connections polling
    with ``If-None-Match``) quiet
-   before, while the probe runs, and after it; and the server's RSS (peak while sampling)
-   and database size (with its WAL).
+   before, while the probe runs, and after it; and the server's RSS (peak while sampling),
+   database size (with its WAL) and the machine's kernel TCP memory (``/proc/net/sockstat``,
+   peak while sampling; client and server sockets alike, both being on this machine).
 3. Prints one row per phase and the verdicts against the targets: RSS under 150 MB, the
    legitimate 304 rate within 20% of its quiet value, database growth bounded. Each
    "during" row also shows the probe's own achieved rate (``probe/s``) and how many of
@@ -38,12 +40,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import datetime as dt
 import json
 import os
 import re
 import resource
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -65,6 +69,11 @@ RATE_TOLERANCE = 0.20
 PYTHON_LEGIT = False
 # The client ETag, once seeded: the instance probes poll with it, as the issue's did (304s).
 _ETAG: list[str] = []
+# A frontend token's secret and the seeded flag names, once seeded (the frontend probes).
+_FRONTEND: list[str] = []
+_FLAG_NAMES: list[str] = []
+# How long the idle-stream probe holds its streams (set from --stream-hold).
+_STREAM_HOLD: list[float] = [15.0]
 
 
 def _request(
@@ -89,6 +98,14 @@ def _seed(base: str, flags: int) -> str:
         {"type": "simple", "value": "core"},
         admin,
     )
+    _FLAG_NAMES.extend(f"bench.flag-{index:04d}" for index in range(flags))
+    frontend, _ = _request(
+        f"{base}/api/admin/api-tokens",
+        "POST",
+        {"tokenName": "web", "type": "frontend", "environment": "development", "projects": ["*"]},
+        admin,
+    )
+    _FRONTEND.append(str(frontend["secret"]))
     endpoint, _ = _request(f"{base}/api/admin/signal-endpoints", "POST", {"name": "probe"}, admin)
     token, _ = _request(
         f"{base}/api/admin/signal-endpoints/{endpoint['id']}/tokens", "POST", {"name": "t"}, admin
@@ -106,6 +123,18 @@ def _rss_mb(pid: int) -> float:
 
 def _db_mb(db: Path) -> float:
     return sum(p.stat().st_size for p in db.parent.glob(db.name + "*")) / 1e6
+
+
+def _tcp_mb() -> float:
+    """The kernel's TCP socket memory, all sockets of the machine (``/proc/net/sockstat``
+    counts it in pages)."""
+    with open("/proc/net/sockstat", encoding="ascii") as sockstat:
+        for line in sockstat:
+            if line.startswith("TCP:"):
+                fields = line.split()
+                pages = int(fields[fields.index("mem") + 1])
+                return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+    return 0.0
 
 
 # --- the legitimate SDK: a separate process, 4 keep-alive connections polling with ETag ---
@@ -188,6 +217,10 @@ async def _run_probe(probe: Probe, base: str, count: int, seconds: float) -> dic
     return statuses
 
 
+def _as_attack(probe: Probe) -> Callable[[str, int, float], Awaitable[dict[int, int]]]:
+    return lambda base, count, seconds: _run_probe(probe, base, count, seconds)
+
+
 async def _status(response: Any) -> int:
     async with response as answered:
         await answered.read()
@@ -224,15 +257,16 @@ def _short_instances(session: aiohttp.ClientSession, base: str, i: int) -> Await
 _MADE_UP = {f"made-up-{n}": {"yes": 1, "no": 1} for n in range(9_000)}
 
 
+def _now(minutes: float = 0.0) -> str:
+    at = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=minutes)
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _metrics(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
     body = {
         "appName": "probe",
         "instanceId": f"i-{i}",
-        "bucket": {
-            "start": "2026-01-01T00:00:00Z",
-            "stop": "2026-01-01T00:01:00Z",
-            "toggles": _MADE_UP,
-        },
+        "bucket": {"start": _now(-1), "stop": _now(), "toggles": _MADE_UP},
     }
     return _status(
         session.post(f"{base}/api/client/metrics", json=body, headers={"Authorization": CLIENT})
@@ -306,6 +340,112 @@ def _slow_forms(seconds: float) -> Probe:
     return send
 
 
+def _every_flag(variants: int) -> dict[str, Any]:
+    """Counts for every seeded flag, each with ``variants`` made-up variant names."""
+    names = {f"variant-{n:03d}-{'v' * 12}": 1 for n in range(variants)}
+    return {name: {"yes": 1, "no": 1, "variants": names} for name in _FLAG_NAMES}
+
+
+def _frontend_app_flood(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
+    """Issue 24 #1: the public frontend token, a new appName each post, every flag named
+    with 100 variants (about 770 kB a post at 300 flags; serialised once, the appName
+    swapped in, so the probe's client is not what limits its rate)."""
+    body = _FLOOD_BODY[0].replace(b"flood-00000000", f"flood-{i:08d}".encode())
+    headers = {"Authorization": _FRONTEND[0], "Content-Type": "application/json"}
+    return _status(session.post(f"{base}/api/frontend/client/metrics", data=body, headers=headers))
+
+
+def _flood_body() -> bytes:
+    body = {
+        "appName": "flood-00000000",
+        "instanceId": "browser-1",
+        "bucket": {"start": _now(-1), "stop": _now(), "toggles": _every_flag(100)},
+    }
+    return json.dumps(body).encode()
+
+
+_FLOOD_BODY: list[bytes] = []
+
+
+def _future_buckets(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
+    """Issue 24 #2: buckets dated 2999 and 9999 with client and frontend tokens, every flag
+    named, a new app each post (before the window they outlived retention)."""
+    year = "2999" if i % 2 else "9999"
+    body = {
+        "appName": f"future-{i}",
+        "instanceId": "i-1",
+        "bucket": {
+            "start": f"{year}-01-01T00:00:00Z",
+            "stop": f"{year}-01-01T00:01:00Z",
+            "toggles": _FUTURE_TOGGLES[0],
+        },
+    }
+    path, token = (
+        ("/api/frontend/client/metrics", _FRONTEND[0])
+        if i % 4 < 2
+        else ("/api/client/metrics", CLIENT)
+    )
+    return _status(session.post(f"{base}{path}", json=body, headers={"Authorization": token}))
+
+
+_FUTURE_TOGGLES: list[dict[str, Any]] = []
+
+
+async def _idle_streams(base: str, count: int, seconds: float) -> dict[Any, Any]:
+    """Issue 24 #5: ``count`` streams from one client token and one address, each socket
+    with a 4 kB receive buffer, never read past the status line. Held for --stream-hold
+    seconds (the issue saw them open after 40 s); reports the answers, the kernel TCP
+    memory at its peak, and how many the server still held open at the end (by its own
+    ``flagcore_streaming_clients``)."""
+    host, port = base.removeprefix("http://").split(":")
+    request = (
+        f"GET /api/client/streaming HTTP/1.1\r\nHost: {host}\r\nAuthorization: {CLIENT}\r\n\r\n"
+    ).encode()
+    loop = asyncio.get_running_loop()
+    opened: list[socket.socket] = []
+    statuses: dict[Any, Any] = {}
+
+    async def open_one() -> None:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        try:
+            await loop.sock_connect(sock, (host, int(port)))
+            await loop.sock_sendall(sock, request)
+            head = await asyncio.wait_for(loop.sock_recv(sock, 12), 10)
+            status = int(head[9:12]) if head.startswith(b"HTTP/1.1 ") else -1
+        except (OSError, TimeoutError, ValueError):
+            status = -1
+        statuses[status] = statuses.get(status, 0) + 1
+        opened.append(sock)
+
+    deadline = time.perf_counter() + max(seconds, _STREAM_HOLD[0])
+    for start in range(0, count, 50):
+        await asyncio.gather(*(open_one() for _ in range(min(50, count - start))))
+    peak = _tcp_mb()
+    while time.perf_counter() < deadline:
+        peak = max(peak, _tcp_mb())
+        await asyncio.sleep(0.2)
+    still_open = await loop.run_in_executor(None, _streams_open, base)
+    for sock in opened:
+        sock.close()
+    statuses[f"open after {_STREAM_HOLD[0]:g} s"] = still_open
+    statuses["peak TCP MB"] = round(peak, 1)
+    return statuses
+
+
+def _streams_open(base: str) -> int:
+    """The streams the server holds open now, from its ``flagcore_streaming_clients``."""
+    request = urllib.request.Request(
+        f"{base}/internal-backstage/prometheus", headers={"Authorization": ADMIN}
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith("flagcore_streaming_clients "):
+                return int(float(line.split()[1]))
+    return -1
+
+
 async def _phase(
     base: str, pid: int, db: Path, seconds: float, attack: Awaitable[Any] | None
 ) -> dict[str, Any]:
@@ -318,11 +458,11 @@ async def _phase(
         *(["--python-legit"] if PYTHON_LEGIT else []),
         stdout=subprocess.PIPE,
     )
-    peak = _rss_mb(pid)
+    peak, tcp_peak = _rss_mb(pid), _tcp_mb()
     server_cpu, own_cpu, started = _cpu_seconds(pid), time.process_time(), time.perf_counter()
     attacked = asyncio.ensure_future(attack) if attack is not None else None
     while legit.returncode is None:
-        peak = max(peak, _rss_mb(pid))
+        peak, tcp_peak = max(peak, _rss_mb(pid)), max(tcp_peak, _tcp_mb())
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(legit.wait(), 0.2)
     out, _ = await legit.communicate()
@@ -342,8 +482,9 @@ async def _phase(
         **{key.replace("cpu", "pct"): 100 * value for key, value in shares.items()},
         "rss_mb": peak,
         "db_mb": _db_mb(db),
+        "tcp_mb": tcp_peak,
         "statuses": statuses,
-        "probe_rate": sum(statuses.values()) / seconds,
+        "probe_rate": sum(n for key, n in statuses.items() if isinstance(key, int)) / seconds,
     }
 
 
@@ -371,7 +512,11 @@ def _probe_cost(before: dict[str, Any], during: dict[str, Any]) -> str:
 def _why_missed(name: str, before: dict[str, Any], during: dict[str, Any]) -> str:
     """The numbers behind a missed 304 target: how much of the server's answer rate the
     probe took, and whether it was refused or could only be served."""
-    served = sum(n for status, n in during["statuses"].items() if status not in (429, -1))
+    served = sum(
+        n
+        for status, n in during["statuses"].items()
+        if isinstance(status, int) and status not in (429, -1)
+    )
     refused = during["statuses"].get(429, 0)
     total = during["rate"] + during["probe_rate"]
     share = during["probe_rate"] / total if total else 0.0
@@ -428,8 +573,6 @@ async def _main(args: argparse.Namespace) -> int:
         "FLAGCORE_RETENTION_INTERVAL_SECONDS": "2",
         **dict(setting.split("=", 1) for setting in args.env or ()),
     }
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -471,25 +614,38 @@ async def _main(args: argparse.Namespace) -> int:
             ("unknown tokens", _unknown_tokens, 10_500),
             ("signals, 100 kB", _signals(signal_secret), 5_000),
             ("slow UI forms, 200 connections", _slow_forms(args.seconds), 8),
+            # issue 24 #1, #2, #5: what one token and one address can store or hold open
+            ("frontend metrics, new appNames", _frontend_app_flood, 400),
+            ("metrics, buckets dated 2999", _future_buckets, 2_000),
+        ]
+        _FLOOD_BODY.append(_flood_body())
+        _FUTURE_TOGGLES.append(_every_flag(3))
+        attacks: list[tuple[str, Callable[[str, int, float], Awaitable[Any]], int]] = [
+            ("streams never read", _idle_streams, 800),
         ]
         if args.only:  # a subset, to compare servers probe by probe (each probe unchanged)
             probes = [p for p in probes if any(word in p[0] for word in args.only)]
+            attacks = [a for a in attacks if any(word in a[0] for word in args.only)]
+        runs: list[tuple[str, Callable[[str, int, float], Awaitable[Any]], int]] = [
+            *((name, _as_attack(probe), count) for name, probe, count in probes),
+            *attacks,
+        ]
         quiet = await _phase(base, server.pid, db, args.seconds, None)
         print(
-            f"{'phase':<32} {'304/s':>8} {'p99 ms':>7} {'RSS MB':>7} {'DB MB':>7} "
+            f"{'phase':<32} {'304/s':>8} {'p99 ms':>7} {'RSS MB':>7} {'DB MB':>7} {'TCP MB':>7} "
             f"{'probe/s':>8} {'CPU%: server':>12} {'probe':>5} {'legit':>5}  statuses"
         )
         row = (
-            "{:<32} {rate:>8.0f} {p99_ms:>7.1f} {rss_mb:>7.1f} {db_mb:>7.2f} "
+            "{:<32} {rate:>8.0f} {p99_ms:>7.1f} {rss_mb:>7.1f} {db_mb:>7.2f} {tcp_mb:>7.1f} "
             "{probe_rate:>8.0f} {server_pct:>12.0f} {probe_pct:>5.0f} {legit_pct:>5.0f}  "
             "{statuses}"
         )
         print(row.format("quiet", **quiet))
-        for name, probe, count in probes:
+        for name, attack, count in runs:
             count = max(1, int(count * args.scale))
             before = await _phase(base, server.pid, db, args.seconds, None)
             during = await _phase(
-                base, server.pid, db, args.seconds, _run_probe(probe, base, count, args.seconds)
+                base, server.pid, db, args.seconds, attack(base, count, args.seconds)
             )
             await asyncio.sleep(2.5)  # one retention run
             after = await _phase(base, server.pid, db, args.seconds, None)
@@ -536,6 +692,13 @@ def main() -> None:
         metavar="WORD",
         help="run only the probes whose name holds WORD (repeatable), e.g. --only metrics",
     )
+    parser.add_argument(
+        "--stream-hold",
+        type=float,
+        default=15.0,
+        help="seconds the idle-stream probe holds its streams (default 15: past the 10 s "
+        "drain timeout)",
+    )
     parser.add_argument("--legit", nargs=2, metavar=("URL", "SECONDS"), help=argparse.SUPPRESS)
     parser.add_argument(
         "--python-legit",
@@ -552,6 +715,7 @@ def main() -> None:
         else:
             print(json.dumps(asyncio.run(_legit(url, seconds))))
         return
+    _STREAM_HOLD[0] = args.stream_hold
     global PYTHON_LEGIT
     PYTHON_LEGIT = args.python_legit or shutil.which("wrk") is None
     print(

@@ -31,6 +31,12 @@ class Limits:
     # as the server has; variant names per flag are as few as its variants.
     metrics_toggles_per_post: int = 10_000
     metrics_variants_per_toggle: int = 100
+    # When a metrics bucket may start, around now: an SDK reports its last interval, or
+    # what it kept through an outage of up to Unleash's 48 h retention; a bucket outside
+    # (a skewed clock, a made-up 2999) is dropped, never stored where retention cannot
+    # reach it. The 5 minutes ahead forgive ordinary clock skew.
+    metrics_bucket_past_hours: float = 48
+    metrics_bucket_future_minutes: float = 5
     # appName, instanceId, sdkVersion and strategy names an SDK reports about itself.
     client_field_length: int = 255
     client_strategies_reported: int = 100

@@ -461,21 +461,34 @@ class MemoryTransaction:
         return sorted(executions, key=lambda e: -e.id)[offset : offset + limit]
 
     # --- metrics and instances ---
-    def add_flag_metrics(self, rows: Iterable[FlagMetrics]) -> None:
+    def add_flag_metrics(
+        self,
+        rows: Iterable[FlagMetrics],
+        *,
+        max_new: int | None = None,
+        max_variants: int | None = None,
+    ) -> int:
+        created = 0
         for row in rows:
             key = (row.flag, row.app_name, row.environment, row.hour)
             current = self._tables["metrics"].get(key)
-            if current is not None:
-                variants = dict(current.variants)
-                for name, count in row.variants.items():
+            if current is None:
+                if max_new is not None and created >= max_new:
+                    continue
+                created += 1
+                current = attrs.evolve(row, yes=0, no=0, variants={})
+            variants = dict(current.variants)
+            for name, count in row.variants.items():
+                if name in variants or max_variants is None or len(variants) < max_variants:
                     variants[name] = min(variants.get(name, 0) + count, _MAX_COUNT)
-                row = attrs.evolve(
-                    current,
-                    yes=min(current.yes + row.yes, _MAX_COUNT),
-                    no=min(current.no + row.no, _MAX_COUNT),
-                    variants=variants,
-                )
+            row = attrs.evolve(
+                current,
+                yes=min(current.yes + row.yes, _MAX_COUNT),
+                no=min(current.no + row.no, _MAX_COUNT),
+                variants=variants,
+            )
             self._put("metrics", key, row)
+        return created
 
     def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]:
         return sorted(
@@ -492,10 +505,12 @@ class MemoryTransaction:
         flags = self._tables["flags"]
         return {name: flags[name].project for name in names if name in flags}
 
-    def save_client_instance(self, instance: ClientInstance) -> None:
+    def save_client_instance(self, instance: ClientInstance, *, create: bool = True) -> bool:
         """Merge: what a metrics post does not say (SDK version, ...) is kept from before."""
         key = (instance.app_name, instance.instance_id)
         before = self._tables["instances"].get(key)
+        if before is None and not create:
+            return False
         if before is not None:
             instance = attrs.evolve(
                 instance,
@@ -506,6 +521,7 @@ class MemoryTransaction:
                 interval=instance.interval if instance.interval is not None else before.interval,
             )
         self._put("instances", key, instance)
+        return before is None
 
     def list_client_instances(self) -> Sequence[ClientInstance]:
         return [instance for _key, instance in sorted(self._tables["instances"].items())]

@@ -283,8 +283,22 @@ class MetricsRepository(Protocol):
     """Hourly metric buckets (listed by hour, app, environment) and SDK instances
     (listed by app name, then instance id). Counts saturate at 2**63 - 1."""
 
-    def add_flag_metrics(self, rows: Iterable[FlagMetrics]) -> None:
-        """Add the counts to the stored ones of the same flag, app, environment and hour."""
+    def add_flag_metrics(
+        self,
+        rows: Iterable[FlagMetrics],
+        *,
+        max_new: int | None = None,
+        max_variants: int | None = None,
+    ) -> int:
+        """Add the counts to the stored ones of the same flag, app, environment and hour;
+        return how many buckets were new.
+
+        SDK traffic decides what is written, so both sizes can be bounded: at most
+        ``max_new`` buckets are created (a row that would make one more is dropped, rows
+        of existing buckets still add up), and a bucket keeps at most ``max_variants``
+        variant names (a new name past it is dropped, known names still add up). None: no
+        bound.
+        """
         ...
 
     def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]: ...
@@ -298,7 +312,11 @@ class MetricsRepository(Protocol):
         for a whole metrics report, whatever names it makes up."""
         ...
 
-    def save_client_instance(self, instance: ClientInstance) -> None: ...
+    def save_client_instance(self, instance: ClientInstance, *, create: bool = True) -> bool:
+        """Save (merge into the stored one) and say whether the instance was new; with
+        ``create`` False an instance not yet stored is not saved."""
+        ...
+
     def list_client_instances(self) -> Sequence[ClientInstance]: ...
 
 

@@ -754,6 +754,46 @@ class MetricsRepositoryContract(_PortContract):
             ]
             assert list(tx.list_flag_metrics("other")) == []
 
+    def test_new_metric_buckets_and_variant_names_stop_at_their_bounds(self, store: Store) -> None:
+        with store.transaction() as tx:
+            self._flag(tx)
+            assert tx.add_flag_metrics([FlagMetrics("checkout", "web", DEV, _at(0), 1, 0, {})]) == 1
+            created = tx.add_flag_metrics(
+                [
+                    FlagMetrics("checkout", "new-1", DEV, _at(0), 1, 0, {}),
+                    FlagMetrics("checkout", "web", DEV, _at(0), 2, 0, {"a": 1, "b": 1}),
+                    FlagMetrics("checkout", "new-2", DEV, _at(0), 1, 0, {}),
+                ],
+                max_new=1,
+                max_variants=2,
+            )
+            assert created == 1
+            tx.add_flag_metrics(
+                [FlagMetrics("checkout", "web", DEV, _at(0), 0, 1, {"c": 5, "a": 2})],
+                max_new=0,
+                max_variants=2,
+            )
+        with store.transaction(write=False) as tx:
+            assert list(tx.list_flag_metrics("checkout")) == [
+                FlagMetrics("checkout", "new-1", DEV, _at(0), 1, 0, {}),
+                FlagMetrics("checkout", "web", DEV, _at(0), 3, 1, {"a": 3, "b": 1}),
+            ]
+
+    def test_an_instance_is_created_only_when_allowed_and_says_it_was_new(
+        self, store: Store
+    ) -> None:
+        seen = ClientInstance("web", "i-1", None, None, (), None, None, _at(0))
+        with store.transaction() as tx:
+            assert tx.save_client_instance(seen) is True
+            assert tx.save_client_instance(attrs.evolve(seen, last_seen=_at(5))) is False
+            assert (
+                tx.save_client_instance(attrs.evolve(seen, last_seen=_at(6)), create=False) is False
+            )
+            other = ClientInstance("web", "i-2", None, None, (), None, None, _at(0))
+            assert tx.save_client_instance(other, create=False) is False
+        with store.transaction(write=False) as tx:
+            assert list(tx.list_client_instances()) == [attrs.evolve(seen, last_seen=_at(6))]
+
     def test_metrics_since_an_hour_list_every_flag_by_flag_then_app_within_the_limit(
         self, store: Store
     ) -> None:

@@ -312,6 +312,13 @@ class ServerConfig:
     streaming_keepalive: float = 15.0
     streaming_buffer_events: int = 64
     streaming_history: int = 1_000
+    # What one client can hold open (docs/security.md): streams per token and per address
+    # (past either, 429; 0 is no limit), the kernel send buffer of a stream's socket, and
+    # how long bytes may wait unacknowledged before the stream is closed as not draining.
+    streaming_max_per_token: int = 1_000
+    streaming_max_per_address: int = 100
+    streaming_send_buffer_bytes: int = 64 * 1024
+    streaming_drain_timeout: float = 10.0
     # Pause the cyclic garbage collector while a client payload is built on a cache miss
     # (flagcore.gc_pause): the snapshot step ~20% faster at 10,000 flags; off for a process
     # that must never defer collections (docs/engine.md, "Garbage collection").
@@ -328,6 +335,12 @@ class ServerConfig:
     register_rate_limit: int = 6000
     frontend_metrics_rate_limit: int = 6000
     frontend_register_rate_limit: int = 6000
+    # Rows (new SDK instances and new hour buckets) metrics posts may add to the store, an
+    # hour per (token, address), and per frontend token from all addresses (its secret is
+    # public); past it only existing rows are counted into. 0 is no limit.
+    metrics_new_rows_per_hour: int = 10_000
+    frontend_metrics_new_rows_per_hour: int = 1_000
+    frontend_metrics_new_rows_per_hour_per_token: int = 10_000
     # Never-seen SDK instances noted from polls, a minute per token; past it, not tracked.
     new_instances_rate_limit: int = 1000
     # Refused secrets a minute per address before each further 401 waits this long.
@@ -647,6 +660,38 @@ SETTINGS: tuple[Setting, ...] = (
         help="changes kept per environment for Last-Event-ID and delta catch-up",
     ),
     Setting(
+        "FLAGCORE_STREAMING_MAX_PER_TOKEN",
+        "streaming_max_per_token",
+        _count,
+        default="1000",
+        section=_SDKS,
+        help="open streams per token, from every address; past it 429 (0: no limit)",
+    ),
+    Setting(
+        "FLAGCORE_STREAMING_MAX_PER_ADDRESS",
+        "streaming_max_per_address",
+        _count,
+        default="100",
+        section=_SDKS,
+        help="open streams per address; past it 429 (0: no limit)",
+    ),
+    Setting(
+        "FLAGCORE_STREAMING_SEND_BUFFER_BYTES",
+        "streaming_send_buffer_bytes",
+        _between(4096, 64 * 1024 * 1024, "not a size in bytes from 4096 to 64 MiB"),
+        default="65536",
+        section=_SDKS,
+        help="kernel send buffer of a stream's socket, in bytes",
+    ),
+    Setting(
+        "FLAGCORE_STREAMING_DRAIN_SECONDS",
+        "streaming_drain_timeout",
+        _amount,
+        default="10",
+        section=_SDKS,
+        help="seconds a stream's bytes may wait unacknowledged before it is closed",
+    ),
+    Setting(
         "FLAGCORE_FRONTEND_ORIGINS",
         "frontend_origins",
         _origins,
@@ -706,6 +751,30 @@ SETTINGS: tuple[Setting, ...] = (
         default="1000",
         section=_LIMITS,
         help="never-seen SDK instances noted from polls a minute per token (0: no limit)",
+    ),
+    Setting(
+        "FLAGCORE_METRICS_NEW_ROWS_PER_HOUR",
+        "metrics_new_rows_per_hour",
+        _count,
+        default="10000",
+        section=_LIMITS,
+        help="rows (instances, hour buckets) SDK metrics may add an hour per token and address",
+    ),
+    Setting(
+        "FLAGCORE_FRONTEND_METRICS_NEW_ROWS_PER_HOUR",
+        "frontend_metrics_new_rows_per_hour",
+        _count,
+        default="1000",
+        section=_LIMITS,
+        help="rows browser metrics may add an hour per frontend token and address",
+    ),
+    Setting(
+        "FLAGCORE_FRONTEND_METRICS_NEW_ROWS_PER_HOUR_PER_TOKEN",
+        "frontend_metrics_new_rows_per_hour_per_token",
+        _count,
+        default="10000",
+        section=_LIMITS,
+        help="rows browser metrics may add an hour per frontend token, every address",
     ),
     Setting(
         "FLAGCORE_AUTH_FAILURES_FREE_PER_MINUTE",

@@ -143,6 +143,25 @@ class ServerMetrics:
             ("reason",),
             registry=r,
         )
+        self.sdk_metrics_dropped = Counter(
+            "flagcore_sdk_metrics_dropped",
+            "SDK metrics reports (client and frontend) accepted but not wholly kept, by "
+            "reason: outside_window (a bucket start too far from now), row_budget (the "
+            "token and address may add no more rows this hour; existing rows still count).",
+            ("reason",),
+            registry=r,
+        )
+        self.streams_refused = Counter(
+            "flagcore_streams_refused",
+            "SSE streams refused with 429, by limit (per_token, per_address).",
+            ("limit",),
+            registry=r,
+        )
+        self.streams_not_draining = Counter(
+            "flagcore_streams_closed_not_draining",
+            "SSE streams closed because their client stopped reading.",
+            registry=r,
+        )
         self.action_executions = Counter(
             "flagcore_action_executions",
             "Action set executions, by result (success, failed, error).",

@@ -12,6 +12,9 @@ neither the number of clients nor their rate makes the server keep more (docs/se
 - New SDK instances noted from polls are limited per token (per address without
   authentication): past the limit the poll is still answered, the instance is just not
   tracked until a later poll.
+- Rows metrics posts (and frontend registrations) may add to the store are budgeted an
+  hour per (token, address), and per frontend token from every address (`RowBudget`):
+  reserved before the post is counted, the unused part given back.
 - Presented secrets that are not valid (guesses) are counted per address; past the free
   allowance each further failure is answered only after a delay, an ``asyncio.sleep``
   that costs the server no CPU, while valid tokens from the same address are never
@@ -45,7 +48,9 @@ __all__ = [
     "RATE_LIMITS",
     "RateLimiter",
     "RateLimits",
+    "RowBudget",
     "client_address",
+    "metrics_row_budget",
     "refusal",
     "tarpit_auth_failure",
     "too_many_requests",
@@ -57,7 +62,8 @@ MAX_KEYS = 10_000
 
 
 class RateLimiter:
-    """Token buckets per key: ``per_minute`` requests a minute, bursts of up to as many.
+    """Token buckets per key: ``per_minute`` requests a minute (a ``period`` of other
+    seconds: that many per period), bursts of up to as many.
 
     A bucket is two floats in an `OrderedDict` bounded by ``max_keys``; taking from it is
     a dictionary lookup and a little arithmetic. ``per_minute == 0`` turns the limiter off.
@@ -71,9 +77,10 @@ class RateLimiter:
         *,
         max_keys: int = MAX_KEYS,
         clock: Callable[[], float] = time.monotonic,
+        period: float = 60.0,
     ) -> None:
         self.capacity = float(per_minute)
-        self._rate = per_minute / 60.0  # tokens a second
+        self._rate = per_minute / period  # tokens a second
         self._max_keys = max_keys
         self._clock = clock
         self._buckets: OrderedDict[Hashable, list[float]] = OrderedDict()
@@ -103,6 +110,30 @@ class RateLimiter:
         bucket[0] = tokens
         return (1.0 - tokens) / self._rate
 
+    def reserve(self, key: Hashable, most: int) -> int | None:
+        """Take up to ``most`` whole tokens for ``key`` at once and say how many (None when
+        the limiter is off): a budget spent by work whose cost is known only afterwards,
+        the unspent part given back with `refund`."""
+        if not self.capacity:
+            return None
+        now = self._clock()
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            if len(self._buckets) >= self._max_keys:
+                self._buckets.popitem(last=False)
+            bucket = self._buckets[key] = [self.capacity, now]
+        self._buckets.move_to_end(key)
+        tokens = min(self.capacity, bucket[0] + (now - bucket[1]) * self._rate)
+        taken = max(0, min(most, math.floor(tokens)))
+        bucket[0], bucket[1] = tokens - taken, now
+        return taken
+
+    def refund(self, key: Hashable, count: int) -> None:
+        """Give back ``count`` tokens `reserve` took and the work did not use."""
+        bucket = self._buckets.get(key)
+        if bucket is not None and count > 0:
+            bucket[0] = min(self.capacity, bucket[0] + count)
+
     def __len__(self) -> int:
         return len(self._buckets)
 
@@ -116,6 +147,9 @@ class RateLimits:
     frontend_metrics: RateLimiter
     frontend_register: RateLimiter
     new_instances: RateLimiter
+    metrics_new_rows: RateLimiter
+    frontend_metrics_new_rows: RateLimiter
+    frontend_metrics_new_rows_per_token: RateLimiter
     auth_failures: RateLimiter
     auth_failure_delay: float
 
@@ -127,6 +161,13 @@ class RateLimits:
             frontend_metrics=RateLimiter(config.frontend_metrics_rate_limit),
             frontend_register=RateLimiter(config.frontend_register_rate_limit),
             new_instances=RateLimiter(config.new_instances_rate_limit),
+            metrics_new_rows=RateLimiter(config.metrics_new_rows_per_hour, period=3600.0),
+            frontend_metrics_new_rows=RateLimiter(
+                config.frontend_metrics_new_rows_per_hour, period=3600.0
+            ),
+            frontend_metrics_new_rows_per_token=RateLimiter(
+                config.frontend_metrics_new_rows_per_hour_per_token, period=3600.0
+            ),
             auth_failures=RateLimiter(config.auth_failures_free_per_minute),
             auth_failure_delay=config.auth_failure_delay,
         )
@@ -213,6 +254,48 @@ class _ClosingResponse(web.Response):
         # before closing; closing the transport sends what is written, then ends.
         if self._transport_to_close is not None:
             self._transport_to_close.close()
+
+
+class RowBudget:
+    """What a metrics post may add to the store: whole tokens reserved from each limiter
+    that applies (keyed by token and address, or by token alone) before the post is
+    counted, the unused part refunded after."""
+
+    def __init__(self, grants: Sequence[tuple[RateLimiter, Hashable]], most: int) -> None:
+        self._taken: list[tuple[RateLimiter, Hashable, int]] = []
+        for limiter, key in grants:
+            taken = limiter.reserve(key, most)
+            if taken is not None:
+                self._taken.append((limiter, key, taken))
+
+    @property
+    def rows(self) -> int | None:
+        """The rows the post may create (None: no limit applies)."""
+        return min((taken for _l, _k, taken in self._taken), default=None)
+
+    def spent(self, created: int) -> None:
+        """Keep ``created`` of each reservation, give the rest back."""
+        for limiter, key, taken in self._taken:
+            limiter.refund(key, taken - created)
+
+
+def metrics_row_budget(request: web.Request, most: int, *, frontend: bool) -> RowBudget:
+    """The budget of new rows for a metrics post that could create ``most``: per (token,
+    address), and for a frontend token (public in every browser bundle) per token too.
+    Only what the post could use is reserved, so posts of other browsers sharing the
+    token are not starved while it is counted."""
+    limits = request.app[RATE_LIMITS]
+    token = _token_key(request)
+    per_client = (token, client_address(request))
+    if not frontend:
+        return RowBudget([(limits.metrics_new_rows, per_client)], most)
+    return RowBudget(
+        [
+            (limits.frontend_metrics_new_rows, per_client),
+            (limits.frontend_metrics_new_rows_per_token, token),
+        ],
+        most,
+    )
 
 
 def allows_new_instance(request: web.Request, token: ApiToken | None) -> bool:

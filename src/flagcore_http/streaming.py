@@ -22,6 +22,7 @@ import contextlib
 import json
 import logging
 import math
+from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -54,6 +55,14 @@ class HubSettings:
     check_tokens: bool = True
     keepalive: float = 15.0
     idle_feed: float = 600.0  # seconds an environment is followed after its last use
+    # What one client may hold (docs/security.md): streams per token and per address
+    # (0: no limit), the socket's kernel send buffer (0: the system's own, which grows to
+    # megabytes), and the seconds written bytes may go unacknowledged before the stream is
+    # closed as not draining.
+    max_per_token: int = 1_000
+    max_per_address: int = 100
+    send_buffer_bytes: int = 64 * 1024
+    drain_timeout: float = 10.0
 
 
 def sse(event: str | None, data: str, event_id: int | None = None) -> bytes:
@@ -75,10 +84,18 @@ def events_message(event: str, events: list[dict[str, Any]]) -> bytes:
 class StreamConnection:
     """One SSE client: its scope, its token, and a bounded queue of messages to write."""
 
-    def __init__(self, environment: str, scope: Scope, token_hash: str | None, buffer: int) -> None:
+    def __init__(
+        self,
+        environment: str,
+        scope: Scope,
+        token_hash: str | None,
+        buffer: int,
+        address: str = "",
+    ) -> None:
         self.environment = environment
         self.scope = scope
         self.token_hash = token_hash
+        self.address = address
         self.queue: asyncio.Queue[bytes | None] = asyncio.Queue(maxsize=buffer)
         self.closed_because: str | None = None
         self._task = asyncio.current_task()
@@ -157,6 +174,8 @@ class StreamingHub:
         # Every open stream, whichever feed it follows (one of an unknown environment is
         # in no feed kept here, yet must be closed on shutdown like the others).
         self.connections: set[StreamConnection] = set()
+        self._per_token: Counter[str] = Counter()
+        self._per_address: Counter[str] = Counter()
 
     # --- environments -------------------------------------------------------------
     async def feed(self, environment: str) -> EnvironmentFeed:
@@ -314,17 +333,47 @@ class StreamingHub:
     def admits(self) -> bool:
         return len(self.connections) < self.settings.max_connections
 
+    def limit_reached(self, token_hash: str | None, address: str) -> str | None:
+        """Which of the per-client limits a new stream would pass (``per_token``,
+        ``per_address``), or None if it may open."""
+        settings = self.settings
+        if (
+            token_hash is not None
+            and settings.max_per_token
+            and self._per_token[token_hash] >= settings.max_per_token
+        ):
+            return "per_token"
+        if settings.max_per_address and self._per_address[address] >= settings.max_per_address:
+            return "per_address"
+        return None
+
     def open(self, feed: EnvironmentFeed, connection: StreamConnection) -> None:
         feed.connections.add(connection)
         self.connections.add(connection)
+        if connection.token_hash is not None:
+            self._per_token[connection.token_hash] += 1
+        self._per_address[connection.address] += 1
 
     def forget(self, feed: EnvironmentFeed, connection: StreamConnection) -> None:
         feed.connections.discard(connection)
+        if connection not in self.connections:
+            return
         self.connections.discard(connection)
+        _release(self._per_token, connection.token_hash)
+        _release(self._per_address, connection.address)
 
     def close_all(self, reason: str) -> None:
         for connection in list(self.connections):
             connection.close(reason)
+
+
+def _release(counts: Counter[str], key: str | None) -> None:
+    """One stream fewer for ``key``; a key with none left is forgotten (no growth)."""
+    if key is None:
+        return
+    counts[key] -= 1
+    if counts[key] <= 0:
+        del counts[key]
 
 
 def _environment_state(service: Service, environment: str, revision: int) -> EnvironmentState:
@@ -345,6 +394,10 @@ def hub_settings(config: ServerConfig) -> HubSettings:
         history=config.streaming_history,
         keepalive=max(0.1, config.streaming_keepalive),
         check_tokens=config.auth is AuthMode.TOKEN,
+        max_per_token=config.streaming_max_per_token,
+        max_per_address=config.streaming_max_per_address,
+        send_buffer_bytes=config.streaming_send_buffer_bytes,
+        drain_timeout=max(0.1, config.streaming_drain_timeout),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,13 @@ def service(tmp_path: Path) -> Iterator[Service]:
     )
     yield service
     store.close()
+
+
+def bucket_time(minutes_ago: float = 1.0) -> str:
+    """An RFC 3339 time near now, for metrics buckets: only those starting from 48 hours
+    back to 5 minutes ahead are counted."""
+    at = dt.datetime.now(dt.UTC) - dt.timedelta(minutes=minutes_ago)
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Api:

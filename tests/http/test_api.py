@@ -6,7 +6,7 @@ import gzip
 from typing import Any
 
 from flagcore import Engine
-from tests.http.conftest import ALL_PROJECTS_CLIENT, CLIENT, Api
+from tests.http.conftest import ALL_PROJECTS_CLIENT, CLIENT, Api, bucket_time
 
 F = "/api/admin/projects/default/features"
 
@@ -401,8 +401,8 @@ async def test_register_and_metrics_are_accepted_and_stored(api: Api, service: A
         "appName": "shop",
         "instanceId": "i-1",
         "bucket": {
-            "start": "2026-11-22T08:23:08.945994537Z",
-            "stop": "2026-11-22T08:23:11.469051162Z",
+            "start": bucket_time(2)[:-1] + ".945994537Z",
+            "stop": bucket_time()[:-1] + ".469051162Z",
             "toggles": {"f": {"yes": 2, "no": 1, "variants": {"a": 2}}},
         },
     }

@@ -19,7 +19,7 @@ from flagcore.entities import Tag
 from flagcore.service import RetentionSettings, Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.keys import CACHE, WORKER
-from tests.http.conftest import ADMIN, ALL_PROJECTS_CLIENT, CLIENT, Api
+from tests.http.conftest import ADMIN, ALL_PROJECTS_CLIENT, CLIENT, Api, bucket_time
 
 FEATURES = "/api/client/features"
 
@@ -142,8 +142,8 @@ def _metrics(toggles: dict[str, Any], app: str = "shop") -> dict[str, Any]:
         "appName": app,
         "instanceId": "i-1",
         "bucket": {
-            "start": "2026-11-22T08:23:08Z",
-            "stop": "2026-11-22T08:24:08Z",
+            "start": bucket_time(2),
+            "stop": bucket_time(),
             "toggles": toggles,
         },
     }

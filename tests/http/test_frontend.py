@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from flagcore.model import Constraint, Payload, Strategy, Variant
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
-from tests.http.conftest import ADMIN, CLIENT, Api
+from tests.http.conftest import ADMIN, CLIENT, Api, bucket_time
 
 FRONTEND = "default:development.frontend-secret-for-tests"
 OTHER_PROJECT_FRONTEND = "web:development.frontend-web-project-secret"
@@ -228,8 +228,8 @@ async def test_metrics_and_registration_from_browsers_are_recorded(
             "appName": "web-shop",
             "instanceId": "browser-1",
             "bucket": {
-                "start": "2026-11-23T10:00:00Z",
-                "stop": "2026-11-23T10:01:00Z",
+                "start": bucket_time(2),
+                "stop": bucket_time(),
                 "toggles": {"on-for-all": {"yes": 3, "no": 1, "variants": {}}},
             },
         },
@@ -252,6 +252,35 @@ async def test_metrics_and_registration_from_browsers_are_recorded(
     ]
 
 
+async def test_browser_metrics_count_only_variant_names_the_flag_can_have_given(
+    api: Api, flags: Service
+) -> None:
+    """A browser only ever gets the variants its flags define (or ``disabled``): other
+    names, each a stored key a public token could make up by the hundred, are dropped."""
+    made_up = {f"made-up-{n}-" + "x" * 200: 1 for n in range(100)}
+    posted = await api.request(
+        "POST",
+        "/api/frontend/client/metrics",
+        token=FRONTEND,
+        json={
+            "appName": "web-shop",
+            "bucket": {
+                "start": bucket_time(2),
+                "stop": bucket_time(),
+                "toggles": {
+                    "colour": {"yes": 3, "variants": {"blue": 2, "disabled": 1, **made_up}},
+                    "on-for-all": {"yes": 1, "variants": made_up},
+                },
+            },
+        },
+    )
+    assert posted.status == 200, await posted.text()
+    [colour] = flags.metrics.flag_metrics("colour")
+    assert (colour.yes, dict(colour.variants)) == (3, {"blue": 2, "disabled": 1})
+    [on] = flags.metrics.flag_metrics("on-for-all")
+    assert (on.yes, dict(on.variants)) == (1, {})
+
+
 async def test_a_browser_sdk_s_version_from_its_header_is_recorded_with_its_metrics(
     api: Api, flags: Service
 ) -> None:
@@ -268,8 +297,8 @@ async def test_a_browser_sdk_s_version_from_its_header_is_recorded_with_its_metr
                 "appName": "web-shop",
                 "instanceId": instance,
                 "bucket": {
-                    "start": "2026-11-23T10:00:00Z",
-                    "stop": "2026-11-23T10:01:00Z",
+                    "start": bucket_time(2),
+                    "stop": bucket_time(),
                     "toggles": {"on-for-all": {"yes": 1, "no": 0}},
                 },
             },

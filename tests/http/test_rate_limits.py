@@ -21,7 +21,7 @@ from flagcore_http import ServerConfig, create_app
 from flagcore_http.config import ConfigError
 from flagcore_http.keys import CACHE
 from flagcore_http.rate_limits import RateLimiter
-from tests.http.conftest import ALL_PROJECTS_CLIENT, CLIENT, Api
+from tests.http.conftest import ALL_PROJECTS_CLIENT, CLIENT, Api, bucket_time
 
 FEATURES = "/api/client/features"
 METRICS = "/api/client/metrics"
@@ -45,8 +45,8 @@ def _report(app: str = "checkout") -> dict[str, Any]:
         "appName": app,
         "instanceId": "pod-1",
         "bucket": {
-            "start": "2026-01-01T00:00:00Z",
-            "stop": "2026-01-01T00:01:00Z",
+            "start": bucket_time(2),
+            "stop": bucket_time(),
             "toggles": {"known": {"yes": 1, "no": 0}},
         },
     }
@@ -345,3 +345,16 @@ def test_the_limiter_remembers_a_bounded_number_of_keys() -> None:
     assert len(limiter) == 100
     assert limiter.take(9_999) > 0  # the most recent keys are the ones kept
     assert RateLimiter(0).take("anyone") == 0.0  # 0 turns a limit off
+
+
+def test_an_hourly_budget_is_reserved_up_front_and_what_was_not_used_given_back() -> None:
+    now = [0.0]
+    budget = RateLimiter(100, clock=lambda: now[0], period=3600.0)
+    assert budget.reserve("a", 30) == 30
+    assert budget.reserve("a", 100) == 70  # what is left, though 100 were asked
+    assert budget.reserve("a", 5) == 0
+    budget.refund("a", 60)  # the second post created 10 of its 70
+    assert budget.reserve("a", 100) == 60
+    now[0] += 36.0  # a hundredth of the hour: one more row
+    assert budget.reserve("a", 100) == 1
+    assert RateLimiter(0, period=3600.0).reserve("a", 5) is None  # 0: no budget applies

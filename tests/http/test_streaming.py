@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import json
 import socket
 import time
@@ -18,6 +19,7 @@ from flagcore import Engine
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.config import AuthMode
+from flagcore_http.metrics import METRICS
 from flagcore_http.streaming import HUB
 from tests.http.conftest import ADMIN, ALL_PROJECTS_CLIENT, CLIENT, Api
 
@@ -399,6 +401,105 @@ async def test_a_client_that_stops_reading_is_dropped_and_never_stalls_the_other
                 await asyncio.sleep(0.01)
     finally:
         stalled.close()
+
+
+async def _big_flag(api: Api) -> None:
+    """A flag whose hydration (about 400 kB) is far more than a 4 kB receive window."""
+    base = FLAGS.format(project="default")
+    await api.json("POST", base, 201, json={"name": "big"})
+    ids = [f"{index:04d}" + "x" * 1_600 for index in range(250)]
+    constraint = {"contextName": "userId", "operator": "IN", "values": ids}
+    await api.json(
+        "POST",
+        f"{base}/big/environments/development/strategies",
+        json={"name": "default", "constraints": [constraint]},
+    )
+
+
+def _never_reading_stream(api: Api) -> socket.socket:
+    server = api.client.server
+    stalled = socket.create_connection((server.host, server.port))
+    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stalled.sendall(
+        f"GET /api/client/streaming HTTP/1.1\r\nHost: x\r\nAuthorization: {CLIENT}\r\n\r\n".encode()
+    )
+    return stalled
+
+
+async def _until(condition: Any, timeout: float = 10.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.02)
+
+
+@pytest.mark.parametrize(
+    "tuned_api", [{"streaming_drain_timeout": 0.5, "streaming_keepalive": 0.2}], indirect=True
+)
+async def test_a_stream_whose_client_never_reads_is_closed_though_its_hydration_was_written(
+    tuned_api: Api,
+) -> None:
+    """The kernel takes a whole hydration into the socket's buffers, so no write ever waits;
+    the stream is still closed once its bytes go unacknowledged for the drain timeout."""
+    await _big_flag(tuned_api)
+    hub = tuned_api.client.app[HUB]
+    stalled = _never_reading_stream(tuned_api)
+    try:
+        await _until(lambda: hub.connection_count == 1)
+        await _until(lambda: hub.connection_count == 0)
+        registry = tuned_api.client.app[METRICS].registry
+        assert registry.get_sample_value("flagcore_streams_closed_not_draining_total") == 1
+    finally:
+        stalled.close()
+
+
+@pytest.mark.parametrize(
+    "tuned_api", [{"streaming_drain_timeout": 0.3, "streaming_keepalive": 0.1}], indirect=True
+)
+async def test_a_reading_client_keeps_its_idle_stream_past_many_drain_timeouts(
+    tuned_api: Api,
+) -> None:
+    await _big_flag(tuned_api)
+    stream = await _open(tuned_api)
+    assert (await stream.next())[0] == "unleash-connected"
+    with pytest.raises(TimeoutError):
+        await stream.next(timeout=1.5)
+    assert stream.comments.count("keep-alive") >= 5
+    assert tuned_api.client.app[HUB].connection_count == 1
+
+
+@pytest.mark.parametrize("tuned_api", [{"streaming_max_per_address": 2}], indirect=True)
+async def test_streams_past_the_per_address_limit_get_429_until_one_closes(
+    tuned_api: Api,
+) -> None:
+    first, _second = await _open(tuned_api), await _open(tuned_api)
+    refused = await tuned_api.request("GET", "/api/client/streaming", token=ALL_PROJECTS_CLIENT)
+    assert refused.status == 429
+    assert int(refused.headers["Retry-After"]) >= 1
+    error = await refused.json()
+    assert error["name"] == "RateLimitedError"
+    assert "from this address" in error["message"]
+    first.response.close()
+    hub = tuned_api.client.app[HUB]
+    await _until(lambda: hub.connection_count == 1)
+    again = await _open(tuned_api)
+    assert (await again.next())[0] == "unleash-connected"
+
+
+@pytest.mark.parametrize(
+    "tuned_api",
+    [{"streaming_max_per_token": 2, "trusted_proxies": (ipaddress.ip_network("127.0.0.1"),)}],
+    indirect=True,
+)
+async def test_streams_past_the_per_token_limit_get_429_from_any_address(tuned_api: Api) -> None:
+    for index in range(2):
+        await _open(tuned_api, **{"X-Forwarded-For": f"10.0.0.{index}"})
+    refused = await tuned_api.request(
+        "GET", "/api/client/streaming", token=CLIENT, headers={"X-Forwarded-For": "10.0.0.9"}
+    )
+    assert refused.status == 429
+    assert "with this token" in (await refused.json())["message"]
+    other = await _open(tuned_api, token=ALL_PROJECTS_CLIENT)  # another token is not counted
+    assert (await other.next())[0] == "unleash-connected"
 
 
 @pytest.mark.parametrize("tuned_api", [{"auth": AuthMode.NONE}], indirect=True)

@@ -42,6 +42,13 @@ from flagcore.service import RetentionSettings, Service
 from tests.service.store_factories import FACTORIES
 
 
+def _service_at(store: Store, now: dt.datetime, limits: Limits | None = None) -> Service:
+    """A service whose clock stands at ``now`` (metrics buckets must start near it)."""
+    clock = _Clock()
+    clock.now = now
+    return Service(store, clock=clock, limits=limits)
+
+
 class _Clock:
     """A clock the test moves by hand."""
 
@@ -608,8 +615,9 @@ class TestServiceRules:
             )
 
     # --- metrics ---
-    def test_metrics_add_up_per_flag_app_environment_and_hour(self, service: Service) -> None:
+    def test_metrics_add_up_per_flag_app_environment_and_hour(self, store: Store) -> None:
         start = dt.datetime(2026, 1, 1, 10, 15, tzinfo=dt.UTC)
+        service = _service_at(store, start + dt.timedelta(minutes=45))
         service.flags.create_flag("default", "f")  # metrics count only flags that exist
         service.instances.register_client(
             "shop", "i-1", sdk_version="python:6", strategies=["tenant"]
@@ -628,32 +636,34 @@ class TestServiceRules:
             service.metrics.record_metrics("shop", "i-1", DEV, start, {"f": {"yes": -1}})
 
     def test_metrics_count_only_existing_flags_within_the_reporting_scope(
-        self, service: Service
+        self, store: Store
     ) -> None:
+        start = dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC)
+        service = _service_at(store, start)
         service.projects.create_project("web", "Web")
         service.flags.create_flag("default", "mine")
         service.flags.create_flag("web", "theirs")
-        start = dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC)
         toggles = {name: {"yes": 1} for name in ("mine", "theirs", "made-up", "x" * 5000)}
-        assert (
-            service.metrics.record_metrics("shop", "i", DEV, start, toggles, projects=["default"])
-            == 1
+        recorded = service.metrics.record_metrics(
+            "shop", "i", DEV, start, toggles, projects=["default"]
         )
+        assert recorded.counted == 1
         assert [row.yes for row in service.metrics.flag_metrics("mine")] == [1]
         assert (
             service.metrics.flag_metrics("theirs") == service.metrics.flag_metrics("made-up") == []
         )
-        assert service.metrics.record_metrics("shop", "i", DEV, start, toggles, projects=["*"]) == 2
+        record = service.metrics.record_metrics
+        assert record("shop", "i", DEV, start, toggles, projects=["*"]).counted == 2
         service.archive.archive_flag("default", "mine")  # SDKs polled before still count it
-        assert service.metrics.record_metrics("shop", "i", DEV, start, toggles, projects=None) == 2
+        assert record("shop", "i", DEV, start, toggles, projects=None).counted == 2
         assert [row.yes for row in service.metrics.flag_metrics("mine")] == [3]
 
     def test_metrics_refuse_counts_outside_0_to_2_63_and_oversized_reports(
         self, store: Store
     ) -> None:
-        service = Service(store, limits=Limits(metrics_toggles_per_post=3))
-        service.flags.create_flag("default", "f")
         start = dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC)
+        service = _service_at(store, start, Limits(metrics_toggles_per_post=3))
+        service.flags.create_flag("default", "f")
         for bad in (-1, 2**63, True, 1.5, "3"):
             with pytest.raises(InvalidInput) as refused:
                 service.metrics.record_metrics("shop", "i", DEV, start, {"f": {"no": bad}})
@@ -666,6 +676,61 @@ class TestServiceRules:
         service.metrics.record_metrics("shop", "i", DEV, start, {"f": {"yes": 5}})
         assert [row.yes for row in service.metrics.flag_metrics("f")] == [2**63 - 1]  # saturates
         assert len(service.instances.client_instances()) == 1
+
+    def test_metrics_buckets_from_48_hours_back_to_5_minutes_ahead_are_counted_others_dropped(
+        self, store: Store
+    ) -> None:
+        now = dt.datetime(2026, 6, 1, 12, 30, tzinfo=dt.UTC)
+        service = _service_at(store, now)
+        service.flags.create_flag("default", "f")
+        record = service.metrics.record_metrics
+        minutes = dt.timedelta(minutes=1)
+        for start in (now + 5 * minutes, now - 48 * 60 * minutes, now):
+            assert record("shop", "i", DEV, start, {"f": {"yes": 1}}).counted == 1
+        for start in (
+            now + 6 * minutes,  # a clock more than 5 minutes ahead
+            now - 48 * 60 * minutes - minutes,
+            dt.datetime(2999, 1, 1, tzinfo=dt.UTC),
+            dt.datetime(9999, 12, 31, 23, tzinfo=dt.timezone(-dt.timedelta(hours=5))),
+        ):
+            dropped = record("shop", "i", DEV, start, {"f": {"yes": 1}})
+            assert (dropped.counted, dropped.in_window) == (0, False)
+        assert sorted((m.hour, m.yes) for m in service.metrics.flag_metrics("f")) == [
+            (dt.datetime(2026, 5, 30, 12, tzinfo=dt.UTC), 1),
+            (dt.datetime(2026, 6, 1, 12, tzinfo=dt.UTC), 2),
+        ]
+        assert [i.app_name for i in service.instances.client_instances()] == ["shop"]
+
+    def test_metrics_create_no_more_rows_than_allowed_and_still_count_into_existing_ones(
+        self, store: Store
+    ) -> None:
+        now = dt.datetime(2026, 6, 1, 12, 30, tzinfo=dt.UTC)
+        service = _service_at(store, now)
+        for name in ("a", "b", "c"):
+            service.flags.create_flag("default", name)
+        record = service.metrics.record_metrics
+        toggles = {name: {"yes": 1} for name in ("a", "b", "c")}
+        first = record("shop", "i-1", DEV, now, toggles, max_new_rows=2)
+        assert (first.counted, first.created) == (3, 2)  # the new instance and one bucket
+        again = record("shop", "i-1", DEV, now, toggles, max_new_rows=0)
+        assert again.created == 0
+        assert [(m.flag, m.yes) for m in service.metrics.flag_metrics("a")] == [("a", 2)]
+        assert service.metrics.flag_metrics("b") == service.metrics.flag_metrics("c") == []
+        record("flood", "i-2", DEV, now, toggles, max_new_rows=0)  # a new app: nothing kept
+        assert [i.app_name for i in service.instances.client_instances()] == ["shop"]
+        assert [m.app_name for m in service.metrics.flag_metrics("a")] == ["shop"]
+
+    def test_a_metrics_bucket_keeps_at_most_the_variant_limit_of_names_across_reports(
+        self, store: Store
+    ) -> None:
+        now = dt.datetime(2026, 6, 1, 12, 30, tzinfo=dt.UTC)
+        service = _service_at(store, now, Limits(metrics_variants_per_toggle=2))
+        service.flags.create_flag("default", "f")
+        for names in (("blue", "red"), ("green", "pink"), ("blue", "gold")):
+            variants = dict.fromkeys(names, 1)
+            service.metrics.record_metrics("shop", "i", DEV, now, {"f": {"variants": variants}})
+        (row,) = service.metrics.flag_metrics("f")
+        assert dict(row.variants) == {"blue": 2, "red": 1}
 
     # --- retention ---
     def test_prune_deletes_what_the_retention_settings_no_longer_keep(self, store: Store) -> None:
@@ -682,8 +747,11 @@ class TestServiceRules:
         clock.advance(3 * 86400)  # signals are 8, 7, 6, 5 and 4 days old; "gone" 8 days
         service.instances.register_client("shop", "here")
         for hours_ago in (49, 47):
-            start = clock.now - dt.timedelta(hours=hours_ago)
-            service.metrics.record_metrics("shop", "here", DEV, start, {"f": {"yes": 1}})
+            # Reported when it was new (buckets older than 48 h are refused at intake).
+            now = clock.now
+            clock.now = now - dt.timedelta(hours=hours_ago)
+            service.metrics.record_metrics("shop", "here", DEV, clock.now, {"f": {"yes": 1}})
+            clock.now = now
         revision = store.revision()
         settings = RetentionSettings(signals_per_endpoint=3)  # 48 h, 7 d, 7 d, 90 d
         report = service.retention.prune(settings)

@@ -28,8 +28,8 @@ import attrs
 from flagcore.engine import Engine
 from flagcore.entities import TokenType
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
-from flagcore.model import ClientFeatures
-from flagcore.variants import VariantResult
+from flagcore.model import ClientFeatures, Flag
+from flagcore.variants import DISABLED_VARIANT, VariantResult
 
 if TYPE_CHECKING:
     from flagcore.service import Service
@@ -162,6 +162,12 @@ class _FlagSlot:
         return text
 
 
+def _variant_names(flag: Flag) -> frozenset[str]:
+    names = {variant.name for variant in flag.variants}
+    names.update(v.name for strategy in flag.strategies for v in strategy.variants)
+    return frozenset((*names, DISABLED_VARIANT.name))
+
+
 class FrontendView:
     """The flags of one scope (environment, projects) at one revision, compiled."""
 
@@ -173,9 +179,16 @@ class FrontendView:
         flags = sorted(snapshot.features, key=lambda flag: flag.name)
         self._slots = tuple(_FlagSlot(f.name, f.impression_data, f.project) for f in flags)
         self._by_name = {slot.name: slot for slot in self._slots}
+        self._variant_names = {flag.name: _variant_names(flag) for flag in flags}
 
     def __contains__(self, name: object) -> bool:
         return name in self._by_name
+
+    def variant_names(self, name: str) -> frozenset[str]:
+        """The variant names a browser can have been given for flag ``name`` (its flag and
+        strategy variants, and ``disabled``); none for a flag outside the scope. Browser
+        metrics are counted for these only: any other name is one no answer contained."""
+        return self._variant_names.get(name, frozenset())
 
     def __len__(self) -> int:
         return len(self._slots)

@@ -78,7 +78,11 @@ class ClientInstances:
         strategies: Sequence[str] = (),
         started: dt.datetime | None = None,
         interval: int | None = None,
-    ) -> ClientInstance:
+        create: bool = True,
+    ) -> bool:
+        """Save what an SDK says of itself; True if the instance was new. With ``create``
+        False (the caller's budget of new rows is spent) only a known instance is
+        updated."""
         instance = self.checked_instance(
             app_name,
             instance_id,
@@ -90,8 +94,7 @@ class ClientInstances:
         )
         # Not a change SDKs see: written without moving the in-process engines.
         with self._context.store.transaction() as tx:
-            tx.save_client_instance(instance)
-        return instance
+            return tx.save_client_instance(instance, create=create)
 
     def note_client_instances(self, instances: Iterable[ClientInstance]) -> int:
         """Save several instances seen polling, in one transaction (the server batches them)."""

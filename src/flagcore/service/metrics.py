@@ -4,8 +4,12 @@ Everything here is written by SDK traffic, so everything is bounded: a metrics p
 counts only flags that exist within the reporting token's projects (made-up names are
 dropped, as are flags of other projects), carries at most `Limits.metrics_toggles_per_post`
 flags, and its counts are added into one row per (flag, app, environment, hour), so the
-stored size depends on flags and hours, not on how often or how much SDKs post.
-Retention (`flagcore.service.retention`) deletes old hours.
+stored size depends on flags and hours, not on how often or how much SDKs post. A bucket
+must start within `Metrics.bucket_window` (else it is dropped: one dated 2999 would
+outlive retention), a stored bucket keeps at most `Limits.metrics_variants_per_toggle`
+variant names, and the caller may cap the rows a report creates (``max_new_rows``: the
+HTTP layer's budget per token and address). Retention (`flagcore.service.retention`)
+deletes old hours.
 """
 
 from __future__ import annotations
@@ -24,7 +28,14 @@ from flagcore.service.context import ServiceContext
 from flagcore.service.instances import ClientInstances, reported_text
 from flagcore.wire import json_member
 
-__all__ = ["LAST_HOUR_ROWS", "MAX_COUNT", "AppFlagCounts", "LastHourCounts", "Metrics"]
+__all__ = [
+    "LAST_HOUR_ROWS",
+    "MAX_COUNT",
+    "AppFlagCounts",
+    "LastHourCounts",
+    "Metrics",
+    "RecordedMetrics",
+]
 
 # Counts are stored as SQLite (and PostgreSQL bigint) integers.
 MAX_COUNT = 2**63 - 1
@@ -32,6 +43,16 @@ MAX_COUNT = 2**63 - 1
 # At most this many stored buckets (one per flag, app, environment and hour) are read
 # for the Applications page, whatever SDKs sent: the page stays small and quick.
 LAST_HOUR_ROWS = 500
+
+
+@attrs.frozen
+class RecordedMetrics:
+    """What one metrics report did: flags ``counted`` (0 when the bucket was outside the
+    window), ``created`` rows (instance and buckets, for the caller's budget)."""
+
+    counted: int
+    created: int
+    in_window: bool = True
 
 
 @attrs.frozen
@@ -97,11 +118,17 @@ class Metrics:
         *,
         projects: Collection[str] | None = None,
         sdk_version: Any = None,
-    ) -> int:
-        """Add a bucket of yes/no/variant counts; returns how many flags it counted.
+        max_new_rows: int | None = None,
+    ) -> RecordedMetrics:
+        """Add a bucket of yes/no/variant counts; says what was counted and created.
 
         Only flags that exist (active or archived) in ``projects`` (None or ``*``: all)
-        are counted; other names are accepted and dropped, as Unleash accepts them.
+        are counted; other names are accepted and dropped, as Unleash accepts them. A
+        bucket starting outside `bucket_window` is dropped whole (Unleash stores any date;
+        a bucket dated 2999 would outlive retention). At most ``max_new_rows`` rows are
+        created (the instance, if new, and new hour buckets; None: no bound): the caller's
+        budget for what one token and address may add to the disk. Counts for rows that
+        exist always add up.
         """
         instance = self._instances.checked_instance(
             app_name, instance_id, environment=environment, sdk_version=sdk_version
@@ -109,20 +136,43 @@ class Metrics:
         enforce(
             self._context.limits, "metrics_toggles_per_post", len(toggles), "flags in one report"
         )
-        hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
         counted = [self._checked_counts(name, counts) for name, counts in toggles.items()]
+        in_window = self._in_window(start)
         wanted = _in_scope(projects)
-        maximum = self._context.limits.client_field_length
+        limits = self._context.limits
         with self._context.store.transaction() as tx:
-            projects_of = tx.flag_projects([c[0] for c in counted if len(c[0]) <= maximum])
-            rows = [
-                FlagMetrics(name, app_name, environment, hour, yes, no, variants)
-                for name, yes, no, variants in counted
-                if name in projects_of and wanted(projects_of[name])
-            ]
-            tx.add_flag_metrics(rows)
-            tx.save_client_instance(instance)
-        return len(rows)
+            created = int(tx.save_client_instance(instance, create=max_new_rows != 0))
+            rows: list[FlagMetrics] = []
+            if in_window:
+                hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+                names = [c[0] for c in counted if len(c[0]) <= limits.client_field_length]
+                projects_of = tx.flag_projects(names)
+                rows = [
+                    FlagMetrics(name, app_name, environment, hour, yes, no, variants)
+                    for name, yes, no, variants in counted
+                    if name in projects_of and wanted(projects_of[name])
+                ]
+            if rows:
+                created += tx.add_flag_metrics(
+                    rows,
+                    max_new=None if max_new_rows is None else max(0, max_new_rows - created),
+                    max_variants=limits.metrics_variants_per_toggle,
+                )
+        return RecordedMetrics(len(rows), created, in_window)
+
+    def bucket_window(self) -> tuple[dt.datetime, dt.datetime]:
+        """The earliest and latest start a metrics bucket may have now, by the context
+        clock and `Limits.metrics_bucket_past_hours` / ``metrics_bucket_future_minutes``."""
+        now = self._context.clock()
+        limits = self._context.limits
+        return (
+            now - dt.timedelta(hours=limits.metrics_bucket_past_hours),
+            now + dt.timedelta(minutes=limits.metrics_bucket_future_minutes),
+        )
+
+    def _in_window(self, start: dt.datetime) -> bool:
+        earliest, latest = self.bucket_window()
+        return earliest <= start <= latest
 
     def _checked_counts(self, name: str, counts: Any) -> tuple[str, int, int, dict[str, int]]:
         if type(counts) is dict and counts.keys() <= {"yes", "no"}:

@@ -8,7 +8,7 @@ import functools
 import json
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -35,7 +35,12 @@ from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
 from flagcore_http.logs import REQUEST_ID_HEADER, request_id
 from flagcore_http.metric_names import METRIC_NAMES
 from flagcore_http.metrics import CLIENT_CLOSED, METRICS, recorder
-from flagcore_http.rate_limits import RATE_LIMITS, allows_new_instance, refusal
+from flagcore_http.rate_limits import (
+    RATE_LIMITS,
+    allows_new_instance,
+    metrics_row_budget,
+    refusal,
+)
 
 __all__ = [
     "record_metrics",
@@ -455,8 +460,34 @@ def _reported_sdk(request: web.Request, body: dict[str, Any]) -> Any:
     return header if header is not None and len(header) <= MAX_TRACKED_HEADER_LENGTH else None
 
 
-async def record_metrics(request: web.Request) -> None:
-    """Read a metrics report and count it (server SDKs here, browser SDKs in frontend.py)."""
+def _known_variants_only(
+    toggles: dict[str, Any], known: Callable[[str], Collection[str]]
+) -> dict[str, Any]:
+    """Each flag's counts with only the variant names ``known`` gives it; counts that are
+    not plainly an object of objects are left whole for the service to refuse."""
+    kept: dict[str, Any] = {}
+    for name, counts in toggles.items():
+        variants = counts.get("variants") if type(counts) is dict else None
+        if type(variants) is dict and variants:
+            names = known(name)
+            counts = {**counts, "variants": {v: n for v, n in variants.items() if v in names}}
+        kept[name] = counts
+    return kept
+
+
+async def record_metrics(
+    request: web.Request,
+    *,
+    frontend: bool = False,
+    known_variants: Callable[[str], Collection[str]] | None = None,
+) -> None:
+    """Read a metrics report and count it (server SDKs here, browser SDKs in frontend.py).
+
+    What it may add to the store is bounded by the caller's row budget
+    (`metrics_row_budget`); a bucket outside the service's window is dropped. Either way
+    the answer is the SDK's usual 2xx (a 4xx would only make it send the bucket again),
+    counted in ``flagcore_sdk_metrics_dropped``. With ``known_variants`` (browser SDKs),
+    only the variant names it gives a flag are counted."""
     body = await _json_object(request)
     bucket = body.get("bucket")
     if not isinstance(bucket, dict):
@@ -478,14 +509,28 @@ async def record_metrics(request: web.Request) -> None:
         # set lookup each (a report of made-up names then costs no counting and no query).
         names = await request.app[METRIC_NAMES].current(request)
         toggles = {name: counts for name, counts in toggles.items() if name in names}
-    await call(
-        request,
-        svc.metrics.record_metrics,
-        body.get("appName"),
-        instance_id or "unknown",
-        environment,
-        start,
-        toggles,
-        projects=projects,
-        sdk_version=_reported_sdk(request, body),
-    )
+        if known_variants is not None:
+            toggles = _known_variants_only(toggles, known_variants)
+    budget = metrics_row_budget(request, len(toggles) + 1, frontend=frontend)
+    created = 0
+    try:
+        recorded = await call(
+            request,
+            svc.metrics.record_metrics,
+            body.get("appName"),
+            instance_id or "unknown",
+            environment,
+            start,
+            toggles,
+            projects=projects,
+            sdk_version=_reported_sdk(request, body),
+            max_new_rows=budget.rows,
+        )
+        created = recorded.created
+    finally:
+        budget.spent(created)
+    dropped = request.app[METRICS].sdk_metrics_dropped
+    if not recorded.in_window:
+        dropped.labels("outside_window").inc()
+    elif budget.rows is not None and recorded.created >= budget.rows:
+        dropped.labels("row_budget").inc()

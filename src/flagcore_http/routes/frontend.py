@@ -24,7 +24,7 @@ from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
 from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN
-from flagcore_http.rate_limits import RATE_LIMITS, refusal
+from flagcore_http.rate_limits import RATE_LIMITS, metrics_row_budget, refusal
 from flagcore_http.routes import client
 
 __all__ = [
@@ -249,11 +249,16 @@ async def frontend_post(request: web.Request) -> web.Response:
 @routes.post("/api/frontend/client/metrics")
 @documented({200: None}, body=shapes.METRICS, errors=(429,))
 async def frontend_metrics(request: web.Request) -> web.Response:
-    """Counted as for server SDKs (the token's projects and environment); 200 as Unleash."""
+    """Counted as for server SDKs (the token's projects and environment); 200 as Unleash.
+    The token ships in every browser bundle, so what it may add to the store is bounded
+    per token as well as per (token, address) (`rate_limits.metrics_row_budget`)."""
     refused = refusal(request, request.app[RATE_LIMITS].frontend_metrics)  # before the body
     if refused is not None:
         return refused
-    await client.record_metrics(request)
+    # Counted per flag: a browser can only have been given the variant names the scope's
+    # flags define, so other names (up to 100 a flag, each a stored key) are dropped.
+    view = await view_for(request, *frontend_scope(request))
+    await client.record_metrics(request, frontend=True, known_variants=view.variant_names)
     return web.Response(status=200)
 
 
@@ -280,15 +285,22 @@ async def frontend_register(request: web.Request) -> web.Response:
     if problems:
         raise InvalidInput("the registration has wrong types", problems)
     environment, _projects = frontend_scope(request)
-    await call(
-        request,
-        service(request).instances.register_client,
-        filled["appName"],
-        filled.get("instanceId") or "unknown",
-        environment=environment,
-        sdk_version=filled.get("sdkVersion"),
-        strategies=filled["strategies"],
-        started=client.registration_started(filled["started"]),
-        interval=round(filled["interval"]),
-    )
+    # A new instance is a row: within the same budget as the token's metrics posts.
+    budget = metrics_row_budget(request, 1, frontend=True)
+    created = False
+    try:
+        created = await call(
+            request,
+            service(request).instances.register_client,
+            filled["appName"],
+            filled.get("instanceId") or "unknown",
+            environment=environment,
+            sdk_version=filled.get("sdkVersion"),
+            strategies=filled["strategies"],
+            started=client.registration_started(filled["started"]),
+            interval=round(filled["interval"]),
+            create=budget.rows != 0,
+        )
+    finally:
+        budget.spent(int(created))
     return web.Response(status=200)

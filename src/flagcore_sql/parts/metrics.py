@@ -21,9 +21,16 @@ __all__ = ["MetricsQueries"]
 class MetricsQueries(SqlPart):
     """The queries of `flagcore.ports.MetricsRepository`."""
 
-    def add_flag_metrics(self, rows: Iterable[FlagMetrics]) -> None:
+    def add_flag_metrics(
+        self,
+        rows: Iterable[FlagMetrics],
+        *,
+        max_new: int | None = None,
+        max_variants: int | None = None,
+    ) -> int:
         yes = self._dialect.saturating_sum("flag_metrics.yes", "excluded.yes")
         no = self._dialect.saturating_sum("flag_metrics.no", "excluded.no")
+        created = 0
         for row in rows:
             key = [row.flag, row.app_name, row.environment, mapping.time_text(row.hour)]
             current = self._one(
@@ -31,9 +38,13 @@ class MetricsQueries(SqlPart):
                 "AND environment = ? AND hour = ?",
                 key,
             )
-            variants = dict(row.variants)
-            if current is not None:
-                for name, count in orjson.loads(current["variants"]).items():
+            if current is None:
+                if max_new is not None and created >= max_new:
+                    continue
+                created += 1
+            variants = {} if current is None else orjson.loads(current["variants"])
+            for name, count in row.variants.items():
+                if name in variants or max_variants is None or len(variants) < max_variants:
                     variants[name] = min(variants.get(name, 0) + count, mapping.MAX_COUNT)
             self._run(
                 "INSERT INTO flag_metrics (flag, app_name, environment, hour, yes, no, variants) "
@@ -41,6 +52,7 @@ class MetricsQueries(SqlPart):
                 f"DO UPDATE SET yes = {yes}, no = {no}, variants = excluded.variants",
                 [*key, row.yes, row.no, mapping.dumps(variants)],
             )
+        return created
 
     def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]:
         return [
@@ -74,7 +86,13 @@ class MetricsQueries(SqlPart):
                 found[row["name"]] = row["project"]
         return found
 
-    def save_client_instance(self, instance: ClientInstance) -> None:
+    def save_client_instance(self, instance: ClientInstance, *, create: bool = True) -> bool:
+        known = self._one(
+            "SELECT 1 FROM client_instances WHERE app_name = ? AND instance_id = ?",
+            [instance.app_name, instance.instance_id],
+        )
+        if known is None and not create:
+            return False
         self._run(
             "INSERT INTO client_instances (app_name, instance_id, environment, sdk_version, "
             "strategies, started, interval, last_seen) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
@@ -97,6 +115,7 @@ class MetricsQueries(SqlPart):
                 mapping.time_text(instance.last_seen),
             ],
         )
+        return known is None
 
     def list_client_instances(self) -> Sequence[ClientInstance]:
         return [
