@@ -28,6 +28,7 @@ __all__ = [
     "SIGNAL_CREDENTIALS",
     "SignalCredentialsCache",
     "accepted_kinds",
+    "admin_without_token",
     "authenticate",
     "is_frontend_path",
     "presented_secret",
@@ -38,6 +39,12 @@ __all__ = [
 # Unleash's secrets are under 200 characters; ours at most a few more. A longer header is
 # refused before it is hashed, cached or looked up.
 MAX_SECRET_LENGTH = 1024
+
+
+def admin_without_token(request: web.Request) -> bool:
+    """Whether this server can be administered without an admin token (``--auth none``):
+    then deleting the last admin token locks nobody out."""
+    return request.app[CONFIG].auth is AuthMode.NONE
 
 
 def required_kind(path: str) -> TokenType | None:
