@@ -16,6 +16,7 @@ from flagcore_http.auth import SIGNAL_CREDENTIALS, SignalCredentialsCache, is_fr
 from flagcore_http.calls import StoreWorker, store_upkeep
 from flagcore_http.client_cache import CacheSizes, ClientCache
 from flagcore_http.config import ServerConfig
+from flagcore_http.connections import hide_server_version
 
 # openapi (issue 18)
 from flagcore_http.docs_page import setup_docs_page
@@ -86,6 +87,7 @@ ROUTE_TABLES = (
 def create_app(service: Service, config: ServerConfig | None = None) -> web.Application:
     """The whole API over ``service``; the caller owns the service's store and closes it."""
     config = config or ServerConfig()
+    hide_server_version()
     # aiohttp would inflate a gzip or deflate body while parsing it, before any handler or
     # token check runs (995 kB inflating to 1 GB cost 0.57 s of CPU, even on a 404): bodies
     # stay as sent, and `_body_first` refuses any encoding but identity.

@@ -20,6 +20,9 @@ from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.rate_limits import RATE_LIMITS
 from tests.http.conftest import ADMIN, CLIENT, Api
+from tests.http.serving import start
+
+__all__ = ["start"]  # the fixture, imported to be used here
 
 # Every path that checks an API token, one per kind of route.
 TOKEN_PATHS = (
@@ -191,3 +194,58 @@ async def test_with_any_origin_allowed_answers_do_not_vary_by_origin(api: Api) -
     response = await raw_request(api, head("GET", "/api/frontend", *lines))
     assert response.headers["access-control-allow-origin"] == "*"
     assert "vary" not in response.headers
+
+
+# --- what the server says of itself (a real `flagcore serve`: its protocol and runner) ---
+
+EDGE_ADMIN = "*:*.edge-admin-secret-0123456789"
+
+
+def _raw_exchange(url: str, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    host, port = url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head_bytes, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head_bytes.decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(status_line.split()[1]), headers, body
+
+
+@pytest.mark.parametrize("path", ["/health", "/no/such/path", "/ui/sign-in", "/docs"])
+def test_answers_name_no_versions_and_pages_cannot_be_framed(start: Any, path: str) -> None:
+    server = start(FLAGCORE_INIT_ADMIN_API_TOKENS=EDGE_ADMIN)
+    request = f"GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+    status, headers, _ = _raw_exchange(server.url, request)
+    assert status in (200, 404)
+    assert headers["server"] == "flagcore"
+    if path in ("/ui/sign-in", "/docs"):
+        assert headers["x-frame-options"] == "DENY"
+        assert "frame-ancestors 'none'" in headers["content-security-policy"]
+    server.stop()
+
+
+def test_a_malformed_request_is_a_json_400_that_quotes_nothing_of_it(start: Any) -> None:
+    server = start(FLAGCORE_INIT_ADMIN_API_TOKENS=EDGE_ADMIN)
+    secret = "*:*.a-secret-with-a-control-char"
+    request = (
+        b"GET /api/admin/projects HTTP/1.1\r\nHost: x\r\n"
+        b"Authorization: " + secret.encode() + b"\x01\r\n\r\n"
+    )
+    status, headers, body = _raw_exchange(server.url, request)
+    assert status == 400
+    assert headers["server"] == "flagcore"
+    answer = json.loads(body)
+    assert answer["name"] == "BadDataError"
+    assert b"a-secret" not in body
+    server.stop()
+    log = server.stderr_path.read_text()
+    assert "a-secret" not in log
+    (line,) = [line for line in log.splitlines() if "malformed" in line]
+    assert " INFO " in line
+    assert " ERROR " not in log
