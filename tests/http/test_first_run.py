@@ -51,6 +51,7 @@ def test_a_taken_port_stops_the_start_before_any_database_or_token_exists(
     assert server.next_line().strip() == f"use it as: export ADMIN_TOKEN='{secret}'"
     assert server.request("GET", "/api/admin/projects", secret)[0] == 200
     assert "admin API token" not in server.stop()
+    assert secret.partition(".")[2] not in server.stderr_path.read_text()  # stdout only
 
 
 README_CLIENT_SECRET = "default:development.a-client-secret-to-try"
