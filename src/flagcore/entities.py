@@ -193,7 +193,11 @@ class TokenType(enum.StrEnum):
 
 @attrs.frozen
 class ApiToken:
-    """An API token; only a hash of its secret is kept (the secret is shown once)."""
+    """An API token; only a hash of its secret is kept (the secret is shown once).
+
+    ``id`` names the token where its secret cannot (listings, deleting a lost token): a
+    random value the service gives it, so it says nothing about the secret.
+    """
 
     name: str
     type: TokenType
@@ -202,6 +206,7 @@ class ApiToken:
     projects: tuple[str, ...] = ("*",)
     environment: str | None = None
     created_at: dt.datetime = attrs.field(factory=_utc_now)
+    id: str = attrs.field(default="", kw_only=True)
 
 
 @attrs.frozen

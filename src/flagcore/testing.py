@@ -567,14 +567,14 @@ class TokenRepositoryContract(_PortContract):
 
     def test_tokens_round_trip_list_by_creation_and_delete(self, store: Store) -> None:
         client = ApiToken("sdk", TokenType.CLIENT, "h1", "*:development.ab", ("web", "api"), DEV)
-        client = attrs.evolve(client, created_at=_at(2))
-        admin = ApiToken("ops", TokenType.ADMIN, "h2", "*:*.cd", ("*",), None, _at(1))
+        client = attrs.evolve(client, created_at=_at(2), id="9f2c01d4e5a6b7c8")
+        admin = ApiToken("ops", TokenType.ADMIN, "h2", "*:*.cd", ("*",), None, _at(1), id="a1")
         with store.transaction() as tx:
             self._environments(tx)
             tx.save_token(client)
             tx.save_token(admin)
         with store.transaction() as tx:
-            assert tx.get_token("h1") == client
+            assert tx.get_token("h1") == client  # its id kept too
             assert tx.get_token("nope") is None
             assert [t.secret_hash for t in tx.list_tokens()] == ["h2", "h1"]
             tx.delete_token("h2")

@@ -13,6 +13,7 @@ from flagcore_http.body_deadline import METHODS_WITH_BODIES, with_body_deadline
 from flagcore_http.calls import StoreWorker, store_upkeep
 from flagcore_http.client_cache import CacheSizes, ClientCache
 from flagcore_http.config import ServerConfig
+from flagcore_http.connections import hide_server_version
 
 # openapi (issue 18)
 from flagcore_http.docs_page import setup_docs_page
@@ -80,7 +81,13 @@ ROUTE_TABLES = (
 def create_app(service: Service, config: ServerConfig | None = None) -> web.Application:
     """The whole API over ``service``; the caller owns the service's store and closes it."""
     config = config or ServerConfig()
-    app = web.Application(client_max_size=config.max_body_bytes)
+    hide_server_version()
+    # aiohttp would inflate a gzip or deflate body while parsing it, before any handler or
+    # token check runs (995 kB inflating to 1 GB cost 0.57 s of CPU, even on a 404): bodies
+    # stay as sent, and `body_deadline` refuses any encoding but identity.
+    app = web.Application(
+        client_max_size=config.max_body_bytes, handler_args={"auto_decompress": False}
+    )
     app[SERVICE] = service
     app[CONFIG] = config
     app[CACHE] = ClientCache(CacheSizes(payload_bytes=config.payload_cache_bytes))

@@ -28,6 +28,7 @@ __all__ = [
     "SIGNAL_CREDENTIALS",
     "SignalCredentialsCache",
     "accepted_kinds",
+    "admin_without_token",
     "authenticate",
     "is_frontend_path",
     "presented_secret",
@@ -38,6 +39,12 @@ __all__ = [
 # Unleash's secrets are under 200 characters; ours at most a few more. A longer header is
 # refused before it is hashed, cached or looked up.
 MAX_SECRET_LENGTH = 1024
+
+
+def admin_without_token(request: web.Request) -> bool:
+    """Whether this server can be administered without an admin token (``--auth none``):
+    then deleting the last admin token locks nobody out."""
+    return request.app[CONFIG].auth is AuthMode.NONE
 
 
 def required_kind(path: str) -> TokenType | None:
@@ -74,12 +81,18 @@ def accepted_kinds(path: str) -> tuple[TokenType, ...] | None:
     return None
 
 
+# HTTP's own whitespace (RFC 9110 OWS). `str.strip()` would also remove Unicode spaces,
+# so a secret padded with a non-breaking space would pass as the secret itself.
+_OWS = " \t"
+
+
 def presented_secret(request: web.Request) -> str | None:
-    header = request.headers.get("Authorization", "").strip()
+    """The secret as sent, with only HTTP's spaces and tabs trimmed around it."""
+    header = request.headers.get("Authorization", "").strip(_OWS)
     if header[:7].lower() == "bearer ":
-        header = header[7:].strip()
+        header = header[7:].strip(_OWS)
     if not header and request.path.startswith("/ofrep/"):
-        header = request.headers.get("X-API-Key", "").strip()
+        header = request.headers.get("X-API-Key", "").strip(_OWS)
     return header or None
 
 
@@ -129,9 +142,11 @@ async def authenticate(request: web.Request) -> None:
         raise Unauthenticated(
             "This endpoint requires an API token: send it in the Authorization header."
         )
-    if len(secret) > MAX_SECRET_LENGTH:
+    if len(secret) > MAX_SECRET_LENGTH or not secret.isascii():
+        # No secret is this long, and every secret is ASCII: a header that is not (bytes
+        # that are not UTF-8 arrive as surrogates) is refused before it is hashed.
         await tarpit_auth_failure(request)
-        raise Unauthenticated("The API token is not valid.")  # no secret is this long
+        raise Unauthenticated("The API token is not valid.")
     cache = request.app[CACHE]
     service = request.app[SERVICE]
     request[REVISION] = cache.current_revision(service)

@@ -7,6 +7,10 @@ body is in) closes the connection when the body is still unfinished; the handler
 pending read then fails, and nothing is stored. The API's routes (`app.py`) and the UI's
 forms (`ui.pages`) both go through `within_body_deadline`.
 
+A body is read as sent: any ``Content-Encoding`` but identity is a 415 before a byte of it
+is read (aiohttp's own inflating is off, `app.py`), so a small compressed body can never
+cost the CPU of the gigabyte it expands to.
+
 A client that hangs up before its body is in is no server error either: the read fails
 with ``ConnectionResetError``, which becomes a one-line log and a 4xx nobody reads,
 never a traceback and a 500.
@@ -21,6 +25,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from flagcore.errors import ErrorDetail
 from flagcore_http.errors import error_response
 
 __all__ = [
@@ -55,6 +60,11 @@ async def within_body_deadline(
     ``timeout`` seconds of the handler's start (right after the headers)."""
     if not request.body_exists:
         return await handler(request)
+    encoding = request.headers.get("Content-Encoding")
+    if encoding is not None and encoding.strip(" \t").lower() != "identity":
+        refused = _unsupported_encoding()
+        refused.force_close()  # nothing more is read from this connection, sent or not
+        return closing_when_sent(request, refused)
     expired: list[bool] = []
     timer = asyncio.get_running_loop().call_later(
         timeout, _drop_unfinished_body, request, timeout, expired
@@ -81,6 +91,16 @@ async def within_body_deadline(
         )
     finally:
         timer.cancel()
+
+
+def _unsupported_encoding() -> web.Response:
+    return error_response(
+        415,
+        "ContentTypeError",
+        "Request bodies are accepted as sent (Content-Encoding: identity) only; "
+        "send the body uncompressed.",
+        [ErrorDetail("only identity is accepted", "/headers/Content-Encoding")],
+    )
 
 
 def _connection_lost(request: web.Request) -> bool:

@@ -152,7 +152,7 @@ def _warn_about(config: ServerConfig, tokens: StartupTokens) -> None:
             f"WARNING: {len(tokens.made_without_auth)} API token(s) were created while "
             f"authentication was off (--auth none), by anyone who could connect, and they "
             f"still work: {names}. Review them (GET /api/admin/api-tokens) and delete any "
-            "you did not make (DELETE /api/admin/api-tokens/<secret>).",
+            "you did not make (DELETE /api/admin/api-tokens/<id>, the id as listed).",
             error=True,
         )
 

@@ -12,6 +12,11 @@ at a time is never dropped, and enough of them exhaust the open-file limit. Thre
 - count: `ListeningSite` counts connections in the protocol factory (exact, unlike the
   server's own list, which lags behind a burst of accepts) and answers 503 past the limit,
   which `connection_budget` lowers to fit the open-file limit.
+
+And what the server says of itself: requests aiohttp cannot parse get a JSON 400 that
+quotes nothing of them (aiohttp's own answer quotes the offending bytes, a secret in a
+header included) and an INFO line, not an ERROR with the bytes; ``Server`` names no
+version (`hide_server_version`).
 """
 
 from __future__ import annotations
@@ -24,9 +29,21 @@ import time
 from collections.abc import Callable
 from typing import cast
 
-from aiohttp import web
+from aiohttp import web, web_protocol, web_response
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_request import BaseRequest
 
-__all__ = ["ConnectionLimit", "ListeningSite", "connection_budget", "listening_socket"]
+__all__ = [
+    "SERVER_NAME",
+    "ConnectionLimit",
+    "ListeningSite",
+    "connection_budget",
+    "hide_server_version",
+    "listening_socket",
+]
+
+# What every answer's `Server` header says: no Python or aiohttp version to look up.
+SERVER_NAME = "flagcore"
 
 _log = logging.getLogger("flagcore_http")
 # Files the process needs besides client connections: the database and its WAL, the
@@ -156,6 +173,60 @@ class _Refused(asyncio.Protocol):
         writer.close()
 
 
+def hide_server_version() -> None:
+    """Answers say ``Server: flagcore``, not ``Python/3.11 aiohttp/3.x``.
+
+    aiohttp adds its default to any response without a ``Server`` header, from this
+    module constant: replacing it covers every answer (API, UI, its own errors) at no
+    cost per request, where a response hook would cost every SDK poll a call.
+    """
+    web_response.SERVER_SOFTWARE = SERVER_NAME  # type: ignore[attr-defined]  # not re-exported
+
+
+_MALFORMED = "The request could not be read as HTTP; nothing of it was processed."
+
+
+class _EdgeRequestHandler(web_protocol.RequestHandler):
+    """aiohttp's protocol, answering requests it cannot parse without quoting them."""
+
+    __slots__ = ()
+
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        if not isinstance(exc, HttpProcessingError) or status >= 500:
+            return super().handle_error(request, status, exc, message)
+        if request.writer.output_size > 0:  # as aiohttp: too late for an answer
+            raise ConnectionError("a response was already sent")
+        # The client's mistake, not the server's: no ERROR, no traceback. What went wrong
+        # is on the first line of aiohttp's message; the lines after it quote the request's
+        # bytes (a secret in a header too), so they are never logged, nor answered.
+        first = str(exc.message).splitlines()[0] if exc.message else ""
+        _log.info(
+            "refused a malformed request from %s: %s %s", request.remote, type(exc).__name__, first
+        )
+        body = {
+            "name": "BadDataError",
+            "message": _MALFORMED,
+            "details": [{"message": type(exc).__name__}],
+        }
+        response = web.json_response(body, status=status)
+        response.force_close()
+        return response
+
+
+def _edge_protocol(server: web.Server) -> asyncio.Protocol:
+    handler = server()
+    # aiohttp's Server builds the protocol itself; this one differs in one method only,
+    # adds no state (empty __slots__), so the instance can take its class.
+    handler.__class__ = _EdgeRequestHandler
+    return handler
+
+
 class ListeningSite(web.BaseSite):
     """An aiohttp site on a socket already listening, with a `ConnectionLimit`."""
 
@@ -175,5 +246,7 @@ class ListeningSite(web.BaseSite):
         assert server is not None
         loop = asyncio.get_running_loop()
         self._server = await loop.create_server(
-            self._limit.factory(server), sock=self._sock, backlog=self._backlog
+            self._limit.factory(lambda: _edge_protocol(server)),
+            sock=self._sock,
+            backlog=self._backlog,
         )

@@ -60,13 +60,16 @@ def with_cors(handler: Handler) -> Handler:
 
 
 def _add_cors_headers(request: web.Request, response: web.StreamResponse) -> None:
-    allowed = allowed_origin(request.app[CONFIG].frontend_origins, request.headers.get("Origin"))
+    origins = request.app[CONFIG].frontend_origins
+    if "*" not in origins:
+        # With an allow-list the answer depends on Origin whatever it is (allowed, other,
+        # or missing): a cache must not give one origin's answer to another.
+        response.headers.add("Vary", "Origin")
+    allowed = allowed_origin(origins, request.headers.get("Origin"))
     if allowed is None:
         return
     response.headers["Access-Control-Allow-Origin"] = allowed
     response.headers["Access-Control-Expose-Headers"] = "ETag"
-    if allowed != "*":
-        response.headers.add("Vary", "Origin")
 
 
 @routes.options("/api/frontend")

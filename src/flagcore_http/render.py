@@ -138,6 +138,7 @@ def project(value: Project) -> dict[str, Any]:
 
 def token(value: ApiToken, secret: str | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
+        "id": value.id,
         "tokenName": value.name,
         "type": value.type.value,
         "projects": list(value.projects),

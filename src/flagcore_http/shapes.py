@@ -210,6 +210,8 @@ PROJECT = obj(
 )
 TOKEN = obj(
     {
+        # flagcore's: Unleash lists the secret itself, and deletes a token by it only
+        "id": STRING,
         "tokenName": STRING,
         "type": {"type": "string", "enum": ["admin", "client", "frontend"]},
         "projects": array(STRING),

@@ -173,6 +173,7 @@ def token_from_row(row: Any) -> ApiToken:
         tuple(orjson.loads(row["projects"])),
         row["environment"],
         required_time(row["created_at"]),
+        id=row["id"] or "",
     )
 
 

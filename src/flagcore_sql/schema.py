@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -411,6 +412,29 @@ def m006_metrics_buckets_and_retention(session: SqlSession, dialect: Dialect) ->
     )
 
 
+def m007_api_token_ids(session: SqlSession, dialect: Dialect) -> None:
+    """Tokens get an id (a lost token can be deleted by it), and stored hints show at most
+    2 characters of a secret, and none of a short one.
+
+    Hints stored before showed up to 4 characters, a quarter of the secret part at most:
+    4 shown means a secret part of 16 or more, which keeps 2; fewer means a short one,
+    which keeps none. Ids are random: nothing about the secret can be read from them.
+    """
+    _script(session, dialect, "ALTER TABLE api_tokens ADD COLUMN id TEXT")
+    for secret_hash, hint in session.rows("SELECT secret_hash, secret_hint FROM api_tokens"):
+        session.run(
+            dialect.sql("UPDATE api_tokens SET id = ?, secret_hint = ? WHERE secret_hash = ?"),
+            [secrets.token_hex(8), _m007_hint(hint), secret_hash],
+        )
+
+
+def _m007_hint(hint: str) -> str:
+    scope, dot, shown = hint.removesuffix("…").rpartition(".")
+    if not dot:
+        return hint
+    return f"{scope}.{shown[:2] if len(shown) >= 4 else ''}…"
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -420,5 +444,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m004_unleash_action_sets,
         m005_segment_created,
         m006_metrics_buckets_and_retention,
+        m007_api_token_ids,
     )
 )

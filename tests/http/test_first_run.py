@@ -18,6 +18,8 @@ from tests.http.serving import start
 
 __all__ = ["start"]  # the fixture, imported to be used here
 
+README = Path(__file__).parents[2] / "README.md"
+
 ADMIN_RECOVERY = "*:*.recovery-secret-0123456789"
 
 
@@ -49,25 +51,46 @@ def test_a_taken_port_stops_the_start_before_any_database_or_token_exists(
     assert server.next_line().strip() == f"use it as: export ADMIN_TOKEN='{secret}'"
     assert server.request("GET", "/api/admin/projects", secret)[0] == 200
     assert "admin API token" not in server.stop()
+    assert secret.partition(".")[2] not in server.stderr_path.read_text()  # stdout only
+
+
+README_CLIENT_SECRET = "default:development.a-client-secret-to-try"
 
 
 def test_the_readmes_client_token_example_works_as_written(start: Any) -> None:
+    assert f"FLAGCORE_INIT_CLIENT_API_TOKENS={README_CLIENT_SECRET}" in README.read_text()
     server = start(
-        FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.secret",
+        FLAGCORE_INIT_CLIENT_API_TOKENS=README_CLIENT_SECRET,
         FLAGCORE_INIT_ADMIN_API_TOKENS=ADMIN_RECOVERY,
     )
-    status, body = server.request("GET", "/api/client/features", "default:development.secret")
+    status, body = server.request("GET", "/api/client/features", README_CLIENT_SECRET)
     assert status == 200
     assert body["features"] == []
-    # Listings hint at a short secret with a quarter of it at most: one letter here.
+    # Listings hint at a secret with its scope and 2 characters, never more.
     _, listing = server.request("GET", "/api/admin/api-tokens", ADMIN_RECOVERY)
     hints = {t["tokenName"]: t["secretHint"] for t in listing["tokens"]}
-    assert hints["init-client-1"] == "default:development.s…"
+    assert hints["init-client-1"] == "default:development.a-…"
+    assert hints["init-admin-1"] == "*:*.re…"
     server.stop()
-    warning = server.stderr_path.read_text()
-    assert "FLAGCORE_INIT_CLIENT_API_TOKENS, entry 1 (default:development.…)" in warning
-    assert "short" in warning
-    assert "development.secret" not in warning
+    assert "a-client-secret" not in server.stderr_path.read_text()
+
+
+def test_a_short_init_secret_stops_a_first_start_naming_its_entry(tmp_path: Path) -> None:
+    result = _fails(
+        "serve",
+        "--db",
+        str(tmp_path / "f.db"),
+        "--port",
+        "0",
+        cwd=tmp_path,
+        FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.secret",
+    )
+    assert result.stderr.strip().splitlines() == [
+        "flagcore: FLAGCORE_INIT_CLIENT_API_TOKENS, entry 1 (default:development.…): the "
+        "secret part (after project:environment.) has 6 characters; a chosen secret needs "
+        "at least 16 (a long random one is best)"
+    ]
+    assert list(tmp_path.iterdir()) == []  # no database left behind, no token made
 
 
 @pytest.mark.parametrize(
@@ -164,7 +187,7 @@ def test_an_init_token_for_a_missing_environment_leaves_no_database_behind(
         "--port",
         "0",
         cwd=tmp_path,
-        FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.first-one,default:staging.another",
+        FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.first-one-0123456789,default:staging.another-0123456789",
     )
     assert result.stderr.strip().splitlines() == [
         "flagcore: FLAGCORE_INIT_CLIENT_API_TOKENS, entry 2 (default:staging.…): "
@@ -187,13 +210,22 @@ def test_a_lost_admin_token_is_recovered_with_the_init_variable(start: Any) -> N
 
 def test_init_tokens_of_later_starts_get_names_of_their_own(start: Any) -> None:
     variables = {"FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN_RECOVERY}
-    start(FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.first-secret", **variables).stop()
-    start(FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.second-secret", **variables).stop()
-    server = start(FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.second-secret", **variables)
+    start(
+        FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.first-secret-0123456789", **variables
+    ).stop()
+    start(
+        FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.second-secret-0123456789", **variables
+    ).stop()
+    server = start(
+        FLAGCORE_INIT_CLIENT_API_TOKENS="default:development.second-secret-0123456789", **variables
+    )
     _, body = server.request("GET", "/api/admin/api-tokens", ADMIN_RECOVERY)
     names = sorted(t["tokenName"] for t in body["tokens"])
     assert names == ["init-admin-1", "init-client-1", "init-client-2"]
-    for secret in ("default:development.first-secret", "default:development.second-secret"):
+    for secret in (
+        "default:development.first-secret-0123456789",
+        "default:development.second-secret-0123456789",
+    ):
         assert server.request("GET", "/api/client/features", secret)[0] == 200
     server.stop()
 
@@ -266,7 +298,7 @@ def test_init_tokens_are_created_all_or_none_on_an_existing_database(
 ) -> None:
     db = tmp_path / "f.db"
     start(db=db, FLAGCORE_INIT_ADMIN_API_TOKENS=ADMIN_RECOVERY).stop()
-    good, bad = "default:development.good-secret-1", "nowhere:development.bad-secret-2"
+    good, bad = "default:development.good-secret-0123456", "nowhere:development.bad-secret-0123456"
     result = _fails(
         "serve",
         "--db",

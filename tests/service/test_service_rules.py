@@ -606,13 +606,63 @@ class TestServiceRules:
         with pytest.raises(InvalidInput):
             service.tokens.create_token("x", "superuser")
         given = service.tokens.create_token(
-            "x", "client", environment=DEV, secret="*:development.abcdefgh12"
+            "x", "client", environment=DEV, secret="*:development.abcdefgh12345678"
         )
-        assert given.secret == "*:development.abcdefgh12"
+        assert given.secret == "*:development.abcdefgh12345678"
         with pytest.raises(NameConflict):
             service.tokens.create_token(
-                "y", "client", environment=DEV, secret="*:development.abcdefgh12"
+                "y", "client", environment=DEV, secret="*:development.abcdefgh12345678"
             )
+
+    def test_a_chosen_secret_needs_sixteen_characters_and_listings_show_two(
+        self, service: Service
+    ) -> None:
+        with pytest.raises(InvalidInput) as refused:
+            service.tokens.create_token(
+                "x", "client", environment=DEV, secret="*:development.fifteen-chars-x"
+            )
+        assert "at least 16" in refused.value.message
+        assert [d.path for d in refused.value.details] == ["$.secret"]
+        given = service.tokens.create_token(
+            "x", "client", environment=DEV, secret="*:development.sixteen-chars-xyz"
+        )
+        assert given.token.secret_hint == "*:development.si…"
+        generated = service.tokens.create_token(
+            "g", "client", projects=["default"], environment=DEV
+        )
+        assert generated.token.secret_hint == f"default:development.{generated.secret[20:22]}…"
+
+    def test_a_token_is_deleted_by_the_id_its_listing_shows(self, service: Service) -> None:
+        service.tokens.create_token("ops", TokenType.ADMIN)
+        first = service.tokens.create_token("web", "client", environment=DEV)
+        second = service.tokens.create_token("app", "client", environment=DEV)
+        listed = {token.name: token.id for token in service.tokens.list_tokens()}
+        assert listed["web"] == first.token.id
+        assert len(set(listed.values())) == 3
+        assert first.token.id not in first.secret
+        service.tokens.delete_token(first.token.id)
+        assert service.tokens.authenticate(first.secret) is None
+        assert service.tokens.authenticate(second.secret) is not None
+        with pytest.raises(NotFound):
+            service.tokens.delete_token(first.token.id)
+
+    def test_the_last_admin_token_is_kept_while_nothing_else_can_administer(
+        self, service: Service
+    ) -> None:
+        first = service.tokens.create_token("ops", TokenType.ADMIN)
+        client = service.tokens.create_token("web", "client", environment=DEV)
+        with pytest.raises(Conflict) as refused:
+            service.tokens.delete_token(first.token.id)
+        assert '"ops" is the last admin token' in refused.value.message
+        assert service.tokens.authenticate(first.secret) is not None
+        service.tokens.delete_token(client.secret)  # other kinds go as before
+        second = service.tokens.create_token("ops-2", TokenType.ADMIN)
+        service.tokens.delete_token(first.secret)  # another admin token remains
+        with pytest.raises(Conflict):
+            service.tokens.delete_token(second.token.secret_hash)
+        # where the server needs no token to be administered (--auth none), it may go
+        service.tokens.delete_token(second.token.id, admin_without_token=True)
+        assert service.tokens.list_tokens() == []
 
     # --- metrics ---
     def test_metrics_add_up_per_flag_app_environment_and_hour(self, store: Store) -> None:

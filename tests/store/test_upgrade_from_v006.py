@@ -2,8 +2,9 @@
 
 ``tests/store/legacy_v006`` is the SQLite store and schema exactly as shipped before
 issue #13 (migrations ``m001`` … ``m006`` run by sqlite-utils). A database it made and
-filled must open with today's `SqliteStore` with nothing to migrate, read back the same
-through the port, and take new writes.
+filled must open with today's `SqliteStore` running only the migrations shipped since
+(``m007``: token ids and shorter hints), read back the same through the port, and take
+new writes.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import datetime as dt
 import sqlite3
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from flagcore.entities import (
     Action,
@@ -145,8 +148,18 @@ def test_a_database_made_by_the_pre_shared_layer_store_opens_with_all_its_data(
 
     store = SqliteStore(path)
     try:
-        assert _applied_migrations(path) == applied  # nothing re-run, nothing new
-        assert _everything(store) == before
+        # nothing re-run; the migrations shipped since then applied once
+        migration_set = applied[0][0]
+        assert _applied_migrations(path) == [*applied, (migration_set, "m007_api_token_ids")]
+        after = _everything(store)
+        assert {k: v for k, v in after.items() if k != "tokens"} == {
+            k: v for k, v in before.items() if k != "tokens"
+        }
+        # m007: each token has a random id; a hint shows none of a short secret
+        (old_token,), (token,) = before["tokens"], after["tokens"]
+        assert len(token.id) == 16
+        assert attrs.evolve(token, id="", secret_hint=old_token.secret_hint) == old_token
+        assert token.secret_hint == "*:development.…"
         assert before["revision"] > 0
         with store.transaction() as tx:
             tx.save_flag(FlagDefinition("after-upgrade", "web", created_at=T0))
@@ -161,6 +174,7 @@ def test_a_new_database_has_the_same_tables_as_one_made_before_the_shared_layer(
     tmp_path: Path,
 ) -> None:
     LegacySqliteStore(tmp_path / "old.db").close()
+    SqliteStore(tmp_path / "old.db").close()  # the migrations shipped since, applied
     SqliteStore(tmp_path / "new.db").close()
 
     def schema(path: Path) -> list[tuple[str, str]]:

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 import attrs
 
 from flagcore.entities import ApiToken, TokenType
-from flagcore.errors import ErrorDetail, InvalidInput, NameConflict, NotFound
+from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 
-__all__ = ["CreatedToken", "TokenSpec", "Tokens", "hash_secret"]
+__all__ = ["MIN_GIVEN_SECRET_LENGTH", "CreatedToken", "TokenSpec", "Tokens", "hash_secret"]
 
 # Unleash's `project:environment.secret`: the environment ends at the first "." after the
 # colon; the secret part is whatever the operator chose (Unleash's own documented example,
@@ -26,11 +26,20 @@ _SECRET_SHAPE = re.compile(
     r"(?P<project>\*|\[\]|[A-Za-z0-9_.~-]+):(?P<environment>\*|[A-Za-z0-9_~-]+)\.[A-Za-z0-9_.~-]+"
 )
 _TOKEN_EVENTS_PAGE = 500
+# A secret someone chose (init tokens) is stored as an unsalted SHA-256 digest, like the
+# generated ones: fine for 224 random bits, not for a word. Below this many characters
+# in its secret part, a new token with a given secret is refused.
+MIN_GIVEN_SECRET_LENGTH = 16
+# Listings show this many characters of the secret part, only of secrets at least
+# `MIN_GIVEN_SECRET_LENGTH` long: enough to tell two tokens of one scope apart.
+_HINT_CHARACTERS = 2
 
 
 def hash_secret(secret: str) -> str:
     """Secrets are stored as SHA-256 digests: a leaked database leaks no usable token."""
-    return hashlib.sha256(secret.encode("utf-8")).hexdigest()
+    # "surrogatepass": a string with a lone surrogate (a header that was not UTF-8) still
+    # hashes, to a digest no stored token has; every other string hashes as UTF-8.
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @attrs.frozen
@@ -46,13 +55,21 @@ class TokenSpec:
 
 
 def _hint(secret: str) -> str:
-    """What listings show of a secret: its scope and a few characters, never most of it.
+    """What listings show of a secret: its scope and 2 characters, never more.
 
-    Up to 4 characters of the secret part, and at most a quarter of it, so a short
-    operator-chosen secret (`default:development.secret`) is not all but given away.
+    Nothing of a secret part shorter than `MIN_GIVEN_SECRET_LENGTH` (tokens stored
+    before that rule). The scope ends at the first "." after the colon: project names may
+    hold dots, environment names may not.
     """
-    scope, _, part = secret.partition(".")
-    return f"{scope}.{part[: min(4, len(part) // 4)]}…"
+    project, _, rest = secret.partition(":")
+    environment, _, part = rest.partition(".")
+    shown = part[:_HINT_CHARACTERS] if len(part) >= MIN_GIVEN_SECRET_LENGTH else ""
+    return f"{project}:{environment}.{shown}…"
+
+
+def _new_token_id() -> str:
+    """A random id: it names the token without saying anything about its secret."""
+    return secrets.token_hex(8)
 
 
 def _first_free_name(base: str, taken: set[str], *, bare_first: bool = False) -> str:
@@ -77,6 +94,14 @@ def _check_given_secret(secret: str, projects: tuple[str, ...], environment: str
             "a token secret looks like project:environment.secret "
             "(letters, digits, _ . ~ - in each part)",
             [ErrorDetail("malformed secret", "$.secret")],
+        )
+    part = secret[match.end("environment") + 1 :]
+    if len(part) < MIN_GIVEN_SECRET_LENGTH:
+        raise InvalidInput(
+            f"the secret part (after project:environment.) has {len(part)} characters; "
+            f"a chosen secret needs at least {MIN_GIVEN_SECRET_LENGTH} (a long random one "
+            "is best)",
+            [ErrorDetail(f"at least {MIN_GIVEN_SECRET_LENGTH} characters", "$.secret")],
         )
     scope = (match["project"], match["environment"])
     expected = (projects[0] if len(projects) == 1 else "[]", environment or "*")
@@ -168,6 +193,7 @@ class Tokens:
             projects,
             environment,
             self._context.clock(),
+            id=_new_token_id(),
         )
         tx.save_token(token)
         self._context.record_event(
@@ -259,11 +285,24 @@ class Tokens:
         with self._context.read() as tx:
             return list(tx.list_tokens())
 
-    def delete_token(self, secret_or_hash: str, *, actor: str = SYSTEM) -> None:
+    def delete_token(
+        self, token_ref: str, *, actor: str = SYSTEM, admin_without_token: bool = False
+    ) -> None:
+        """Delete the token ``token_ref`` names: its id, its secret or its secret's digest.
+
+        The last admin token is kept (`Conflict`) unless ``admin_without_token``: the
+        server can be administered without one (the HTTP adapter's ``--auth none``).
+        Deleting it would lock everyone out until a restart made a new one.
+        """
         with self._context.unit() as tx:
-            token = tx.get_token(secret_or_hash) or tx.get_token(hash_secret(secret_or_hash))
+            token = _find_token(tx, token_ref)
             if token is None:
-                raise NotFound("there is no such token")
+                raise NotFound(
+                    "there is no such token (give its id, as listed, or its secret)",
+                    [ErrorDetail("unknown token", "$.token")],
+                )
+            if token.type is TokenType.ADMIN and not admin_without_token:
+                _keep_an_admin(tx, token)
             tx.delete_token(token.secret_hash)
             self._context.record_event(
                 tx, "api-token-deleted", actor, data={"tokenName": token.name}
@@ -277,3 +316,25 @@ class Tokens:
         if token is None or not hmac.compare_digest(token.secret_hash, digest):
             return None
         return token
+
+
+def _find_token(tx: Transaction, token_ref: str) -> ApiToken | None:
+    """The token of an id, a secret or a digest (a handful of tokens: a scan is cheap)."""
+    found = tx.get_token(token_ref) or tx.get_token(hash_secret(token_ref))
+    if found is not None or not token_ref:
+        return found
+    return next((token for token in tx.list_tokens() if token.id == token_ref), None)
+
+
+def _keep_an_admin(tx: Transaction, leaving: ApiToken) -> None:
+    others = [
+        token
+        for token in tx.list_tokens()
+        if token.type is TokenType.ADMIN and token.secret_hash != leaving.secret_hash
+    ]
+    if not others:
+        raise Conflict(
+            f'"{leaving.name}" is the last admin token: without it nobody could administer '
+            "this server until a restart made a new one. Create another admin token first.",
+            [ErrorDetail("the last admin token", "$.token")],
+        )

@@ -1,10 +1,12 @@
-"""API tokens: the secret is in the create response only."""
+"""API tokens: the secret is in the create response only; a token is deleted by its id
+(as listed) or, as in Unleash, by its secret."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from flagcore_http import render, shapes
+from flagcore_http.auth import admin_without_token
 from flagcore_http.bodies import read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
@@ -23,7 +25,12 @@ async def list_tokens(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/api-tokens")
-@documented({201: shapes.TOKEN}, body=CreateToken, errors=(404, 409))
+@documented(
+    {201: shapes.TOKEN},
+    body=CreateToken,
+    errors=(404, 409),
+    links={"tokens.delete_token": {"token": "$response.body#/id"}},
+)
 async def create_token(request: web.Request) -> web.Response:
     body = await read_body(request, CreateToken)
     kind = "client" if body.type in ("client", "backend") else body.type
@@ -44,12 +51,15 @@ async def create_token(request: web.Request) -> web.Response:
 
 
 @routes.delete("/api/admin/api-tokens/{token}")
-@documented({200: None})
+@documented({200: None}, errors=(409,))
 async def delete_token(request: web.Request) -> web.Response:
+    """``token``: the id the listing shows, or the secret. The last admin token is kept
+    (409) while tokens are checked (not with ``--auth none``)."""
     await call(
         request,
         service(request).tokens.delete_token,
         request.match_info["token"],
         actor=actor(request),
+        admin_without_token=admin_without_token(request),
     )
     return web.Response(status=200)

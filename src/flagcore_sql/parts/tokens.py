@@ -29,10 +29,11 @@ class TokenQueries(SqlPart):
     def save_token(self, token: ApiToken) -> None:
         self._run(
             "INSERT INTO api_tokens (secret_hash, name, type, secret_hint, projects, "
-            "environment, created_at) VALUES (?, ?, ?, ?, ?, ?, ?) "
+            "environment, created_at, id) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
             "ON CONFLICT(secret_hash) DO UPDATE SET name = excluded.name, type = excluded.type, "
             "secret_hint = excluded.secret_hint, projects = excluded.projects, "
-            "environment = excluded.environment, created_at = excluded.created_at",
+            "environment = excluded.environment, created_at = excluded.created_at, "
+            "id = excluded.id",
             [
                 token.secret_hash,
                 token.name,
@@ -41,6 +42,7 @@ class TokenQueries(SqlPart):
                 mapping.dumps(list(token.projects)),
                 token.environment,
                 mapping.time_text(token.created_at),
+                token.id,
             ],
         )
 
