@@ -86,10 +86,13 @@ class SegmentBody:
 
 @attrs.frozen
 class StrategySegments:
+    """Unleash's ``updateFeatureStrategySegmentsSchema``: all four are required, and the
+    project and environment must be the strategy's own."""
+
+    project_id: str
     strategy_id: str
+    environment_id: str
     segment_ids: tuple[int, ...]
-    project_id: str | None = None
-    environment_id: str | None = None
 
 
 @attrs.frozen
