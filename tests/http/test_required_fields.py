@@ -119,7 +119,8 @@ async def test_a_body_without_a_documented_required_field_is_a_400_naming_its_pa
     paths = {detail.get("path") for detail in refused["details"]}
     required = {f"{prefix}.{key}" for key in schema["required"]}
     if (method, path) in FIRST_PROBLEM_ONLY:
-        assert paths and paths <= required, refused
+        assert paths, refused
+        assert paths <= required, refused
     else:
         assert paths == required, refused
     assert service.store.revision() == revision
