@@ -64,10 +64,14 @@ class CreateFlag:
 
 @attrs.frozen
 class UpdateFlag:
+    """Unleash's ``updateFeatureSchema``, read as its ``PUT`` replaces: a field left out
+    takes its default. ``archived`` may only be false here (archive with ``DELETE``)."""
+
     description: str | None = None
-    type: str | None = None
-    impression_data: bool | None = None
-    stale: bool | None = None
+    type: str = "release"
+    impression_data: bool = False
+    stale: bool = False
+    archived: bool = False
 
 
 @attrs.frozen
