@@ -214,6 +214,11 @@ class Segments:
         ``project`` and ``environment``, when given (the HTTP API requires both, as
         Unleash's schema does), must be the strategy's own: `NotFound` otherwise."""
         with self._context.unit() as tx:
+            if project is not None and tx.get_project(project) is None:
+                raise NotFound(
+                    f'there is no project "{project}"',
+                    [ErrorDetail("unknown project", "$.projectId")],
+                )
             placement = tx.get_strategy(strategy_id)
             if placement is None:
                 raise NotFound(
