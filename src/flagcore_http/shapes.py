@@ -541,7 +541,9 @@ URL_FRIENDLY_NAME: JsonSchema = {
 }
 # What the body classes' types cannot say, checked by the service after reading.
 REFINED: dict[type, dict[str, JsonSchema]] = {
-    Strategy: {"sort_order": SORT_ORDER},
+    # An example a reader (and schemathesis's coverage phase) can use: a built-in name,
+    # as Unleash's document gives, so a generated strategy reaches the store.
+    Strategy: {"sort_order": SORT_ORDER, "name": {"type": "string", "examples": ["default"]}},
     CreateEnvironment: {"name": URL_FRIENDLY_NAME, "sort_order": SORT_ORDER},
     SortOrderItem: {"sort_order": SORT_ORDER},
     ActionBody: {"sort_order": {**SORT_ORDER, "minimum": 1}},
