@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from flagcore.memory import MemoryStore
 from flagcore.model import Strategy
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
@@ -23,8 +24,6 @@ STRATEGY_SEGMENTS = "/api/admin/segments/strategies"
 
 def _body_schemas() -> list[tuple[str, str, dict[str, Any], bool]]:
     """(method, path, object schema, inside an array) of every JSON body with required keys."""
-    from flagcore.memory import MemoryStore
-
     spec = document(create_app(Service(MemoryStore()), ServerConfig()))
     components = spec["components"]["schemas"]
 
