@@ -30,16 +30,20 @@ from flagcore.operators import (
 )
 from flagcore.regex_dialect import UnsupportedPattern, compile_rust_pattern
 from flagcore.strategies import parse_percentage
-from flagcore.wire import json_type, wire_name
+from flagcore.wire import INT32_MAX, INT32_MIN, json_type, wire_name
 
 __all__ = [
     "LIST_OPERATORS",
+    "SORT_ORDER_MAX",
+    "SORT_ORDER_MIN",
     "check_constraints",
     "check_model",
     "check_name",
+    "check_sort_order",
     "check_strategy",
     "check_variants",
     "is_text",
+    "next_sort_order",
     "normalise_variant_weights",
 ]
 
@@ -56,6 +60,10 @@ _PERCENTAGE_PARAMETERS = {
     "gradualRolloutRandom": "percentage",
 }
 VARIANT_WEIGHT_TOTAL = 1000
+# A sort order is stored in an SQL ``integer`` column, which PostgreSQL keeps in 32 bits:
+# the range both stores hold, for the orders people give and those the service computes.
+SORT_ORDER_MIN = INT32_MIN
+SORT_ORDER_MAX = INT32_MAX
 
 
 def check_name(name: object, what: str, path: str = "$.name") -> str:
@@ -109,6 +117,31 @@ def check_text(value: object, path: str, *, optional: bool = True) -> None:
         raise InvalidInput(
             f"{path} holds a lone surrogate", [ErrorDetail("not valid Unicode text", path)]
         )
+
+
+def check_sort_order(value: int, path: str) -> int:
+    """A sort order both stores can keep (PostgreSQL's 32-bit ``integer``)."""
+    if type(value) is not int or not SORT_ORDER_MIN <= value <= SORT_ORDER_MAX:
+        raise InvalidInput(
+            f"{path} must be a whole number from {SORT_ORDER_MIN} to {SORT_ORDER_MAX}; "
+            f"got {str(value)[:40]}",
+            [ErrorDetail(f"a whole number from {SORT_ORDER_MIN} to {SORT_ORDER_MAX}", path)],
+        )
+    return value
+
+
+def next_sort_order(orders: Iterable[int], path: str, *, start: int = 0) -> int:
+    """The order after the largest of ``orders`` (``start`` when there is none), as Unleash
+    numbers new strategies and environments; refused rather than stored past the range,
+    with the way out (give one, or reorder) in the message."""
+    largest = max(orders, default=start - 1)
+    if largest >= SORT_ORDER_MAX:
+        raise InvalidInput(
+            f"the largest sort order in use is {largest}, so the next one would be past "
+            f"{SORT_ORDER_MAX}: give {path.removeprefix('$.')} explicitly, or reorder first",
+            [ErrorDetail(f"needed: the next sort order is past {SORT_ORDER_MAX}", path)],
+        )
+    return largest + 1
 
 
 def check_flag_value(value: object, path: str) -> None:
@@ -331,6 +364,8 @@ def check_strategy(
                 f"{parameter} must be a whole number from 0 to 100",
                 [ErrorDetail("a whole number from 0 to 100", f"$.parameters.{parameter}")],
             )
+    if strategy.sort_order is not None:
+        check_sort_order(strategy.sort_order, "$.sortOrder")
     enforce(
         limits, "constraints_per_strategy", len(strategy.constraints), "constraints on one strategy"
     )

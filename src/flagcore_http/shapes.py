@@ -13,14 +13,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from flagcore.model import Strategy, Variant
 from flagcore.service.playground import (
     MAX_CONTEXT_NAME_LENGTH,
     MAX_CONTEXT_PROPERTIES,
     MAX_CONTEXT_VALUE_LENGTH,
 )
-from flagcore.wire import INT64_MAX, INT64_MIN, JsonSchema, schema_ref
+from flagcore.wire import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, JsonSchema, schema_ref
 from flagcore_http.contract import Parameter
 from flagcore_http.wire import (
+    ActionBody,
     ActionSetBody,
     CreateEnvironment,
     CreateFlag,
@@ -29,6 +31,7 @@ from flagcore_http.wire import (
     CreateTagType,
     EndpointBody,
     EndpointUpdate,
+    SortOrderItem,
 )
 
 __all__ = [
@@ -74,6 +77,7 @@ __all__ = [
     "SIGNAL_PAGE",
     "SIGNAL_TOKEN",
     "SIGNAL_TOKEN_WITH_SECRET",
+    "SORT_ORDER",
     "STRATEGIES_USING",
     "STRATEGY",
     "STRATEGY_DEFINITION",
@@ -96,6 +100,8 @@ STRING: JsonSchema = {"type": "string"}
 NULLABLE_STRING: JsonSchema = {"type": ["string", "null"]}
 BOOLEAN: JsonSchema = {"type": "boolean"}
 INTEGER: JsonSchema = {"type": "integer", "minimum": INT64_MIN, "maximum": INT64_MAX}
+# Stored in an SQL integer column, 32-bit in PostgreSQL (`flagcore.validation.check_sort_order`).
+SORT_ORDER: JsonSchema = {"type": "integer", "minimum": INT32_MIN, "maximum": INT32_MAX}
 # `render.time`: ISO 8601 in UTC with milliseconds, or null for "never".
 TIME: JsonSchema = {"type": ["string", "null"], "format": "date-time"}
 ANY: JsonSchema = {}
@@ -152,7 +158,7 @@ _ENVIRONMENT_STATE = obj(
         "name": STRING,
         "enabled": BOOLEAN,
         "type": STRING,
-        "sortOrder": INTEGER,
+        "sortOrder": SORT_ORDER,
         "strategies": array(STRATEGY),
         "variants": array(schema_ref("Variant")),
     }
@@ -255,7 +261,7 @@ STRATEGY_DEFINITION = obj(
         ),
     }
 )
-ENVIRONMENT = obj({"name": STRING, "type": STRING, "sortOrder": INTEGER, "enabled": BOOLEAN})
+ENVIRONMENT = obj({"name": STRING, "type": STRING, "sortOrder": SORT_ORDER, "enabled": BOOLEAN})
 HEALTH = obj({"health": {"type": "string", "enum": ["GOOD", "BAD"]}}, {"message": STRING})
 
 # The SDK API. A flag as SDKs get it is the wire's `Flag` (strategies without the admin-only
@@ -305,7 +311,7 @@ _FILTER = obj(
 _ACTION = obj(
     {
         "action": STRING,
-        "sortOrder": INTEGER,
+        "sortOrder": {**SORT_ORDER, "minimum": 1},
         "executionParams": obj({"project": STRING, "featureName": STRING}, {"environment": STRING}),
     },
     {"state": STRING, "details": NULLABLE_STRING},
@@ -427,7 +433,7 @@ OFREP_ERROR = obj(
 REGISTRATION = obj(
     {
         "appName": {"type": "string", "minLength": 1},
-        "interval": {"type": "number", "minimum": 0},
+        "interval": {"type": "number", "minimum": 0, "maximum": INT32_MAX},
         "started": {"type": ["string", "number"]},
         "strategies": array(STRING),
     },
@@ -549,10 +555,17 @@ URL_FRIENDLY_NAME: JsonSchema = {
 }
 # What the body classes' types cannot say, checked by the service after reading.
 REFINED: dict[type, dict[str, JsonSchema]] = {
+    # An example a reader (and schemathesis's coverage phase) can use: a built-in name,
+    # as Unleash's document gives, so a generated strategy reaches the store.
+    Strategy: {"sort_order": SORT_ORDER, "name": {"type": "string", "examples": ["default"]}},
+    CreateEnvironment: {"name": URL_FRIENDLY_NAME, "sort_order": SORT_ORDER},
+    SortOrderItem: {"sort_order": SORT_ORDER},
+    ActionBody: {"sort_order": {**SORT_ORDER, "minimum": 1}},
+    # Weights are thousandths of the whole (Unleash's 1000), whatever the weight type.
+    Variant: {"weight": {"type": "integer", "minimum": 0, "maximum": 1000}},
     CreateFlag: {"name": URL_FRIENDLY_NAME},
     CreateProject: {"id": URL_FRIENDLY_NAME},
     CreateTagType: {"name": URL_FRIENDLY_NAME},
-    CreateEnvironment: {"name": URL_FRIENDLY_NAME},
     CreateStrategyDefinition: {"name": URL_FRIENDLY_NAME},
     EndpointBody: {"name": URL_FRIENDLY_NAME},
     EndpointUpdate: {"name": URL_FRIENDLY_NAME},

@@ -64,10 +64,14 @@ class CreateFlag:
 
 @attrs.frozen
 class UpdateFlag:
+    """Unleash's ``updateFeatureSchema``, read as its ``PUT`` replaces: a field left out
+    takes its default. ``archived`` may only be false here (archive with ``DELETE``)."""
+
     description: str | None = None
-    type: str | None = None
-    impression_data: bool | None = None
-    stale: bool | None = None
+    type: str = "release"
+    impression_data: bool = False
+    stale: bool = False
+    archived: bool = False
 
 
 @attrs.frozen
@@ -86,10 +90,13 @@ class SegmentBody:
 
 @attrs.frozen
 class StrategySegments:
+    """Unleash's ``updateFeatureStrategySegmentsSchema``: all four are required, and the
+    project and environment must be the strategy's own."""
+
+    project_id: str
     strategy_id: str
+    environment_id: str
     segment_ids: tuple[int, ...]
-    project_id: str | None = None
-    environment_id: str | None = None
 
 
 @attrs.frozen

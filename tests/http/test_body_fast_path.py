@@ -22,6 +22,8 @@ def _nested(levels: int, inner: Any = 1) -> Any:
 
 
 LOOK_RARE_BUT_ARE_FINE = [
+    {"start": "2026-01-01T00:00:00Z", "colons": "a:b:c", "escaped": "\\u003a", "k:": {"k": 1}},
+    {"same key": {"x": 1}, "nested": {"same key": {"x": 2}}, "list": [{"x": 1}, {"x": 1}]},
     {"toggles": {f"made-up-{n}": {"yes": 1, "no": 2} for n in range(2000)}},
     {"page-100": {"yes": 1}, "e-000": 1, "NaN": "Infinity", "x": "1e400"},
     {"brackets": "[[[[[[[[[[{{{{{{{{" * 20, "closing": "]]]]}}}}"},
@@ -61,6 +63,25 @@ REFUSED = [
     (b'{"a": [1, 2}', "$", "not valid JSON"),
     (b"", "$", "not valid JSON"),
 ]
+
+# A key twice: orjson keeps the last silently, JSON parsers disagree on which one wins;
+# refused on the fast path and the strict walk alike, naming the key (issue 24 #5).
+KEY_TWICE = [
+    (b'{"type": "client", "type": "admin"}', "$.type", "type"),
+    (b'{"a" : [{"k": 1, "x": {"k": 1}, "k" : 2}]}', "$.a[0].k", "k"),
+    (b'{"a": 1, "a": 2, "b": "\\u003a"}', "$.a", "a"),
+    (b'{"n": 1234567890123456789, "k": 1, "k": 1}', "$.k", "k"),
+    (b'{"\\u0061": 1, "a": 2}', "$.a", "a"),
+    (b'{"t": "10:00", "big": [{"x": 1}], "x": {"y": 1, "y": 1}}', "$.x.y", "y"),
+]
+
+
+@pytest.mark.parametrize(("raw", "path", "key"), KEY_TWICE)
+def test_a_key_twice_in_one_object_is_refused_naming_it(raw: bytes, path: str, key: str) -> None:
+    with pytest.raises(InvalidInput) as refused:
+        parse_json(raw)
+    assert f'the key "{key}" twice' in refused.value.message
+    assert [detail.path for detail in refused.value.details] == [path]
 
 
 @pytest.mark.parametrize(("raw", "path", "why"), REFUSED)

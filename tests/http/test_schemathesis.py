@@ -23,6 +23,7 @@ import pytest
 import schemathesis
 from aiohttp import web
 from hypothesis import HealthCheck, given, settings
+from schemathesis import GenerationMode
 from schemathesis.specs.openapi.checks import (
     response_schema_conformance,
     status_code_conformance,
@@ -32,6 +33,7 @@ from flagcore.entities import TokenType
 from flagcore.memory import MemoryStore
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
+from flagcore_http.openapi import document as openapi_document
 from flagcore_http.openapi import operations
 from flagcore_store_sqlite import SqliteStore
 
@@ -39,6 +41,13 @@ ADMIN = "*:*.schemathesis-admin-secret"
 CLIENT = "*:development.schemathesis-client-secret"
 FRONTEND = "*:development.schemathesis-frontend-secret"
 EXAMPLES = int(os.environ.get("FLAGCORE_SCHEMATHESIS_EXAMPLES", "25"))
+# Bodies sent to the seeded things (a real flag, strategy, segment...), where a body gets
+# past the lookups and reaches the rules and the store: schemathesis's coverage cases
+# (every declared bound, each optional field alone), then this many generated ones. The
+# coverage cases find issue 23 §3's overflow on the code before the fix (a strategy stored
+# at the declared maximum, then one without sortOrder: max + 1); generated ones found a
+# registration whose ``started`` looped forever.
+BODY_EXAMPLES = int(os.environ.get("FLAGCORE_SCHEMATHESIS_BODY_EXAMPLES", "50"))
 STATEFUL_RUNS = int(os.environ.get("FLAGCORE_SCHEMATHESIS_STATEFUL_RUNS", "30"))
 CHECKS = [
     schemathesis.checks.not_a_server_error,
@@ -61,7 +70,7 @@ class LiveServer:
         service.tokens.create_token(
             "web", TokenType.FRONTEND, environment="development", secret=FRONTEND
         )
-        self._seed(service)
+        self.seeded = self._seed(service)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -73,11 +82,30 @@ class LiveServer:
         self.url = f"http://127.0.0.1:{port}"
 
     @staticmethod
-    def _seed(service: Service) -> None:
-        """Something for reads to find: a flag with a strategy, a tag type."""
+    def _seed(service: Service) -> dict[str, str]:
+        """Something for reads to find, and the path parameters that name it: a flag with
+        a strategy, a segment, a signal endpoint, a tag type."""
         service.flags.create_flag("default", "seeded")
         service.environments.set_environment_enabled("default", "seeded", "development", True)
         service.tags.create_tag_type("team", "who owns it")
+        (strategy,) = service.strategies.list_strategies("default", "seeded", "development")
+        segment = service.segments.create_segment("seeded", [])
+        endpoint = service.signals.create_signal_endpoint("seeded")
+        return {
+            "project": "default",
+            "name": "seeded",
+            "environment": "development",
+            "strategy_id": strategy.id or "",
+            "segment": str(segment.id),
+            "endpoint": str(endpoint.id),
+        }
+
+    def path_parameters(self, path: str) -> dict[str, str]:
+        """The seeded things ``path`` can name (``{id}`` is a segment's or an endpoint's)."""
+        names = [part[1:-1] for part in path.split("/") if part.startswith("{")]
+        ids = {"id": self.seeded["endpoint" if "signal-endpoints" in path else "segment"]}
+        known = {**self.seeded, **ids}
+        return {name: known[name] for name in names if name in known}
 
     def _run(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=60)
@@ -145,6 +173,52 @@ def test_every_operation_answers_within_its_documented_contract(
         database=None,
     )
     @given(case=operation.as_strategy())
+    def answers_within_contract(case: Any) -> None:
+        case.call_and_validate(checks=CHECKS)
+
+    answers_within_contract()
+
+
+def _body_operations() -> list[tuple[str, str]]:
+    """The operations that read a JSON body (the document's ``requestBody``)."""
+    app = create_app(Service(MemoryStore()), ServerConfig())
+    document = openapi_document(app)
+    return [
+        (method, path)
+        for method, path in _operations()
+        if "requestBody" in document["paths"][path][method]
+    ]
+
+
+@pytest.mark.parametrize(("method", "path"), _body_operations())
+def test_every_body_sent_to_seeded_things_answers_within_its_documented_contract(
+    api_schema: Any, live_server: LiveServer, method: str, path: str
+) -> None:
+    """The path names what exists, so the generated body is what decides the answer: its
+    values reach the service's rules and the store (a random path would stop at 404).
+
+    First schemathesis's coverage cases (each declared bound, minimum and maximum, each
+    optional field alone and left out), then ``BODY_EXAMPLES`` generated bodies."""
+    operation = api_schema[path][method.upper()]
+    seeded = live_server.path_parameters(path)
+    coverage = api_schema.iter_coverage_cases(
+        operation,
+        generation_modes=[GenerationMode.POSITIVE],
+        generation_config=api_schema.config.generation_for(operation=operation),
+    )
+    for case in coverage:
+        case.path_parameters = {**(case.path_parameters or {}), **seeded}
+        case.headers = {**(case.headers or {}), "Authorization": token_for(path)}
+        case.call_and_validate(checks=CHECKS)
+
+    @settings(
+        max_examples=BODY_EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+        database=None,
+    )
+    @given(case=operation.as_strategy(path_parameters=seeded))
     def answers_within_contract(case: Any) -> None:
         case.call_and_validate(checks=CHECKS)
 

@@ -43,7 +43,7 @@ from flagcore.service.environments import Environments
 from flagcore.service.flags import Flags
 from flagcore.service.lookups import require_project
 from flagcore.signal_matching import MAX_FILTER_PATH_LENGTH, matching_action_sets
-from flagcore.validation import MAX_NAME_LENGTH, check_constraints
+from flagcore.validation import MAX_NAME_LENGTH, SORT_ORDER_MAX, check_constraints
 
 __all__ = ["ActionSets"]
 
@@ -343,10 +343,10 @@ class ActionSets:
         )
         for index, action in enumerate(action_set.actions):
             here = f"$.actions[{index}]"
-            if action.sort_order < 1:
+            if not 1 <= action.sort_order <= SORT_ORDER_MAX:
                 raise InvalidInput(
-                    "sortOrder is a whole number from 1",
-                    [ErrorDetail("at least 1", f"{here}.sortOrder")],
+                    f"sortOrder is a whole number from 1 to {SORT_ORDER_MAX}",
+                    [ErrorDetail(f"from 1 to {SORT_ORDER_MAX}", f"{here}.sortOrder")],
                 )
             flag = tx.get_flag(action.flag)
             if flag is None or flag.project != action_set.project:

@@ -10,7 +10,7 @@ from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.lookups import active_flag, require_environment
 from flagcore.service.strategies import Strategies
-from flagcore.validation import check_name
+from flagcore.validation import check_name, check_sort_order, next_sort_order
 
 __all__ = ["Environments"]
 
@@ -36,12 +36,15 @@ class Environments:
         actor: str = SYSTEM,
     ) -> Environment:
         check_name(name, "environment")
+        if sort_order is not None:
+            check_sort_order(sort_order, "$.sortOrder")
         with self._context.unit() as tx:
             if tx.get_environment(name):
                 raise NameConflict(f'an environment named "{name}" already exists')
             order = sort_order
             if order is None:
-                order = max((e.sort_order for e in tx.list_environments()), default=0) + 1
+                orders = (e.sort_order for e in tx.list_environments())
+                order = next_sort_order(orders, "$.sortOrder", start=1)
             environment = Environment(name, type, order)
             tx.save_environment(environment)
             self._context.record_event(

@@ -153,17 +153,55 @@ class Flags:
         actor: str,
     ) -> FlagDefinition:
         """`update_flag` inside a unit of work the caller holds (an action set marks a flag
-        stale inside its run's transaction)."""
+        stale inside its run's transaction). An empty description is stored as null, as
+        Unleash stores it."""
         before = active_flag(tx, project, name)
         after = attrs.evolve(
             before,
             type=before.type if type is None else type,
-            description=before.description if description is None else description,
+            description=before.description if description is None else (description or None),
             impression_data=(
                 before.impression_data if impression_data is None else impression_data
             ),
             stale=before.stale if stale is None else stale,
         )
+        return self._save_change(tx, before, after, actor)
+
+    def replace_flag(
+        self,
+        project: str,
+        name: str,
+        *,
+        type: str = "release",
+        description: str | None = None,
+        impression_data: bool = False,
+        stale: bool = False,
+        actor: str = SYSTEM,
+    ) -> FlagDefinition:
+        """Unleash's ``PUT`` of a flag: every setting takes the given value, and one left
+        out its default (a stale flag updated without ``stale`` is no longer stale; no
+        ``description``, or an empty one, clears it to null). `update_flag` changes only
+        what it is given (``PATCH``)."""
+        _check_type(type)
+        check_text(description, "$.description")
+        check_flag_value(impression_data, "$.impressionData")
+        check_flag_value(stale, "$.stale")
+        with self._context.unit() as tx:
+            before = active_flag(tx, project, name)
+            after = attrs.evolve(
+                before,
+                type=type,
+                description=description or None,
+                impression_data=impression_data,
+                stale=stale,
+            )
+            return self._save_change(tx, before, after, actor)
+
+    def _save_change(
+        self, tx: Transaction, before: FlagDefinition, after: FlagDefinition, actor: str
+    ) -> FlagDefinition:
+        """Store ``after`` with the event Unleash records (stale on/off when only that
+        changed), or nothing when nothing changed."""
         if after == before:
             return after
         tx.save_flag(after)

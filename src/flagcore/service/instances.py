@@ -15,6 +15,7 @@ from flagcore.entities import ClientInstance
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.limits import enforce
 from flagcore.service.context import ServiceContext
+from flagcore.wire import INT32_MAX
 
 __all__ = ["ClientInstances", "reported_text"]
 
@@ -54,6 +55,12 @@ class ClientInstances:
         (registrations and metrics posts alike), seen now."""
         maximum = self._context.limits.client_field_length
         enforce(self._context.limits, "client_strategies_reported", len(strategies), "strategies")
+        if interval is not None and (type(interval) is not int or not 0 <= interval <= INT32_MAX):
+            # Kept in an SQL integer column, 32-bit in PostgreSQL.
+            raise InvalidInput(
+                f"$.interval must be a whole number from 0 to {INT32_MAX}",
+                [ErrorDetail(f"a whole number from 0 to {INT32_MAX}", "$.interval")],
+            )
         return ClientInstance(
             reported_text(app_name, "$.appName", maximum, required=True) or "",
             reported_text(instance_id, "$.instanceId", maximum, required=True) or "",

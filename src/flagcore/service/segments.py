@@ -209,19 +209,33 @@ class Segments:
         environment: str | None = None,
         actor: str = SYSTEM,
     ) -> StrategyPlacement:
-        """Set a strategy's segments to exactly ``segment_ids``: all or nothing."""
+        """Set a strategy's segments to exactly ``segment_ids``: all or nothing.
+
+        ``project`` and ``environment``, when given (the HTTP API requires both, as
+        Unleash's schema does), must be the strategy's own: `NotFound` otherwise."""
         with self._context.unit() as tx:
-            self._check_project(tx, project)
+            if project is not None and tx.get_project(project) is None:
+                raise NotFound(
+                    f'there is no project "{project}"',
+                    [ErrorDetail("unknown project", "$.projectId")],
+                )
             placement = tx.get_strategy(strategy_id)
             if placement is None:
-                raise NotFound(f'there is no strategy "{strategy_id}"')
+                raise NotFound(
+                    f'there is no strategy "{strategy_id}"',
+                    [ErrorDetail("unknown strategy", "$.strategyId")],
+                )
             flag = tx.get_flag(placement.flag)
+            if project is not None and (flag is None or flag.project != project):
+                raise NotFound(
+                    f'there is no strategy "{strategy_id}" in project "{project}"',
+                    [ErrorDetail("not the strategy's project", "$.projectId")],
+                )
             if environment is not None and placement.environment != environment:
                 raise NotFound(
-                    f'there is no strategy "{strategy_id}" in environment "{environment}"'
+                    f'there is no strategy "{strategy_id}" in environment "{environment}"',
+                    [ErrorDetail("not the strategy's environment", "$.environmentId")],
                 )
-            if project is not None and (flag is None or flag.project != project):
-                raise NotFound(f'there is no strategy "{strategy_id}" in project "{project}"')
             wanted = tuple(dict.fromkeys(segment_ids))
             missing = [i for i in wanted if tx.get_segment(i) is None]
             if missing:

@@ -15,7 +15,7 @@ from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.lookups import active_flag, require_environment
 from flagcore.service.strategy_definitions import StrategyDefinitions
 from flagcore.service.variants import variants_in_unleash_order
-from flagcore.validation import check_strategy
+from flagcore.validation import check_sort_order, check_strategy, next_sort_order
 
 __all__ = ["Strategies", "new_strategy_id"]
 
@@ -132,6 +132,8 @@ class Strategies:
             definition = active_flag(tx, project, flag)
             require_environment(tx, environment)
             placements = {p.id: p for p in tx.list_strategies(flag=flag, environment=environment)}
+            for index, sort_order in enumerate(order.values()):
+                check_sort_order(sort_order, f"$[{index}].sortOrder")
             unknown = [strategy_id for strategy_id in order if strategy_id not in placements]
             if unknown:
                 raise NotFound(
@@ -255,7 +257,7 @@ class Strategies:
 
 def _next_sort_order(existing: Sequence[StrategyPlacement]) -> int:
     """After the last strategy, as Unleash numbers them (0, 1, 2, ...)."""
-    return max((p.strategy.sort_order or 0 for p in existing), default=-1) + 1
+    return next_sort_order((p.strategy.sort_order or 0 for p in existing), "$.sortOrder")
 
 
 def _strategy_data(strategy: Strategy) -> dict[str, object]:

@@ -27,6 +27,8 @@ from flagcore.wire.client_features import (
     unstructure_flag,
 )
 from flagcore.wire.converter import (
+    INT32_MAX,
+    INT32_MIN,
     INT64_MAX,
     INT64_MIN,
     MAX_ERROR_DETAILS,
@@ -66,6 +68,8 @@ from flagcore.wire.writing import write_constraint, write_flag, write_segment
 __all__ = [
     "EXPORT_NAMES",
     "FIELDS",
+    "INT32_MAX",
+    "INT32_MIN",
     "INT64_MAX",
     "INT64_MIN",
     "MAX_ERROR_DETAILS",

@@ -25,6 +25,8 @@ from flagcore.model import FlagType, WeightType
 from flagcore.wire.fields import FIELDS, WIRE_NAMES
 
 __all__ = [
+    "INT32_MAX",
+    "INT32_MIN",
     "INT64_MAX",
     "INT64_MIN",
     "MAX_ERROR_DETAILS",
@@ -46,6 +48,10 @@ _T = TypeVar("_T")
 # orjson store, and what every SDK's JSON reader can hold.
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
+# What an SQL ``integer`` column holds in both stores (PostgreSQL's is 32-bit): the range
+# of every stored number kept in one (sort orders, an SDK's metrics interval).
+INT32_MIN = -(2**31)
+INT32_MAX = 2**31 - 1
 MAX_ERROR_DETAILS = 50
 _JSON_TYPES: dict[type, str] = {
     str: "a string",

@@ -17,7 +17,7 @@ from flagcore.entities import ApiToken, ClientInstance, Tag
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
 from flagcore.service import ClientQuery, ClientVocabulary, Service, client_features_format
-from flagcore.wire import unstructure_client_features, unstructure_flag
+from flagcore.wire import INT32_MAX, unstructure_client_features, unstructure_flag
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
@@ -354,8 +354,8 @@ def _timestamp(value: Any, path: str) -> dt.datetime | None:
             return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
         # RFC 3339 with nanoseconds, as the Python SDK sends: keep microseconds.
         head, dot, tail = value.partition(".")
-        if dot:
-            digits = tail.rstrip("Zz")
+        digits = tail.rstrip("Zz")
+        if dot and len(digits) > 6:  # shorter each time: the retry ends
             zone = tail[len(digits) :]
             return _timestamp(f"{head}.{digits[:6]}{zone}", path)
     raise InvalidInput(f"{path} must be an RFC 3339 time", [ErrorDetail("not a time", path)])
@@ -382,7 +382,11 @@ def registration_started(value: Any) -> dt.datetime:
 # Unleash's clientApplicationSchema: these fields are required, with these types.
 _REGISTER_REQUIRED: dict[str, tuple[Callable[[Any], bool], str]] = {
     "appName": (lambda v: isinstance(v, str) and bool(v), "a non-empty string"),
-    "interval": (lambda v: _is_number(v) and 0 <= v < 2**63, "a number of at least 0"),
+    # Kept in an SQL integer column (32-bit in PostgreSQL): 2^31-1 ms is over 24 days.
+    "interval": (
+        lambda v: _is_number(v) and 0 <= v <= INT32_MAX,
+        f"a number from 0 to {INT32_MAX}",
+    ),
     "started": (lambda v: isinstance(v, str) or _is_number(v), "an RFC 3339 time or a number"),
     "strategies": (
         lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v),

@@ -93,10 +93,16 @@ async def get_flag(request: web.Request) -> web.Response:
 @routes.put(FLAG)
 @documented({200: shapes.FLAG}, body=UpdateFlag)
 async def update_flag(request: web.Request) -> web.Response:
+    """Replaces, as Unleash's ``PUT`` does: what the body leaves out takes its default."""
     body = await read_body(request, UpdateFlag)
+    if body.archived:
+        raise InvalidInput(
+            "archive a flag with DELETE on its path, not with archived: true",
+            [ErrorDetail("only false here; DELETE the flag to archive it", "$.archived")],
+        )
     updated = await call(
         request,
-        service(request).flags.update_flag,
+        service(request).flags.replace_flag,
         *_path(request),
         type=body.type,
         description=body.description,
