@@ -8,8 +8,9 @@ import urllib.parse
 from aiohttp import web
 
 from flagcore.entities import FlagMetrics, Tag
-from flagcore.errors import FlagcoreError, NotFound
+from flagcore.errors import ErrorDetail, FlagcoreError, NotFound
 from flagcore_http.calls import call
+from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
     PAYLOAD_TYPES,
     Row,
@@ -118,7 +119,7 @@ async def archive(request: web.Request) -> web.Response:
     await call(
         request, svc(request).archive.archive_flag, project, name, actor=viewer(request).actor
     )
-    return redirect("/ui/archive")
+    return redirect(with_flash(request, "/ui/archive", "flag-archived", name))
 
 
 @routes.post(FLAG + "/tags")
@@ -192,15 +193,31 @@ async def save_variants(request: web.Request) -> web.Response:
     if fields.get("_more"):
         return _variants_page(request, name, environment, rows, extra=2)
     try:
-        await call(
-            request,
-            svc(request).variants.set_flag_variants,
-            await _project_of(request, name),
-            name,
-            environment,
-            variants_from(rows),
-            actor=viewer(request).actor,
-        )
+        variants = variants_from(rows)
+        try:
+            await call(
+                request,
+                svc(request).variants.set_flag_variants,
+                await _project_of(request, name),
+                name,
+                environment,
+                variants,
+                actor=viewer(request).actor,
+            )
+        except FlagcoreError as error:
+            raise _under_variants(error) from None
     except FlagcoreError as error:
         return _variants_page(request, name, environment, rows, error=error)
-    return redirect(flag_url(name))
+    return redirect(with_flash(request, flag_url(name), "variants-saved", environment))
+
+
+def _under_variants(error: FlagcoreError) -> FlagcoreError:
+    """The service names the list as ``$`` (``$[1].weight``); the form's rows are
+    ``$.variants[1]``, so each message lands at its row."""
+    details = [
+        ErrorDetail(d.message, "$.variants" + d.path[1:])
+        if d.path is not None and d.path.startswith("$")
+        else d
+        for d in error.details
+    ]
+    return FlagcoreError(error.message, details)

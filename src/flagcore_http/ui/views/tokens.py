@@ -6,6 +6,8 @@ from aiohttp import web
 
 from flagcore.errors import FlagcoreError
 from flagcore_http.calls import call
+from flagcore_http.errors import status_of
+from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
 
 __all__ = ["routes"]
@@ -19,6 +21,7 @@ async def _page(
     created: object = None,
     values: dict[str, str] | None = None,
     error: FlagcoreError | None = None,
+    refused: FlagcoreError | None = None,
     status: int = 200,
 ) -> web.Response:
     service = svc(request)
@@ -33,6 +36,7 @@ async def _page(
             "values": values or {"type": "client"},
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
+            "refused": refused.message if refused else None,  # a revocation refused
         },
         status=status,
     )
@@ -68,6 +72,20 @@ async def create_token(request: web.Request) -> web.Response:
 @routes.post("/ui/tokens/{digest}/revoke")
 @page()
 async def revoke_token(request: web.Request) -> web.Response:
+    """Revoke a token; the one this browser signed in with only after a confirmation
+    (revoking it ends this session at once). A refusal from the service (the last admin
+    token) is shown on the tokens page."""
     digest = request.match_info["digest"]
-    await call(request, svc(request).tokens.delete_token, digest, actor=viewer(request).actor)
-    return redirect("/ui/tokens")
+    tokens = {t.secret_hash: t for t in await call(request, svc(request).tokens.list_tokens)}
+    own = viewer(request).token
+    in_use = own is not None and own.secret_hash == digest
+    if in_use and digest in tokens and form(request).get("confirm") != "yes":
+        return render(request, "token_revoke.html", {"token": tokens[digest]})
+    try:
+        await call(request, svc(request).tokens.delete_token, digest, actor=viewer(request).actor)
+    except FlagcoreError as error:
+        return await _page(request, refused=error, status=status_of(error)[0])
+    if in_use:
+        return redirect("/ui/sign-in")  # this session ended with its token
+    name = tokens[digest].name if digest in tokens else ""
+    return redirect(with_flash(request, "/ui/tokens", "token-revoked", name))
