@@ -22,21 +22,21 @@ from flagcore_http.ui.pages import viewer
 __all__ = ["FLASHES", "flash_message", "read_flash", "with_flash"]
 
 FLASHES: Mapping[str, str] = {
-    "flag-created": "Flag {name} created.",
-    "flag-archived": "Flag {name} archived: SDKs no longer get it.",
-    "flag-revived": "Flag {name} revived, off in every environment.",
-    "flag-deleted": "Flag {name} deleted for good.",
+    "flag-created": "Flag “{name}” created.",
+    "flag-archived": "Flag “{name}” archived: SDKs no longer get it.",
+    "flag-revived": "Flag “{name}” revived, off in every environment.",
+    "flag-deleted": "Flag “{name}” deleted for good.",
     "strategy-saved": "Strategy saved in {name}.",
     "variants-saved": "Variants saved in {name}.",
-    "segment-saved": "Segment {name} saved.",
-    "segment-deleted": "Segment {name} deleted.",
-    "project-created": "Project {name} created.",
-    "project-renamed": "Project {name} renamed.",
-    "project-deleted": "Project {name} deleted.",
-    "token-revoked": "Token {name} revoked.",
-    "endpoint-created": "Signal endpoint {name} created.",
+    "segment-saved": "Segment “{name}” saved.",
+    "segment-deleted": "Segment “{name}” deleted.",
+    "project-created": "Project “{name}” created.",
+    "project-renamed": "Project “{name}” renamed.",
+    "project-deleted": "Project “{name}” deleted.",
+    "token-revoked": "Token “{name}” revoked.",
+    "endpoint-created": "Signal endpoint “{name}” created.",
     "signal-token-revoked": "Signal token revoked.",
-    "action-set-saved": "Action set {name} saved.",
+    "action-set-saved": "Action set “{name}” saved.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"
@@ -62,7 +62,7 @@ def read_flash(request: web.Request) -> str | None:
         return None
     if not hmac.compare_digest(signature, _signature(request, code, name)):
         return None
-    return FLASHES[code].format(name=f"“{name}”" if name else "").replace("  ", " ")
+    return FLASHES[code].format(name=name)
 
 
 @jinja2.pass_context

@@ -70,7 +70,9 @@ VARIANT_COLUMNS = tuple(BLANK_VARIANT)
 
 
 def optional_text(fields: MultiDict[str], key: str) -> str | None:
-    value = fields.get(key, "")
+    """A free text, None when blank; line breaks as typed (``\n``: browsers send a
+    textarea's as ``\r\n``)."""
+    value = fields.get(key, "").replace("\r\n", "\n")
     return value if value.strip() else None
 
 
@@ -234,7 +236,7 @@ def _payload(kind: str, value: str, path: str) -> Payload:
             raise InvalidInput(
                 "the payload is not a number", [ErrorDetail("not a number", path)]
             ) from None
-    return Payload(kind, value)
+    return Payload(kind, value.replace("\r\n", "\n"))
 
 
 def segment_ids_from(posted: Iterable[str]) -> tuple[int, ...]:
