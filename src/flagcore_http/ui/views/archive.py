@@ -53,7 +53,11 @@ async def delete(request: web.Request) -> web.Response:
         return render(
             request,
             "archive_delete.html",
-            {"flag": flags[name].flag, "error": "Type the flag's name to confirm."},
+            {
+                "flag": flags[name].flag,
+                "typed": form(request).get("confirm", ""),
+                "error": "Type the flag's name to confirm.",
+            },
             status=400,
         )
     await call(request, svc(request).archive.delete_flag, name, actor=viewer(request).actor)

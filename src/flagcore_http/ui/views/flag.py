@@ -46,7 +46,12 @@ async def show_flag(request: web.Request) -> web.Response:
 
 
 async def _flag_page(
-    request: web.Request, name: str, *, error: FlagcoreError | None = None, status: int = 200
+    request: web.Request,
+    name: str,
+    *,
+    typed_tag: Tag | None = None,
+    error: FlagcoreError | None = None,
+    status: int = 200,
 ) -> web.Response:
     service = svc(request)
     details = await call(request, service.flags.get_flag, None, name)
@@ -67,6 +72,7 @@ async def _flag_page(
             "tag_types": tag_types,
             "metrics": metrics,
             "notice": notice,
+            "typed_tag": typed_tag,  # the tag form as typed, after a refusal
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
@@ -131,7 +137,7 @@ async def add_tag(request: web.Request) -> web.Response:
     try:  # the service checks the value and the type, at $.value and $.type
         await call(request, svc(request).tags.add_flag_tag, name, tag, actor=viewer(request).actor)
     except FlagcoreError as error:
-        return await _flag_page(request, name, error=error, status=400)
+        return await _flag_page(request, name, typed_tag=tag, error=error, status=400)
     return redirect(flag_url(name))
 
 
