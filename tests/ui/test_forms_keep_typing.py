@@ -586,3 +586,30 @@ def test_a_confirmation_in_the_address_bar_is_shown_only_when_signed_for_this_se
     expect(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
     expect(page.get_by_role("status")).to_have_count(0)
     expect(page.locator("b", has_text="forged")).to_have_count(0)
+
+
+def test_archive_revive_and_delete_for_good_each_confirm_what_happened(
+    signed_in: Page, server: Server
+) -> None:
+    server.api("POST", FLAGS, {"name": "said-so"})
+    page = signed_in
+    page.goto(server.url + "/ui/flags/said-so")
+    page.get_by_role("button", name="Archive this flag").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Flag “said-so” archived: SDKs no longer get it."
+    )
+    page.get_by_role("button", name="Revive said-so").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Flag “said-so” revived, off in every environment."
+    )
+    page.get_by_role("button", name="Archive this flag").click()
+    page.get_by_role("link", name="Delete said-so for good").click()
+    page.get_by_label("Type the flag's name to confirm").fill("said-s")
+    page.get_by_role("button", name="Delete for good").click()
+    expect(page.get_by_label("Type the flag's name to confirm")).to_have_value("said-s")
+    _described(page, page.get_by_label("Type the flag's name to confirm"), "Type the flag")
+    page.get_by_label("Type the flag's name to confirm").fill("said-so")
+    page.get_by_role("button", name="Delete for good").click()
+    expect(page.get_by_role("status")).to_have_text("Flag “said-so” deleted for good.")
+    archived = server.api("GET", "/api/admin/archive/features")["features"]
+    assert "said-so" not in [f["name"] for f in archived]
