@@ -137,7 +137,7 @@ async def create_flag(request: web.Request) -> web.Response:
             svc(request).flags.create_flag,
             values["project"],
             values["name"],
-            type=values["type"] or "release",
+            type=values["type"],  # a select: blank only from a hand-made form, refused
             description=optional_text(fields, "description"),
             tags=tags_from(values["tags"]),
             actor=viewer(request).actor,
