@@ -80,6 +80,7 @@ def test_a_segment_made_in_the_ui_is_used_by_a_strategy_and_cannot_be_deleted_wh
     assert segment["constraints"][1]["value"] == "2.0.0"
 
     page.goto(server.url + "/ui/flags/beta-feature/environments/production/strategies/new")
+    page.get_by_label("Parameter rollout (0–100)").fill("100")
     page.get_by_label("beta-testers").check()
     page.get_by_role("button", name="Save strategy").click()
     expect(page.locator(".strategy").first).to_contain_text("beta-testers")

@@ -186,6 +186,7 @@ def test_a_broken_constraint_is_shown_by_its_row_and_no_strategy_is_stored(
     server.api("POST", FLAGS, {"name": "guarded"})
     page = signed_in
     page.goto(server.url + "/ui/flags/guarded/environments/development/strategies/new")
+    page.get_by_label("Parameter rollout (0–100)").fill("100")
     page.get_by_label("Context field").fill("appVersion")
     page.get_by_label("Operator").select_option("SEMVER_GT")
     page.get_by_label("Values").fill("not-a-version")

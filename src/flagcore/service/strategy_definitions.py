@@ -20,9 +20,12 @@ BUILTIN_DEFINITIONS: Mapping[str, StrategyDefinition] = {
             "flexibleRollout",
             "Gradual rollout by a sticky context field.",
             (
+                # Unleash marks stickiness and groupId required (and rollout not, though its
+                # editor always sends one); flagcore requires all three: a blank rollout is
+                # an error in the UI, never a silent 100 (docs/ui.md).
                 StrategyParameter("rollout", "percentage", required=True),
-                StrategyParameter("stickiness", "string"),
-                StrategyParameter("groupId", "string"),
+                StrategyParameter("stickiness", "string", required=True),
+                StrategyParameter("groupId", "string", required=True),
             ),
             editable=False,
         ),
@@ -35,14 +38,20 @@ BUILTIN_DEFINITIONS: Mapping[str, StrategyDefinition] = {
         StrategyDefinition(
             "gradualRolloutUserId",
             "Deprecated: use flexibleRollout.",
-            (StrategyParameter("percentage", "percentage"), StrategyParameter("groupId")),
+            (
+                StrategyParameter("percentage", "percentage"),
+                StrategyParameter("groupId", required=True),
+            ),
             editable=False,
             deprecated=True,
         ),
         StrategyDefinition(
             "gradualRolloutSessionId",
             "Deprecated: use flexibleRollout.",
-            (StrategyParameter("percentage", "percentage"), StrategyParameter("groupId")),
+            (
+                StrategyParameter("percentage", "percentage"),
+                StrategyParameter("groupId", required=True),
+            ),
             editable=False,
             deprecated=True,
         ),

@@ -14,7 +14,7 @@ import jinja2
 from aiohttp import web
 
 from flagcore_http.keys import CONFIG
-from flagcore_http.ui import filters
+from flagcore_http.ui import filters, flash, forms
 from flagcore_http.ui.pages import UI_SIGNER
 from flagcore_http.ui.paths import FAVICON_PATH
 from flagcore_http.ui.session import SessionSigner
@@ -40,6 +40,10 @@ def setup_ui(app: web.Application) -> None:
     )
     environment.filters.update(filters.FILTERS)
     environment.globals["csrf"] = filters.csrf_field
+    environment.globals["flash_message"] = flash.flash_message
+    # The empty rows the row editors draw, the same ones forms.py reads as untouched.
+    environment.globals["blank_constraint"] = forms.BLANK_CONSTRAINT
+    environment.globals["blank_variant"] = forms.BLANK_VARIANT
     for table in ALL_ROUTES:
         app.router.add_routes(table)
     app.router.add_static("/ui/static", _HERE / "static")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -28,7 +29,14 @@ def percent(weight: int) -> str:
     return f"{weight / 10:g}%"
 
 
+def dom_id(key: str) -> str:
+    """A form key as an HTML id (``aria-describedby`` lists ids split on spaces): any
+    character other than a letter, digit, ``-`` or ``_`` becomes ``_``."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", key)
+
+
 FILTERS: Mapping[str, Callable[..., str]] = {
+    "dom_id": dom_id,
     "when": when,
     "pretty_json": pretty_json,
     "percent": percent,

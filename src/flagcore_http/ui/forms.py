@@ -1,8 +1,9 @@
 """Reading the UI's HTML forms into the domain's values, with errors at the field's path.
 
-Rows are numbered fields (``constraints-0-context``, ``variants-2-weight``); blank rows
-are dropped, and a form re-rendered after an error shows the rows as read, so the
-service's paths (``$.constraints[1].values``) name the row on screen. Nothing here
+Rows are numbered fields (``constraints-0-context``, ``variants-2-weight``); rows left
+exactly as the form drew them empty are dropped, and a form re-rendered after an error
+shows the rows as read, so the service's paths (``$.constraints[1].values``) name the
+row on screen. Nothing here
 decides a rule the service also checks: it only turns text into typed values, and a
 value that is not what its field says (a weight that is no number, a JSON payload that is
 not JSON) is refused here, never guessed.
@@ -11,16 +12,18 @@ not JSON) is refused here, never guessed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from multidict import MultiDict
 
 from flagcore import LIST_OPERATORS
 from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, InvalidInput
-from flagcore.model import Constraint, Payload, Strategy, Variant, WeightType
+from flagcore.model import Constraint, Override, Payload, Variant, WeightType
 
 __all__ = [
+    "BLANK_CONSTRAINT",
+    "BLANK_VARIANT",
     "CONSTRAINT_COLUMNS",
     "MAX_ROWS",
     "PAYLOAD_TYPES",
@@ -33,7 +36,6 @@ __all__ = [
     "rows_of_constraints",
     "rows_of_variants",
     "segment_ids_from",
-    "strategy_from",
     "tags_from",
     "variant_rows",
     "variants_from",
@@ -44,8 +46,33 @@ MAX_ROWS = 300
 PAYLOAD_TYPES = ("string", "json", "csv", "number")
 
 
+Row = dict[str, str]
+
+# The empty rows the editors draw (templates get them from here): a row still equal to
+# one of these was not touched.
+BLANK_CONSTRAINT: Row = {
+    "context": "",
+    "operator": "IN",
+    "values": "",
+    "inverted": "",
+    "case_insensitive": "",
+}
+BLANK_VARIANT: Row = {
+    "name": "",
+    "weight": "",
+    "stickiness": "default",
+    "payload_type": "string",
+    "payload_value": "",
+    "overrides": "",
+}
+CONSTRAINT_COLUMNS = tuple(BLANK_CONSTRAINT)
+VARIANT_COLUMNS = tuple(BLANK_VARIANT)
+
+
 def optional_text(fields: MultiDict[str], key: str) -> str | None:
-    value = fields.get(key, "")
+    """A free text, None when blank; line breaks as typed (``\n``: browsers send a
+    textarea's as ``\r\n``)."""
+    value = fields.get(key, "").replace("\r\n", "\n")
     return value if value.strip() else None
 
 
@@ -57,32 +84,25 @@ def _lines(text: str) -> tuple[str, ...]:
     return tuple(line.strip() for line in text.splitlines() if line.strip())
 
 
-def _rows(fields: MultiDict[str], prefix: str, columns: Sequence[str]) -> Iterable[dict[str, str]]:
-    """Each numbered row's columns, in order; rows with every column blank are skipped."""
+def _rows(fields: MultiDict[str], prefix: str, blank: Row) -> Iterable[Row]:
+    """Each numbered row's columns as typed, in order. A row counts when any column
+    differs from the empty row the form draws (a select changed alone counts too, so
+    nothing a person touched is dropped); rows left as drawn are skipped."""
     for index in range(MAX_ROWS):
-        row = {c: fields.get(f"{prefix}-{index}-{c}", "") for c in columns}
-        present = any(f"{prefix}-{index}-{c}" in fields for c in columns)
+        present = any(f"{prefix}-{index}-{c}" in fields for c in blank)
         if not present:
             return
-        if any(value.strip() for key, value in row.items() if key not in _DEFAULTED):
+        row = {c: fields.get(f"{prefix}-{index}-{c}", "") for c in blank}
+        if any(value.strip() != blank[key] for key, value in row.items()):
             yield row
 
 
-# Columns that always have a value (selects), so they do not make a row count as filled.
-_DEFAULTED = frozenset({"operator", "weight_type", "payload_type", "stickiness"})
-
-
-CONSTRAINT_COLUMNS = ("context", "operator", "values", "inverted", "case_insensitive")
-VARIANT_COLUMNS = ("name", "weight", "stickiness", "payload_type", "payload_value")
-Row = dict[str, str]
-
-
 def constraint_rows(fields: MultiDict[str], prefix: str = "constraints") -> list[Row]:
-    return list(_rows(fields, prefix, CONSTRAINT_COLUMNS))
+    return list(_rows(fields, prefix, BLANK_CONSTRAINT))
 
 
 def variant_rows(fields: MultiDict[str], prefix: str = "variants") -> list[Row]:
-    return list(_rows(fields, prefix, VARIANT_COLUMNS))
+    return list(_rows(fields, prefix, BLANK_VARIANT))
 
 
 def rows_of_constraints(constraints: Iterable[Constraint]) -> list[Row]:
@@ -108,6 +128,7 @@ def rows_of_variants(variants: Iterable[Variant]) -> list[Row]:
             "stickiness": v.stickiness,
             "payload_type": v.payload.type if v.payload else "string",
             "payload_value": v.payload.value if v.payload else "",
+            "overrides": "\n".join(f"{o.context_name}: {', '.join(o.values)}" for o in v.overrides),
         }
         for v in variants
     ]
@@ -147,6 +168,11 @@ def variants_from(rows: Iterable[Row], prefix: str = "variants") -> list[Variant
         weight, weight_type = 0, WeightType.VARIABLE
         if row["weight"].strip():
             weight, weight_type = _per_mille(row["weight"], f"{here}.weight"), WeightType.FIX
+        if not row["stickiness"].strip():
+            raise InvalidInput(
+                "a variant needs a stickiness (default, userId, sessionId, random, ...)",
+                [ErrorDetail("required", f"{here}.stickiness")],
+            )
         payload = None
         if row["payload_value"].strip():
             payload = _payload(row["payload_type"], row["payload_value"], f"{here}.payload")
@@ -155,11 +181,27 @@ def variants_from(rows: Iterable[Row], prefix: str = "variants") -> list[Variant
                 row["name"].strip(),
                 weight,
                 weight_type,
-                row["stickiness"].strip() or "default",
+                row["stickiness"].strip(),
                 payload,
+                _overrides(row["overrides"], f"{here}.overrides"),
             )
         )
     return variants
+
+
+def _overrides(text: str, path: str) -> tuple[Override, ...]:
+    """``contextName: value, value`` per line; a line without a name is refused."""
+    overrides = []
+    for index, line in enumerate(_lines(text)):
+        context_name, sep, values = line.partition(":")
+        listed = tuple(v.strip() for v in values.split(",") if v.strip())
+        if not sep or not context_name.strip() or not listed:
+            raise InvalidInput(
+                f"an override is contextName: value, value, not {line[:60]!r}",
+                [ErrorDetail("contextName: value, value", f"{path}[{index}]")],
+            )
+        overrides.append(Override(context_name.strip(), listed))
+    return tuple(overrides)
 
 
 def _per_mille(text: str, path: str) -> int:
@@ -194,34 +236,16 @@ def _payload(kind: str, value: str, path: str) -> Payload:
             raise InvalidInput(
                 "the payload is not a number", [ErrorDetail("not a number", path)]
             ) from None
-    return Payload(kind, value)
+    return Payload(kind, value.replace("\r\n", "\n"))
 
 
-def segment_ids_from(fields: MultiDict[str]) -> tuple[int, ...]:
+def segment_ids_from(posted: Iterable[str]) -> tuple[int, ...]:
     ids = []
-    for raw in fields.getall("segments", []):
+    for raw in posted:
         if not raw.isdigit() or len(raw) > 12:
             raise InvalidInput("unknown segment", [ErrorDetail("unknown segment", "$.segments")])
         ids.append(int(raw))
     return tuple(ids)
-
-
-def strategy_from(fields: MultiDict[str], parameter_names: Iterable[str]) -> Strategy:
-    parameters = {}
-    for name in parameter_names:
-        value = fields.get(f"param-{name}", "")
-        if value.strip():
-            # List parameters are typed one per line; Unleash stores them comma-separated.
-            parameters[name] = ",".join(_lines(value)) if "\n" in value else value.strip()
-    return Strategy(
-        fields.get("name", ""),
-        parameters,
-        constraints=tuple(constraints_from(constraint_rows(fields))),
-        segments=segment_ids_from(fields),
-        variants=tuple(variants_from(variant_rows(fields))),
-        disabled=checked(fields, "disabled"),
-        title=optional_text(fields, "title"),
-    )
 
 
 def tags_from(text: str, path: str = "$.tags") -> list[Tag]:

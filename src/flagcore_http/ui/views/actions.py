@@ -12,6 +12,7 @@ from flagcore import CONSTRAINT_OPERATORS, MAX_NAME_LENGTH
 from flagcore.entities import Action, ActionKind, ActionSet
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore_http.calls import call
+from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
     Row,
     checked,
@@ -27,7 +28,7 @@ __all__ = ["routes"]
 routes = web.RouteTableDef()
 
 ACTION_KINDS = tuple(kind.value for kind in ActionKind)
-_ACTION_COLUMNS = ("kind", "flag", "environment")
+BLANK_ACTION: Row = {"kind": ActionKind.TOGGLE_FEATURE_OFF.value, "flag": "", "environment": ""}
 _MAX_ACTIONS = 50
 
 
@@ -39,12 +40,13 @@ def _number(request: web.Request) -> int:
 
 
 def _action_rows(fields: MultiDict[str]) -> list[Row]:
+    """The action rows as typed; a row left as the form drew it empty is skipped."""
     rows = []
     for index in range(_MAX_ACTIONS):
-        if f"actions-{index}-flag" not in fields:
+        if not any(f"actions-{index}-{c}" in fields for c in BLANK_ACTION):
             break
-        row = {c: fields.get(f"actions-{index}-{c}", "") for c in _ACTION_COLUMNS}
-        if row["flag"].strip():
+        row = {c: fields.get(f"actions-{index}-{c}", "") for c in BLANK_ACTION}
+        if row != BLANK_ACTION:
             rows.append(row)
     return rows
 
@@ -95,6 +97,7 @@ async def _editor(
     actions: list[Row],
     *,
     action_set: int | None,
+    more: str = "",
     error: FlagcoreError | None = None,
 ) -> web.Response:
     service = svc(request)
@@ -112,6 +115,9 @@ async def _editor(
             "flags": flags,
             "environments": environments,
             "kinds": ACTION_KINDS,
+            "blank_action": BLANK_ACTION,
+            "extra_filters": 2 if more == "constraint" else 1,
+            "extra_actions": 2 if more == "action" else 1,
             "operators": tuple(CONSTRAINT_OPERATORS),
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
@@ -158,8 +164,16 @@ async def _save(request: web.Request, action_set: int | None) -> web.Response:
     values: dict[str, Any] = {k: fields.get(k, "") for k in ("name", "description", "source")}
     values["enabled"] = checked(fields, "enabled")
     filters, actions = constraint_rows(fields, "filters"), _action_rows(fields)
-    if fields.get("_more"):
-        return await _editor(request, project, values, filters, actions, action_set=action_set)
+    if fields.get("_more"):  # another empty row, nothing saved yet
+        return await _editor(
+            request,
+            project,
+            values,
+            filters,
+            actions,
+            action_set=action_set,
+            more=fields.get("_more", ""),
+        )
     try:
         source = values["source"]
         if not source.isdigit() or len(source) > 12:
@@ -201,7 +215,8 @@ async def _save(request: web.Request, action_set: int | None) -> web.Response:
         return await _editor(
             request, project, values, filters, actions, action_set=action_set, error=error
         )
-    return redirect("/ui/actions?" + urllib.parse.urlencode({"project": saved.project}))
+    url = "/ui/actions?" + urllib.parse.urlencode({"project": saved.project})
+    return redirect(with_flash(request, url, "action-set-saved", saved.name))
 
 
 @routes.post("/ui/actions/new")

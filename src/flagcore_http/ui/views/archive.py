@@ -6,6 +6,7 @@ from aiohttp import web
 
 from flagcore.errors import Conflict
 from flagcore_http.calls import call
+from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.pages import form, page, redirect, render, svc, viewer
 from flagcore_http.ui.views.flag import flag_url
 
@@ -26,7 +27,7 @@ async def archived(request: web.Request) -> web.Response:
 async def revive(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     await call(request, svc(request).archive.revive_flag, name, actor=viewer(request).actor)
-    return redirect(flag_url(name))
+    return redirect(with_flash(request, flag_url(name), "flag-revived", name))
 
 
 @routes.get("/ui/archive/{name}/delete")
@@ -52,8 +53,12 @@ async def delete(request: web.Request) -> web.Response:
         return render(
             request,
             "archive_delete.html",
-            {"flag": flags[name].flag, "error": "Type the flag's name to confirm."},
+            {
+                "flag": flags[name].flag,
+                "typed": form(request).get("confirm", ""),
+                "error": "Type the flag's name to confirm.",
+            },
             status=400,
         )
     await call(request, svc(request).archive.delete_flag, name, actor=viewer(request).actor)
-    return redirect("/ui/archive")
+    return redirect(with_flash(request, "/ui/archive", "flag-deleted", name))

@@ -8,8 +8,9 @@ import urllib.parse
 from aiohttp import web
 
 from flagcore.entities import FlagMetrics, Tag
-from flagcore.errors import FlagcoreError, NotFound
+from flagcore.errors import ErrorDetail, FlagcoreError, NotFound
 from flagcore_http.calls import call
+from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
     PAYLOAD_TYPES,
     Row,
@@ -45,7 +46,12 @@ async def show_flag(request: web.Request) -> web.Response:
 
 
 async def _flag_page(
-    request: web.Request, name: str, *, error: FlagcoreError | None = None, status: int = 200
+    request: web.Request,
+    name: str,
+    *,
+    typed_tag: Tag | None = None,
+    error: FlagcoreError | None = None,
+    status: int = 200,
 ) -> web.Response:
     service = svc(request)
     details = await call(request, service.flags.get_flag, None, name)
@@ -66,6 +72,7 @@ async def _flag_page(
             "tag_types": tag_types,
             "metrics": metrics,
             "notice": notice,
+            "typed_tag": typed_tag,  # the tag form as typed, after a refusal
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
@@ -118,7 +125,7 @@ async def archive(request: web.Request) -> web.Response:
     await call(
         request, svc(request).archive.archive_flag, project, name, actor=viewer(request).actor
     )
-    return redirect("/ui/archive")
+    return redirect(with_flash(request, "/ui/archive", "flag-archived", name))
 
 
 @routes.post(FLAG + "/tags")
@@ -130,7 +137,7 @@ async def add_tag(request: web.Request) -> web.Response:
     try:  # the service checks the value and the type, at $.value and $.type
         await call(request, svc(request).tags.add_flag_tag, name, tag, actor=viewer(request).actor)
     except FlagcoreError as error:
-        return await _flag_page(request, name, error=error, status=400)
+        return await _flag_page(request, name, typed_tag=tag, error=error, status=400)
     return redirect(flag_url(name))
 
 
@@ -192,15 +199,31 @@ async def save_variants(request: web.Request) -> web.Response:
     if fields.get("_more"):
         return _variants_page(request, name, environment, rows, extra=2)
     try:
-        await call(
-            request,
-            svc(request).variants.set_flag_variants,
-            await _project_of(request, name),
-            name,
-            environment,
-            variants_from(rows),
-            actor=viewer(request).actor,
-        )
+        variants = variants_from(rows)
+        try:
+            await call(
+                request,
+                svc(request).variants.set_flag_variants,
+                await _project_of(request, name),
+                name,
+                environment,
+                variants,
+                actor=viewer(request).actor,
+            )
+        except FlagcoreError as error:
+            raise _under_variants(error) from None
     except FlagcoreError as error:
         return _variants_page(request, name, environment, rows, error=error)
-    return redirect(flag_url(name))
+    return redirect(with_flash(request, flag_url(name), "variants-saved", environment))
+
+
+def _under_variants(error: FlagcoreError) -> FlagcoreError:
+    """The service names the list as ``$`` (``$[1].weight``); the form's rows are
+    ``$.variants[1]``, so each message lands at its row."""
+    details = [
+        ErrorDetail(d.message, "$.variants" + d.path[1:])
+        if d.path is not None and d.path.startswith("$")
+        else d
+        for d in error.details
+    ]
+    return FlagcoreError(error.message, details)

@@ -12,6 +12,7 @@ from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.model import FlagType
 from flagcore.service import flag_overview
 from flagcore_http.calls import call
+from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import optional_text, tags_from
 from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
 from flagcore_http.ui.views.sign_in import safe_next
@@ -136,11 +137,12 @@ async def create_flag(request: web.Request) -> web.Response:
             svc(request).flags.create_flag,
             values["project"],
             values["name"],
-            type=values["type"] or "release",
+            type=values["type"],  # a select: blank only from a hand-made form, refused
             description=optional_text(fields, "description"),
             tags=tags_from(values["tags"]),
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
         return await _new_flag_page(request, values, error)
-    return redirect(f"/ui/flags/{urllib.parse.quote(created.name)}")
+    url = f"/ui/flags/{urllib.parse.quote(created.name, safe='')}"
+    return redirect(with_flash(request, url, "flag-created", created.name))

@@ -6,6 +6,7 @@ from aiohttp import web
 
 from flagcore.errors import FlagcoreError
 from flagcore_http.calls import call
+from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import optional_text
 from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
 
@@ -20,6 +21,7 @@ async def _page(
     values: dict[str, str] | None = None,
     error: FlagcoreError | None = None,
     failed: str | None = None,
+    renaming: str | None = None,
     status: int = 200,
 ) -> web.Response:
     projects = await call(request, svc(request).projects.list_projects)
@@ -34,6 +36,7 @@ async def _page(
             "counts": counts,
             "values": values or {},
             "failed": failed,  # which form the error belongs to
+            "renaming": renaming,  # the project whose rename was refused (values: as typed)
             "error": error.message if error else None,
             "details": error.details if error else (),
             "errors": field_errors(error) if error else {},
@@ -64,24 +67,27 @@ async def create_project(request: web.Request) -> web.Response:
         )
     except FlagcoreError as error:
         return await _page(request, values=values, error=error, failed="create", status=400)
-    return redirect("/ui/projects")
+    return redirect(with_flash(request, "/ui/projects", "project-created", values["id"]))
 
 
 @routes.post("/ui/projects/{id}/rename")
 @page()
 async def rename_project(request: web.Request) -> web.Response:
     project = request.match_info["id"]
+    typed = {"name": form(request).get("name", "")}
     try:
         await call(
             request,
             svc(request).projects.update_project,
             project,
-            name=form(request).get("name", ""),
+            name=typed["name"],
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _page(request, error=error, failed=project, status=400)
-    return redirect("/ui/projects")
+        return await _page(
+            request, values=typed, error=error, failed="rename", renaming=project, status=400
+        )
+    return redirect(with_flash(request, "/ui/projects", "project-renamed", project))
 
 
 @routes.post("/ui/projects/{id}/delete")
@@ -93,5 +99,5 @@ async def delete_project(request: web.Request) -> web.Response:
             request, svc(request).projects.delete_project, project, actor=viewer(request).actor
         )
     except FlagcoreError as error:
-        return await _page(request, error=error, failed=project, status=409)
-    return redirect("/ui/projects")
+        return await _page(request, error=error, failed="delete", status=409)
+    return redirect(with_flash(request, "/ui/projects", "project-deleted", project))

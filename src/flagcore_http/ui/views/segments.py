@@ -9,6 +9,7 @@ from aiohttp import web
 from flagcore import CONSTRAINT_OPERATORS, LIST_OPERATORS
 from flagcore.errors import FlagcoreError, NotFound
 from flagcore_http.calls import call
+from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
     Row,
     constraint_rows,
@@ -128,7 +129,7 @@ async def _save(request: web.Request, segment: int | None) -> web.Response:
             )
     except FlagcoreError as error:
         return await _editor(request, values, rows, segment=segment, error=error)
-    return redirect("/ui/segments")
+    return redirect(with_flash(request, "/ui/segments", "segment-saved", values["name"]))
 
 
 @routes.post("/ui/segments/new")
@@ -146,6 +147,7 @@ async def update_segment(request: web.Request) -> web.Response:
 @routes.post("/ui/segments/{id}/delete")
 @page()
 async def delete_segment(request: web.Request) -> web.Response:
+    deleted = await call(request, svc(request).segments.get_segment, segment_id(request))
     try:
         await call(
             request,
@@ -155,4 +157,4 @@ async def delete_segment(request: web.Request) -> web.Response:
         )
     except FlagcoreError as error:
         return await _list_page(request, error, 409)
-    return redirect("/ui/segments")
+    return redirect(with_flash(request, "/ui/segments", "segment-deleted", deleted.name))

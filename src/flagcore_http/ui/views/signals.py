@@ -6,6 +6,7 @@ from aiohttp import web
 
 from flagcore.errors import FlagcoreError, NotFound
 from flagcore_http.calls import call
+from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import optional_text
 from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
 
@@ -64,7 +65,9 @@ async def create_endpoint(request: web.Request) -> web.Response:
         )
     except FlagcoreError as error:
         return await _list_page(request, values=values, error=error)
-    return redirect(f"/ui/signals/{created.id}")
+    return redirect(
+        with_flash(request, f"/ui/signals/{created.id}", "endpoint-created", created.name)
+    )
 
 
 @routes.post("/ui/signals/{id}/enabled")
@@ -86,6 +89,7 @@ async def _endpoint_page(
     endpoint_id: int,
     *,
     created: object = None,
+    token_name: str = "",
     error: FlagcoreError | None = None,
 ) -> web.Response:
     service = svc(request)
@@ -100,6 +104,7 @@ async def _endpoint_page(
                 request, service.signals.list_signals, endpoint_id, limit=SIGNALS_SHOWN
             ),
             "created": created,
+            "token_name": token_name,  # as typed, after a refusal
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
@@ -117,16 +122,17 @@ async def show_endpoint(request: web.Request) -> web.Response:
 @page()
 async def create_token(request: web.Request) -> web.Response:
     endpoint = _number(request, "id")
+    name = form(request).get("name", "")
     try:
         created = await call(
             request,
             svc(request).signals.create_signal_endpoint_token,
             endpoint,
-            form(request).get("name", ""),
+            name,
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _endpoint_page(request, endpoint, error=error)
+        return await _endpoint_page(request, endpoint, token_name=name, error=error)
     # The secret is on this answer only; the server keeps its digest.
     return await _endpoint_page(request, endpoint, created=created)
 
@@ -142,4 +148,4 @@ async def revoke_token(request: web.Request) -> web.Response:
         _number(request, "token"),
         actor=viewer(request).actor,
     )
-    return redirect(f"/ui/signals/{endpoint}")
+    return redirect(with_flash(request, f"/ui/signals/{endpoint}", "signal-token-revoked"))

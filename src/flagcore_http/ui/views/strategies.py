@@ -9,17 +9,11 @@ from aiohttp import web
 from flagcore import CONSTRAINT_OPERATORS, LIST_OPERATORS
 from flagcore.entities import StrategyDefinition
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
-from flagcore.model import Strategy
 from flagcore_http.calls import call
-from flagcore_http.ui.forms import (
-    PAYLOAD_TYPES,
-    constraint_rows,
-    rows_of_constraints,
-    rows_of_variants,
-    strategy_from,
-    variant_rows,
-)
+from flagcore_http.ui.flash import with_flash
+from flagcore_http.ui.forms import PAYLOAD_TYPES
 from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.strategy_form import StrategyForm
 from flagcore_http.ui.views.flag import flag_url
 
 __all__ = ["routes"]
@@ -48,11 +42,9 @@ async def _project_of(request: web.Request, name: str) -> str:
 
 async def _editor(
     request: web.Request,
-    strategy: Strategy,
+    typed: StrategyForm,
     *,
     strategy_id: str | None,
-    constraints: list[dict[str, str]],
-    variants: list[dict[str, str]],
     extra_constraints: int = 1,
     extra_variants: int = 1,
     error: FlagcoreError | None = None,
@@ -60,15 +52,16 @@ async def _editor(
     name, environment = _where(request)
     definitions = await _definitions(request)
     segments = await call(request, svc(request).segments.list_segments)
+    definition = definitions.get(typed.name)
     context: dict[str, Any] = {
         "flag_name": name,
         "environment": environment,
-        "strategy": strategy,
+        "typed": typed,
         "strategy_id": strategy_id,
-        "definition": definitions.get(strategy.name),
+        "definition": definition,
+        "parameters": {p.name: p for p in definition.parameters} if definition else {},
+        "parameter_names": typed.parameter_names(definition),
         "definitions": [d for d in definitions.values() if not d.deprecated],
-        "constraints": constraints,
-        "variants": variants,
         "extra_constraints": extra_constraints,
         "extra_variants": extra_variants,
         "segments": segments,
@@ -86,10 +79,10 @@ async def _editor(
 async def new_strategy(request: web.Request) -> web.Response:
     name, _environment = _where(request)
     await call(request, svc(request).flags.get_flag, None, name)  # 404 before drawing a form
+    definitions = await _definitions(request)
     chosen = request.query.get("strategy", "flexibleRollout")
-    if chosen not in await _definitions(request):
-        chosen = "flexibleRollout"
-    return await _editor(request, Strategy(chosen), strategy_id=None, constraints=[], variants=[])
+    definition = definitions.get(chosen) or definitions["flexibleRollout"]
+    return await _editor(request, StrategyForm.new(definition, name), strategy_id=None)
 
 
 @routes.get(STRATEGY)
@@ -101,46 +94,25 @@ async def edit_strategy(request: web.Request) -> web.Response:
     strategy = await call(
         request, svc(request).strategies.get_strategy, project, name, environment, strategy_id
     )
-    return await _editor(
-        request,
-        strategy,
-        strategy_id=strategy_id,
-        constraints=rows_of_constraints(strategy.constraints),
-        variants=rows_of_variants(strategy.variants),
-    )
+    definition = (await _definitions(request)).get(strategy.name)
+    return await _editor(request, StrategyForm.of(strategy, definition), strategy_id=strategy_id)
 
 
 async def _save(request: web.Request, strategy_id: str | None) -> web.Response:
+    """Save the strategy as typed; any refusal redraws the form from what was posted."""
     name, environment = _where(request)
-    fields = form(request)
-    definitions = await _definitions(request)
-    definition = definitions.get(fields.get("name", ""))
-    parameter_names = [p.name for p in definition.parameters] if definition else []
-    constraints, variants = constraint_rows(fields), variant_rows(fields)
-    more = fields.get("_more")
-    try:
-        strategy = strategy_from(fields, parameter_names)
-    except FlagcoreError as error:
-        unread = Strategy(fields.get("name", ""), {})
-        return await _editor(
-            request,
-            unread,
-            strategy_id=strategy_id,
-            constraints=constraints,
-            variants=variants,
-            error=error,
-        )
+    typed = StrategyForm.posted(form(request))
+    more = form(request).get("_more")
     if more in ("constraint", "variant"):  # another empty row, nothing saved yet
         return await _editor(
             request,
-            strategy,
+            typed,
             strategy_id=strategy_id,
-            constraints=constraints,
-            variants=variants,
             extra_constraints=2 if more == "constraint" else 1,
             extra_variants=2 if more == "variant" else 1,
         )
     try:
+        strategy = typed.to_strategy((await _definitions(request)).get(typed.name))
         project = await _project_of(request, name)
         if strategy_id is None:
             await call(
@@ -163,16 +135,9 @@ async def _save(request: web.Request, strategy_id: str | None) -> web.Response:
                 strategy,
                 actor=viewer(request).actor,
             )
-    except (InvalidInput, NotFound) as error:
-        return await _editor(
-            request,
-            strategy,
-            strategy_id=strategy_id,
-            constraints=constraints,
-            variants=variants,
-            error=error,
-        )
-    return redirect(flag_url(name))
+    except FlagcoreError as error:  # every refusal: the form comes back as typed
+        return await _editor(request, typed, strategy_id=strategy_id, error=error)
+    return redirect(with_flash(request, flag_url(name), "strategy-saved", environment))
 
 
 @routes.post(STRATEGIES + "/new")

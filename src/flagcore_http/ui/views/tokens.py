@@ -1,11 +1,15 @@
-"""API tokens: list, create (the secret shown once, on the answer to the form), revoke."""
+"""API tokens: list, create (the secret shown once, on the answer to the form), revoke
+(by the id the list shows: the page never carries a secret's digest)."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore.errors import FlagcoreError
+from flagcore.errors import FlagcoreError, NotFound
+from flagcore_http.auth import admin_without_token
 from flagcore_http.calls import call
+from flagcore_http.errors import status_of
+from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
 
 __all__ = ["routes"]
@@ -19,6 +23,7 @@ async def _page(
     created: object = None,
     values: dict[str, str] | None = None,
     error: FlagcoreError | None = None,
+    refused: FlagcoreError | None = None,
     status: int = 200,
 ) -> web.Response:
     service = svc(request)
@@ -33,6 +38,7 @@ async def _page(
             "values": values or {"type": "client"},
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
+            "refused": refused.message if refused else None,  # a revocation refused
         },
         status=status,
     )
@@ -65,9 +71,31 @@ async def create_token(request: web.Request) -> web.Response:
     return await _page(request, created=created)
 
 
-@routes.post("/ui/tokens/{digest}/revoke")
+@routes.post("/ui/tokens/{token_id}/revoke")
 @page()
 async def revoke_token(request: web.Request) -> web.Response:
-    digest = request.match_info["digest"]
-    await call(request, svc(request).tokens.delete_token, digest, actor=viewer(request).actor)
-    return redirect("/ui/tokens")
+    """Revoke a token; the one this browser signed in with only after a confirmation
+    (revoking it ends this session at once). A refusal from the service (the last admin
+    token) is shown on the tokens page."""
+    token_id = request.match_info["token_id"]
+    tokens = {t.id: t for t in await call(request, svc(request).tokens.list_tokens)}
+    own = viewer(request).token
+    in_use = own is not None and own.id == token_id
+    if in_use and token_id in tokens and form(request).get("confirm") != "yes":
+        return render(request, "token_revoke.html", {"token": tokens[token_id]})
+    if token_id not in tokens:  # the page names tokens by their listed id, nothing else
+        return await _page(request, refused=NotFound("there is no such token"), status=404)
+    try:
+        await call(
+            request,
+            svc(request).tokens.delete_token,
+            token_id,
+            actor=viewer(request).actor,
+            admin_without_token=admin_without_token(request),
+        )
+    except FlagcoreError as error:
+        return await _page(request, refused=error, status=status_of(error)[0])
+    if in_use:
+        return redirect("/ui/sign-in")  # this session ended with its token
+    name = tokens[token_id].name
+    return redirect(with_flash(request, "/ui/tokens", "token-revoked", name))

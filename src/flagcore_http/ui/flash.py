@@ -1,0 +1,74 @@
+"""A short confirmation after a change (a flag created, archived, revived, deleted, ...),
+carried by the redirect's address and shown by the page it leads to.
+
+The address holds a code from the fixed table below, the name of the thing, and an
+HMAC of both under the visitor's CSRF token (a per-session secret). A link anyone else
+makes shows nothing, and the name is plain text, escaped like every value a page shows:
+no message and no markup can be slipped into a page through the address bar.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import urllib.parse
+from collections.abc import Mapping
+
+import jinja2
+from aiohttp import web
+
+from flagcore_http.ui.pages import viewer
+
+__all__ = ["FLASHES", "flash_message", "read_flash", "with_flash"]
+
+FLASHES: Mapping[str, str] = {
+    "flag-created": "Flag “{name}” created.",
+    "flag-archived": "Flag “{name}” archived: SDKs no longer get it.",
+    "flag-revived": "Flag “{name}” revived, off in every environment.",
+    "flag-deleted": "Flag “{name}” deleted for good.",
+    "strategy-saved": "Strategy saved in {name}.",
+    "variants-saved": "Variants saved in {name}.",
+    "segment-saved": "Segment “{name}” saved.",
+    "segment-deleted": "Segment “{name}” deleted.",
+    "project-created": "Project “{name}” created.",
+    "project-renamed": "Project “{name}” renamed.",
+    "project-deleted": "Project “{name}” deleted.",
+    "token-revoked": "Token “{name}” revoked.",
+    "endpoint-created": "Signal endpoint “{name}” created.",
+    "signal-token-revoked": "Signal token revoked.",
+    "action-set-saved": "Action set “{name}” saved.",
+}
+_MAX_NAME = 200
+_CODE, _NAME, _SIGNATURE = "done", "what", "sig"
+
+
+def _signature(request: web.Request, code: str, name: str) -> str:
+    key = viewer(request).csrf.encode()
+    return hmac.new(key, f"{code}\0{name}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def with_flash(request: web.Request, url: str, code: str, name: str = "") -> str:
+    """``url`` with the confirmation ``code`` (a key of `FLASHES`) about ``name``."""
+    name = name[:_MAX_NAME]
+    query = {_CODE: code, _NAME: name, _SIGNATURE: _signature(request, code, name)}
+    return url + ("&" if "?" in url else "?") + urllib.parse.urlencode(query)
+
+
+def read_flash(request: web.Request) -> str | None:
+    """The confirmation this address carries, when it is ours and signed for this session."""
+    code, name = request.query.get(_CODE, ""), request.query.get(_NAME, "")
+    signature = request.query.get(_SIGNATURE, "")
+    if code not in FLASHES or len(name) > _MAX_NAME:
+        return None
+    if not hmac.compare_digest(signature, _signature(request, code, name)):
+        return None
+    return FLASHES[code].format(name=name)
+
+
+@jinja2.pass_context
+def flash_message(context: jinja2.runtime.Context) -> str | None:
+    """For base.html: the page's confirmation, or None (no session: none)."""
+    request = context.get("request")
+    if request is None or context.get("viewer") is None:
+        return None
+    return read_flash(request)
