@@ -137,6 +137,9 @@ UNUSUAL_DATES = (
     "12024-01-01T00:00:00Z",
     "\x1c2024-01-01T00:00:00Z",
     "\u30002024-01-01T00:00:00Z",
+    # More digits than Python's int() reads (4,300): leading zeros are read, a year is not.
+    "+" + "0" * 5000 + "2024-01-01T00:00:00Z",
+    "+" + "1" * 5000 + "-01-01T00:00:00Z",
 )
 DATES = DATES + UNUSUAL_DATES
 SEMVERS = (
@@ -170,6 +173,12 @@ SEMVERS = (
     "1.0.0-alpha..1",
     "18446744073709551615.0.0",
     "1.0.0-",
+    # More digits than Python's int() reads (4,300): a valid pre-release, an overflow.
+    "1.0.0-1" + "0" * 5000,
+    "1.0.0-" + "9" * 5000,
+    "1.0." + "9" * 5000,
+    "1.0.0-1" + "0" * 20,
+    "1.0.0-" + "9" * 20,
 )
 IPS = (
     "10.0.0.1",

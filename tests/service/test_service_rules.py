@@ -894,6 +894,29 @@ class TestServiceRules:
         assert [e.enabled for e in environments] == [False, True]
         assert service.actions.list_action_executions(action_set.id) == [execution]
 
+    def test_an_action_set_whose_filters_cannot_be_evaluated_fails_alone_and_is_recorded(
+        self, service: Service
+    ) -> None:
+        source = self._alerting(service)
+        stale = [Action(ActionKind.MARK_FEATURE_STALE, "banner")]
+        broken = service.actions.create_action_set("broken", "default", source, stale)
+        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "kill-checkout", DEV)]
+        healthy = service.actions.create_action_set("healthy", "default", source, enable)
+        secret = service.signals.create_signal_endpoint_token(source, "t").secret
+        signal = service.signals.receive_signal("alerts", secret, {})
+        problem = "its filters could not be evaluated: ValueError()"
+        failed = service.actions.execute_action_set(broken, signal, filter_problem=problem)
+        assert failed is not None
+        assert failed.state is ActionState.FAILED
+        assert [(o.state, o.details) for o in failed.outcomes] == [
+            (ActionState.NOT_STARTED, problem)
+        ]
+        assert not service.flags.get_flag("default", "banner").flag.stale
+        assert service.actions.list_action_executions(broken.id) == [failed]
+        (ran,) = service.actions.run_action_sets(signal)  # the other set still runs
+        assert ran.action_set == healthy
+        assert ran.state is ActionState.SUCCESS
+
     def test_action_sets_are_validated_and_limited(self, store: Store) -> None:
         limits = Limits(
             action_sets_per_project=1,
