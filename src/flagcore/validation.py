@@ -249,7 +249,7 @@ def check_constraints(constraints: Iterable[Constraint], limits: Limits, path: s
         here = f"{path}[{index}]"
         problems.extend(_constraint_problems(constraint, here))
         count = len(constraint.values)
-        enforce(limits, "constraint_values", count, "values in one constraint")
+        enforce(limits, "constraint_values", count, "values in one constraint", f"{here}.values")
     if problems:
         raise InvalidInput(problems[0].message, problems)
 
@@ -332,8 +332,18 @@ def check_strategy(
                 [ErrorDetail("a whole number from 0 to 100", f"$.parameters.{parameter}")],
             )
     enforce(
-        limits, "constraints_per_strategy", len(strategy.constraints), "constraints on one strategy"
+        limits,
+        "constraints_per_strategy",
+        len(strategy.constraints),
+        "constraints on one strategy",
+        "$.constraints",
     )
-    enforce(limits, "segments_per_strategy", len(strategy.segments), "segments on one strategy")
+    enforce(
+        limits,
+        "segments_per_strategy",
+        len(strategy.segments),
+        "segments on one strategy",
+        "$.segments",
+    )
     check_constraints(strategy.constraints, limits, "$.constraints")
     check_variants(strategy.variants, "$.variants")

@@ -260,6 +260,26 @@ async def test_a_constraint_value_list_sent_as_a_string_is_refused_not_split_int
     assert service.segments.list_segments() == []
 
 
+async def test_a_constraint_over_the_values_limit_names_its_json_path(
+    api: Api, service: Service
+) -> None:
+    await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "f"})
+    strategies = "/api/admin/projects/default/features/f/environments/development/strategies"
+    maximum = service.limits.constraint_values
+    constraints = [
+        {"contextName": "userId", "operator": "IN", "values": ["a"]},
+        {"contextName": "userId", "operator": "IN", "values": [str(i) for i in range(maximum + 1)]},
+    ]
+    error = await api.json(
+        "POST", strategies, 400, json={"name": "default", "constraints": constraints}
+    )
+    assert error["name"] == "ExceedsLimitError"
+    assert error["details"] == [
+        {"message": f"at most {maximum} (constraint_values)", "path": "$.constraints[1].values"}
+    ]
+    assert await api.json("GET", strategies) == []
+
+
 async def test_a_strategy_without_context_name_names_the_json_field(api: Api) -> None:
     await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "f"})
     error = await api.json(

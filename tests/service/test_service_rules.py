@@ -336,6 +336,7 @@ class TestServiceRules:
         with pytest.raises(LimitExceeded) as refused:
             service.strategies.add_strategy("default", "f", DEV, too_many)
         assert refused.value.limit == "constraints_per_strategy"
+        assert [d.path for d in refused.value.details] == ["$.constraints"]
         at_limit = Strategy("default", constraints=(_in("a", "1", "2", "3"),) * 2)
         service.strategies.add_strategy("default", "f", DEV, at_limit)
         with pytest.raises(LimitExceeded) as refused:
@@ -343,6 +344,8 @@ class TestServiceRules:
                 "default", "f", DEV, Strategy("default", constraints=(_in("a", *"1234"),))
             )
         assert refused.value.limit == "constraint_values"
+        # Every error detail is a JSON path, a limit's too (issue 23 §6).
+        assert [d.path for d in refused.value.details] == ["$.constraints[0].values"]
 
     def test_strategies_are_updated_deleted_and_reordered(self, service: Service) -> None:
         service.flags.create_flag("default", "f")
@@ -482,13 +485,16 @@ class TestServiceRules:
         with pytest.raises(LimitExceeded) as refused:
             service.segments.create_segment("c", [])
         assert refused.value.limit == "segments"
+        assert [d.path for d in refused.value.details] == ["$"]
         with pytest.raises(LimitExceeded) as refused:
             service.segments.update_segment(b.id, "b", [_in("x", "1", "2"), _in("y", "3", "4")])
         assert refused.value.limit == "segment_values"
+        assert [d.path for d in refused.value.details] == ["$.constraints"]
         strategy = self._flag_with_strategy(service)
         with pytest.raises(LimitExceeded) as refused:
             service.segments.replace_strategy_segments(strategy.id or "", [a.id, b.id])
         assert refused.value.limit == "segments_per_strategy"
+        assert [d.path for d in refused.value.details] == ["$.segmentIds"]
 
     # --- tags ---
     def test_tags_need_a_known_type_and_filter_client_features(self, service: Service) -> None:

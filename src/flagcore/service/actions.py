@@ -320,7 +320,13 @@ class ActionSets:
 
     def _check_filters(self, filters: Sequence[Constraint]) -> None:
         limits = self._context.limits
-        enforce(limits, "filters_per_action_set", len(filters), "filters on one action set")
+        enforce(
+            limits,
+            "filters_per_action_set",
+            len(filters),
+            "filters on one action set",
+            "$.match.payload",
+        )
         seen: set[str] = set()
         for constraint in filters:
             path = constraint.context_name
@@ -337,6 +343,7 @@ class ActionSets:
                 "values_per_action_filter",
                 len(constraint.values),
                 "values in one action filter",
+                f"{where}.values",
             )
             try:
                 check_constraints((constraint,), limits, "$")
@@ -357,6 +364,7 @@ class ActionSets:
             "actions_per_action_set",
             len(action_set.actions),
             "actions in one action set",
+            "$.actions",
         )
         for index, action in enumerate(action_set.actions):
             here = f"$.actions[{index}]"

@@ -53,7 +53,13 @@ class ClientInstances:
         """The instance an SDK reported, every field it sent checked and bounded
         (registrations and metrics posts alike), seen now."""
         maximum = self._context.limits.client_field_length
-        enforce(self._context.limits, "client_strategies_reported", len(strategies), "strategies")
+        enforce(
+            self._context.limits,
+            "client_strategies_reported",
+            len(strategies),
+            "strategies",
+            "$.strategies",
+        )
         return ClientInstance(
             reported_text(app_name, "$.appName", maximum, required=True) or "",
             reported_text(instance_id, "$.instanceId", maximum, required=True) or "",

@@ -107,7 +107,11 @@ class Metrics:
             app_name, instance_id, environment=environment, sdk_version=sdk_version
         )
         enforce(
-            self._context.limits, "metrics_toggles_per_post", len(toggles), "flags in one report"
+            self._context.limits,
+            "metrics_toggles_per_post",
+            len(toggles),
+            "flags in one report",
+            "$.bucket.toggles",
         )
         hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
         counted = [self._checked_counts(name, counts) for name, counts in toggles.items()]
@@ -144,6 +148,7 @@ class Metrics:
             "metrics_variants_per_toggle",
             len(variants),
             f"variants of {path}",
+            f"{path}.variants",
         )
         maximum = self._context.limits.client_field_length
         checked_variants = {}

@@ -234,6 +234,7 @@ class Segments:
                 "segments_per_strategy",
                 len(wanted),
                 "segments on one strategy",
+                "$.segmentIds",
             )
             before = placement.strategy.segments
             updated = attrs.evolve(
@@ -260,7 +261,11 @@ class Segments:
         check_constraints(constraints, self._context.limits, "$.constraints")
         values = sum(len(c.values) + (c.value is not None) for c in constraints)
         enforce(
-            self._context.limits, "segment_values", values, "values in one segment's constraints"
+            self._context.limits,
+            "segment_values",
+            values,
+            "values in one segment's constraints",
+            "$.constraints",
         )
 
     @staticmethod
