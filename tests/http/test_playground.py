@@ -155,6 +155,41 @@ async def test_failed_segment_turns_the_strategy_off_and_shows_flag_variants(api
     ]
 
 
+async def test_segments_are_listed_in_the_order_they_were_attached_as_unleash_does(
+    api: Api,
+) -> None:
+    """Unleash keeps the links a change keeps and adds new ones after them (issue 23 §5)."""
+    ids = []
+    for name in ("a", "b", "c", "d"):
+        constraint = {"contextName": "userId", "operator": "IN", "values": [name]}
+        created = await api.json(
+            "POST", "/api/admin/segments", 201, json={"name": name, "constraints": [constraint]}
+        )
+        ids.append(created["id"])
+    a, b, c, d = ids
+    base = "/api/admin/projects/default/features"
+    await api.json("POST", base, 201, json={"name": "f"})
+    strategies = f"{base}/f/environments/development/strategies"
+    created = await api.json("POST", strategies, 200, json={"name": "default", "segments": [c, a]})
+    strategy = f"{strategies}/{created['id']}"
+    updated = await api.json("PUT", strategy, 200, json={"name": "default", "segments": [d, a, b]})
+    assert updated["segments"] == [a, d, b]  # a kept; d and b attached after it, as sent
+
+    async def listed() -> list[int]:
+        context = {"appName": "web", "userId": "a"}
+        body = {"environment": "development", "projects": "*", "context": context}
+        result = await api.json("POST", "/api/admin/playground", 200, json=body)
+        (rule,) = result["features"][0]["strategies"]["data"]
+        return [segment["id"] for segment in rule["segments"]]
+
+    assert await listed() == [a, d, b]
+    link = {"projectId": "default", "environmentId": "development", "strategyId": created["id"]}
+    await api.json(
+        "POST", "/api/admin/segments/strategies", 201, json={**link, "segmentIds": [c, b, a]}
+    )
+    assert await listed() == [a, b, c]
+
+
 async def test_flag_off_in_the_environment_is_evaluated_but_not_enabled(api: Api) -> None:
     await _checkout(api)
     await api.json("POST", f"{BASE}/checkout/environments/development/off")
