@@ -291,6 +291,33 @@ REGEXES = (
     "\\C",
     "\\x{D800}",
     "(?i-)a",
+    # Rust forms RE2 lacks, translated: verbose mode (white space and comments ignored,
+    # scoped like any flag) and class set operations (nested classes, &&, --, ~~).
+    "(?x) a b c ",
+    "(?x)^a # a comment\n b$",
+    "(?x:a b)c d",
+    "a b(?x) c d",
+    "(?x)a\\ b",
+    "(?x)[a b]+$",
+    "(?ix) A B C",
+    "(?x)^a{1 2}$",
+    "(?x)(?-x: )a",
+    "(?x)(? :a)",
+    "^a{ 2 }$",
+    "^[a-z&&[^aeiou]]+$",
+    "[a-y&&xyz]",
+    "^[0-9--4]+$",
+    "^[a-g~~b-h]+$",
+    "[a&&b]",
+    "^[a[0-9]]+$",
+    "[^[^a]]",
+    "[[:foo:]]",
+    "^[\\pL--\\p{Greek}]+$",
+    "[\\w&&\\d]",
+    "^[^\\W]+$",
+    "(?i)^[a-z--k]+$",
+    "[\\p{Greek}&&\\p{Ll}]",
+    "[z-a&&a]",
 )
 # Substrings, prefixes, suffixes and case variants for the STR_* operators.
 FRAGMENTS = (
@@ -911,6 +938,19 @@ REGEX_TEXTS = (
     "ab",
     "x{abc}",
     "\\",
+    # For verbose patterns and class set operations (U+212A is the Kelvin sign, U+017F a
+    # long s: both fold to ASCII letters).
+    "a b c",
+    "abc",
+    "aaaaaaaaaaaa",
+    "bcdf",
+    "k",
+    "\u212a",
+    "\u017f",
+    "xyz",
+    "ω",
+    "4",
+    "0123",
 )
 # Values to aim at a constraint of each family, from that family's whole pool.
 _AIMED_VALUES = {
