@@ -28,6 +28,7 @@ __all__ = [
     "POSIX_NAMES",
     "ClassSyntaxError",
     "Ranges",
+    "SetBudget",
     "class_set",
     "re2_class",
     "re2_members",
@@ -152,20 +153,30 @@ def re2_members(re2_class: str) -> Ranges:
 MAX_SET_SEARCHES = 32
 
 
+class SetBudget:
+    """The sets RE2 may still be asked for while one pattern is translated."""
+
+    def __init__(self, searches: int = MAX_SET_SEARCHES) -> None:
+        self.left = searches
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise ClassSyntaxError(
+                f"more than {MAX_SET_SEARCHES} escapes, POSIX classes or folded operands "
+                "in class set operations"
+            )
+
+
 class _Parser:
-    def __init__(self, pattern: str, escape: EscapeReader, fold: bool) -> None:
+    def __init__(self, pattern: str, escape: EscapeReader, fold: bool, budget: SetBudget) -> None:
         self.pattern = pattern
         self.escape = escape
         self.fold = fold
-        self.searches = 0
+        self.budget = budget
 
     def members(self, re2_class: str) -> Ranges:
-        self.searches += 1
-        if self.searches > MAX_SET_SEARCHES:
-            raise ClassSyntaxError(
-                f"more than {MAX_SET_SEARCHES} escapes, POSIX classes or folded operands "
-                "in set operations"
-            )
+        self.budget.spend()
         return re2_members(re2_class)
 
     def operand(self, items: list[Ranges]) -> Ranges:
@@ -251,10 +262,13 @@ class _Parser:
         return (None, self.members(f"[{text}]")), end
 
 
-def class_set(pattern: str, start: int, escape: EscapeReader, *, fold: bool) -> tuple[Ranges, int]:
+def class_set(
+    pattern: str, start: int, escape: EscapeReader, *, fold: bool, budget: SetBudget
+) -> tuple[Ranges, int]:
     """The set of the Rust class at ``start`` (under case folding if ``fold``), and the
-    index after it; `ClassSyntaxError` where Rust refuses the class."""
-    return _Parser(pattern, escape, fold).bracketed(start)
+    index after it; `ClassSyntaxError` where Rust refuses the class, or ``budget`` (the
+    pattern's, shared by its classes) runs out."""
+    return _Parser(pattern, escape, fold, budget).bracketed(start)
 
 
 def re2_class(ranges: Ranges) -> str:

@@ -39,7 +39,13 @@ from typing import Any
 
 import re2
 
-from flagcore.regex_class_sets import POSIX_NAMES, ClassSyntaxError, class_set, re2_class
+from flagcore.regex_class_sets import (
+    POSIX_NAMES,
+    ClassSyntaxError,
+    SetBudget,
+    class_set,
+    re2_class,
+)
 from flagcore.regex_verbose import strip_verbose
 
 __all__ = ["RegexMatcher", "UnsupportedPattern", "compile_rust_pattern", "translate_rust_pattern"]
@@ -137,19 +143,23 @@ def _class_escape(pattern: str, i: int) -> tuple[str, int]:
     return _escape(pattern, i, in_class=True)
 
 
-def _exact_class(pattern: str, start: int, fold: bool) -> tuple[str, int]:
+def _exact_class(pattern: str, start: int, fold: bool, budget: SetBudget) -> tuple[str, int]:
     """A class RE2 cannot spell (set operations, nested classes): its exact set."""
     try:
-        ranges, end = class_set(pattern, start, _class_escape, fold=fold)
+        ranges, end = class_set(pattern, start, _class_escape, fold=fold, budget=budget)
     except ClassSyntaxError as exc:
         raise UnsupportedPattern(str(exc)) from exc
     return re2_class(ranges), end
 
 
-def _class(pattern: str, start: int, fold: bool = False) -> tuple[str, int]:
+def _class(
+    pattern: str, start: int, fold: bool = False, budget: SetBudget | None = None
+) -> tuple[str, int]:
     """Translate ``[...]`` starting at ``start``; return RE2's form and the index after it.
 
-    ``fold``: case-insensitive here (only a class computed as a set needs to know)."""
+    ``fold``: case-insensitive here, and ``budget``: the pattern's (only a class computed
+    as a set needs them)."""
+    budget = budget or SetBudget()
     i = start + 1
     negated = pattern.startswith("^", i)
     if negated:
@@ -168,17 +178,17 @@ def _class(pattern: str, start: int, fold: bool = False) -> tuple[str, int]:
         if c == "[":
             posix = re.match(r"\[:(\^?)([a-z]+):\]", pattern[i:])
             if posix is None or posix.group(2) not in POSIX_NAMES:
-                return _exact_class(pattern, start, fold)  # a nested class
+                return _exact_class(pattern, start, fold, budget)  # a nested class
             items.append(posix.group(0))  # RE2 knows the same ASCII POSIX classes
             i += posix.end()
             continue
         if c in "&-~" and pattern.startswith(c * 2, i):
-            return _exact_class(pattern, start, fold)
+            return _exact_class(pattern, start, fold, budget)
         if c == "\\":
             kind = pattern[i + 1 : i + 2]
             if kind in _NEGATED:
                 if negated:
-                    return _exact_class(pattern, start, fold)
+                    return _exact_class(pattern, start, fold, budget)
                 complements.append(f"[^{_CLASS_ITEMS[_NEGATED[kind]]}]")
                 i += 2
                 continue
@@ -242,6 +252,7 @@ def translate_rust_pattern(pattern: str, *, case_insensitive: bool = False) -> s
     t = _Translation()
     groups: list[tuple[int, bool]] = []  # where each open group starts, the fold outside it
     fold = case_insensitive
+    budget = SetBudget()  # shared by every class of the pattern
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
@@ -249,7 +260,7 @@ def translate_rust_pattern(pattern: str, *, case_insensitive: bool = False) -> s
             escape, i = _escape(pattern, i, in_class=False)
             t.atom(escape, assertion=escape[1:] in _ASSERTIONS)
         elif c == "[":
-            cls, i = _class(pattern, i, fold)
+            cls, i = _class(pattern, i, fold, budget)
             t.atom(cls)
         elif c == "(":
             opener, i, bare_flags = _group(pattern, i)
