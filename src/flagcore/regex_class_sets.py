@@ -42,12 +42,11 @@ EscapeReader = Callable[[str, int], tuple[str, int]]
 
 
 class ClassSyntaxError(ValueError):
-    """The class is not valid Rust syntax."""
+    """The class is not valid Rust syntax, or needs more sets than a pattern may ask for."""
 
 
 _MAX = 0x10FFFF
 _SURROGATES = (0xD800, 0xDFFF)
-_UNIVERSE: Ranges = ((0, _SURROGATES[0] - 1), (_SURROGATES[1] + 1, _MAX))
 _POSIX = re.compile(r"\[:(\^?)([a-z]+):\]")
 POSIX_NAMES = frozenset(
     {
