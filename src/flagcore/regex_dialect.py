@@ -82,7 +82,6 @@ _PLAIN_HEX = {"x": 2, "u": 4, "U": 8}
 _PROPERTY = re.compile(r"\\[pP](?:\{([^}^]+)\}|([A-Za-z]))")
 _PLAIN_ESCAPES = set("ntrfva")  # the same control characters in both dialects
 _ASSERTIONS = set("AbBz")
-_PUNCTUATION = set("\\.+*?()|[]{}^$#&-~ /\"'`!%,:;<=>@_")
 _MAX_SCALAR = 0x10FFFF
 _SURROGATES = range(0xD800, 0xE000)
 
@@ -133,10 +132,18 @@ def _escape(pattern: str, i: int, *, in_class: bool) -> tuple[str, int]:
         return pattern[i : i + 2], i + 2
     if c in "<>" and not in_class:
         raise UnsupportedPattern(f"\\{c} (start or end of word) is not supported")
-    if c in _PUNCTUATION:
+    if c.isascii() and not c.isalnum() and c not in "<>":  # any other ASCII is itself
         return _scalar(ord(c)), i + 2
     # Digits are backreferences or octal, refused by Rust, as are \Q, \C, \Z, \G, \k, \N.
     raise UnsupportedPattern(f"escape \\{c} is not supported")
+
+
+_CLASS_ESCAPES = frozenset("dswDSWpP")
+
+
+def _starts_range(pattern: str, i: int) -> bool:
+    """A ``-`` at ``i`` that Rust reads as a range (one before ``]`` or ``-`` is literal)."""
+    return pattern.startswith("-", i) and pattern[i + 1 : i + 2] not in ("]", "-", "")
 
 
 def _class_escape(pattern: str, i: int) -> tuple[str, int]:
@@ -191,9 +198,11 @@ def _class(
                     return _exact_class(pattern, start, fold, budget)
                 complements.append(f"[^{_CLASS_ITEMS[_NEGATED[kind]]}]")
                 i += 2
-                continue
-            escape, i = _escape(pattern, i, in_class=True)
-            items.append(escape)
+            else:
+                escape, i = _escape(pattern, i, in_class=True)
+                items.append(escape)
+            if kind in _CLASS_ESCAPES and _starts_range(pattern, i):
+                raise UnsupportedPattern(f"a class (\\{kind}) cannot start a range")
             continue
         items.append(c)
         i += 1

@@ -46,11 +46,20 @@ class _Stripper:
 
     def run(self) -> str:
         pattern, n, i = self.pattern, len(self.pattern), 0
+        repeated = False  # the last piece written is ``*``, ``+`` or ``?``
         while True:
-            i = self.skip(i)
+            skipped = self.skip(i)
+            spaced, i = skipped > i, skipped
             if i >= n:
                 return "".join(self.out)
             c = pattern[i]
+            if c == "?" and repeated and spaced:
+                # ``a+ ?`` is ``(a+)?`` in Rust: only a counted repetition's laziness may
+                # come after white space. ``{0,1}`` is that ``?`` without the lazy reading.
+                self.out.append("{0,1}")
+                i += 1
+                continue
+            repeated = c in "*+?"
             if c == "\\":
                 self.out.append(pattern[i : i + 2])
                 i += 2
@@ -112,7 +121,6 @@ class _Stripper:
     def bracketed(self, i: int) -> int:
         """Copy a class (its nested classes too), stripped; the index after it."""
         pattern, n = self.pattern, len(self.pattern)
-        depth = 0
         i = self.open_class(i)
         depth = 1
         while True:
@@ -146,6 +154,9 @@ class _Stripper:
         pattern = self.pattern
         self.out.append("[")
         i = self.skip(i + 1)
+        if pattern.startswith(":", i):  # ``[ :alpha:]`` is no POSIX class, nor once stripped
+            self.out.append("\\:")
+            i += 1
         if pattern.startswith("^", i):
             self.out.append("^")
             i = self.skip(i + 1)

@@ -127,6 +127,14 @@ def test_rust_features_python_cannot_express_are_refused_not_misread(pattern: st
         ("a b(?x) c d", "a bcd", True),
         ("^(a(?x) b| c) d$", "c d", True),
         ("(?x)(?-x: )a", " a", True),
+        # Only a counted repetition may be made lazy across white space: a+ ? is (a+)?.
+        ("(?x)^a+ ?$", "", True),
+        ("(?x)^a{1} ?$", "", False),
+        # [: alpha:] is no POSIX class but a class of its letters, verbose or not.
+        ("(?x)^[[: alpha:]]+$", ":pal", True),
+        ("(?x)[[: alpha:]]", "A", False),
+        # Rust escapes any ASCII character that is no letter or digit to itself.
+        ("a\\\tb", "a\tb", True),
         # Rust reads white space around a repetition's numbers, verbose or not.
         ("^a{ 2 }$", "aa", True),
         # Class set operations and nested classes.
@@ -164,6 +172,8 @@ def test_forms_re2_lacks_are_translated_to_unleash_answers(
         "(?x)(?P<a b>c)",  # nor inside a group's name
         "[z-a&&a]",  # a range backwards, wherever it is
         "[a&&\\bx]",
+        "[\\d-z]",  # a class cannot start a range
+        "[\\<]",
         "a{2, }",
         "a{99999999999}",
     ],

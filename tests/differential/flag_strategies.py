@@ -318,6 +318,11 @@ REGEXES = (
     "(?i)^[a-z--k]+$",
     "[\\p{Greek}&&\\p{Ll}]",
     "[z-a&&a]",
+    "(?x)^a+ ?$",
+    "(?x)^a{1} ?$",
+    "(?x)^[[: alpha:]]+$",
+    "[\\d-z]",
+    "a\\\tb",
 )
 # Substrings, prefixes, suffixes and case variants for the STR_* operators.
 FRAGMENTS = (
@@ -951,6 +956,8 @@ REGEX_TEXTS = (
     "ω",
     "4",
     "0123",
+    ":pal",
+    "a\tb",
 )
 # Values to aim at a constraint of each family, from that family's whole pool.
 _AIMED_VALUES = {
