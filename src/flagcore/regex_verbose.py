@@ -78,7 +78,6 @@ class _Stripper:
 
     def group(self, i: int) -> int:
         pattern = self.pattern
-        start = len(self.out)
         self.out.append("(")
         i = self.skip(i + 1)
         if pattern.startswith(("?P<", "?<"), i):  # a name is read as written
@@ -103,14 +102,16 @@ class _Stripper:
         on, _, off = letters.partition("-")
         verbose = self.verbose if "x" not in letters else "x" in on
         kept_on, kept_off = on.replace("x", ""), off.replace("x", "")
-        # A malformed group (``(?xx)``, ``(?x-)``) is left for the translator to refuse.
-        malformed = len(set(letters)) != len(letters) or letters.endswith("-")
-        kept = letters if malformed else kept_on + ("-" + kept_off if kept_off else "")
+        # Without x, or malformed (``(?)``, ``(?xx)``, ``(?x-)``): as written, for the
+        # translator to read or refuse.
+        as_written = (
+            "x" not in letters or len(set(letters)) != len(letters) or letters.endswith("-")
+        )
+        kept = letters if as_written else kept_on + ("-" + kept_off if kept_off else "")
         if closer == ")":
-            if kept or malformed:
-                self.out.append(f"?{kept})")
-            else:
-                del self.out[start:]  # (?x) alone: nothing left to say
+            # ``(?x)`` alone becomes ``(?u)`` (Unicode, on anyway): still a flag group, after
+            # which a repetition has nothing to repeat, as in Rust (``a(?x)*`` is refused).
+            self.out.append(f"?{kept if as_written else kept or 'u'})")
             self.verbose = verbose
         else:
             self.out.append(f"?{kept}:")

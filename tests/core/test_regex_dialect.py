@@ -170,6 +170,8 @@ def test_forms_re2_lacks_are_translated_to_unleash_answers(
     [
         "(?x)(? :a)",  # no white space inside a flag group, verbose or not
         "(?x)(?P<a b>c)",  # nor inside a group's name
+        "a(?x)*",  # a flag group has nothing to repeat, even once stripped
+        "(?x)(?)",
         "[z-a&&a]",  # a range backwards, wherever it is
         "[a&&\\bx]",
         "[\\d-z]",  # a class cannot start a range
