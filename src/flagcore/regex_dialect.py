@@ -75,8 +75,8 @@ _NEGATED = {"D": "d", "W": "w", "S": "s"}
 _FLAG_GROUP = re.compile(r"\(\?([a-zA-Z-]*)([:)])")
 _NAMED_GROUP = re.compile(r"\(\?P?<([A-Za-z_][A-Za-z0-9_.\[\]]*)>")
 # Rust reads white space around a repetition's numbers, with or without ``x``.
-_SPACE = "[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*"
-_COUNTED = re.compile(rf"\{{{_SPACE}([0-9]+){_SPACE}(?:(,)(?:{_SPACE}([0-9]+){_SPACE})?)?\}}")
+_BLANKS = "[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*"
+_COUNTED = re.compile(rf"\{{{_BLANKS}([0-9]+){_BLANKS}(?:(,)(?:{_BLANKS}([0-9]+){_BLANKS})?)?\}}")
 _BRACED_HEX = re.compile(r"\\[xuU]\{([0-9A-Fa-f]{1,8})\}")
 _PLAIN_HEX = {"x": 2, "u": 4, "U": 8}
 _PROPERTY = re.compile(r"\\[pP](?:\{([^}^]+)\}|([A-Za-z]))")
