@@ -36,6 +36,8 @@ _WHITE_SPACE = frozenset(RUST_WHITE_SPACE)
 _DIGITS = frozenset("0123456789")
 _MIN_YEAR, _MAX_YEAR = -262_144, 262_143  # chrono's NaiveDate range
 _I32 = 2**31
+_MAX_DIGITS = 18
+_OUT_OF_RANGE = 10**_MAX_DIGITS  # larger than any year, month, day or fraction read
 _DAY = 86_400
 _NANOS = 1_000_000_000
 _FRACTION_SCALE = (0, 10**8, 10**7, 10**6, 10**5, 10**4, 10**3, 100, 10, 1)
@@ -107,11 +109,18 @@ def _skip_space(text: str, i: int) -> int:
 
 
 def _number(text: str, i: int, most: int) -> tuple[int, int] | None:
-    """At least one and at most ``most`` ASCII digits at ``i``: (value, index after)."""
+    """At least one and at most ``most`` ASCII digits at ``i``: (value, index after).
+
+    Leading zeros are read (chrono reads ``+000…2024`` as 2024); a number of more than
+    18 other digits, beyond every range read here, is `_OUT_OF_RANGE` (int() refuses
+    more than 4,300 digits, and a context's date must never make evaluation raise)."""
     end = i
     while end < len(text) and end - i < most and text[end] in _DIGITS:
         end += 1
-    return (int(text[i:end]), end) if end > i else None
+    if end == i:
+        return None
+    digits = text[i:end].lstrip("0")
+    return (int(digits or "0") if len(digits) <= _MAX_DIGITS else _OUT_OF_RANGE), end
 
 
 class _Reader:

@@ -56,12 +56,17 @@ class InvalidInput(FlagcoreError):
 
 
 class LimitExceeded(FlagcoreError):
-    """A configured limit would be exceeded; ``limit`` names it."""
+    """A configured limit would be exceeded; ``limit`` names it.
 
-    def __init__(self, message: str, limit: str, maximum: int) -> None:
-        super().__init__(message)
+    Its one detail says where, like every other error's: ``path`` is the JSON path of what
+    is over the limit (``$.constraints[0].values``), or ``$`` when the request as a whole is
+    one too many (a sixth signal endpoint, a body over its size)."""
+
+    def __init__(self, message: str, limit: str, maximum: int, path: str = "$") -> None:
+        super().__init__(message, [ErrorDetail(f"at most {maximum} ({limit})", path)])
         self.limit = limit
         self.maximum = maximum
+        self.path = path
 
 
 class RateLimited(FlagcoreError):

@@ -42,8 +42,9 @@ class Limits:
     client_strategies_reported: int = 100
 
 
-def enforce(limits: Limits, name: str, count: int, what: str) -> None:
-    """Raise `LimitExceeded` naming ``name`` if ``count`` (of ``what``) is over that limit."""
+def enforce(limits: Limits, name: str, count: int, what: str, path: str = "$") -> None:
+    """Raise `LimitExceeded` naming ``name`` if ``count`` (of ``what``, at JSON path ``path``
+    of the input; ``$`` for the input as a whole) is over that limit."""
     maximum = getattr(limits, name)
     if count > maximum:
-        raise LimitExceeded(f"{count} {what}, over the limit of {maximum}", name, maximum)
+        raise LimitExceeded(f"{count} {what}, over the limit of {maximum}", name, maximum, path)

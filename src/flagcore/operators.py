@@ -166,8 +166,13 @@ _SEMVER = re.compile(
     rf"({_NUMBER_ID})\.({_NUMBER_ID})\.({_NUMBER_ID})"
     rf"(?:-({_PRE_ID}(?:\.{_PRE_ID})*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?"
 )
-SemverKey = tuple[int, int, int, tuple[tuple[int, int | str], ...]]
-_RELEASE = ((2, 0),)  # sorts after every pre-release identifier list
+# A pre-release identifier's key: (0, digit count, digits) for a numeric one, which orders
+# it by value (no leading zeros) without int(), (1, 0, text) for an alphanumeric one.
+Identifier = tuple[int, int, str]
+SemverKey = tuple[int, int, int, tuple[Identifier, ...]]
+_RELEASE = ((2, 0, ""),)  # sorts after every pre-release identifier list
+_PRE_RELEASE = (0, 0, "")
+_U64_DIGITS = len(str(2**64 - 1))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -175,22 +180,25 @@ def semver_key(text: str) -> SemverKey | None:
     """A key whose ordering is SemVer precedence (build metadata ignored, as in Unleash).
 
     The semver package parses the same grammar but costs ~20 µs a call; a version is
-    compared on every evaluation, so this key is parsed once per distinct string.
+    compared on every evaluation, so this key is parsed once per distinct string. Any text
+    is answered: digits are counted before int() sees them (it refuses more than 4,300).
     """
     match = _SEMVER.fullmatch(text)
     if match is None:
         return None
     major, minor, patch, pre = match.groups()
-    if (
-        max(len(major), len(minor), len(patch)) > 19
-        and max(int(major), int(minor), int(patch)) >= 2**64
+    if max(len(major), len(minor), len(patch)) >= _U64_DIGITS and any(
+        len(part) > _U64_DIGITS or int(part) >= 2**64 for part in (major, minor, patch)
     ):
         return None  # Unleash's versions are 64-bit unsigned numbers
     if pre is None:
         return int(major), int(minor), int(patch), _RELEASE
-    # Numeric identifiers sort numerically and below alphanumeric ones.
-    identifiers = tuple((0, int(part)) if part.isdigit() else (1, part) for part in pre.split("."))
-    return int(major), int(minor), int(patch), ((0, 0), *identifiers)
+    # Numeric identifiers sort numerically, whatever their length (as the semver crate
+    # does: by digit count, then digits), and below alphanumeric ones.
+    identifiers = tuple(
+        (0, len(part), part) if part.isdigit() else (1, 0, part) for part in pre.split(".")
+    )
+    return int(major), int(minor), int(patch), (_PRE_RELEASE, *identifiers)
 
 
 _PREFIX = re.compile(r"\+?[0-9]+")

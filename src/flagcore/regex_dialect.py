@@ -16,13 +16,18 @@ refuses but RE2 would take, so a pattern Unleash rejects never matches here:
   are ASCII; they become explicit Unicode classes.
 * ``\\u``/``\\U`` escapes and escaped punctuation (``\\_``, ``\\'``) become ``\\x{..}``.
 * Stacked repetitions (``a**``, ``a{2}{3}``), which Rust allows, get a group around the
-  inner one.
+  inner one; white space around a repetition's numbers (``a{ 2 }``) is dropped.
+* Verbose mode (``x``: white space and ``#`` comments ignored) is stripped first
+  (`flagcore.regex_verbose`), and classes with set operations or nested classes
+  (``[a-z&&[^aeiou]]``, ``--``, ``~~``, ``[^\\W…]``) are computed as exact sets of code
+  points (`flagcore.regex_class_sets`) and written as one plain class.
 * Refused because Rust refuses them and RE2 does not: ``\\Q..\\E``, ``\\C``, octal escapes,
   ``\\p{^..}``, malformed ``{`` repetitions (RE2 reads them as text), surrogate code points.
 * Refused because RE2 cannot express them, though Rust can (the constraint is then false,
-  the safe side; docs/engine.md lists them): ``\\<``, ``\\>``, ``\\b{..}``, nested classes and
-  class set operations, ``(?x)``, ``(?R)``, ``(?-u)``, and Unicode property names RE2 does
-  not know (``\\p{Letter}``, ``\\p{sc=Greek}``). RE2's ``\\b`` is an ASCII word boundary.
+  the safe side; docs/engine.md lists them): ``\\<``, ``\\>``, ``\\b{..}``, ``(?R)``,
+  ``(?-u)``, Unicode property names RE2 does not know (``\\p{Letter}``, ``\\p{sc=Greek}``),
+  and class set operations needing more than 32 computed sets. RE2's ``\\b`` is an ASCII
+  word boundary.
 """
 
 from __future__ import annotations
@@ -34,6 +39,15 @@ from typing import Any
 
 import re2
 
+from flagcore.regex_class_sets import (
+    POSIX_NAMES,
+    ClassSyntaxError,
+    SetBudget,
+    class_set,
+    re2_class,
+)
+from flagcore.regex_verbose import strip_verbose
+
 __all__ = ["RegexMatcher", "UnsupportedPattern", "compile_rust_pattern", "translate_rust_pattern"]
 
 RegexMatcher = Callable[[str], bool]
@@ -44,24 +58,6 @@ class UnsupportedPattern(ValueError):
     """The pattern is invalid in Rust's dialect, or cannot be expressed for RE2."""
 
 
-_POSIX_NAMES = frozenset(
-    {
-        "alnum",
-        "alpha",
-        "ascii",
-        "blank",
-        "cntrl",
-        "digit",
-        "graph",
-        "lower",
-        "print",
-        "punct",
-        "space",
-        "upper",
-        "word",
-        "xdigit",
-    }
-)
 # Rust's Unicode classes (regex-syntax's perl_word, perl_space, perl_digit). Word is
 # Alphabetic + Mark + Decimal_Number + Connector_Punctuation + Join_Control; RE2 has no
 # Alphabetic property, so it is letters, letter numbers and the Other_Alphabetic symbols
@@ -78,13 +74,14 @@ _CLASS_ITEMS = {"d": "\\p{Nd}", "w": _WORD, "s": _SPACE}
 _NEGATED = {"D": "d", "W": "w", "S": "s"}
 _FLAG_GROUP = re.compile(r"\(\?([a-zA-Z-]*)([:)])")
 _NAMED_GROUP = re.compile(r"\(\?P?<([A-Za-z_][A-Za-z0-9_.\[\]]*)>")
-_COUNTED = re.compile(r"\{(\d+)(?:(,)(\d*))?\}")
+# Rust reads white space around a repetition's numbers, with or without ``x``.
+_BLANKS = "[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*"
+_COUNTED = re.compile(rf"\{{{_BLANKS}([0-9]+){_BLANKS}(?:(,)(?:{_BLANKS}([0-9]+){_BLANKS})?)?\}}")
 _BRACED_HEX = re.compile(r"\\[xuU]\{([0-9A-Fa-f]{1,8})\}")
 _PLAIN_HEX = {"x": 2, "u": 4, "U": 8}
 _PROPERTY = re.compile(r"\\[pP](?:\{([^}^]+)\}|([A-Za-z]))")
 _PLAIN_ESCAPES = set("ntrfva")  # the same control characters in both dialects
 _ASSERTIONS = set("AbBz")
-_PUNCTUATION = set("\\.+*?()|[]{}^$#&-~ /\"'`!%,:;<=>@_")
 _MAX_SCALAR = 0x10FFFF
 _SURROGATES = range(0xD800, 0xE000)
 
@@ -135,14 +132,41 @@ def _escape(pattern: str, i: int, *, in_class: bool) -> tuple[str, int]:
         return pattern[i : i + 2], i + 2
     if c in "<>" and not in_class:
         raise UnsupportedPattern(f"\\{c} (start or end of word) is not supported")
-    if c in _PUNCTUATION:
+    if c.isascii() and not c.isalnum() and c not in "<>":  # any other ASCII is itself
         return _scalar(ord(c)), i + 2
     # Digits are backreferences or octal, refused by Rust, as are \Q, \C, \Z, \G, \k, \N.
     raise UnsupportedPattern(f"escape \\{c} is not supported")
 
 
-def _class(pattern: str, start: int) -> tuple[str, int]:
-    """Translate ``[...]`` starting at ``start``; return RE2's form and the index after it."""
+_CLASS_ESCAPES = frozenset("dswDSWpP")
+
+
+def _starts_range(pattern: str, i: int) -> bool:
+    """A ``-`` at ``i`` that Rust reads as a range (one before ``]`` or ``-`` is literal)."""
+    return pattern.startswith("-", i) and pattern[i + 1 : i + 2] not in ("]", "-", "")
+
+
+def _class_escape(pattern: str, i: int) -> tuple[str, int]:
+    return _escape(pattern, i, in_class=True)
+
+
+def _exact_class(pattern: str, start: int, fold: bool, budget: SetBudget) -> tuple[str, int]:
+    """A class RE2 cannot spell (set operations, nested classes): its exact set."""
+    try:
+        ranges, end = class_set(pattern, start, _class_escape, fold=fold, budget=budget)
+    except ClassSyntaxError as exc:
+        raise UnsupportedPattern(str(exc)) from exc
+    return re2_class(ranges), end
+
+
+def _class(
+    pattern: str, start: int, fold: bool = False, budget: SetBudget | None = None
+) -> tuple[str, int]:
+    """Translate ``[...]`` starting at ``start``; return RE2's form and the index after it.
+
+    ``fold``: case-insensitive here, and ``budget``: the pattern's (only a class computed
+    as a set needs them)."""
+    budget = budget or SetBudget()
     i = start + 1
     negated = pattern.startswith("^", i)
     if negated:
@@ -160,23 +184,25 @@ def _class(pattern: str, start: int) -> tuple[str, int]:
         first = False
         if c == "[":
             posix = re.match(r"\[:(\^?)([a-z]+):\]", pattern[i:])
-            if posix is None or posix.group(2) not in _POSIX_NAMES:
-                raise UnsupportedPattern("nested character classes are not supported")
+            if posix is None or posix.group(2) not in POSIX_NAMES:
+                return _exact_class(pattern, start, fold, budget)  # a nested class
             items.append(posix.group(0))  # RE2 knows the same ASCII POSIX classes
             i += posix.end()
             continue
         if c in "&-~" and pattern.startswith(c * 2, i):
-            raise UnsupportedPattern("character class set operations are not supported")
+            return _exact_class(pattern, start, fold, budget)
         if c == "\\":
             kind = pattern[i + 1 : i + 2]
             if kind in _NEGATED:
                 if negated:
-                    raise UnsupportedPattern(f"\\{kind} in a negated class is not supported")
+                    return _exact_class(pattern, start, fold, budget)
                 complements.append(f"[^{_CLASS_ITEMS[_NEGATED[kind]]}]")
                 i += 2
-                continue
-            escape, i = _escape(pattern, i, in_class=True)
-            items.append(escape)
+            else:
+                escape, i = _escape(pattern, i, in_class=True)
+                items.append(escape)
+            if kind in _CLASS_ESCAPES and _starts_range(pattern, i):
+                raise UnsupportedPattern(f"a class (\\{kind}) cannot start a range")
             continue
         items.append(c)
         i += 1
@@ -226,10 +252,16 @@ class _Translation:
         self.repeated = True
 
 
-def translate_rust_pattern(pattern: str) -> str:
-    """Rewrite a Rust ``regex`` pattern into RE2's syntax, with the same matches."""
+def translate_rust_pattern(pattern: str, *, case_insensitive: bool = False) -> str:
+    """Rewrite a Rust ``regex`` pattern into RE2's syntax, with the same matches.
+
+    ``case_insensitive`` is the constraint's own flag (RE2 gets it as an option); the
+    translation only needs it where it computes a class's set itself."""
+    pattern = strip_verbose(pattern)
     t = _Translation()
-    groups: list[int] = []  # output index where each open group starts
+    groups: list[tuple[int, bool]] = []  # where each open group starts, the fold outside it
+    fold = case_insensitive
+    budget = SetBudget()  # shared by every class of the pattern
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
@@ -237,19 +269,21 @@ def translate_rust_pattern(pattern: str) -> str:
             escape, i = _escape(pattern, i, in_class=False)
             t.atom(escape, assertion=escape[1:] in _ASSERTIONS)
         elif c == "[":
-            cls, i = _class(pattern, i)
+            cls, i = _class(pattern, i, fold, budget)
             t.atom(cls)
         elif c == "(":
             opener, i, bare_flags = _group(pattern, i)
             if not bare_flags:
-                groups.append(len(t.out))
+                groups.append((len(t.out), fold))
+            fold = _folds(opener, fold)
             t.out.append(opener)
             t.piece = None  # nothing to repeat right after an opening or a flag group
         elif c == ")":
             if not groups:
                 raise UnsupportedPattern("unbalanced parenthesis")
             t.out.append(")")
-            t.piece, t.repeated = groups.pop(), False
+            start, fold = groups.pop()
+            t.piece, t.repeated = start, False
             i += 1
         elif c == "|":
             t.out.append("|")
@@ -259,10 +293,7 @@ def translate_rust_pattern(pattern: str) -> str:
             counted = _COUNTED.match(pattern, i)
             if counted is None:
                 raise UnsupportedPattern("malformed counted repetition")  # RE2: text
-            low, comma, high = counted.groups()
-            if comma and high and int(high) < int(low):
-                raise UnsupportedPattern("counted repetition with min above max")
-            i = _repeat(pattern, counted.end(), t, counted.group(0))
+            i = _repeat(pattern, counted.end(), t, _counted(*counted.groups()))
         elif c in "*+?":
             i = _repeat(pattern, i + 1, t, c)
         elif c in "^$":
@@ -274,6 +305,28 @@ def translate_rust_pattern(pattern: str) -> str:
     if groups:
         raise UnsupportedPattern("unclosed group")
     return "".join(t.out)
+
+
+def _counted(low: str, comma: str | None, high: str | None) -> str:
+    """``{2}``, ``{2,}``, ``{2,3}`` as RE2 writes them (Rust's numbers are 32-bit)."""
+    numbers = [number.lstrip("0") or "0" for number in (low, high) if number is not None]
+    if any(len(number) > 10 or int(number) >= 2**32 for number in numbers):
+        raise UnsupportedPattern("counted repetition beyond 32 bits")
+    if len(numbers) == 2 and int(numbers[1]) < int(numbers[0]):
+        raise UnsupportedPattern("counted repetition with min above max")
+    return "{" + numbers[0] + ("," if comma else "") + (numbers[1] if high else "") + "}"
+
+
+_RE2_FLAGS = re.compile(r"\(\?([a-zA-Z]*)(?:-([a-zA-Z]*))?[:)]")
+
+
+def _folds(opener: str, fold: bool) -> bool:
+    """Whether case folding is on after a group's opener (RE2's spelling) in ``fold``."""
+    flags = _RE2_FLAGS.match(opener)
+    if flags is None:
+        return fold
+    on, off = flags.group(1), flags.group(2) or ""
+    return True if "i" in on else False if "i" in off else fold
 
 
 def _repeat(pattern: str, i: int, t: _Translation, operator: str) -> int:
@@ -321,7 +374,7 @@ def compile_rust_pattern(pattern: str, *, case_insensitive: bool = False) -> Reg
     The one way the product evaluates a REGEX: the matcher answers whether the pattern
     occurs anywhere in a text, as Unleash's engine does. It never backtracks (RE2).
     """
-    translated = translate_rust_pattern(pattern)
+    translated = translate_rust_pattern(pattern, case_insensitive=case_insensitive)
     try:
         compiled = re2.compile(translated, _options(case_insensitive))
     except re2.error as exc:

@@ -23,7 +23,13 @@ from flagcore.entities import ActionSet
 from flagcore.model import Constraint
 from flagcore.operators import BrokenRule, Predicate, compile_constraint, never
 
-__all__ = ["MAX_FILTER_PATH_LENGTH", "matching_action_sets", "payload_fields"]
+__all__ = [
+    "MAX_FILTER_PATH_LENGTH",
+    "FilterVerdict",
+    "match_action_sets",
+    "matching_action_sets",
+    "payload_fields",
+]
 
 MAX_FILTER_PATH_LENGTH = 255
 
@@ -81,11 +87,33 @@ def passes(action_set: ActionSet, fields: Mapping[str, Any]) -> bool:
     return all(predicate(context) for predicate in _predicates(action_set.filters))
 
 
+FilterVerdict = tuple[ActionSet, "str | None"]
+"""An action set the signal concerns, and None (its filters pass) or why they could not
+be evaluated (the set then fails, and its execution log says why)."""
+
+
+def match_action_sets(
+    action_sets: Sequence[ActionSet], payload: Any, *, source: int
+) -> list[FilterVerdict]:
+    """The enabled action sets listening to ``source`` whose filters the payload passes,
+    or cannot be evaluated on: each set is judged on its own, so one set's failure never
+    keeps the others from running."""
+    listening = [a for a in action_sets if a.enabled and a.source == source]
+    paths = {constraint.context_name for a in listening for constraint in a.filters}
+    fields = payload_fields(payload, paths)
+    verdicts: list[FilterVerdict] = []
+    for action_set in listening:
+        try:
+            if passes(action_set, fields):
+                verdicts.append((action_set, None))
+        except Exception as error:  # a bug must stop this set only, and be seen in its log
+            verdicts.append((action_set, f"its filters could not be evaluated: {error!r}"))
+    return verdicts
+
+
 def matching_action_sets(
     action_sets: Sequence[ActionSet], payload: Any, *, source: int
 ) -> list[ActionSet]:
     """The enabled action sets listening to ``source`` whose filters the payload passes."""
-    listening = [a for a in action_sets if a.enabled and a.source == source]
-    paths = {constraint.context_name for a in listening for constraint in a.filters}
-    fields = payload_fields(payload, paths)
-    return [a for a in listening if passes(a, fields)]
+    verdicts = match_action_sets(action_sets, payload, source=source)
+    return [action_set for action_set, problem in verdicts if problem is None]

@@ -258,7 +258,8 @@ def _constraint_problems(constraint: Constraint, path: str) -> list[ErrorDetail]
         return [ErrorDetail(f"{operator} needs a value", f"{path}.value")]
     if operator == "REGEX":
         try:
-            compile_rust_pattern(constraint.value)
+            # As the engine will compile it: folding changes what a class set costs.
+            compile_rust_pattern(constraint.value, case_insensitive=constraint.case_insensitive)
         except UnsupportedPattern as exc:
             return [ErrorDetail(f"invalid regular expression: {exc}", f"{path}.value")]
         return []
@@ -282,7 +283,7 @@ def check_constraints(constraints: Iterable[Constraint], limits: Limits, path: s
         here = f"{path}[{index}]"
         problems.extend(_constraint_problems(constraint, here))
         count = len(constraint.values)
-        enforce(limits, "constraint_values", count, "values in one constraint")
+        enforce(limits, "constraint_values", count, "values in one constraint", f"{here}.values")
     if problems:
         raise InvalidInput(problems[0].message, problems)
 
@@ -367,8 +368,18 @@ def check_strategy(
     if strategy.sort_order is not None:
         check_sort_order(strategy.sort_order, "$.sortOrder")
     enforce(
-        limits, "constraints_per_strategy", len(strategy.constraints), "constraints on one strategy"
+        limits,
+        "constraints_per_strategy",
+        len(strategy.constraints),
+        "constraints on one strategy",
+        "$.constraints",
     )
-    enforce(limits, "segments_per_strategy", len(strategy.segments), "segments on one strategy")
+    enforce(
+        limits,
+        "segments_per_strategy",
+        len(strategy.segments),
+        "segments on one strategy",
+        "$.segments",
+    )
     check_constraints(strategy.constraints, limits, "$.constraints")
     check_variants(strategy.variants, "$.variants")

@@ -96,10 +96,7 @@ def _domain_response(error: FlagcoreError) -> web.Response:
                 headers = {"Retry-After": str(max(1, round(error.retry_after + 0.499)))}
             if isinstance(error, LimitExceeded) and error.limit.endswith("_bytes"):
                 status, name = 413, "ContentTooLarge"
-            details = list(error.details)
-            if isinstance(error, LimitExceeded):
-                details.append(ErrorDetail(f"limit {error.limit} is {error.maximum}", error.limit))
-            return error_response(status, name, error.message, details, headers)
+            return error_response(status, name, error.message, error.details, headers)
     return error_response(400, "BadDataError", error.message, error.details)
 
 

@@ -8,12 +8,13 @@ import sys
 import textwrap
 from typing import Any
 
+import attrs
 import pytest
 
 from flagcore import Engine
 from flagcore.entities import Action, ActionKind, ActionSet
 from flagcore.model import Constraint
-from flagcore.signal_matching import matching_action_sets, payload_fields
+from flagcore.signal_matching import match_action_sets, matching_action_sets, payload_fields
 
 
 def _action_set(*filters: Constraint, source: int = 1, enabled: bool = True) -> ActionSet:
@@ -66,6 +67,22 @@ def test_only_enabled_sets_of_the_signals_endpoint_match() -> None:
     assert matching_action_sets(sets, {"s": "y"}, source=1) == []
     no_filters = _action_set()
     assert matching_action_sets([no_filters], None, source=1) == [no_filters]
+
+
+def test_a_set_whose_filters_raise_fails_alone_and_the_others_still_match() -> None:
+    # Values that are not text (past validation only through a bug) make building raise.
+    broken = attrs.evolve(_action_set(Constraint("s", "IN", (1,))), id=2)  # type: ignore[arg-type]
+    fine = _action_set()
+    verdicts = match_action_sets([broken, fine], {"s": "x"}, source=1)
+    assert [(a.id, p is None) for a, p in verdicts] == [(2, False), (1, True)]
+    assert "could not be evaluated" in (verdicts[0][1] or "")
+    assert matching_action_sets([broken, fine], {"s": "x"}, source=1) == [fine]
+
+
+def test_a_huge_version_in_a_payload_is_compared_as_unleash_compares_it() -> None:
+    older = _action_set(Constraint("v", "SEMVER_LT", (), "1.0.1"))
+    assert matching_action_sets([older], {"v": "1.0.0-1" + "0" * 5000}, source=1) == [older]
+    assert matching_action_sets([older], {"v": "0.0." + "9" * 5000}, source=1) == []
 
 
 def _c(

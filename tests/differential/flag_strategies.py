@@ -137,6 +137,9 @@ UNUSUAL_DATES = (
     "12024-01-01T00:00:00Z",
     "\x1c2024-01-01T00:00:00Z",
     "\u30002024-01-01T00:00:00Z",
+    # More digits than Python's int() reads (4,300): leading zeros are read, a year is not.
+    "+" + "0" * 5000 + "2024-01-01T00:00:00Z",
+    "+" + "1" * 5000 + "-01-01T00:00:00Z",
 )
 DATES = DATES + UNUSUAL_DATES
 SEMVERS = (
@@ -170,6 +173,12 @@ SEMVERS = (
     "1.0.0-alpha..1",
     "18446744073709551615.0.0",
     "1.0.0-",
+    # More digits than Python's int() reads (4,300): a valid pre-release, an overflow.
+    "1.0.0-1" + "0" * 5000,
+    "1.0.0-" + "9" * 5000,
+    "1.0." + "9" * 5000,
+    "1.0.0-1" + "0" * 20,
+    "1.0.0-" + "9" * 20,
 )
 IPS = (
     "10.0.0.1",
@@ -282,6 +291,39 @@ REGEXES = (
     "\\C",
     "\\x{D800}",
     "(?i-)a",
+    # Rust forms RE2 lacks, translated: verbose mode (white space and comments ignored,
+    # scoped like any flag) and class set operations (nested classes, &&, --, ~~).
+    "(?x) a b c ",
+    "(?x)^a # a comment\n b$",
+    "(?x:a b)c d",
+    "a b(?x) c d",
+    "(?x)a\\ b",
+    "(?x)[a b]+$",
+    "(?ix) A B C",
+    "(?x)^a{1 2}$",
+    "(?x)(?-x: )a",
+    "(?x)(? :a)",
+    "^a{ 2 }$",
+    "^[a-z&&[^aeiou]]+$",
+    "[a-y&&xyz]",
+    "^[0-9--4]+$",
+    "^[a-g~~b-h]+$",
+    "[a&&b]",
+    "^[a[0-9]]+$",
+    "[^[^a]]",
+    "[[:foo:]]",
+    "^[\\pL--\\p{Greek}]+$",
+    "[\\w&&\\d]",
+    "^[^\\W]+$",
+    "(?i)^[a-z--k]+$",
+    "[\\p{Greek}&&\\p{Ll}]",
+    "[z-a&&a]",
+    "(?x)^a+ ?$",
+    "(?x)^a{1} ?$",
+    "(?x)^[[: alpha:]]+$",
+    "a(?x)*",
+    "[\\d-z]",
+    "a\\\tb",
 )
 # Substrings, prefixes, suffixes and case variants for the STR_* operators.
 FRAGMENTS = (
@@ -902,6 +944,21 @@ REGEX_TEXTS = (
     "ab",
     "x{abc}",
     "\\",
+    # For verbose patterns and class set operations (U+212A is the Kelvin sign, U+017F a
+    # long s: both fold to ASCII letters).
+    "a b c",
+    "abc",
+    "aaaaaaaaaaaa",
+    "bcdf",
+    "k",
+    "\u212a",
+    "\u017f",
+    "xyz",
+    "ω",
+    "4",
+    "0123",
+    ":pal",
+    "a\tb",
 )
 # Values to aim at a constraint of each family, from that family's whole pool.
 _AIMED_VALUES = {

@@ -19,12 +19,13 @@ hash, so there is no single right answer to compare against:
 Also left out: the places where flagcore differs from yggdrasil on purpose (each is
 listed in docs/engine.md): ``applicationHostname`` (always off in yggdrasil 2.0.0), text
 that breaks yggdrasil's rule parser (a ``"`` in a group id or context name, a trailing
-backslash), regex features RE2 cannot express (``\\p{Letter}``, ``&&``, ``(?x)``, ``(?R)``,
-``(?-u)``, ``\\<``, ``a{1001}``; ``\\b`` next to a non-ASCII letter), and letters whose
+backslash), regex features RE2 cannot express (``\\p{Letter}``, ``(?R)``, ``(?-u)``,
+``\\<``, ``a{1001}``; ``\\b`` next to a non-ASCII letter), and letters whose
 Unicode tables differ between Python 3.11, RE2 and Rust (``İ``, ``ı``, ``Ɤ``).
 
 Dates in every form chrono reads (short and signed years, leap seconds, nanoseconds),
-IPv4 netmasks, values of one ordinal type under another's operator, unreadable values
+IPv4 netmasks, values of one ordinal type under another's operator, Rust's verbose regex
+mode and class set operations (which flagcore translates for RE2), unreadable values
 (which turn the whole flag off in both) and patterns that make a backtracking engine
 explode are all drawn. ``test_value_pools`` crosses the same pools exhaustively, and
 ``benchmarks/differential_run.py`` runs this generator on 200,000 pairs and more.

@@ -253,7 +253,9 @@ async def test_names_are_unique_in_a_project_and_limits_hold(api: Api, service: 
     for index in range(service.limits.action_sets_per_project - 1):
         await api.json("POST", ACTIONS, 201, json=_body(source_id, name=f"set-{index}"))
     over = await api.json("POST", ACTIONS, 400, json=_body(source_id, name="one-too-many"))
-    assert any(d.get("path") == "action_sets_per_project" for d in over["details"])
+    # One action set too many: the detail names the limit, its path is the whole body.
+    assert [d["path"] for d in over["details"]] == ["$"]
+    assert "action_sets_per_project" in over["details"][0]["message"]
 
 
 async def test_a_matching_signal_runs_the_set_once_within_a_second(api: Api) -> None:

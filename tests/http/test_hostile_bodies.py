@@ -260,6 +260,45 @@ async def test_a_constraint_value_list_sent_as_a_string_is_refused_not_split_int
     assert service.segments.list_segments() == []
 
 
+async def test_a_constraint_over_the_values_limit_names_its_json_path(
+    api: Api, service: Service
+) -> None:
+    await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "f"})
+    strategies = "/api/admin/projects/default/features/f/environments/development/strategies"
+    maximum = service.limits.constraint_values
+    constraints = [
+        {"contextName": "userId", "operator": "IN", "values": ["a"]},
+        {"contextName": "userId", "operator": "IN", "values": [str(i) for i in range(maximum + 1)]},
+    ]
+    error = await api.json(
+        "POST", strategies, 400, json={"name": "default", "constraints": constraints}
+    )
+    assert error["name"] == "ExceedsLimitError"
+    assert error["details"] == [
+        {"message": f"at most {maximum} (constraint_values)", "path": "$.constraints[1].values"}
+    ]
+    assert await api.json("GET", strategies) == []
+
+
+async def test_rust_regex_forms_are_kept_or_refused_with_the_path_as_docs_engine_says(
+    api: Api,
+) -> None:
+    await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "f"})
+    strategies = "/api/admin/projects/default/features/f/environments/development/strategies"
+
+    def regex(pattern: str) -> dict[str, Any]:
+        constraint = {"contextName": "email", "operator": "REGEX", "value": pattern}
+        return {"name": "default", "constraints": [constraint]}
+
+    for translated in ("(?x) a b c # verbose", "^[a-z&&[^aeiou]]+$", "[0-9--4]"):
+        stored = await api.json("POST", strategies, 200, json=regex(translated))
+        assert stored["constraints"][0]["value"] == translated  # kept as typed
+    for untranslatable in ("\\p{Uppercase}", "(?R)a", "(?x)(? i)a"):
+        error = await api.json("POST", strategies, 400, json=regex(untranslatable))
+        assert [d["path"] for d in error["details"]] == ["$.constraints[0].value"]
+    assert len(await api.json("GET", strategies)) == 3
+
+
 async def test_a_strategy_without_context_name_names_the_json_field(api: Api) -> None:
     await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "f"})
     error = await api.json(

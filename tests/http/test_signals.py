@@ -114,13 +114,15 @@ async def test_endpoint_and_token_limits_at_the_edge(api: Api, service: Service)
         await api.json("POST", E, 201, json={"name": f"e{index}"})
     refused = await api.json("POST", E, 400, json={"name": "one-too-many"})
     assert refused["name"] == "ExceedsLimitError"
-    assert any(d.get("path") == "signal_endpoints" for d in refused["details"])
+    # One endpoint too many: the detail's JSON path is the whole body.
+    assert refused["details"] == [{"message": f"at most {limit} (signal_endpoints)", "path": "$"}]
     assert len((await api.json("GET", E))["signalEndpoints"]) == limit
     endpoint_id = (await api.json("GET", E))["signalEndpoints"][0]["id"]
     for index in range(service.limits.tokens_per_signal_endpoint):
         await api.json("POST", f"{E}/{endpoint_id}/tokens", 201, json={"name": f"t{index}"})
     refused = await api.json("POST", f"{E}/{endpoint_id}/tokens", 400, json={"name": "extra"})
-    assert any(d.get("path") == "tokens_per_signal_endpoint" for d in refused["details"])
+    assert [d["path"] for d in refused["details"]] == ["$"]
+    assert "tokens_per_signal_endpoint" in refused["details"][0]["message"]
 
 
 async def test_concurrent_signals_respect_the_rate_limit_and_lose_nothing(

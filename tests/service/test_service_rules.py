@@ -343,6 +343,7 @@ class TestServiceRules:
         with pytest.raises(LimitExceeded) as refused:
             service.strategies.add_strategy("default", "f", DEV, too_many)
         assert refused.value.limit == "constraints_per_strategy"
+        assert [d.path for d in refused.value.details] == ["$.constraints"]
         at_limit = Strategy("default", constraints=(_in("a", "1", "2", "3"),) * 2)
         service.strategies.add_strategy("default", "f", DEV, at_limit)
         with pytest.raises(LimitExceeded) as refused:
@@ -350,6 +351,8 @@ class TestServiceRules:
                 "default", "f", DEV, Strategy("default", constraints=(_in("a", *"1234"),))
             )
         assert refused.value.limit == "constraint_values"
+        # Every error detail is a JSON path, a limit's too (issue 23 §6).
+        assert [d.path for d in refused.value.details] == ["$.constraints[0].values"]
 
     def test_strategies_are_updated_deleted_and_reordered(self, service: Service) -> None:
         service.flags.create_flag("default", "f")
@@ -489,13 +492,16 @@ class TestServiceRules:
         with pytest.raises(LimitExceeded) as refused:
             service.segments.create_segment("c", [])
         assert refused.value.limit == "segments"
+        assert [d.path for d in refused.value.details] == ["$"]
         with pytest.raises(LimitExceeded) as refused:
             service.segments.update_segment(b.id, "b", [_in("x", "1", "2"), _in("y", "3", "4")])
         assert refused.value.limit == "segment_values"
+        assert [d.path for d in refused.value.details] == ["$.constraints"]
         strategy = self._flag_with_strategy(service)
         with pytest.raises(LimitExceeded) as refused:
             service.segments.replace_strategy_segments(strategy.id or "", [a.id, b.id])
         assert refused.value.limit == "segments_per_strategy"
+        assert [d.path for d in refused.value.details] == ["$.segmentIds"]
 
     # --- tags ---
     def test_tags_need_a_known_type_and_filter_client_features(self, service: Service) -> None:
@@ -1011,6 +1017,29 @@ class TestServiceRules:
         environments = service.flags.get_flag("default", "kill-checkout").environments
         assert [e.enabled for e in environments] == [False, True]
         assert service.actions.list_action_executions(action_set.id) == [execution]
+
+    def test_an_action_set_whose_filters_cannot_be_evaluated_fails_alone_and_is_recorded(
+        self, service: Service
+    ) -> None:
+        source = self._alerting(service)
+        stale = [Action(ActionKind.MARK_FEATURE_STALE, "banner")]
+        broken = service.actions.create_action_set("broken", "default", source, stale)
+        enable = [Action(ActionKind.TOGGLE_FEATURE_ON, "kill-checkout", DEV)]
+        healthy = service.actions.create_action_set("healthy", "default", source, enable)
+        secret = service.signals.create_signal_endpoint_token(source, "t").secret
+        signal = service.signals.receive_signal("alerts", secret, {})
+        problem = "its filters could not be evaluated: ValueError()"
+        failed = service.actions.execute_action_set(broken, signal, filter_problem=problem)
+        assert failed is not None
+        assert failed.state is ActionState.FAILED
+        assert [(o.state, o.details) for o in failed.outcomes] == [
+            (ActionState.NOT_STARTED, problem)
+        ]
+        assert not service.flags.get_flag("default", "banner").flag.stale
+        assert service.actions.list_action_executions(broken.id) == [failed]
+        (ran,) = service.actions.run_action_sets(signal)  # the other set still runs
+        assert ran.action_set == healthy
+        assert ran.state is ActionState.SUCCESS
 
     def test_action_sets_are_validated_and_limited(self, store: Store) -> None:
         limits = Limits(

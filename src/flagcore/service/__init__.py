@@ -52,7 +52,7 @@ from flagcore.service.strategy_definitions import BUILTIN_DEFINITIONS, StrategyD
 from flagcore.service.tags import Tags
 from flagcore.service.tokens import CreatedToken, Tokens, TokenSpec, hash_secret
 from flagcore.service.variants import FlagVariants
-from flagcore.signal_matching import matching_action_sets
+from flagcore.signal_matching import match_action_sets, matching_action_sets
 
 # What adapters and embedding callers use; the part classes are reached through
 # `Service` (``service.flags``, ...), not imported.
@@ -87,6 +87,7 @@ __all__ = [
     "flag_overview",
     "frontend_context",
     "hash_secret",
+    "match_action_sets",
     "matching_action_sets",
 ]
 

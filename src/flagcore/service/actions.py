@@ -6,7 +6,7 @@ operators), its actions run in ``sortOrder``, with the action set named as the a
 first failure stops the rest (Unleash's rule), which are recorded as ``not started``.
 
 Running is split so that nothing a user wrote is evaluated while the store is held:
-`action_sets_listening` reads, `flagcore.signal_matching.matching_action_sets` decides
+`action_sets_listening` reads, `flagcore.signal_matching.match_action_sets` decides
 (pure, anywhere), and `execute_action_set` writes the flag changes, their events and the
 run's record in one transaction. An action set runs at most once per signal: the store
 refuses a second record for the same pair, and the whole transaction with it.
@@ -42,7 +42,7 @@ from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.environments import Environments
 from flagcore.service.flags import Flags
 from flagcore.service.lookups import require_project
-from flagcore.signal_matching import MAX_FILTER_PATH_LENGTH, matching_action_sets
+from flagcore.signal_matching import MAX_FILTER_PATH_LENGTH, match_action_sets
 from flagcore.validation import MAX_NAME_LENGTH, SORT_ORDER_MAX, check_constraints
 
 __all__ = ["ActionSets"]
@@ -189,8 +189,13 @@ class ActionSets:
         with self._context.read() as tx:
             return [a for a in tx.list_action_sets(source=source) if a.enabled]
 
-    def execute_action_set(self, matched: ActionSet, signal: Signal) -> ActionExecution | None:
+    def execute_action_set(
+        self, matched: ActionSet, signal: Signal, *, filter_problem: str | None = None
+    ) -> ActionExecution | None:
         """Run ``matched`` for ``signal``: its changes, their events and the record, at once.
+
+        With ``filter_problem`` (its filters could not be evaluated on this signal) nothing
+        runs and the record says why: a failed run, every action ``not started``.
 
         Returns None, doing nothing, when the action set already ran for this signal, or was
         deleted, disabled or edited after it matched (the edited set meets the next signal).
@@ -199,8 +204,16 @@ class ActionSets:
             with self._context.unit() as tx:
                 if tx.get_action_set(matched.id) != matched:
                     return None
-                outcomes = self._run_actions(tx, matched)
-                failed = any(o.state is ActionState.FAILED for o in outcomes)
+                if filter_problem is None:
+                    outcomes = self._run_actions(tx, matched)
+                else:
+                    outcomes = tuple(
+                        ActionOutcome(action, ActionState.NOT_STARTED, filter_problem)
+                        for action in matched.actions
+                    )
+                failed = filter_problem is not None or any(
+                    o.state is ActionState.FAILED for o in outcomes
+                )
                 record = ActionExecution(
                     0,
                     matched,
@@ -216,11 +229,15 @@ class ActionSets:
     def run_action_sets(self, signal: Signal) -> list[ActionExecution]:
         """Match and run every action set of the signal's endpoint, in this thread.
 
-        For in-process callers; the HTTP server matches off its store thread instead.
+        For in-process callers; the HTTP server matches off its store thread instead. A set
+        whose filters cannot be evaluated fails on its own (recorded); the others run.
         """
         candidates = self.action_sets_listening(signal.endpoint_id)
-        matched = matching_action_sets(candidates, signal.payload, source=signal.endpoint_id)
-        runs = [self.execute_action_set(action_set, signal) for action_set in matched]
+        verdicts = match_action_sets(candidates, signal.payload, source=signal.endpoint_id)
+        runs = [
+            self.execute_action_set(action_set, signal, filter_problem=problem)
+            for action_set, problem in verdicts
+        ]
         return [run for run in runs if run is not None]
 
     def _run_actions(self, tx: Transaction, action_set: ActionSet) -> tuple[ActionOutcome, ...]:
@@ -303,7 +320,13 @@ class ActionSets:
 
     def _check_filters(self, filters: Sequence[Constraint]) -> None:
         limits = self._context.limits
-        enforce(limits, "filters_per_action_set", len(filters), "filters on one action set")
+        enforce(
+            limits,
+            "filters_per_action_set",
+            len(filters),
+            "filters on one action set",
+            "$.match.payload",
+        )
         seen: set[str] = set()
         for constraint in filters:
             path = constraint.context_name
@@ -320,6 +343,7 @@ class ActionSets:
                 "values_per_action_filter",
                 len(constraint.values),
                 "values in one action filter",
+                f"{where}.values",
             )
             try:
                 check_constraints((constraint,), limits, "$")
@@ -340,6 +364,7 @@ class ActionSets:
             "actions_per_action_set",
             len(action_set.actions),
             "actions in one action set",
+            "$.actions",
         )
         for index, action in enumerate(action_set.actions):
             here = f"$.actions[{index}]"

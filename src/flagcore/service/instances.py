@@ -54,7 +54,13 @@ class ClientInstances:
         """The instance an SDK reported, every field it sent checked and bounded
         (registrations and metrics posts alike), seen now."""
         maximum = self._context.limits.client_field_length
-        enforce(self._context.limits, "client_strategies_reported", len(strategies), "strategies")
+        enforce(
+            self._context.limits,
+            "client_strategies_reported",
+            len(strategies),
+            "strategies",
+            "$.strategies",
+        )
         if interval is not None and (type(interval) is not int or not 0 <= interval <= INT32_MAX):
             # Kept in an SQL integer column, 32-bit in PostgreSQL.
             raise InvalidInput(

@@ -134,7 +134,11 @@ class Metrics:
             app_name, instance_id, environment=environment, sdk_version=sdk_version
         )
         enforce(
-            self._context.limits, "metrics_toggles_per_post", len(toggles), "flags in one report"
+            self._context.limits,
+            "metrics_toggles_per_post",
+            len(toggles),
+            "flags in one report",
+            "$.bucket.toggles",
         )
         counted = [self._checked_counts(name, counts) for name, counts in toggles.items()]
         in_window = self._in_window(start)
@@ -194,6 +198,7 @@ class Metrics:
             "metrics_variants_per_toggle",
             len(variants),
             f"variants of {path}",
+            f"{path}.variants",
         )
         maximum = self._context.limits.client_field_length
         checked_variants = {}

@@ -21,7 +21,7 @@ from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.lookups import require_project
 from flagcore.validation import check_constraints, check_text
 
-__all__ = ["Segments"]
+__all__ = ["Segments", "segments_in_attachment_order"]
 
 
 def _segment_data(segment: Segment) -> dict[str, object]:
@@ -236,7 +236,7 @@ class Segments:
                     f'there is no strategy "{strategy_id}" in environment "{environment}"',
                     [ErrorDetail("not the strategy's environment", "$.environmentId")],
                 )
-            wanted = tuple(dict.fromkeys(segment_ids))
+            wanted = segments_in_attachment_order(placement.strategy.segments, segment_ids)
             missing = [i for i in wanted if tx.get_segment(i) is None]
             if missing:
                 raise NotFound(
@@ -248,6 +248,7 @@ class Segments:
                 "segments_per_strategy",
                 len(wanted),
                 "segments on one strategy",
+                "$.segmentIds",
             )
             before = placement.strategy.segments
             updated = attrs.evolve(
@@ -274,7 +275,11 @@ class Segments:
         check_constraints(constraints, self._context.limits, "$.constraints")
         values = sum(len(c.values) + (c.value is not None) for c in constraints)
         enforce(
-            self._context.limits, "segment_values", values, "values in one segment's constraints"
+            self._context.limits,
+            "segment_values",
+            values,
+            "values in one segment's constraints",
+            "$.constraints",
         )
 
     @staticmethod
@@ -302,3 +307,14 @@ class Segments:
             for placement in tx.strategies_using_segment(segment_id)
             if (flag := tx.get_flag(placement.flag)) is not None and not flag.archived
         ]
+
+
+def segments_in_attachment_order(attached: Sequence[int], wanted: Sequence[int]) -> tuple[int, ...]:
+    """``wanted`` (each once) in the order Unleash lists a strategy's segments: the order
+    they were attached. Unleash keeps the links a change keeps and adds the new ones after
+    them, in the order sent (one ``feature_strategy_segment`` row each), and reads them
+    back in row order, in the playground too; so ``[1, 2]`` changed to ``[3, 1]`` is
+    ``[1, 3]``. Evaluation does not depend on it (every segment must hold)."""
+    unique = tuple(dict.fromkeys(wanted))
+    kept = tuple(segment_id for segment_id in attached if segment_id in unique)
+    return kept + tuple(segment_id for segment_id in unique if segment_id not in kept)

@@ -13,6 +13,7 @@ from flagcore.model import Strategy
 from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.lookups import active_flag, require_environment
+from flagcore.service.segments import segments_in_attachment_order
 from flagcore.service.strategy_definitions import StrategyDefinitions
 from flagcore.service.variants import variants_in_unleash_order
 from flagcore.validation import check_sort_order, check_strategy, next_sort_order
@@ -83,7 +84,13 @@ class Strategies:
             order = strategy.sort_order
             if order is None:
                 order = before.strategy.sort_order
-            stored = self._prepared(tx, definition, attrs.evolve(strategy, id=strategy_id), order)
+            stored = self._prepared(
+                tx,
+                definition,
+                attrs.evolve(strategy, id=strategy_id),
+                order,
+                attached=before.strategy.segments,
+            )
             tx.save_strategy(StrategyPlacement(flag, environment, stored))
             self._context.record_event(
                 tx,
@@ -227,9 +234,16 @@ class Strategies:
         return placement
 
     def _prepared(
-        self, tx: Transaction, flag: FlagDefinition, strategy: Strategy, sort_order: int | None
+        self,
+        tx: Transaction,
+        flag: FlagDefinition,
+        strategy: Strategy,
+        sort_order: int | None,
+        *,
+        attached: Sequence[int] = (),
     ) -> Strategy:
-        """Validate, then normalise as Unleash stores strategies."""
+        """Validate, then normalise as Unleash stores strategies (segments in the order
+        they were attached: those of ``attached`` the strategy keeps first)."""
         known = self._definitions.known_in(tx)
         check_strategy(strategy, known, self._context.limits)
         for index, segment_id in enumerate(strategy.segments):
@@ -250,7 +264,7 @@ class Strategies:
             id=strategy_id,
             parameters=parameters,
             variants=variants,
-            segments=tuple(dict.fromkeys(strategy.segments)),
+            segments=segments_in_attachment_order(attached, strategy.segments),
             sort_order=sort_order,
         )
 

@@ -24,7 +24,7 @@ from aiohttp import web
 from flagcore.entities import Action, ActionExecution, ActionKind, ActionSet, Signal
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Constraint
-from flagcore.service import matching_action_sets
+from flagcore.service import match_action_sets
 from flagcore_http import render, shapes
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
@@ -361,19 +361,30 @@ async def _run_action_sets(app: web.Application, signal: Signal) -> None:
         # User-written filters over outside data: never on the store thread (the loop's
         # default executor); the engine's operators keep the cost linear in the input.
         loop = asyncio.get_running_loop()
-        matched = await loop.run_in_executor(
+        verdicts = await loop.run_in_executor(
             None,
             functools.partial(
-                matching_action_sets, candidates, signal.payload, source=signal.endpoint_id
+                match_action_sets, candidates, signal.payload, source=signal.endpoint_id
             ),
         )
-        for action_set in matched:
-            execution = await _on_store(app, svc.actions.execute_action_set, action_set, signal)
-            if execution is not None:  # observe (issue 18 §2): executions by result
-                app[METRICS].action_executions.labels(str(execution.state)).inc()
     except Exception:  # a background task has no caller to tell; the failure is logged
         app[METRICS].action_executions.labels("error").inc()
-        _log.exception("running the action sets of signal %s failed", signal.id)
+        _log.exception("matching the action sets of signal %s failed", signal.id)
+        return
+    for action_set, problem in verdicts:  # one set failing never stops the next
+        try:
+            execution = await _on_store(
+                app,
+                functools.partial(svc.actions.execute_action_set, filter_problem=problem),
+                action_set,
+                signal,
+            )
+        except Exception:
+            app[METRICS].action_executions.labels("error").inc()
+            _log.exception("action set %s failed on signal %s", action_set.id, signal.id)
+            continue
+        if execution is not None:  # observe (issue 18 §2): executions by result
+            app[METRICS].action_executions.labels(str(execution.state)).inc()
 
 
 async def _on_store(app: web.Application, fn: Callable[..., _T], *args: Any) -> _T:
