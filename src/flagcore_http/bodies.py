@@ -46,6 +46,7 @@ __all__ = [
     "query_int",
     "read_body",
     "read_json",
+    "structure_body",
 ]
 
 _T = TypeVar("_T")
@@ -295,7 +296,11 @@ async def read_json(request: web.Request, *, required: bool = True) -> Any:
 
 async def read_body(request: web.Request, cls: type[_T]) -> _T:
     """The JSON body read as ``cls`` (a class `flagcore_http.wire` knows)."""
-    data = await read_json(request)
+    return structure_body(await read_json(request), cls)
+
+
+def structure_body(data: Any, cls: type[_T]) -> _T:
+    """A parsed JSON body read as ``cls``, for a handler that also asks which keys it has."""
     if not isinstance(data, dict):
         raise InvalidInput(
             "the body must be a JSON object",

@@ -98,6 +98,22 @@ async def test_replacing_strategy_segments_with_an_unknown_id_changes_nothing(ap
     assert [s["id"] for s in kept["segments"]] == [segment["id"]]
 
 
+async def test_updating_a_strategy_without_segments_keeps_them_as_unleash_does(api: Api) -> None:
+    segment = await api.json(
+        "POST", "/api/admin/segments", 201, json={"name": "kept", "constraints": []}
+    )
+    strategy_id = await _flag(api, "keeps")
+    flag = "/api/admin/projects/default/features/keeps"
+    path = f"{flag}/environments/development/strategies/{strategy_id}"
+    body = {"name": "flexibleRollout", "parameters": {"rollout": 100, "stickiness": "default"}}
+    await api.json("PUT", path, json={**body, "segments": [segment["id"]]})
+    updated = await api.json("PUT", path, json={**body, "parameters": {"rollout": 40}})
+    assert updated["segments"] == [segment["id"]]  # a body naming no segments keeps them
+    assert updated["parameters"]["rollout"] in (40, "40")
+    cleared = await api.json("PUT", path, json={**body, "segments": []})
+    assert cleared["segments"] == []  # an empty list is a choice: it clears them
+
+
 async def test_projects_are_listed_created_updated_and_deleted(api: Api) -> None:
     created = await api.json(
         "POST", "/api/admin/projects", 201, json={"id": "web", "name": "Web", "description": "shop"}

@@ -76,11 +76,16 @@ class Strategies:
         strategy_id: str,
         strategy: Strategy,
         *,
+        keep_segments: bool = False,
         actor: str = SYSTEM,
     ) -> Strategy:
+        """Replace a strategy; with ``keep_segments`` (a body that names no segments) its
+        segments stay as they are, as Unleash's update touches them only when given."""
         with self._context.unit() as tx:
             before = self._placement(tx, project, flag, environment, strategy_id)
             definition = active_flag(tx, project, flag)
+            if keep_segments:
+                strategy = attrs.evolve(strategy, segments=before.strategy.segments)
             order = strategy.sort_order
             if order is None:
                 order = before.strategy.sort_order

@@ -10,8 +10,9 @@ from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency, Strategy, Variant
 from flagcore.wire import json_type
+from flagcore.wire.fields import SEGMENTS
 from flagcore_http import render, shapes, wire
-from flagcore_http.bodies import read_body, read_json
+from flagcore_http.bodies import read_body, read_json, structure_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.wire import CreateFlag, SortOrderItem, UpdateFlag
@@ -326,7 +327,8 @@ async def get_strategy(request: web.Request) -> web.Response:
 @routes.put(STRATEGIES + "/{strategy_id}")
 @documented({200: shapes.STRATEGY}, body=Strategy)
 async def update_strategy(request: web.Request) -> web.Response:
-    strategy = await read_body(request, Strategy)
+    data = await read_json(request)
+    strategy = structure_body(data, Strategy)
     stored = await call(
         request,
         service(request).strategies.update_strategy,
@@ -334,6 +336,7 @@ async def update_strategy(request: web.Request) -> web.Response:
         request.match_info["environment"],
         request.match_info["strategy_id"],
         strategy,
+        keep_segments=SEGMENTS not in data,
         actor=actor(request),
     )
     return web.json_response(render.strategy(stored))
