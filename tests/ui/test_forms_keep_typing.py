@@ -603,7 +603,7 @@ def test_archive_revive_and_delete_for_good_each_confirm_what_happened(
         "Flag “said-so” revived, off in every environment."
     )
     page.get_by_role("button", name="Archive this flag").click()
-    page.get_by_role("link", name="Delete said-so for good").click()
+    page.get_by_role("link", name="Delete for good: said-so").click()
     page.get_by_label("Type the flag's name to confirm").fill("said-s")
     page.get_by_role("button", name="Delete for good").click()
     expect(page.get_by_label("Type the flag's name to confirm")).to_have_value("said-s")
