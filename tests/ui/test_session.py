@@ -16,13 +16,13 @@ def test_a_session_reads_back_until_it_expires() -> None:
     assert signer.read(cookie, now=1_060) is None
     assert session.signed_in
     assert not signer.new_session().signed_in
-    assert signer.new_session().token_digest == ANONYMOUS
+    assert signer.new_session().token_id == ANONYMOUS
 
 
 @pytest.mark.parametrize(
     "tamper",
     [
-        lambda c: c.replace("ab", "cd", 1),  # another token's digest
+        lambda c: c.replace("ab", "cd", 1),  # another token's id
         lambda c: c[:-1] + ("0" if c[-1] != "0" else "1"),  # signature
         lambda c: c.rsplit(".", 1)[0],  # no signature
         lambda c: "x" * 600,  # too long to be ours

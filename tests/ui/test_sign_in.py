@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import urllib.parse
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,9 @@ def test_sign_in_with_the_admin_token_then_sign_out(page: Page, server: Server, 
     assert cookie["httpOnly"] is True
     assert cookie["sameSite"] == "Strict"
     assert cookie["expires"] > 0  # an expiry, not a browser-session cookie
-    assert ADMIN not in cookie["value"]  # the session holds a digest, never the secret
+    assert ADMIN not in cookie["value"]  # the session holds the token's id, never the secret
+    digest = hashlib.sha256(ADMIN.encode()).hexdigest()
+    assert digest not in cookie["value"]  # nor a hash to guess the secret from
 
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()

@@ -161,7 +161,7 @@ async def _handle(request: web.Request, handler: Handler, public: bool) -> web.S
         session_cookie(request, session)
     token = None
     if session.signed_in and not auth_off:
-        token = await _admin_token(request, session.token_digest)
+        token = await _admin_token(request, session.token_id)
         if token is None:  # revoked since: the session ends with it
             session = signer.new_session()
             session_cookie(request, session)
@@ -186,10 +186,10 @@ async def _handle(request: web.Request, handler: Handler, public: bool) -> web.S
     return await handler(request)
 
 
-async def _admin_token(request: web.Request, digest: str) -> ApiToken | None:
+async def _admin_token(request: web.Request, token_id: str) -> ApiToken | None:
     tokens = await call(request, svc(request).tokens.list_tokens)
     for token in tokens:
-        if token.secret_hash == digest and token.type is TokenType.ADMIN:
+        if token.id and token.id == token_id and token.type is TokenType.ADMIN:
             return token
     return None
 

@@ -1,12 +1,13 @@
 """The admin UI's session cookie and CSRF tokens.
 
 A session is a signed cookie (HMAC-SHA256 with the server's UI secret) holding the admin
-token's digest, never its secret, an expiry and a random nonce. The server keeps no
-session table: revoking the token ends every session made with it, because each request
-looks the digest up again. The CSRF token of a form is an HMAC of the session's nonce, so
+token's id (the random one its listing shows: nothing derived from its secret, so a leaked
+cookie gives no hash to guess the secret from), an expiry and a random nonce. The server
+keeps no session table: revoking the token ends every session made with it, because each
+request looks the id up again. The CSRF token of a form is an HMAC of the session's nonce, so
 a page from another site cannot know it; every POST must carry it.
 
-Visitors who have not signed in get an anonymous session (no digest) so the sign-in form
+Visitors who have not signed in get an anonymous session (no token) so the sign-in form
 is CSRF-protected too; signing in replaces it with a new nonce.
 """
 
@@ -30,13 +31,13 @@ _MAX_COOKIE_LENGTH = 512
 
 @attrs.frozen
 class Session:
-    token_digest: str  # ANONYMOUS when nobody signed in
+    token_id: str  # ANONYMOUS when nobody signed in
     expires_at: int  # Unix seconds
     nonce: str
 
     @property
     def signed_in(self) -> bool:
-        return self.token_digest != ANONYMOUS
+        return self.token_id != ANONYMOUS
 
 
 class SessionSigner:
@@ -49,12 +50,12 @@ class SessionSigner:
         self._csrf_key = hmac.new(key, b"flagcore ui csrf", hashlib.sha256).digest()
         self.lifetime_seconds = lifetime_seconds
 
-    def new_session(self, token_digest: str = ANONYMOUS, *, now: float | None = None) -> Session:
+    def new_session(self, token_id: str = ANONYMOUS, *, now: float | None = None) -> Session:
         issued = time.time() if now is None else now
-        return Session(token_digest, int(issued + self.lifetime_seconds), secrets.token_urlsafe(18))
+        return Session(token_id, int(issued + self.lifetime_seconds), secrets.token_urlsafe(18))
 
     def cookie_value(self, session: Session) -> str:
-        body = f"{session.token_digest}.{session.expires_at}.{session.nonce}"
+        body = f"{session.token_id}.{session.expires_at}.{session.nonce}"
         return f"{body}.{self._sign(self._cookie_key, body)}"
 
     def read(self, cookie: str | None, *, now: float | None = None) -> Session | None:
@@ -64,10 +65,10 @@ class SessionSigner:
         body, _, signature = cookie.rpartition(".")
         if not hmac.compare_digest(signature, self._sign(self._cookie_key, body)):
             return None
-        digest, expires, nonce = body.split(".", 2)
+        token_id, expires, nonce = body.split(".", 2)
         if not expires.isdigit() or int(expires) <= (time.time() if now is None else now):
             return None
-        return Session(digest, int(expires), nonce)
+        return Session(token_id, int(expires), nonce)
 
     def csrf_token(self, session: Session) -> str:
         return self._sign(self._csrf_key, session.nonce)

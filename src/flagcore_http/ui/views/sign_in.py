@@ -9,7 +9,6 @@ from aiohttp import web
 
 from flagcore.entities import TokenType
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
-from flagcore.service import hash_secret
 from flagcore_http.auth import MAX_SECRET_LENGTH
 from flagcore_http.calls import call
 from flagcore_http.rate_limits import tarpit_auth_failure
@@ -101,7 +100,7 @@ async def sign_in(request: web.Request) -> web.Response:
             status=401,
         )
     signer = request.app[UI_SIGNER]
-    session_cookie(request, signer.new_session(hash_secret(secret)))
+    session_cookie(request, signer.new_session(token.id))
     return redirect(target)
 
 
