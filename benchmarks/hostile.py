@@ -8,7 +8,8 @@ Run by hand: ``.venv/bin/python benchmarks/hostile.py [--flags 300] [--seconds 4
    ``--flags`` flags with long descriptions (a large payload), one tagged ``simple:core``.
 2. For each probe — junk filter values, made-up SDK instances with 4 kB ids, metrics with
    made-up flag names, unknown 8 kB and 200-character tokens, 100 kB signals, 200 UI
-   sign-in forms sent a byte a second, a frontend token's new-appName metrics flood,
+   sign-in forms sent a byte a second, gzip bodies that inflate to 1 GB, wrong tokens
+   through the UI's sign-in form, a frontend token's new-appName metrics flood,
    buckets dated 2999, streams that never read — measures a
    legitimate SDK (``wrk`` when installed, else an aiohttp client: 4 connections polling
    with ``If-None-Match``) quiet
@@ -53,6 +54,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import zlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -289,6 +291,55 @@ def _signals(secret: str) -> Probe:
         )
 
     return send
+
+
+# --- compressed bodies (issue 24 #3): 1 GB of zeros in under 1 MB of gzip ---
+
+
+def _gzip_bomb() -> bytes:
+    """About 1 MB of gzip that inflates to 1 GB (made once, in 64 MB steps)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: the gzip container
+    zeros = bytes(64 * 1024 * 1024)
+    parts = [packer.compress(zeros) for _ in range(16)]
+    return b"".join([*parts, packer.flush()])
+
+
+_BOMB: list[bytes] = []
+
+
+def _compressed_bodies(session: aiohttp.ClientSession, base: str, i: int) -> Awaitable[int]:
+    """No token, half to a path that does not exist: before the fix each cost 0.57 s of
+    server CPU inflating it; now each is a 415 decided from the headers."""
+    path = "/api/client/metrics" if i % 2 else "/no/such/path"
+    headers = {"Content-Encoding": "gzip", "Content-Type": "application/json"}
+    return _status(session.post(f"{base}{path}", data=_BOMB[0], headers=headers))
+
+
+# --- UI sign-in guesses (issue 24 #7): wrong tokens through the sign-in form ---
+
+
+class _SignInGuesses:
+    """Wrong admin tokens posted to ``/ui/sign-in`` from one address, each with the
+    form's CSRF token from a session of its own (one cookie jar for the probe: aiohttp's
+    default jar keeps no cookies for an IP address). Tarpitted like wrong API tokens."""
+
+    def __init__(self) -> None:
+        self.session: aiohttp.ClientSession | None = None
+        self.csrf = ""
+        self._ready = asyncio.Lock()
+
+    async def __call__(self, _unused: aiohttp.ClientSession, base: str, _i: int) -> int:
+        async with self._ready:  # the probe's 8 workers share one session and form token
+            if self.session is None:
+                session = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+                async with session.get(f"{base}/ui/sign-in") as page:
+                    found = re.search(r'name="_csrf" value="([^"]+)"', await page.text())
+                    self.csrf = found.group(1) if found else ""
+                self.session = session
+        form = {"_csrf": self.csrf, "token": f"*:*.{secrets.token_hex(16)}", "next": "/"}
+        return await _status(
+            self.session.post(f"{base}/ui/sign-in", data=form, allow_redirects=False)
+        )
 
 
 # --- slow UI forms (issue 24 #4): connections held open by forms sent a byte at a time ---
@@ -614,6 +665,8 @@ async def _main(args: argparse.Namespace) -> int:
             ("unknown tokens", _unknown_tokens, 10_500),
             ("signals, 100 kB", _signals(signal_secret), 5_000),
             ("slow UI forms, 200 connections", _slow_forms(args.seconds), 8),
+            ("compressed bodies, 1 GB inflated", _compressed_bodies, 400),
+            ("UI sign-in guesses", _SignInGuesses(), 10_500),
             # issue 24 #1, #2, #5: what one token and one address can store or hold open
             ("frontend metrics, new appNames", _frontend_app_flood, 400),
             ("metrics, buckets dated 2999", _future_buckets, 2_000),
@@ -626,6 +679,8 @@ async def _main(args: argparse.Namespace) -> int:
         if args.only:  # a subset, to compare servers probe by probe (each probe unchanged)
             probes = [p for p in probes if any(word in p[0] for word in args.only)]
             attacks = [a for a in attacks if any(word in a[0] for word in args.only)]
+        if any("compressed" in p[0] for p in probes):
+            _BOMB.append(_gzip_bomb())
         runs: list[tuple[str, Callable[[str, int, float], Awaitable[Any]], int]] = [
             *((name, _as_attack(probe), count) for name, probe, count in probes),
             *attacks,
@@ -668,6 +723,9 @@ async def _main(args: argparse.Namespace) -> int:
                 print(_why_missed(name, before, during))
         final = await _phase(base, server.pid, db, args.seconds, None)
         print(row.format("end", **final))
+        for _name, probe, _count in probes:
+            if isinstance(probe, _SignInGuesses) and probe.session is not None:
+                await probe.session.close()
     finally:
         server.terminate()
         server.wait(timeout=30)
