@@ -49,6 +49,7 @@ from flagcore_http.client_cache import ClientCache
 from flagcore_http.contract import documented
 from flagcore_http.logs import REQUEST_ID_HEADER, request_id
 from flagcore_http.streaming import StreamingHub
+from flagcore_http.usage_buffer import UsageBuffer
 
 __all__ = [
     "CLIENT_CLOSED",
@@ -191,6 +192,10 @@ class ServerMetrics:
         self.registry.register(_StreamingCollector(hub))
         self.flag_counts = FlagCounts(service, worker)
         self.registry.register(self.flag_counts)
+
+    def watch_usage(self, buffer: UsageBuffer) -> None:
+        """Read at scrape time: what SDK usage is held while the store is away."""
+        self.registry.register(_UsageBufferCollector(buffer))
 
 
 METRICS = web.AppKey("metrics", ServerMetrics)
@@ -369,6 +374,61 @@ class _StreamingCollector(Collector):
             "SDKs connected to /api/client/streaming now.",
             value=self._hub.connection_count,
         )
+
+
+class _UsageBufferCollector(Collector):
+    """The usage buffer (`flagcore_http.usage_buffer`): whether the node is holding SDK
+    usage, how much, and what found no room."""
+
+    def __init__(self, buffer: UsageBuffer) -> None:
+        self._buffer = buffer
+
+    def collect(self) -> Iterable[Metric]:
+        b = self._buffer
+        yield GaugeMetricFamily(
+            "flagcore_usage_buffering",
+            "1 while SDK metrics or registrations are held in memory for the store, else 0.",
+            value=int(b.holding),
+        )
+        yield GaugeMetricFamily(
+            "flagcore_usage_buffer_entries",
+            "Entries held: metrics keys (app, environment, flag, hour), their variant "
+            "names, and SDK instances.",
+            value=b.entries,
+        )
+        yield GaugeMetricFamily(
+            "flagcore_usage_buffer_capacity",
+            "Entries the buffer may hold (FLAGCORE_USAGE_BUFFER_ENTRIES).",
+            value=b.capacity,
+        )
+        yield GaugeMetricFamily(
+            "flagcore_usage_buffer_evaluations",
+            "Evaluation counts (yes + no) held, not yet written.",
+            value=b.evaluations,
+        )
+        yield GaugeMetricFamily(
+            "flagcore_usage_buffer_instances",
+            "SDK instances (registrations, metrics senders) held, not yet written.",
+            value=b.instances,
+        )
+        yield CounterMetricFamily(
+            "flagcore_usage_buffer_dropped_evaluations",
+            "Evaluation counts dropped because the buffer was full.",
+            value=b.dropped_evaluations,
+        )
+        yield CounterMetricFamily(
+            "flagcore_usage_buffer_dropped_registrations",
+            "SDK instances dropped because the buffer was full.",
+            value=b.dropped_registrations,
+        )
+        flushes = CounterMetricFamily(
+            "flagcore_usage_buffer_flushes",
+            "Attempts to write held usage, by result (written, failed).",
+            labels=("result",),
+        )
+        flushes.add_metric(("written",), b.flushed_writes)
+        flushes.add_metric(("failed",), b.failed_flushes)
+        yield flushes
 
 
 class FlagCounts(Collector):
