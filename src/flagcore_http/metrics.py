@@ -79,6 +79,8 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 CLIENT_CLOSED = 499
 # Flag counts are read from the store at most this often, whatever the scrape interval.
 FLAG_COUNT_TTL_S = 5.0
+# ...and a scrape waits at most this long for them.
+FLAG_COUNT_WAIT_S = 1.0
 
 
 # flagcore_signals_refused_total's reason for a refusal made without a domain error (an
@@ -450,9 +452,14 @@ class FlagCounts(Collector):
             return
         self._read_at = now
         loop = asyncio.get_running_loop()
+        read = loop.run_in_executor(self._worker, self._count_flags)
         try:
-            self._flags, self._enabled = await loop.run_in_executor(self._worker, self._count_flags)
-        except FlagcoreError:  # the store is down: /ready says so; keep the last counts
+            # A busy or blocked store worker never holds a scrape up: the usage buffer's
+            # series matter most exactly then.
+            self._flags, self._enabled = await asyncio.wait_for(
+                asyncio.shield(read), FLAG_COUNT_WAIT_S
+            )
+        except (FlagcoreError, TimeoutError):  # store down or busy: keep the last counts
             return
 
     def _count_flags(self) -> tuple[dict[str, int], dict[tuple[str, str], int]]:

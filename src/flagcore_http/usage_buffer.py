@@ -83,9 +83,7 @@ class HeldUsage:
     counts: tuple[HeldCounts, ...]
     instances: tuple[tuple[ClientInstance, bool], ...]
     evaluations: int
-
-    def __bool__(self) -> bool:
-        return bool(self.counts or self.instances)
+    entries: int
 
 
 class UsageBuffer:
@@ -97,7 +95,9 @@ class UsageBuffer:
         self._instances: dict[tuple[str, str], tuple[ClientInstance, bool]] = {}
         self._entries = 0
         self._evaluations = 0
-        self.flushing = False  # a flush is on its way to the store
+        # What a flush under way took: still this node's to lose, so still counted and
+        # shown (the capacity bounds what waits; a flush holds at most as much again).
+        self._in_flight: HeldUsage | None = None
         self.dropped_evaluations = 0  # counts that found no room, since the start
         self.dropped_registrations = 0
         self.flushed_writes = 0  # flushes that reached the store
@@ -109,23 +109,30 @@ class UsageBuffer:
 
     @property
     def entries(self) -> int:
-        """Entries held: one per counted key, per variant name of it, per instance."""
-        return self._entries
+        """Entries held (a flush under way included): one per counted key, per variant
+        name of it, per instance."""
+        return self._entries + (self._in_flight.entries if self._in_flight else 0)
 
     @property
     def evaluations(self) -> int:
-        """Yes and no counts held (variant counts are part of them)."""
-        return self._evaluations
+        """Yes and no counts held, a flush under way included."""
+        return self._evaluations + (self._in_flight.evaluations if self._in_flight else 0)
 
     @property
     def instances(self) -> int:
-        return len(self._instances)
+        """SDK instances held, a flush under way included."""
+        return len(self._instances) + (len(self._in_flight.instances) if self._in_flight else 0)
 
     @property
     def holding(self) -> bool:
         """True while anything is held or being flushed: new usage joins it rather than
         trying the store first (it would only wait for the same outage)."""
-        return self._entries > 0 or self.flushing
+        return self.entries > 0
+
+    @property
+    def waiting(self) -> bool:
+        """Whether anything is held that no flush has taken yet."""
+        return self._entries > 0
 
     def hold_report(
         self, report: CheckedReport, projects: Collection[str] | None, new_keys: int | None
@@ -160,18 +167,26 @@ class UsageBuffer:
         self.woken.set()
 
     def take(self) -> HeldUsage:
-        """Everything held, the buffer emptied (`put_back` it if the write fails)."""
+        """Everything held, for one flush: `written` or `put_back` it after."""
+        assert self._in_flight is None, "one flush at a time"
         counts = tuple(
             HeldCounts(FlagMetrics(flag, app, env, hour, c.yes, c.no, c.variants), scope)
             for (app, env, flag, hour, scope), c in self._counts.items()
         )
-        held = HeldUsage(counts, tuple(self._instances.values()), self._evaluations)
+        instances = tuple(self._instances.values())
+        held = HeldUsage(counts, instances, self._evaluations, self._entries)
         self._counts, self._instances = {}, {}
         self._entries = self._evaluations = 0
+        self._in_flight = held
         return held
+
+    def written(self) -> None:
+        """The flush under way reached the store."""
+        self._in_flight = None
 
     def put_back(self, held: HeldUsage) -> None:
         """Merge a flush that failed back in with what arrived meanwhile."""
+        self._in_flight = None
         for instance, create in held.instances:
             self.hold_instance(instance, create=create)
         for item in held.counts:
@@ -204,6 +219,8 @@ class UsageBuffer:
         return made
 
     def _room(self, entries: int) -> bool:
+        # Only what waits counts: a flush under way, about to be written or put back,
+        # holds at most as much again.
         return self._entries + entries <= self.capacity
 
     def log_drops(self, now: float) -> None:
@@ -292,7 +309,7 @@ async def usage_flush(app: web.Application) -> AsyncIterator[None]:
     stop.set()
     buffer.woken.set()
     await task
-    if buffer.entries and not await _flush_once(app, buffer):
+    if buffer.waiting and not await _flush_once(app, buffer):
         _log.warning(
             "stopping with the store unavailable: dropping %d held evaluation counts and "
             "%d held registrations",
@@ -310,7 +327,7 @@ async def _flush_loop(app: web.Application, buffer: UsageBuffer, stop: asyncio.E
         buffer.log_drops(time.monotonic())
         if stop.is_set():
             return
-        if not buffer.entries:
+        if not buffer.waiting:
             buffer.woken.clear()
             continue
         if await _flush_once(app, buffer):
@@ -325,10 +342,7 @@ async def _flush_once(app: web.Application, buffer: UsageBuffer) -> bool:
     """Write everything held in one unit of work; on failure put it back. True if written."""
     held = buffer.take()
     buffer.woken.clear()
-    if not held:
-        return True
     record = app[SERVICE].metrics.record_held
-    buffer.flushing = True
     try:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(app[WORKER], record, held.counts, held.instances)
@@ -344,8 +358,7 @@ async def _flush_once(app: web.Application, buffer: UsageBuffer) -> bool:
         buffer.failed_flushes += 1
         _log.exception("could not write held SDK usage")
         return False
-    finally:
-        buffer.flushing = False
+    buffer.written()
     buffer.failing = False
     buffer.flushed_writes += 1
     _log.info(
