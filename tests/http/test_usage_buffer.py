@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -267,3 +269,30 @@ def test_the_latest_registration_wins_and_keeps_what_a_later_metrics_post_leaves
         "shop", "i-1", "development", "sdk:1", ("default",), HOUR, 15000, later
     )
     assert create
+
+
+async def test_a_slow_store_never_makes_an_sdk_wait_and_counts_each_post_once(
+    service: Service, tmp_path: Path
+) -> None:
+    service.flags.create_flag("default", "checkout")
+    async with serving(service, usage_write_wait=0.05) as api:
+        await api.json("POST", "/api/client/metrics", 202, token=CLIENT, json=_report("w", {}))
+        buffer = api.client.server.app[USAGE_BUFFER]
+        # Another process holds SQLite's write lock: the store's writes wait for it.
+        other = sqlite3.connect(tmp_path / "flags.db", isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            for _ in range(3):  # the first write starts and waits; the others are held
+                toggles = {"checkout": {"yes": 2, "no": 1}}
+                await api.json(
+                    "POST", "/api/client/metrics", 202, token=CLIENT, json=_report("i", toggles)
+                )
+            # Answered, and nothing written yet (read on the lock holder's connection: the
+            # store's own is busy waiting for the lock).
+            assert other.execute("SELECT count(*) FROM flag_metrics").fetchone() == (0,)
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        await _wait_for(lambda: not buffer.holding and _totals(service, "checkout")[0] == 6)
+        await asyncio.sleep(0.2)  # anything counted twice would show up now
+        assert _totals(service, "checkout") == (6, 3, {})
