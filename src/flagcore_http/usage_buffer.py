@@ -44,7 +44,7 @@ _UNAVAILABLE = (StorageError, ServiceUnavailable)
 
 # Seconds between flush attempts while the store is away: doubled after each failure.
 _FIRST_RETRY_S = 0.25
-_LAST_RETRY_S = 5.0
+_LAST_RETRY_S = 2.0
 _DROP_LOG_INTERVAL_S = 60.0
 
 _Key = tuple[str, str, str, dt.datetime, tuple[str, ...] | None]
