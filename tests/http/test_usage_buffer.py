@@ -296,3 +296,18 @@ async def test_a_slow_store_never_makes_an_sdk_wait_and_counts_each_post_once(
         await _wait_for(lambda: not buffer.holding and _totals(service, "checkout")[0] == 6)
         await asyncio.sleep(0.2)  # anything counted twice would show up now
         assert _totals(service, "checkout") == (6, 3, {})
+
+
+def test_a_flush_takes_at_most_its_share_and_the_flushes_together_take_everything_once() -> None:
+    buffer = UsageBuffer(capacity=10_000)
+    instance = ClientInstance("shop", "i-1", "development", last_seen=HOUR)
+    counts = tuple((f"flag-{i}", 1, 2, {}) for i in range(2500))
+    buffer.hold_report(CheckedReport(instance, "development", HOUR, counts), None, None)
+    flags: list[str] = []
+    while buffer.waiting:
+        held = buffer.take(1000)
+        assert held.entries <= 1000
+        flags.extend(h.row.flag for h in held.counts)
+        buffer.written()
+    assert sorted(flags) == sorted(f"flag-{i}" for i in range(2500))
+    assert (buffer.entries, buffer.evaluations) == (0, 0)
