@@ -8,7 +8,7 @@ Everything runs on this machine, on 127.0.0.1.
 1. Starts two ``flagcore serve`` nodes over one PostgreSQL database and makes 10 flags.
 2. ``--sdks`` SDK threads, each an instance of app ``soak`` talking to one node (half
    each): registers, polls ``/api/client/features`` four times a second (If-None-Match,
-   keep-alive), posts a metrics bucket every second, and every 10 s restarts (a new
+   keep-alive), posts a metrics bucket every second, and every 3 to 6 s restarts (a new
    instance id, registered again). One more thread creates a flag every half second on
    the nodes in turn.
 3. After a third of ``--seconds``, PostgreSQL is stopped, left away ``--away`` seconds
@@ -108,9 +108,13 @@ class Tally:
         self.registered: set[str] = set()
         self.written: set[str] = set()
 
+    away = threading.Event()  # set from PostgreSQL's stop until its start returns
+
     def answer(self, kind: str, status: int) -> None:
         with self.lock:
             self.answers[kind, status] += 1
+            if self.away.is_set():
+                self.answers[kind + " while away", status] += 1
 
 
 def _now() -> str:
@@ -123,7 +127,7 @@ def _sdk(base: str, index: int, tally: Tally, running: threading.Event) -> None:
     generation = 0
     etag = ""
     next_metrics = time.monotonic() + rng.random()
-    restart_at = time.monotonic() + 10 + rng.random() * 5
+    restart_at = time.monotonic() + 3 + rng.random() * 3
     registered_as = ""
     while running.is_set():
         instance = f"sdk-{index}-{generation}"
@@ -167,7 +171,7 @@ def _sdk(base: str, index: int, tally: Tally, running: threading.Event) -> None:
             next_metrics = now + 1.0
         if now >= restart_at:  # the SDK's process restarts: a new instance
             generation += 1
-            restart_at = now + 10
+            restart_at = now + 3 + rng.random() * 3
         time.sleep(0.25)
 
 
@@ -241,9 +245,11 @@ def main() -> None:
             thread.start()
         time.sleep(args.seconds / 3)
         stopped = time.monotonic()
+        tally.away.set()
         server.stop()
         time.sleep(args.away)
         server.start()
+        tally.away.clear()
         back = time.monotonic() - stopped
         time.sleep(max(0.0, args.seconds * 2 / 3 - back))
         running.clear()
@@ -281,6 +287,10 @@ def main() -> None:
         (
             "registrations refused",
             f"{sum(n for (k, s), n in answers.items() if k == 'register' and s != 202)}",
+        ),
+        (
+            "metrics posts / registrations while away (202)",
+            f"{answers['metrics while away', 202]} / {answers['register while away', 202]}",
         ),
         ("evaluation counts sent in accepted posts", f"{sum(tally.counted.values())}"),
         ("counts lost / counted twice", f"{lost} / {extra}"),
