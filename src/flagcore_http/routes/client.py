@@ -510,7 +510,9 @@ async def record_metrics(
     (`metrics_row_budget`); a bucket outside the service's window is dropped. Either way
     the answer is the SDK's usual 2xx (a 4xx would only make it send the bucket again),
     counted in ``flagcore_sdk_metrics_dropped``. With ``known_variants`` (browser SDKs),
-    only the variant names it gives a flag are counted."""
+    only the variant names it gives a flag are counted. The report is checked here, on the
+    loop; its write never makes the SDK wait long or fail: when the store cannot take it,
+    it is held (`flagcore_http.usage_buffer.hold_or_write`)."""
     body = await _json_object(request)
     bucket = body.get("bucket")
     if not isinstance(bucket, dict):
