@@ -53,6 +53,7 @@ from flagcore_http.routes import (
 )
 from flagcore_http.streaming import HUB, StreamingHub, close_streams, hub_lifetime, hub_settings
 from flagcore_http.ui import setup_ui
+from flagcore_http.usage_buffer import USAGE_BUFFER, UsageBuffer, usage_flush
 
 __all__ = ["create_app"]
 
@@ -97,6 +98,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     # --- rate limits and the auth-failure tarpit (rate_limits.py) ---
     app[RATE_LIMITS] = RateLimits.from_config(config)
     app[METRIC_NAMES] = MetricNames()  # metrics reports drop names that are not flags
+    app[USAGE_BUFFER] = UsageBuffer(config.usage_buffer_entries)  # SDK usage in an outage
     app[METRICS] = ServerMetrics()  # observe (issue 18 §2): requests counted per route
     requests = app[METRICS].requests
     for table in ROUTE_TABLES:
@@ -127,6 +129,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     )
     app.cleanup_ctx.append(_worker_lifetime)
     app.cleanup_ctx.append(store_upkeep)  # cleaned up first: its last writes need the worker
+    app.cleanup_ctx.append(usage_flush)  # ...and held SDK usage written before that
     app[HUB] = StreamingHub(service, app[WORKER], hub_settings(config))
     app.cleanup_ctx.append(hub_lifetime)
     app.on_shutdown.append(close_streams)
@@ -141,6 +144,7 @@ def _observe(app: web.Application) -> None:
     (registered by `setup_ui`) are not."""
     metrics = app[METRICS]
     metrics.watch(app[SERVICE], app[CACHE], app[HUB], app[WORKER])
+    metrics.watch_usage(app[USAGE_BUFFER])
     app[CACHE].render_seconds = metrics.render_seconds.observe
     worker = app[WORKER]
     if isinstance(worker, StoreWorker):

@@ -75,6 +75,10 @@ class StoreWorker(ThreadPoolExecutor):
         future.add_done_callback(self._finished)
         return future
 
+    def full(self) -> bool:
+        """Whether `admit` would refuse a call that is not urgent."""
+        return self._pending >= self.limit
+
     def admit(self, *, urgent: bool = False) -> None:
         """Raise `ServiceUnavailable` if the queue is full (urgent calls get the reserve)."""
         limit = self.limit + (self.reserve if urgent else 0)

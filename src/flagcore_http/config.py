@@ -299,6 +299,9 @@ class ServerConfig:
     store_queue_limit: int = 256
     payload_cache_bytes: int = 32 * 1024 * 1024
     instance_write_interval: float = 5.0
+    # SDK usage held while the store cannot take it (flagcore_http.usage_buffer).
+    usage_buffer_entries: int = 200_000
+    usage_write_wait: float = 0.5
     retention: RetentionSettings = attrs.field(factory=RetentionSettings)
     retention_interval: float = 60.0
     # Frontend API and OFREP (docs/frontend-and-openfeature.md): allowed browser origins,
@@ -815,6 +818,24 @@ SETTINGS: tuple[Setting, ...] = (
         default="5",
         section=_LOAD,
         help="seconds between batched writes of the SDK instances seen polling",
+    ),
+    Setting(
+        "FLAGCORE_USAGE_BUFFER_ENTRIES",
+        "usage_buffer_entries",
+        _count,
+        default="200000",
+        section=_LOAD,
+        help="SDK metrics keys and registrations held in memory while the store is away "
+        "(past it they are dropped and counted)",
+    ),
+    Setting(
+        "FLAGCORE_USAGE_WRITE_WAIT_SECONDS",
+        "usage_write_wait",
+        _duration(0, 60),
+        default="0.5",
+        section=_LOAD,
+        help="seconds an SDK metrics post or registration waits for the store before it "
+        "is held in memory and answered",
     ),
     Setting(
         "FLAGCORE_RETENTION_INTERVAL_SECONDS",

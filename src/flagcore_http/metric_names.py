@@ -8,10 +8,13 @@ a report of the real ones does (docs/security.md, "Metrics and registrations").
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
+from flagcore.errors import FlagcoreError
 from flagcore_http.calls import call, service
-from flagcore_http.keys import CACHE
+from flagcore_http.keys import CACHE, CONFIG
 
 __all__ = ["METRIC_NAMES", "MetricNames"]
 
@@ -34,6 +37,20 @@ class MetricNames:
             if cache.revision == revision:  # tagged with the revision read before loading
                 self._names, self._revision = names, revision
         return names
+
+    async def current_or_last(self, request: web.Request) -> frozenset[str] | None:
+        """`current`, or while the store cannot answer within ``usage_write_wait`` the
+        names last read (None: none yet, the report is not filtered here; the store drops
+        what is no flag when the counts are written)."""
+        names = self._names
+        try:
+            revision = request.app[CACHE].current_revision(service(request))
+            if names is not None and self._revision == revision:
+                return names  # the common case: no task, no wait
+            wait = request.app[CONFIG].usage_write_wait
+            return await asyncio.wait_for(asyncio.shield(self.current(request)), wait)
+        except (FlagcoreError, TimeoutError):
+            return self._names
 
 
 METRIC_NAMES = web.AppKey("metric_names", MetricNames)

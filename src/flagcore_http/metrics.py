@@ -49,6 +49,7 @@ from flagcore_http.client_cache import ClientCache
 from flagcore_http.contract import documented
 from flagcore_http.logs import REQUEST_ID_HEADER, request_id
 from flagcore_http.streaming import StreamingHub
+from flagcore_http.usage_buffer import UsageBuffer
 
 __all__ = [
     "CLIENT_CLOSED",
@@ -78,6 +79,8 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 CLIENT_CLOSED = 499
 # Flag counts are read from the store at most this often, whatever the scrape interval.
 FLAG_COUNT_TTL_S = 5.0
+# ...and a scrape waits at most this long for them.
+FLAG_COUNT_WAIT_S = 1.0
 
 
 # flagcore_signals_refused_total's reason for a refusal made without a domain error (an
@@ -191,6 +194,10 @@ class ServerMetrics:
         self.registry.register(_StreamingCollector(hub))
         self.flag_counts = FlagCounts(service, worker)
         self.registry.register(self.flag_counts)
+
+    def watch_usage(self, buffer: UsageBuffer) -> None:
+        """Read at scrape time: what SDK usage is held while the store is away."""
+        self.registry.register(_UsageBufferCollector(buffer))
 
 
 METRICS = web.AppKey("metrics", ServerMetrics)
@@ -371,6 +378,61 @@ class _StreamingCollector(Collector):
         )
 
 
+class _UsageBufferCollector(Collector):
+    """The usage buffer (`flagcore_http.usage_buffer`): whether the node is holding SDK
+    usage, how much, and what found no room."""
+
+    def __init__(self, buffer: UsageBuffer) -> None:
+        self._buffer = buffer
+
+    def collect(self) -> Iterable[Metric]:
+        b = self._buffer
+        yield GaugeMetricFamily(
+            "flagcore_usage_buffering",
+            "1 while SDK metrics or registrations are held in memory for the store, else 0.",
+            value=int(b.holding),
+        )
+        yield GaugeMetricFamily(
+            "flagcore_usage_buffer_entries",
+            "Entries held: metrics keys (app, environment, flag, hour), their variant "
+            "names, and SDK instances.",
+            value=b.entries,
+        )
+        yield GaugeMetricFamily(
+            "flagcore_usage_buffer_capacity",
+            "Entries the buffer may hold (FLAGCORE_USAGE_BUFFER_ENTRIES).",
+            value=b.capacity,
+        )
+        yield GaugeMetricFamily(
+            "flagcore_usage_buffer_evaluations",
+            "Evaluation counts (yes + no) held, not yet written.",
+            value=b.evaluations,
+        )
+        yield GaugeMetricFamily(
+            "flagcore_usage_buffer_instances",
+            "SDK instances (registrations, metrics senders) held, not yet written.",
+            value=b.instances,
+        )
+        yield CounterMetricFamily(
+            "flagcore_usage_buffer_dropped_evaluations",
+            "Evaluation counts dropped because the buffer was full.",
+            value=b.dropped_evaluations,
+        )
+        yield CounterMetricFamily(
+            "flagcore_usage_buffer_dropped_registrations",
+            "SDK instances dropped because the buffer was full.",
+            value=b.dropped_registrations,
+        )
+        flushes = CounterMetricFamily(
+            "flagcore_usage_buffer_flushes",
+            "Attempts to write held usage, by result (written, failed).",
+            labels=("result",),
+        )
+        flushes.add_metric(("written",), b.flushed_writes)
+        flushes.add_metric(("failed",), b.failed_flushes)
+        yield flushes
+
+
 class FlagCounts(Collector):
     """Active flags per project, and how many are on per project and environment, read
     from the store on its worker at most every `FLAG_COUNT_TTL_S` seconds: a scrape never
@@ -390,9 +452,14 @@ class FlagCounts(Collector):
             return
         self._read_at = now
         loop = asyncio.get_running_loop()
+        read = loop.run_in_executor(self._worker, self._count_flags)
         try:
-            self._flags, self._enabled = await loop.run_in_executor(self._worker, self._count_flags)
-        except FlagcoreError:  # the store is down: /ready says so; keep the last counts
+            # A busy or blocked store worker never holds a scrape up: the usage buffer's
+            # series matter most exactly then.
+            self._flags, self._enabled = await asyncio.wait_for(
+                asyncio.shield(read), FLAG_COUNT_WAIT_S
+            )
+        except (FlagcoreError, TimeoutError):  # store down or busy: keep the last counts
             return
 
     def _count_flags(self) -> tuple[dict[str, int], dict[tuple[str, str], int]]:

@@ -262,7 +262,23 @@ STRATEGY_DEFINITION = obj(
     }
 )
 ENVIRONMENT = obj({"name": STRING, "type": STRING, "sortOrder": SORT_ORDER, "enabled": BOOLEAN})
-HEALTH = obj({"health": {"type": "string", "enum": ["GOOD", "BAD"]}}, {"message": STRING})
+HEALTH = obj(
+    {"health": {"type": "string", "enum": ["GOOD", "BAD"]}},
+    {
+        "message": STRING,
+        # /ready while SDK usage is held in memory for the store (docs/operations.md)
+        "usageBuffer": obj(
+            {
+                "entries": INTEGER,
+                "capacity": INTEGER,
+                "evaluations": INTEGER,
+                "instances": INTEGER,
+                "droppedEvaluations": INTEGER,
+                "droppedRegistrations": INTEGER,
+            }
+        ),
+    },
+)
 
 # The SDK API. A flag as SDKs get it is the wire's `Flag` (strategies without the admin-only
 # keys), and in format 1 (clients without Unleash-Client-Spec 4.2.0) the legacy keys: the

@@ -37,7 +37,13 @@ from flagcore.service.import_plan import ImportCheck
 from flagcore.service.importing import Importing, ImportReport
 from flagcore.service.instance_copy import CopyReport, InstanceCopy, KindReport
 from flagcore.service.instances import ClientInstances
-from flagcore.service.metrics import Metrics
+from flagcore.service.metrics import (
+    MAX_COUNT,
+    CheckedReport,
+    HeldCounts,
+    Metrics,
+    RecordedMetrics,
+)
 from flagcore.service.projects import Projects
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.segments import Segments
@@ -58,9 +64,11 @@ from flagcore.signal_matching import match_action_sets, matching_action_sets
 # `Service` (``service.flags``, ...), not imported.
 __all__ = [
     "BUILTIN_DEFINITIONS",
+    "MAX_COUNT",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
     "STANDARD_FIELDS",
     "SYSTEM",
+    "CheckedReport",
     "ClientQuery",
     "ClientVocabulary",
     "CopyReport",
@@ -69,12 +77,14 @@ __all__ = [
     "FlagOverview",
     "FlagRow",
     "FrontendView",
+    "HeldCounts",
     "ImportCheck",
     "ImportReport",
     "InstanceCopy",
     "KindReport",
     "LiveEngine",
     "PruneReport",
+    "RecordedMetrics",
     "RetentionSettings",
     "Service",
     "ServiceContext",

@@ -105,6 +105,12 @@ class ClientInstances:
             started=started,
             interval=interval,
         )
+        return self.save_instance(instance, create=create)
+
+    def save_instance(self, instance: ClientInstance, *, create: bool = True) -> bool:
+        """Save an instance `checked_instance` made; True if it was new (see
+        `register_client`). The HTTP layer checks first, so a bad registration is a 400
+        even while the store is away."""
         # Not a change SDKs see: written without moving the in-process engines.
         with self._context.store.transaction() as tx:
             return tx.save_client_instance(instance, create=create)

@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from flagcore.entities import FlagMetrics
+from flagcore.entities import ClientInstance, FlagMetrics
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.limits import enforce
 from flagcore.service.context import ServiceContext
@@ -32,6 +32,8 @@ __all__ = [
     "LAST_HOUR_ROWS",
     "MAX_COUNT",
     "AppFlagCounts",
+    "CheckedReport",
+    "HeldCounts",
     "LastHourCounts",
     "Metrics",
     "RecordedMetrics",
@@ -53,6 +55,28 @@ class RecordedMetrics:
     counted: int
     created: int
     in_window: bool = True
+
+
+@attrs.frozen
+class CheckedReport:
+    """A metrics report whose every field was checked, not yet written: the instance it
+    says was seen, the hour its bucket counts for (None: outside the window, dropped) and
+    per flag its (name, yes, no, variants)."""
+
+    instance: ClientInstance
+    environment: str
+    hour: dt.datetime | None
+    counts: tuple[tuple[str, int, int, dict[str, int]], ...]
+
+
+@attrs.frozen
+class HeldCounts:
+    """Counts kept in memory while the store could not take them (the HTTP layer's usage
+    buffer), merged by key; ``projects`` is the reporting token's scope, applied when
+    they are written."""
+
+    row: FlagMetrics
+    projects: tuple[str, ...] | None
 
 
 @attrs.frozen
@@ -130,6 +154,24 @@ class Metrics:
         budget for what one token and address may add to the disk. Counts for rows that
         exist always add up.
         """
+        report = self.check_report(
+            app_name, instance_id, environment, start, toggles, sdk_version=sdk_version
+        )
+        return self.record_report(report, projects=projects, max_new_rows=max_new_rows)
+
+    def check_report(
+        self,
+        app_name: Any,
+        instance_id: Any,
+        environment: str,
+        start: dt.datetime,
+        toggles: Mapping[str, Any],
+        *,
+        sdk_version: Any = None,
+    ) -> CheckedReport:
+        """Every rule of `record_metrics` that needs no store: `InvalidInput` for a bad
+        field, the hour (or None outside the window). Pure, so the HTTP layer can check a
+        report while the store is away and answer a bad one with 400 all the same."""
         instance = self._instances.checked_instance(
             app_name, instance_id, environment=environment, sdk_version=sdk_version
         )
@@ -140,20 +182,32 @@ class Metrics:
             "flags in one report",
             "$.bucket.toggles",
         )
-        counted = [self._checked_counts(name, counts) for name, counts in toggles.items()]
-        in_window = self._in_window(start)
+        counted = tuple(self._checked_counts(name, counts) for name, counts in toggles.items())
+        hour = None
+        if self._in_window(start):
+            hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
+        return CheckedReport(instance, environment, hour, counted)
+
+    def record_report(
+        self,
+        report: CheckedReport,
+        *,
+        projects: Collection[str] | None = None,
+        max_new_rows: int | None = None,
+    ) -> RecordedMetrics:
+        """Write a `check_report` result in one transaction (see `record_metrics`)."""
         wanted = _in_scope(projects)
         limits = self._context.limits
+        instance, hour = report.instance, report.hour
         with self._context.store.transaction() as tx:
             created = int(tx.save_client_instance(instance, create=max_new_rows != 0))
             rows: list[FlagMetrics] = []
-            if in_window:
-                hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
-                names = [c[0] for c in counted if len(c[0]) <= limits.client_field_length]
+            if hour is not None:
+                names = [c[0] for c in report.counts if len(c[0]) <= limits.client_field_length]
                 projects_of = tx.flag_projects(names)
                 rows = [
-                    FlagMetrics(name, app_name, environment, hour, yes, no, variants)
-                    for name, yes, no, variants in counted
+                    FlagMetrics(name, instance.app_name, report.environment, hour, yes, no, v)
+                    for name, yes, no, v in report.counts
                     if name in projects_of and wanted(projects_of[name])
                 ]
             if rows:
@@ -162,7 +216,30 @@ class Metrics:
                     max_new=None if max_new_rows is None else max(0, max_new_rows - created),
                     max_variants=limits.metrics_variants_per_toggle,
                 )
-        return RecordedMetrics(len(rows), created, in_window)
+        return RecordedMetrics(len(rows), created, hour is not None)
+
+    def record_held(
+        self, counts: Collection[HeldCounts], instances: Collection[tuple[ClientInstance, bool]]
+    ) -> int:
+        """Write what the HTTP layer held while the store was away, in one transaction:
+        all of it or (the transaction fails) none, so a failed attempt can be retried
+        without counting anything twice. ``instances`` are (instance, may create) pairs.
+        Counts of flags that no longer exist or are outside their token's scope are
+        dropped, as `record_report` drops them; returns the buckets written."""
+        limits = self._context.limits
+        with self._context.store.transaction() as tx:
+            for instance, create in instances:
+                tx.save_client_instance(instance, create=create)
+            names = {h.row.flag for h in counts if len(h.row.flag) <= limits.client_field_length}
+            projects_of = tx.flag_projects(sorted(names))
+            rows = [
+                h.row
+                for h in counts
+                if h.row.flag in projects_of and _in_scope(h.projects)(projects_of[h.row.flag])
+            ]
+            if rows:
+                tx.add_flag_metrics(rows, max_variants=limits.metrics_variants_per_toggle)
+        return len(rows)
 
     def bucket_window(self) -> tuple[dt.datetime, dt.datetime]:
         """The earliest and latest start a metrics bucket may have now, by the context

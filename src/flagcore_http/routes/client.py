@@ -16,7 +16,13 @@ from aiohttp import web
 from flagcore.entities import ApiToken, ClientInstance, Tag
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
-from flagcore.service import ClientQuery, ClientVocabulary, Service, client_features_format
+from flagcore.service import (
+    ClientQuery,
+    ClientVocabulary,
+    RecordedMetrics,
+    Service,
+    client_features_format,
+)
 from flagcore.wire import INT32_MAX, unstructure_client_features, unstructure_flag
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
@@ -41,12 +47,14 @@ from flagcore_http.rate_limits import (
     metrics_row_budget,
     refusal,
 )
+from flagcore_http.usage_buffer import USAGE_BUFFER, hold_or_write
 
 __all__ = [
     "record_metrics",
     "register_problems",
     "registration_started",
     "routes",
+    "save_registration",
     "sdk_scope",
     "with_fast_path",
 ]
@@ -430,9 +438,7 @@ async def register(request: web.Request) -> web.Response:
     if problems:
         raise InvalidInput("the registration is missing fields or has wrong types", problems)
     environment, _projects = sdk_scope(request)
-    await call(
-        request,
-        service(request).instances.register_client,
+    instance = service(request).instances.checked_instance(
         body["appName"],
         body.get("instanceId") or "unknown",
         environment=environment,
@@ -441,7 +447,24 @@ async def register(request: web.Request) -> web.Response:
         started=registration_started(body["started"]),
         interval=round(body["interval"]),
     )
+    await save_registration(request, instance, create=True)
     return web.Response(status=202)
+
+
+async def save_registration(
+    request: web.Request, instance: ClientInstance, *, create: bool
+) -> bool | None:
+    """Save a checked registration, or hold it while the store cannot take it
+    (`flagcore_http.usage_buffer`); True if the instance was new, None if held."""
+    app = request.app
+    saved: list[bool] = []
+    await hold_or_write(
+        app,
+        functools.partial(service(request).instances.save_instance, instance, create=create),
+        lambda: app[USAGE_BUFFER].hold_instance(instance, create=create),
+        saved.append,
+    )
+    return saved[0] if saved else None
 
 
 @routes.post("/api/client/metrics")
@@ -491,7 +514,9 @@ async def record_metrics(
     (`metrics_row_budget`); a bucket outside the service's window is dropped. Either way
     the answer is the SDK's usual 2xx (a 4xx would only make it send the bucket again),
     counted in ``flagcore_sdk_metrics_dropped``. With ``known_variants`` (browser SDKs),
-    only the variant names it gives a flag are counted."""
+    only the variant names it gives a flag are counted. The report is checked here, on the
+    loop; its write never makes the SDK wait long or fail: when the store cannot take it,
+    it is held (`flagcore_http.usage_buffer.hold_or_write`)."""
     body = await _json_object(request)
     bucket = body.get("bucket")
     if not isinstance(bucket, dict):
@@ -511,30 +536,43 @@ async def record_metrics(
     if len(toggles) <= svc.limits.metrics_toggles_per_post:  # else the service says 400
         # Names that are no flag would be dropped anyway: drop them now, unread, with a
         # set lookup each (a report of made-up names then costs no counting and no query).
-        names = await request.app[METRIC_NAMES].current(request)
-        toggles = {name: counts for name, counts in toggles.items() if name in names}
+        names = await request.app[METRIC_NAMES].current_or_last(request)
+        if names is not None:
+            toggles = {name: counts for name, counts in toggles.items() if name in names}
         if known_variants is not None:
             toggles = _known_variants_only(toggles, known_variants)
-    budget = metrics_row_budget(request, len(toggles) + 1, frontend=frontend)
-    created = 0
-    try:
-        recorded = await call(
-            request,
-            svc.metrics.record_metrics,
-            body.get("appName"),
-            instance_id or "unknown",
-            environment,
-            start,
-            toggles,
-            projects=projects,
-            sdk_version=_reported_sdk(request, body),
-            max_new_rows=budget.rows,
-        )
-        created = recorded.created
-    finally:
-        budget.spent(created)
-    dropped = request.app[METRICS].sdk_metrics_dropped
-    if not recorded.in_window:
+    # Every rule is checked here, so a bad report is a 400 even while the store is away.
+    report = svc.metrics.check_report(
+        body.get("appName"),
+        instance_id or "unknown",
+        environment,
+        start,
+        toggles,
+        sdk_version=_reported_sdk(request, body),
+    )
+    app = request.app
+    dropped = app[METRICS].sdk_metrics_dropped
+    if report.hour is None:
         dropped.labels("outside_window").inc()
-    elif budget.rows is not None and recorded.created >= budget.rows:
-        dropped.labels("row_budget").inc()
+    budget = metrics_row_budget(request, len(toggles) + 1, frontend=frontend)
+
+    def written(recorded: RecordedMetrics) -> None:
+        budget.spent(recorded.created)
+        if budget.rows is not None and recorded.in_window and recorded.created >= budget.rows:
+            dropped.labels("row_budget").inc()
+
+    def hold() -> None:
+        budget.spent(app[USAGE_BUFFER].hold_report(report, projects, budget.rows))
+
+    try:
+        await hold_or_write(
+            app,
+            functools.partial(
+                svc.metrics.record_report, report, projects=projects, max_new_rows=budget.rows
+            ),
+            hold,
+            written,
+        )
+    except BaseException:
+        budget.spent(0)
+        raise

@@ -10,6 +10,8 @@ only when what this caller sees changes, and says nothing about other flags.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 from collections import OrderedDict
 from typing import Any, Final
@@ -17,7 +19,13 @@ from typing import Any, Final
 from aiohttp import web
 
 from flagcore.entities import ApiToken
-from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
+from flagcore.errors import (
+    ErrorDetail,
+    InvalidInput,
+    LimitExceeded,
+    ServiceUnavailable,
+    StorageError,
+)
 from flagcore.service import FrontendView, build_frontend_view, frontend_context
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
@@ -257,8 +265,16 @@ async def frontend_metrics(request: web.Request) -> web.Response:
         return refused
     # Counted per flag: a browser can only have been given the variant names the scope's
     # flags define, so other names (up to 100 a flag, each a stored key) are dropped.
-    view = await view_for(request, *frontend_scope(request))
-    await client.record_metrics(request, frontend=True, known_variants=view.variant_names)
+    # While the store cannot say (within usage_write_wait), the variants are kept
+    # unfiltered: bounded by the usage buffer, and filtered by the store when written.
+    known_variants = None
+    with contextlib.suppress(StorageError, ServiceUnavailable, TimeoutError):
+        wait = request.app[CONFIG].usage_write_wait
+        view = await asyncio.wait_for(
+            asyncio.shield(view_for(request, *frontend_scope(request))), wait
+        )
+        known_variants = view.variant_names
+    await client.record_metrics(request, frontend=True, known_variants=known_variants)
     return web.Response(status=200)
 
 
@@ -285,22 +301,20 @@ async def frontend_register(request: web.Request) -> web.Response:
     if problems:
         raise InvalidInput("the registration has wrong types", problems)
     environment, _projects = frontend_scope(request)
+    instance = service(request).instances.checked_instance(
+        filled["appName"],
+        filled.get("instanceId") or "unknown",
+        environment=environment,
+        sdk_version=filled.get("sdkVersion"),
+        strategies=filled["strategies"],
+        started=client.registration_started(filled["started"]),
+        interval=round(filled["interval"]),
+    )
     # A new instance is a row: within the same budget as the token's metrics posts.
     budget = metrics_row_budget(request, 1, frontend=True)
-    created = False
+    created: bool | None = False
     try:
-        created = await call(
-            request,
-            service(request).instances.register_client,
-            filled["appName"],
-            filled.get("instanceId") or "unknown",
-            environment=environment,
-            sdk_version=filled.get("sdkVersion"),
-            strategies=filled["strategies"],
-            started=client.registration_started(filled["started"]),
-            interval=round(filled["interval"]),
-            create=budget.rows != 0,
-        )
+        created = await client.save_registration(request, instance, create=budget.rows != 0)
     finally:
-        budget.spent(int(created))
+        budget.spent(int(bool(created)) if created is not None else int(budget.rows != 0))
     return web.Response(status=200)

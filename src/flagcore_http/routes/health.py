@@ -8,7 +8,7 @@ connection of its own to learn of changes (PostgreSQL's notification listener) h
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from aiohttp import web
 
@@ -17,6 +17,7 @@ from flagcore.ports import Store
 from flagcore_http import shapes
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
+from flagcore_http.usage_buffer import USAGE_BUFFER
 
 __all__ = ["routes"]
 
@@ -45,22 +46,35 @@ def _read_once(store: Store) -> None:
         tx.list_environments()
 
 
+def _answer(request: web.Request, body: dict[str, Any], status: int = 200) -> web.Response:
+    """``body``, with ``usageBuffer`` while SDK usage is held in memory for the store."""
+    buffer = request.app[USAGE_BUFFER]
+    if buffer.holding:
+        body["usageBuffer"] = {
+            "entries": buffer.entries,
+            "capacity": buffer.capacity,
+            "evaluations": buffer.evaluations,
+            "instances": buffer.instances,
+            "droppedEvaluations": buffer.dropped_evaluations,
+            "droppedRegistrations": buffer.dropped_registrations,
+        }
+    return web.json_response(body, status=status)
+
+
 @routes.get("/ready")
 @documented({200: shapes.HEALTH, 503: shapes.HEALTH})
 async def ready(request: web.Request) -> web.Response:
-    """Ready when the listener (if any) is connected and the store answers one read."""
+    """Ready when the listener (if any) is connected and the store answers one read; the
+    usage held for the store (if any) is shown either way."""
     store = service(request).store
     if isinstance(store, _ReportsAvailability) and not store.available:
-        return web.json_response(
-            {
-                "health": "BAD",
-                "message": "the database is unavailable; SDKs are served from memory and "
-                "writes are refused until it is back",
-            },
-            status=503,
+        message = (
+            "the database is unavailable; SDKs are served from memory, their metrics and "
+            "registrations held in memory, and writes are refused until it is back"
         )
+        return _answer(request, {"health": "BAD", "message": message}, 503)
     try:
         await call(request, _read_once, store)
     except FlagcoreError as error:
-        return web.json_response({"health": "BAD", "message": error.message}, status=503)
-    return web.json_response({"health": "GOOD"})
+        return _answer(request, {"health": "BAD", "message": error.message}, 503)
+    return _answer(request, {"health": "GOOD"})
