@@ -540,7 +540,10 @@ def test_request_classes_report_their_camel_case_names() -> None:
         http_wire.structure({"type": "client"}, CreateToken)
     assert [d.path for d in caught.value.details] == ["$.tokenName"]
     with pytest.raises(InvalidInput) as caught:
-        http_wire.structure({"strategyId": "s", "segmentIds": "1,2"}, StrategySegments)
+        http_wire.structure(
+            {"projectId": "p", "strategyId": "s", "environmentId": "e", "segmentIds": "1,2"},
+            StrategySegments,
+        )
     assert [d.path for d in caught.value.details] == ["$.segmentIds"]
 
 

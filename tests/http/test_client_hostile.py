@@ -224,7 +224,7 @@ async def test_unknown_tokens_never_push_known_ones_out_of_the_cache(service: Se
         assert len(cache.unknown_tokens) <= 50
         # A token that becomes valid later is not refused from the cache: a new token
         # moves the revision, which empties both caches.
-        secret = "*:development.created-later"
+        secret = "*:development.created-later-with-a-long-secret"
         assert (await api.request("GET", FEATURES, token=secret)).status == 401
         service.tokens.create_token("late", "client", environment="development", secret=secret)
         assert (await api.request("GET", FEATURES, token=secret)).status == 200
