@@ -9,8 +9,7 @@ from aiohttp import web
 from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency, Strategy, Variant
-from flagcore.wire import json_type
-from flagcore.wire.fields import SEGMENTS
+from flagcore.wire import json_type, wire_name
 from flagcore_http import render, shapes, wire
 from flagcore_http.bodies import read_body, read_json, structure_body
 from flagcore_http.calls import actor, call, service
@@ -336,7 +335,7 @@ async def update_strategy(request: web.Request) -> web.Response:
         request.match_info["environment"],
         request.match_info["strategy_id"],
         strategy,
-        keep_segments=SEGMENTS not in data,
+        keep_segments=wire_name(Strategy, "segments") not in data,
         actor=actor(request),
     )
     return web.json_response(render.strategy(stored))
