@@ -36,15 +36,22 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.http_exceptions import HttpProcessingError
 
+from flagcore_http.log_writer import BatchWriter
+
 __all__ = [
+    "ACCESS_LOGGER",
+    "APP_NAME_HEADER",
     "LINE_FORMAT",
     "LOG_FORMATS",
     "LOG_LEVELS",
+    "REQUEST_FIELDS",
     "REQUEST_ID_HEADER",
     "AccessLog",
     "JsonFormatter",
     "SafeFormatter",
+    "close_logging",
     "configure_logging",
+    "flush_logging",
     "printable",
     "redacted",
     "request_id",
@@ -126,16 +133,19 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         created = dt.datetime.fromtimestamp(record.created, dt.UTC)
-        fields = getattr(record, _REQUEST_FIELDS, None)
+        fields = getattr(record, REQUEST_FIELDS, None)
+        if not isinstance(fields, dict):
+            fields = None
+        request = fields is not None and fields.get("kind") == "request"
         line: dict[str, Any] = {
             "time": created.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": _safe(
-                _request_message(fields) if isinstance(fields, dict) else record.getMessage()
+                _request_message(fields) if fields is not None and request else record.getMessage()
             ),
         }
-        if isinstance(fields, dict):
+        if fields is not None:
             for key, value in fields.items():
                 line[key] = _safe(value) if isinstance(value, str) else value
         if record.exc_info and record.exc_info[1] is not None:
@@ -175,7 +185,9 @@ def request_id(incoming: str | None) -> str:
     return f"{_ID_PREFIX}{next(_ID_COUNTER):x}"
 
 
-_REQUEST_FIELDS = "flagcore_request"
+REQUEST_FIELDS = "flagcore_request"  # the record attribute holding a request line's fields
+ACCESS_LOGGER = "flagcore_http.access"
+APP_NAME_HEADER = "UNLEASH-APPNAME"
 MAX_APP_NAME_LENGTH = 200
 
 
@@ -194,31 +206,41 @@ def route_template(request: web.BaseRequest) -> str | None:
 
 class AccessLog(AbstractAccessLogger):
     """``address "METHOD path" status bytes seconds id``, the path escaped and redacted;
-    the JSON format has the route template instead of the path, and the client's name."""
+    the JSON format has the route template instead of the path, and the client's name.
+
+    Nothing is escaped, redacted or formatted here, on the event loop: the record carries
+    the raw values and the formatter, on the log writer's thread, makes them safe
+    (`SafeFormatter` the whole text line, `JsonFormatter` each string field).
+    """
+
+    @property
+    def enabled(self) -> bool:
+        """Whether aiohttp calls `log` at all: not when info records are not written."""
+        return self.logger.isEnabledFor(logging.INFO)
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
         rid = response.headers.get(REQUEST_ID_HEADER) or "-"
         fields = {
+            "kind": "request",
             "method": request.method,
             "route": route_template(request),
             "status": response.status,
             "duration_ms": round(time * 1000, 3),
             "bytes": response.body_length,
-            "app_name": (request.headers.get("UNLEASH-APPNAME") or "")[:MAX_APP_NAME_LENGTH]
-            or None,
+            "app_name": (request.headers.get(APP_NAME_HEADER) or "")[:MAX_APP_NAME_LENGTH] or None,
             "request_id": rid,
             "remote": request.remote,
         }
         self.logger.info(
             '%s "%s %s" %s %s %.6fs %s',
-            _safe(request.remote or "-"),
-            _safe(request.method),
-            _safe(request.raw_path),
+            request.remote or "-",
+            request.method,
+            request.raw_path,
             response.status,
             response.body_length,
             time,
-            _safe(rid),
-            extra={_REQUEST_FIELDS: fields},
+            rid,
+            extra={REQUEST_FIELDS: fields},
         )
 
 
@@ -229,12 +251,29 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 def configure_logging(
     stream: TextIO | None = None, *, log_format: str = "text", level: str = "info"
 ) -> None:
-    """Send every logger (ours and aiohttp's) through one safe formatter on stderr."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    """Send every logger (ours and aiohttp's) through one safe formatter on stderr, written
+    off the event loop in batches (`flagcore_http.log_writer`)."""
     formatter = JsonFormatter() if log_format == "json" else SafeFormatter(LINE_FORMAT)
-    handler.setFormatter(formatter)
+    handler = BatchWriter(stream or sys.stderr, formatter)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
+        if isinstance(old, BatchWriter):
+            old.close()
     root.addHandler(handler)
     root.setLevel(level.upper())
+
+
+def flush_logging() -> None:
+    """Write every line queued so far (at a stop, before saying the server stopped)."""
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+
+
+def close_logging() -> None:
+    """Write every queued line and stop the writer `configure_logging` started."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, BatchWriter):
+            root.removeHandler(handler)
+            handler.close()

@@ -45,7 +45,8 @@ from flagcore_http import cli
 from flagcore_http.app import create_app
 from flagcore_http.config import AuthMode, ServerConfig
 from flagcore_http.connections import ConnectionLimit, ListeningSite, connection_budget
-from flagcore_http.logs import AccessLog
+from flagcore_http.logs import close_logging
+from flagcore_http.request_log import RequestLog
 
 __all__ = ["choose_event_loop", "reuseport_sockets", "serve_workers"]
 
@@ -298,6 +299,7 @@ def _worker_process(config: ServerConfig, sock: socket.socket, index: int, ready
     except BaseException as error:  # a worker reports and exits, always
         print(f"flagcore: worker {index}: {error}", file=sys.stderr, flush=True)
     finally:
+        close_logging()  # os._exit runs no exit handlers: the queued lines are written now
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
@@ -307,15 +309,16 @@ async def _serve_worker(config: ServerConfig, sock: socket.socket, ready: int) -
     store = await asyncio.to_thread(cli.open_store, config)
     try:
         service = Service(store, pause_gc=config.gc_pause)
+        request_log = RequestLog(config.access_log)  # each worker counts its own summary
         runner = web.AppRunner(
             create_app(service, config),
             handle_signals=False,
-            access_log_class=AccessLog,
-            access_log=logging.getLogger("flagcore_http.access") if config.access_log else None,
+            **request_log.runner_options(),
             keepalive_timeout=config.header_timeout,
             shutdown_timeout=config.shutdown_timeout,
         )
         await runner.setup()
+        request_log.start()
         try:
             await ListeningSite(runner, sock, ConnectionLimit(config.max_connections)).start()
             stop = asyncio.Event()
@@ -326,6 +329,9 @@ async def _serve_worker(config: ServerConfig, sock: socket.socket, ready: int) -
             os.close(ready)
             await stop.wait()
         finally:
-            await runner.cleanup()
+            try:
+                await runner.cleanup()
+            finally:
+                request_log.stop()
     finally:
         store.close()

@@ -1,7 +1,10 @@
-"""One JSON line per request (``--log-format json``), with a request id, and never a secret.
+"""The request log: which requests get a line at each level (``--access-log``), the
+summary that counts the rest, one JSON line per record (``--log-format json``) with its
+request id, and never a secret.
 
 A real ``flagcore serve`` writes its log to stderr; each test reads it back after a clean
-stop and parses every line as JSON, as a log collector would.
+stop and parses every line as JSON, as a log collector would. Tests of a line's own
+properties run at ``--access-log all``, where every request has one.
 """
 
 from __future__ import annotations
@@ -54,11 +57,19 @@ def _json_lines(server: Running) -> list[dict[str, Any]]:
 
 
 def _requests(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in _access(records) if r["kind"] == "request"]
+
+
+def _summaries(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in _access(records) if r["kind"] == "summary"]
+
+
+def _access(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in records if r["logger"] == "flagcore_http.access"]
 
 
 def test_each_request_is_one_json_line_with_its_fields(start: Any) -> None:
-    server = start("--log-format", "json", **TOKENS)
+    server = start("--log-format", "json", "--access-log", "all", **TOKENS)
     headers = {"Authorization": CLIENT, "UNLEASH-APPNAME": "checkout-web", "X-Request-Id": "r-1"}
     status, answered = _get(server.url + "/api/client/features", headers)
     assert status == 200
@@ -76,7 +87,7 @@ def test_each_request_is_one_json_line_with_its_fields(start: Any) -> None:
 
 
 def test_a_request_without_an_id_gets_a_new_one_in_its_answer_and_its_line(start: Any) -> None:
-    server = start("--log-format", "json", **TOKENS)
+    server = start("--log-format", "json", "--access-log", "all", **TOKENS)
     ids = {_get(server.url + "/health", {})[1]["X-Request-Id"] for _ in range(3)}
     assert len(ids) == 3  # each request its own
     # A 404 (no route), a 405 and a 401 carry one too.
@@ -95,7 +106,7 @@ def test_a_request_without_an_id_gets_a_new_one_in_its_answer_and_its_line(start
 
 
 def test_a_hostile_request_id_is_replaced_not_echoed(start: Any) -> None:
-    server = start("--log-format", "json", **TOKENS)
+    server = start("--log-format", "json", "--access-log", "all", **TOKENS)
     hostile = [
         "x" * 129,  # longer than 128
         "<script>alert(1)</script>",
@@ -120,7 +131,7 @@ def test_a_hostile_request_id_is_replaced_not_echoed(start: Any) -> None:
 
 
 def test_no_secret_reaches_a_json_line(start: Any) -> None:
-    server = start("--log-format", "json", **TOKENS)
+    server = start("--log-format", "json", "--access-log", "all", **TOKENS)
     doomed = "default:development.a-token-secret-to-delete-01"
     query_secret = "0123456789abcdef0123456789abcdef"
     # A token in Authorization, in a path, in a query string; and malformed headers.
@@ -158,7 +169,7 @@ def test_a_json_line_holds_no_query_string_nor_raw_path_in_its_message_either(
     start: Any,
 ) -> None:
     # Plain words, nothing shaped like a secret: only leaving them out keeps them out.
-    server = start("--log-format", "json", **TOKENS)
+    server = start("--log-format", "json", "--access-log", "all", **TOKENS)
     query = "/api/client/features?x=plain-query-word&environment=development"
     assert _get(server.url + query, {"Authorization": CLIENT, "X-Request-Id": "q-1"})[0] == 200
     assert _get(server.url + "/no-such-plain-path", {"X-Request-Id": "q-2"})[0] == 404
@@ -181,7 +192,7 @@ def test_the_log_level_leaves_requests_out_above_info(start: Any) -> None:
 
 
 def test_the_text_format_stays_the_default_and_names_the_request_id(start: Any) -> None:
-    server = start(**TOKENS)
+    server = start("--access-log", "all", **TOKENS)
     assert _get(server.url + "/health", {"X-Request-Id": "text-7"})[0] == 200
     server.stop()
     (line,) = [x for x in server.stderr_path.read_text().splitlines() if "text-7" in x]
