@@ -185,6 +185,13 @@ def request_id(incoming: str | None) -> str:
     return f"{_ID_PREFIX}{next(_ID_COUNTER):x}"
 
 
+def _incoming_id(request: web.BaseRequest) -> str:
+    """For an answer without an id (the admin UI's pages, a request refused before any
+    route): the caller's ``X-Request-Id`` when it is one `request_id` keeps, else ``-``."""
+    incoming = request.headers.get(REQUEST_ID_HEADER)
+    return incoming if incoming and request_id(incoming) == incoming else "-"
+
+
 REQUEST_FIELDS = "flagcore_request"  # the record attribute holding a request line's fields
 ACCESS_LOGGER = "flagcore_http.access"
 APP_NAME_HEADER = "UNLEASH-APPNAME"
@@ -219,7 +226,7 @@ class AccessLog(AbstractAccessLogger):
         return self.logger.isEnabledFor(logging.INFO)
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        rid = response.headers.get(REQUEST_ID_HEADER) or "-"
+        rid = response.headers.get(REQUEST_ID_HEADER) or _incoming_id(request)
         fields = {
             "kind": "request",
             "method": request.method,

@@ -95,10 +95,11 @@ class _LeveledAccessLog(AccessLog):
     """`AccessLog` at the ``default`` level: routine requests go to ``summary``."""
 
     summary: ClassVar[RequestSummary]
+    slow_seconds: ClassVar[float]
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
         status = response.status
-        if status < 400 and time < SLOW_SECONDS:
+        if status < 400 and time < self.slow_seconds:
             method = request.method
             route = route_template(request)
             if method in _READS or (route is not None and route.startswith(SDK_ROUTES)):
@@ -114,19 +115,29 @@ class RequestLog:
     """The request log of one server process at one level: the access-log class and
     logger to give aiohttp's runner, and (``default``) the summary and its timer."""
 
-    def __init__(self, level: str, logger: logging.Logger | None = None) -> None:
+    def __init__(
+        self,
+        level: str,
+        logger: logging.Logger | None = None,
+        *,
+        slow_seconds: float = SLOW_SECONDS,
+        summary_seconds: float = SUMMARY_SECONDS,
+    ) -> None:
         if level not in ACCESS_LOG_LEVELS:
             raise ValueError(f"access log level {level!r}: use one of {ACCESS_LOG_LEVELS}")
         self.level = level
         self.logger = logger or logging.getLogger(ACCESS_LOGGER)
         self.summary: RequestSummary | None = None
+        self.summary_seconds = summary_seconds
         self._timer: asyncio.TimerHandle | None = None
         self.access_log_class: type[AccessLog] = AccessLog
         if level == "default":
             counted = self.summary = RequestSummary()
+            slow = slow_seconds
 
             class DefaultAccessLog(_LeveledAccessLog):
                 summary = counted
+                slow_seconds = slow
 
             self.access_log_class = DefaultAccessLog
 
@@ -138,14 +149,14 @@ class RequestLog:
         }
 
     def start(self) -> None:
-        """Write the summary every `SUMMARY_SECONDS` (call on the server's event loop)."""
+        """Write the summary every ``summary_seconds`` (call on the server's event loop)."""
         if self.summary is not None:
             self.summary.take()  # the first period starts now
             self._schedule()
 
     def _schedule(self) -> None:
         loop = asyncio.get_running_loop()
-        self._timer = loop.call_later(SUMMARY_SECONDS, self._tick)
+        self._timer = loop.call_later(self.summary_seconds, self._tick)
 
     def _tick(self) -> None:
         self.write_summary()
