@@ -1,7 +1,8 @@
 """HTTP benchmark: /api/client/features under load, against a bare aiohttp ceiling.
 
 Run by hand: ``.venv/bin/python benchmarks/http_bench.py [--seconds 5] [--rounds 3]
-[--connections 32] [--workers N] [--loop auto|asyncio|uvloop] [--server-python PATH]``.
+[--connections 32] [--workers N] [--loop auto|asyncio|uvloop] [--server-python PATH]
+[--all-row]``.
 Needs ``wrk`` (Debian package ``wrk``). Everything runs on 127.0.0.1.
 
 1. Starts ``flagcore serve`` exactly as the README's first command does (no flag but the
@@ -10,7 +11,8 @@ Needs ``wrk`` (Debian package ``wrk``). Everything runs on 127.0.0.1.
    SQLite database, seeded with 100 flags with two strategies with constraints each (a
    typical SDK payload, ~90 kB). ``--server-python`` runs them with another interpreter,
    such as a venv made by the README's ``pip install -e '.[server]'``, to measure exactly
-   what that install gets.
+   what that install gets. ``--all-row`` adds a third, ``--access-log all`` (a line per
+   request).
 2. Starts a bare aiohttp server in another process that answers the same bytes (200) or
    a 304 for the same ETag: the ceiling of this stack, measured in the same run, on the
    fastest event loop this interpreter has (uvloop when installed) unless ``--loop`` names
@@ -255,6 +257,7 @@ def _shares(
 
 DEFAULT = "flagcore"
 QUIET = "--no-access-log"
+ALL = "--access-log all"
 BARE = "bare aiohttp"
 
 
@@ -277,6 +280,9 @@ def main() -> None:
         default=sys.executable,
         help="the interpreter that runs flagcore serve (a venv of the README's install)",
     )
+    parser.add_argument(
+        "--all-row", action="store_true", help="also measure --access-log all (a line a request)"
+    )
     args = parser.parse_args()
     bare_loop = args.loop
     if bare_loop == "auto":
@@ -287,19 +293,29 @@ def main() -> None:
     servers: dict[str, subprocess.Popen[bytes]] = {}
     urls: dict[str, str] = {}
     try:
+        # Seeded through a server of its own, so the measured ones start alike (the 400
+        # admin requests leave no state in any of them).
         port = _free_port()
-        servers[DEFAULT] = _start_flagcore(folder, port, args.server_python, *_loop(args))
-        base = urls[DEFAULT] = f"http://127.0.0.1:{port}"
-        _wait_up(base + "/health")
-        _seed(base, args.flags)
-        port = _free_port()
-        servers[QUIET] = _start_flagcore(
-            folder, port, args.server_python, QUIET, *_loop(args), log="quiet"
-        )
-        urls[QUIET] = f"http://127.0.0.1:{port}"
-        _wait_up(urls[QUIET] + "/health")
+        seeder = servers["seed"] = _start_flagcore(folder, port, args.server_python, QUIET)
+        _wait_up(f"http://127.0.0.1:{port}/health")
+        _seed(f"http://127.0.0.1:{port}", args.flags)
+        _stop(seeder)
+        del servers["seed"]
+        rows = {DEFAULT: [], QUIET: [QUIET], **({ALL: ALL.split()} if args.all_row else {})}
+        for name, flags in rows.items():
+            port = _free_port()
+            servers[name] = _start_flagcore(
+                folder,
+                port,
+                args.server_python,
+                *flags,
+                *_loop(args),
+                log=name.strip("-"),
+            )
+            urls[name] = f"http://127.0.0.1:{port}"
+            _wait_up(urls[name] + "/health")
         client = {"Authorization": CLIENT, **SPEC}
-        body, headers = _request(base + "/api/client/features", headers=client)
+        body, headers = _request(urls[DEFAULT] + "/api/client/features", headers=client)
         etag = headers["ETag"]
         payload = folder / "payload.json"
         payload.write_bytes(body)
@@ -342,7 +358,7 @@ def main() -> None:
 
 def _loop_of(python: str) -> str:
     """The loop ``flagcore serve --loop auto`` picks under ``python``."""
-    probe = "import importlib.util as u; print('uvloop' if u.find_spec('uvloop') else 'asyncio')"
+    probe = "try:\n import uvloop\n print('uvloop')\nexcept ImportError:\n print('asyncio')"
     return subprocess.run([python, "-c", probe], capture_output=True, text=True).stdout.strip()
 
 
@@ -358,7 +374,8 @@ def _report(rounds: dict[tuple[str, str], list[dict[str, float]]]) -> None:
         )
         print(f"{name:16} {label:5} {rps:9.0f} {p50:8.2f} {p99:8.2f} {cpu[(name, label)]:11.1f}")
     print()
-    for name in (DEFAULT, QUIET):
+    names = [name for name in (DEFAULT, QUIET, ALL) if (name, "200") in rounds]
+    for name in names:
         for label in ("200", "304"):
             shares = _shares(rounds, name, BARE, label)
             each = " ".join(f"{share:.0%}" for share in shares)
@@ -367,14 +384,17 @@ def _report(rounds: dict[tuple[str, str], list[dict[str, float]]]) -> None:
                 f"{name:16} / ceiling: {label}s {statistics.median(shares):.0%} by req/s "
                 f"(target >= 80%; rounds {each}), {by_cpu:.0%} by CPU per request"
             )
-    for label in ("200", "304"):
-        shares = _shares(rounds, DEFAULT, QUIET, label)
-        each = " ".join(f"{share:.0%}" for share in shares)
-        by_cpu = cpu[(QUIET, label)] / cpu[(DEFAULT, label)]
-        print(
-            f"default / {QUIET}: {label}s {statistics.median(shares):.0%} by req/s (target "
-            f">= 90%; rounds {each}), {by_cpu:.0%} by CPU per request"
-        )
+    for name in (n for n in names if n != QUIET):
+        for label in ("200", "304"):
+            shares = _shares(rounds, name, QUIET, label)
+            each = " ".join(f"{share:.0%}" for share in shares)
+            by_cpu = cpu[(QUIET, label)] / cpu[(name, label)]
+            target = " (target >= 90%; " if name == DEFAULT else " ("
+            print(
+                f"{'default' if name == DEFAULT else name} / {QUIET}: {label}s "
+                f"{statistics.median(shares):.0%} by req/s{target}rounds {each}), "
+                f"{by_cpu:.0%} by CPU per request"
+            )
     p99 = max(
         statistics.median(run["p99"] for run in rounds[(DEFAULT, label)])
         for label in ("200", "304")
