@@ -64,17 +64,12 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 # Unleash-shaped secrets (`project:environment.secret`, `*:*.secret`), the value after an
 # Authorization header name, and long hex runs (generated secrets and their digests).
-_SECRETS = (
-    (
-        re.compile(
-            r"(?<![A-Za-z0-9_.~*\[\]-])(?:\*|\[\]|[A-Za-z0-9_.~-]+):(?:\*|[A-Za-z0-9_~-]+)"
-            r"\.[A-Za-z0-9_.~-]{4,}"
-        ),
-        "<secret>",
-    ),
-    (re.compile(r"(?i)(authorization\s*[:=]\s*)(?:bearer\s+)?[^\s'\",;]+"), r"\1<secret>"),
-    (re.compile(r"\b[0-9A-Fa-f]{32,}\b"), "<secret>"),
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_.~*\[\]-])(?:\*|\[\]|[A-Za-z0-9_.~-]+):(?:\*|[A-Za-z0-9_~-]+)"
+    r"\.[A-Za-z0-9_.~-]{4,}"
 )
+_AUTHORIZATION = re.compile(r"(?i)(authorization\s*[:=]\s*)(?:bearer\s+)?[^\s'\",;]+")
+_HEX_RUN = re.compile(r"\b[0-9A-Fa-f]{32,}\b")
 # Paths whose segments are secrets: `DELETE /api/admin/api-tokens/<secret>` (but not the
 # route's own template, `/api/admin/api-tokens/{token}`, which JSON lines name).
 _SECRET_PATHS = re.compile(r"(?i)(/api/admin/api-tokens/)(?!\{token\}(?:[/?#\s\"']|$))[^/?#\s\"']*")
@@ -91,22 +86,39 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def redacted(text: str) -> str:
-    """``text`` with anything shaped like a secret replaced by ``<secret>``."""
-    text = _SECRET_PATHS.sub(r"\1<secret>", text)
-    for pattern, replacement in _SECRETS:
-        text = pattern.sub(replacement, text)
-    return text
+    """``text`` with anything shaped like a secret replaced by ``<secret>``.
+
+    A pattern is skipped only when the text cannot hold what it needs (a token and an
+    Authorization value need ``:`` or ``=``; for ASCII text, the case-insensitive words
+    are looked for in its lower case first): the common request line costs one pass.
+    """
+    folded = text.lower() if text.isascii() else None
+    if folded is None or "api-tokens/" in folded:
+        text = _SECRET_PATHS.sub(r"\1<secret>", text)
+    if ":" in text or "=" in text:
+        text = _TOKEN.sub("<secret>", text)
+        if folded is None or "authorization" in folded:
+            text = _AUTHORIZATION.sub(r"\1<secret>", text)
+    return _HEX_RUN.sub("<secret>", text)
 
 
 def _safe(text: str) -> str:
     return printable(redacted(text))
 
 
+def _copy(record: logging.LogRecord) -> logging.LogRecord:
+    """A copy of ``record`` to change (another handler may get the same record), made
+    without `logging.LogRecord.__init__` (which reads the clock, the thread, the process)."""
+    copy = logging.LogRecord.__new__(logging.LogRecord)
+    copy.__dict__.update(record.__dict__)
+    return copy
+
+
 class SafeFormatter(logging.Formatter):
     """One line per record, escaped and redacted; exception frames indented below it."""
 
     def format(self, record: logging.LogRecord) -> str:
-        safe = logging.makeLogRecord(record.__dict__)
+        safe = _copy(record)
         safe.msg, safe.args = _safe(record.getMessage()), None
         safe.exc_info, safe.exc_text, safe.stack_info = None, None, None
         line = super().format(safe)
@@ -211,6 +223,9 @@ def route_template(request: web.BaseRequest) -> str | None:
     return "/{unmatched_path}" if canonical.startswith("/{unmatched_path") else canonical
 
 
+_LINE = '%s "%s %s" %s %s %.6fs %s'
+
+
 class AccessLog(AbstractAccessLogger):
     """``address "METHOD path" status bytes seconds id``, the path escaped and redacted;
     the JSON format has the route template instead of the path, and the client's name.
@@ -238,8 +253,9 @@ class AccessLog(AbstractAccessLogger):
             "request_id": rid,
             "remote": request.remote,
         }
-        self.logger.info(
-            '%s "%s %s" %s %s %.6fs %s',
+        # `Logger.info` without its search of the caller's frame: the line names no source.
+        logger = self.logger
+        args = (
             request.remote or "-",
             request.method,
             request.raw_path,
@@ -247,7 +263,10 @@ class AccessLog(AbstractAccessLogger):
             response.body_length,
             time,
             rid,
-            extra={REQUEST_FIELDS: fields},
+        )
+        extra = {REQUEST_FIELDS: fields}
+        logger.handle(
+            logger.makeRecord(logger.name, logging.INFO, "", 0, _LINE, args, None, None, extra)
         )
 
 
