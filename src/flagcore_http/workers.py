@@ -62,7 +62,8 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 def choose_event_loop(choice: str) -> str:
     """Install the event loop ``choice`` names (``auto``: uvloop when installed); its name.
 
-    uvloop is an optional extra (``flagcore[uvloop]``); see docs/performance.md for what it
+    ``flagcore[server]`` installs uvloop where it has wheels (CPython outside Windows), so
+    the server a user starts is the one measured; see docs/performance.md for what it
     changes. ``uvloop`` when it is not installed is a start error, not a silent fallback.
     """
     if choice == "asyncio":
