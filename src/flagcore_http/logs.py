@@ -13,6 +13,9 @@ access line is one record built by aiohttp's access-logger hook, every other rec
 from aiohttp or our own loggers already, and a formatter is the one place both pass
 through; a second logging library would add a dependency and a second path to keep safe.
 
+Which requests get a line (``--access-log``) is `flagcore_http.request_log`'s to decide;
+every record is formatted and written off the event loop by `flagcore_http.log_writer`.
+
 A request line in JSON carries the route template (``/api/admin/api-tokens/{token}``),
 never the raw path or query string, in its ``route`` field and in its ``message`` alike,
 so a secret in either never reaches it; the text line keeps the path, redacted.
@@ -213,7 +216,8 @@ MAX_APP_NAME_LENGTH = 200
 def route_template(request: web.BaseRequest) -> str | None:
     """The template of the route that answered (``/api/admin/features/{name}``), never the
     path itself (it may hold a secret); None when aiohttp refused the request before any
-    route. Read from the router's match only when a line is written."""
+    route. Read from the router's match after the answer, when a line is written or a
+    request counted (`flagcore_http.request_log`); nothing is stored per request."""
     match = getattr(request, "_match_info", None)
     route = getattr(match, "route", None)
     resource = getattr(route, "resource", None)
