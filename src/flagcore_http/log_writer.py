@@ -9,6 +9,10 @@ lines of several worker processes sharing one pipe never tear into each other (a
 write of up to 4 KiB is atomic). Records are formatted off the loop, so the formatter
 (escaping and redaction, `flagcore_http.logs`) costs the answers nothing but CPU.
 
+The queue is bounded (`MAX_PENDING` records): a log reader that stops reading (a stalled
+collector on the other end of the pipe) blocks the writer's thread, never the answers, and
+past the bound records are dropped and counted; the next write says how many.
+
 A worker process forked from a parent with a writer gets a fresh thread and an empty
 queue (the parent's queued records are the parent's to write); the parent writes what it
 holds before it forks. ``flush`` writes everything queued, in the calling thread.
@@ -23,19 +27,24 @@ import threading
 import weakref
 from typing import TextIO
 
-__all__ = ["BATCH_SECONDS", "CHUNK_CHARS", "BatchWriter"]
+__all__ = ["BATCH_SECONDS", "CHUNK_CHARS", "MAX_PENDING", "BatchWriter"]
 
 BATCH_SECONDS = 0.1
 CHUNK_CHARS = 4000  # under PIPE_BUF (4096 bytes) for ASCII lines
+MAX_PENDING = 100_000  # records queued at most (tens of MB), a few seconds at any rate
 
 
 class BatchWriter(logging.Handler):
     """Queues records; a thread formats and writes them to ``stream`` in batches."""
 
-    def __init__(self, stream: TextIO, formatter: logging.Formatter) -> None:
+    def __init__(
+        self, stream: TextIO, formatter: logging.Formatter, *, max_pending: int = MAX_PENDING
+    ) -> None:
         super().__init__()
         self.setFormatter(formatter)
         self.stream = stream
+        self.max_pending = max_pending
+        self.dropped = 0
         self._pending: collections.deque[logging.LogRecord] = collections.deque()
         self._writing = threading.Lock()  # one writer at a time: lines keep their order
         self._wake = threading.Event()
@@ -81,6 +90,9 @@ class BatchWriter(logging.Handler):
         return True
 
     def emit(self, record: logging.LogRecord) -> None:
+        if len(self._pending) >= self.max_pending:
+            self.dropped += 1
+            return
         self._pending.append(record)
         if record.levelno >= logging.WARNING:
             self._wake.set()
@@ -89,7 +101,10 @@ class BatchWriter(logging.Handler):
         while not self._closed:
             self._wake.wait(BATCH_SECONDS)
             self._wake.clear()
-            self.flush()
+            try:
+                self.flush()
+            except Exception:  # the writer must outlive any one bad batch
+                self.handleError(logging.makeLogRecord({"msg": "log writer"}))
 
     def flush(self) -> None:
         """Format and write every queued record (blocks until they are written)."""
@@ -112,6 +127,9 @@ class BatchWriter(logging.Handler):
                 chunk, size = [], 0
             chunk.append(line)
             size += len(line)
+        if self.dropped:  # said after the records kept before them
+            dropped, self.dropped = self.dropped, 0
+            chunk.append(self.format(_dropped_record(dropped, self.max_pending)) + "\n")
         if chunk:
             self._write("".join(chunk))
 
@@ -130,3 +148,16 @@ class BatchWriter(logging.Handler):
             self._thread.join(timeout=5)
         self.flush()
         super().close()
+
+
+def _dropped_record(count: int, bound: int) -> logging.LogRecord:
+    return logging.LogRecord(
+        "flagcore_http",
+        logging.WARNING,
+        "",
+        0,
+        "%d log records dropped: more than %d were waiting to be written (is the log's "
+        "reader keeping up?)",
+        (count, bound),
+        None,
+    )

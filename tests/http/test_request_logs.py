@@ -501,3 +501,36 @@ def test_records_are_formatted_and_written_on_the_writer_thread_in_order() -> No
         writer.close()
     assert stream.getvalue().splitlines() == [f"line {n}" for n in range(300)]
     assert formatted_on == {"flagcore-log-writer"}
+
+
+def test_a_log_reader_that_stops_reading_blocks_no_one_and_drops_past_the_bound() -> None:
+    reading = threading.Event()
+    stuck = threading.Event()
+
+    class StalledPipe(io.StringIO):
+        """A log collector that stops reading until it is let go."""
+
+        def write(self, text: str) -> int:
+            stuck.set()
+            reading.wait(10)
+            return super().write(text)
+
+    stream = StalledPipe()
+    writer = BatchWriter(stream, SafeFormatter("%(message)s"), max_pending=10)
+    try:
+        writer.handle(logging.LogRecord("x", logging.WARNING, "", 0, "first", (), None))
+        assert stuck.wait(10)  # the writer's thread is blocked in write(); this one is not
+        for number in range(25):
+            record = logging.LogRecord("x", logging.INFO, "", 0, "line %d", (number,), None)
+            writer.handle(record)
+        assert writer.dropped == 15
+    finally:
+        reading.set()
+        writer.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "first"
+    assert lines[1:11] == [f"line {n}" for n in range(10)]
+    assert lines[11:] == [
+        "15 log records dropped: more than 10 were waiting to be written (is the log's "
+        "reader keeping up?)"
+    ]
