@@ -3,8 +3,10 @@
 The event loop that answers SDK polls must not format a line nor wait on a ``write`` to
 stderr (a pipe to a slow log collector blocks it). `BatchWriter` is a logging handler
 whose ``handle`` only appends the record to a deque (thread-safe, no lock taken); its
-thread wakes every `BATCH_SECONDS`, or at once for a warning or worse, formats what has
-gathered and writes it in chunks of whole lines of at most `CHUNK_CHARS` characters, so
+thread wakes when a record finds the queue empty (or is a warning or worse, or every
+`BATCH_SECONDS`), formats what has gathered by then, and writes it in chunks of whole lines
+of at most `CHUNK_CHARS` characters: the records that come while a batch is written make
+the next batch, so a quiet server's lines appear at once and a busy one's in few writes, so
 lines of several worker processes sharing one pipe never tear into each other (a pipe
 write of up to 4 KiB is atomic). Records are formatted off the loop, so the formatter
 (escaping and redaction, `flagcore_http.logs`) costs the answers nothing but CPU.
@@ -90,12 +92,13 @@ class BatchWriter(logging.Handler):
         return True
 
     def emit(self, record: logging.LogRecord) -> None:
-        if len(self._pending) >= self.max_pending:
+        pending = self._pending
+        if len(pending) >= self.max_pending:
             self.dropped += 1
             return
-        self._pending.append(record)
-        if record.levelno >= logging.WARNING:
-            self._wake.set()
+        pending.append(record)
+        if len(pending) == 1 or record.levelno >= logging.WARNING:
+            self._wake.set()  # the first of a batch: what comes while it is written waits
 
     def _run(self) -> None:
         while not self._closed:
