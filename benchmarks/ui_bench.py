@@ -44,7 +44,7 @@ def fill(service: Service, count: int) -> None:
 
 
 async def measure(service: Service, count: int, runs: int) -> dict[str, list[float]]:
-    app = create_app(service, ServerConfig(access_log=False))
+    app = create_app(service, ServerConfig(access_log="off"))
     timings: dict[str, list[float]] = {}
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         page = await client.get("/ui/sign-in")

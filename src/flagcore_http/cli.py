@@ -16,7 +16,6 @@ import contextlib
 import difflib
 import errno
 import importlib.metadata
-import logging
 import os
 import re
 import shutil
@@ -51,8 +50,9 @@ from flagcore_http.connections import (
     connection_budget,
     listening_socket,
 )
-from flagcore_http.logs import AccessLog, configure_logging
+from flagcore_http.logs import close_logging, configure_logging
 from flagcore_http.metrics import METRICS, metrics_app
+from flagcore_http.request_log import RequestLog
 
 __all__ = ["StartupTokens", "main", "prepare_tokens", "serve"]
 
@@ -235,17 +235,18 @@ async def _run(
 ) -> None:
     maximum, note = connection_budget(config.max_connections)
     app = create_app(service, config)
+    request_log = RequestLog(config.access_log)
     runner = web.AppRunner(
         app,
         handle_signals=False,
-        access_log_class=AccessLog,
-        access_log=logging.getLogger("flagcore_http.access") if config.access_log else None,
+        **request_log.runner_options(),
         # aiohttp's keep-alive timer is its header timeout too (see connections.py).
         keepalive_timeout=config.header_timeout,
         shutdown_timeout=config.shutdown_timeout,
     )
     await runner.setup()
     stack = contextlib.AsyncExitStack()
+    request_log.start()
     try:
         await ListeningSite(runner, sock, ConnectionLimit(maximum)).start()
         stop = asyncio.Event()
@@ -271,7 +272,10 @@ async def _run(
         _say("flagcore stopping: finishing in-flight requests")
     finally:
         await stack.aclose()
-        await runner.cleanup()
+        try:
+            await runner.cleanup()
+        finally:
+            request_log.stop()  # the last summary, once in-flight requests are done
 
 
 # --- observe (issue 18 §2): metrics on their own port ---
@@ -374,7 +378,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_setting_flags(run)
     run.add_argument(
-        "--no-access-log", action="store_true", help="do not log requests (on stderr by default)"
+        "--no-access-log", action="store_true", help="no request lines: --access-log off"
     )
     copy = commands.add_parser(
         "copy",
@@ -504,12 +508,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
     try:
         flags = {s.field: getattr(args, s.field) for s in SETTINGS if s.flag is not None}
-        access_log = False if args.no_access_log else None
-        config = ServerConfig.from_env(os.environ, access_log=access_log, **flags)
+        if args.no_access_log:
+            flags["access_log"] = _no_access_log(flags["access_log"])
+        config = ServerConfig.from_env(os.environ, **flags)
     except ConfigError as error:
         _say(f"flagcore: {error}", error=True)
         return 2
     configure_logging(log_format=config.log_format, level=config.log_level)
+    try:
+        return _serve_command(config)
+    finally:
+        close_logging()  # every queued line written before the process ends
+
+
+def _no_access_log(level: str | None) -> str:
+    """``--no-access-log`` is ``--access-log off``; with another level it is a contradiction."""
+    if level is not None and level.strip().lower() != "off":
+        raise ConfigError(
+            f"--access-log={level.strip()!r} and --no-access-log contradict each other; "
+            "give one of them"
+        )
+    return "off"
+
+
+def _serve_command(config: ServerConfig) -> int:
     try:
         # --- fastpath: the event loop, and N worker processes (flagcore_http.workers) ---
         from flagcore_http.workers import choose_event_loop, serve_workers

@@ -281,7 +281,8 @@ class ServerConfig:
     init_admin_tokens: tuple[InitToken, ...] = ()
     init_client_tokens: tuple[InitToken, ...] = ()
     max_body_bytes: int = 1_000_000
-    access_log: bool = True
+    # The request log's level (flagcore_http.request_log): off, default or all.
+    access_log: str = "default"
     shutdown_timeout: float = 10.0
     # Slow clients (docs/security.md): complete headers within this many seconds of the
     # connection or of the previous response (idle keep-alive connections close then too)…
@@ -379,9 +380,6 @@ class ServerConfig:
                         retention[setting.field.removeprefix("retention.")] = value
                     else:
                         values[setting.field] = value
-        access_log = flags.pop("access_log", None)
-        if isinstance(access_log, bool):
-            values["access_log"] = access_log
         if flags:
             raise TypeError(f"unknown settings: {sorted(flags)}")
         if retention:
@@ -951,6 +949,18 @@ SETTINGS: tuple[Setting, ...] = (
         default="text",
         section=_OBSERVE,
         help="log lines as text or one JSON object each",
+    ),
+    Setting(
+        "FLAGCORE_ACCESS_LOG",
+        "access_log",
+        _one_of("off", "default", "all"),
+        flag="--access-log",
+        metavar="off|default|all",
+        default="default",
+        section=_OBSERVE,
+        help="request lines: default for writes, errors, refusals, sign-ins and slow requests "
+        "plus a count of the rest every 60 s; all for every request; off for none (as "
+        "--no-access-log)",
     ),
     Setting(
         "FLAGCORE_LOG_LEVEL",

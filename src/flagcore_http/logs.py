@@ -13,6 +13,9 @@ access line is one record built by aiohttp's access-logger hook, every other rec
 from aiohttp or our own loggers already, and a formatter is the one place both pass
 through; a second logging library would add a dependency and a second path to keep safe.
 
+Which requests get a line (``--access-log``) is `flagcore_http.request_log`'s to decide;
+every record is formatted and written off the event loop by `flagcore_http.log_writer`.
+
 A request line in JSON carries the route template (``/api/admin/api-tokens/{token}``),
 never the raw path or query string, in its ``route`` field and in its ``message`` alike,
 so a secret in either never reaches it; the text line keeps the path, redacted.
@@ -36,15 +39,22 @@ from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.http_exceptions import HttpProcessingError
 
+from flagcore_http.log_writer import BatchWriter
+
 __all__ = [
+    "ACCESS_LOGGER",
+    "APP_NAME_HEADER",
     "LINE_FORMAT",
     "LOG_FORMATS",
     "LOG_LEVELS",
+    "REQUEST_FIELDS",
     "REQUEST_ID_HEADER",
     "AccessLog",
     "JsonFormatter",
     "SafeFormatter",
+    "close_logging",
     "configure_logging",
+    "flush_logging",
     "printable",
     "redacted",
     "request_id",
@@ -57,17 +67,12 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 # Unleash-shaped secrets (`project:environment.secret`, `*:*.secret`), the value after an
 # Authorization header name, and long hex runs (generated secrets and their digests).
-_SECRETS = (
-    (
-        re.compile(
-            r"(?<![A-Za-z0-9_.~*\[\]-])(?:\*|\[\]|[A-Za-z0-9_.~-]+):(?:\*|[A-Za-z0-9_~-]+)"
-            r"\.[A-Za-z0-9_.~-]{4,}"
-        ),
-        "<secret>",
-    ),
-    (re.compile(r"(?i)(authorization\s*[:=]\s*)(?:bearer\s+)?[^\s'\",;]+"), r"\1<secret>"),
-    (re.compile(r"\b[0-9A-Fa-f]{32,}\b"), "<secret>"),
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_.~*\[\]-])(?:\*|\[\]|[A-Za-z0-9_.~-]+):(?:\*|[A-Za-z0-9_~-]+)"
+    r"\.[A-Za-z0-9_.~-]{4,}"
 )
+_AUTHORIZATION = re.compile(r"(?i)(authorization\s*[:=]\s*)(?:bearer\s+)?[^\s'\",;]+")
+_HEX_RUN = re.compile(r"\b[0-9A-Fa-f]{32,}\b")
 # Paths whose segments are secrets: `DELETE /api/admin/api-tokens/<secret>` (but not the
 # route's own template, `/api/admin/api-tokens/{token}`, which JSON lines name).
 _SECRET_PATHS = re.compile(r"(?i)(/api/admin/api-tokens/)(?!\{token\}(?:[/?#\s\"']|$))[^/?#\s\"']*")
@@ -84,22 +89,39 @@ def _escape(match: re.Match[str]) -> str:
 
 
 def redacted(text: str) -> str:
-    """``text`` with anything shaped like a secret replaced by ``<secret>``."""
-    text = _SECRET_PATHS.sub(r"\1<secret>", text)
-    for pattern, replacement in _SECRETS:
-        text = pattern.sub(replacement, text)
-    return text
+    """``text`` with anything shaped like a secret replaced by ``<secret>``.
+
+    A pattern is skipped only when the text cannot hold what it needs (a token and an
+    Authorization value need ``:`` or ``=``; for ASCII text, the case-insensitive words
+    are looked for in its lower case first): the common request line costs one pass.
+    """
+    folded = text.lower() if text.isascii() else None
+    if folded is None or "api-tokens/" in folded:
+        text = _SECRET_PATHS.sub(r"\1<secret>", text)
+    if ":" in text or "=" in text:
+        text = _TOKEN.sub("<secret>", text)
+        if folded is None or "authorization" in folded:
+            text = _AUTHORIZATION.sub(r"\1<secret>", text)
+    return _HEX_RUN.sub("<secret>", text)
 
 
 def _safe(text: str) -> str:
     return printable(redacted(text))
 
 
+def _copy(record: logging.LogRecord) -> logging.LogRecord:
+    """A copy of ``record`` to change (another handler may get the same record), made
+    without `logging.LogRecord.__init__` (which reads the clock, the thread, the process)."""
+    copy = logging.LogRecord.__new__(logging.LogRecord)
+    copy.__dict__.update(record.__dict__)
+    return copy
+
+
 class SafeFormatter(logging.Formatter):
     """One line per record, escaped and redacted; exception frames indented below it."""
 
     def format(self, record: logging.LogRecord) -> str:
-        safe = logging.makeLogRecord(record.__dict__)
+        safe = _copy(record)
         safe.msg, safe.args = _safe(record.getMessage()), None
         safe.exc_info, safe.exc_text, safe.stack_info = None, None, None
         line = super().format(safe)
@@ -126,16 +148,19 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         created = dt.datetime.fromtimestamp(record.created, dt.UTC)
-        fields = getattr(record, _REQUEST_FIELDS, None)
+        fields = getattr(record, REQUEST_FIELDS, None)
+        if not isinstance(fields, dict):
+            fields = None
+        request = fields is not None and fields.get("kind") == "request"
         line: dict[str, Any] = {
             "time": created.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": _safe(
-                _request_message(fields) if isinstance(fields, dict) else record.getMessage()
+                _request_message(fields) if fields is not None and request else record.getMessage()
             ),
         }
-        if isinstance(fields, dict):
+        if fields is not None:
             for key, value in fields.items():
                 line[key] = _safe(value) if isinstance(value, str) else value
         if record.exc_info and record.exc_info[1] is not None:
@@ -175,14 +200,24 @@ def request_id(incoming: str | None) -> str:
     return f"{_ID_PREFIX}{next(_ID_COUNTER):x}"
 
 
-_REQUEST_FIELDS = "flagcore_request"
+def _incoming_id(request: web.BaseRequest) -> str:
+    """For an answer without an id (the admin UI's pages, a request refused before any
+    route): the caller's ``X-Request-Id`` when it is one `request_id` keeps, else ``-``."""
+    incoming = request.headers.get(REQUEST_ID_HEADER)
+    return incoming if incoming and request_id(incoming) == incoming else "-"
+
+
+REQUEST_FIELDS = "flagcore_request"  # the record attribute holding a request line's fields
+ACCESS_LOGGER = "flagcore_http.access"
+APP_NAME_HEADER = "UNLEASH-APPNAME"
 MAX_APP_NAME_LENGTH = 200
 
 
 def route_template(request: web.BaseRequest) -> str | None:
     """The template of the route that answered (``/api/admin/features/{name}``), never the
     path itself (it may hold a secret); None when aiohttp refused the request before any
-    route. Read from the router's match only when a line is written."""
+    route. Read from the router's match after the answer, when a line is written or a
+    request counted (`flagcore_http.request_log`); nothing is stored per request."""
     match = getattr(request, "_match_info", None)
     route = getattr(match, "route", None)
     resource = getattr(route, "resource", None)
@@ -192,33 +227,50 @@ def route_template(request: web.BaseRequest) -> str | None:
     return "/{unmatched_path}" if canonical.startswith("/{unmatched_path") else canonical
 
 
+_LINE = '%s "%s %s" %s %s %.6fs %s'
+
+
 class AccessLog(AbstractAccessLogger):
     """``address "METHOD path" status bytes seconds id``, the path escaped and redacted;
-    the JSON format has the route template instead of the path, and the client's name."""
+    the JSON format has the route template instead of the path, and the client's name.
+
+    Nothing is escaped, redacted or formatted here, on the event loop: the record carries
+    the raw values and the formatter, on the log writer's thread, makes them safe
+    (`SafeFormatter` the whole text line, `JsonFormatter` each string field).
+    """
+
+    @property
+    def enabled(self) -> bool:
+        """Whether aiohttp calls `log` at all: not when info records are not written."""
+        return self.logger.isEnabledFor(logging.INFO)
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        rid = response.headers.get(REQUEST_ID_HEADER) or "-"
+        rid = response.headers.get(REQUEST_ID_HEADER) or _incoming_id(request)
         fields = {
+            "kind": "request",
             "method": request.method,
             "route": route_template(request),
             "status": response.status,
             "duration_ms": round(time * 1000, 3),
             "bytes": response.body_length,
-            "app_name": (request.headers.get("UNLEASH-APPNAME") or "")[:MAX_APP_NAME_LENGTH]
-            or None,
+            "app_name": (request.headers.get(APP_NAME_HEADER) or "")[:MAX_APP_NAME_LENGTH] or None,
             "request_id": rid,
             "remote": request.remote,
         }
-        self.logger.info(
-            '%s "%s %s" %s %s %.6fs %s',
-            _safe(request.remote or "-"),
-            _safe(request.method),
-            _safe(request.raw_path),
+        # `Logger.info` without its search of the caller's frame: the line names no source.
+        logger = self.logger
+        args = (
+            request.remote or "-",
+            request.method,
+            request.raw_path,
             response.status,
             response.body_length,
             time,
-            _safe(rid),
-            extra={_REQUEST_FIELDS: fields},
+            rid,
+        )
+        extra = {REQUEST_FIELDS: fields}
+        logger.handle(
+            logger.makeRecord(logger.name, logging.INFO, "", 0, _LINE, args, None, None, extra)
         )
 
 
@@ -229,12 +281,29 @@ LOG_LEVELS = ("debug", "info", "warning", "error")
 def configure_logging(
     stream: TextIO | None = None, *, log_format: str = "text", level: str = "info"
 ) -> None:
-    """Send every logger (ours and aiohttp's) through one safe formatter on stderr."""
-    handler = logging.StreamHandler(stream or sys.stderr)
+    """Send every logger (ours and aiohttp's) through one safe formatter on stderr, written
+    off the event loop in batches (`flagcore_http.log_writer`)."""
     formatter = JsonFormatter() if log_format == "json" else SafeFormatter(LINE_FORMAT)
-    handler.setFormatter(formatter)
+    handler = BatchWriter(stream or sys.stderr, formatter)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
+        if isinstance(old, BatchWriter):
+            old.close()
     root.addHandler(handler)
     root.setLevel(level.upper())
+
+
+def flush_logging() -> None:
+    """Write every line queued so far (at a stop, before saying the server stopped)."""
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+
+
+def close_logging() -> None:
+    """Write every queued line and stop the writer `configure_logging` started."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, BatchWriter):
+            root.removeHandler(handler)
+            handler.close()

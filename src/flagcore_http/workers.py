@@ -45,7 +45,8 @@ from flagcore_http import cli
 from flagcore_http.app import create_app
 from flagcore_http.config import AuthMode, ServerConfig
 from flagcore_http.connections import ConnectionLimit, ListeningSite, connection_budget
-from flagcore_http.logs import AccessLog
+from flagcore_http.logs import close_logging
+from flagcore_http.request_log import RequestLog
 
 __all__ = ["choose_event_loop", "reuseport_sockets", "serve_workers"]
 
@@ -61,7 +62,8 @@ _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 def choose_event_loop(choice: str) -> str:
     """Install the event loop ``choice`` names (``auto``: uvloop when installed); its name.
 
-    uvloop is an optional extra (``flagcore[uvloop]``); see docs/performance.md for what it
+    ``flagcore[server]`` installs uvloop where it has wheels (CPython outside Windows), so
+    the server a user starts is the one measured; see docs/performance.md for what it
     changes. ``uvloop`` when it is not installed is a start error, not a silent fallback.
     """
     if choice == "asyncio":
@@ -298,6 +300,7 @@ def _worker_process(config: ServerConfig, sock: socket.socket, index: int, ready
     except BaseException as error:  # a worker reports and exits, always
         print(f"flagcore: worker {index}: {error}", file=sys.stderr, flush=True)
     finally:
+        close_logging()  # os._exit runs no exit handlers: the queued lines are written now
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
@@ -307,15 +310,16 @@ async def _serve_worker(config: ServerConfig, sock: socket.socket, ready: int) -
     store = await asyncio.to_thread(cli.open_store, config)
     try:
         service = Service(store, pause_gc=config.gc_pause)
+        request_log = RequestLog(config.access_log)  # each worker counts its own summary
         runner = web.AppRunner(
             create_app(service, config),
             handle_signals=False,
-            access_log_class=AccessLog,
-            access_log=logging.getLogger("flagcore_http.access") if config.access_log else None,
+            **request_log.runner_options(),
             keepalive_timeout=config.header_timeout,
             shutdown_timeout=config.shutdown_timeout,
         )
         await runner.setup()
+        request_log.start()
         try:
             await ListeningSite(runner, sock, ConnectionLimit(config.max_connections)).start()
             stop = asyncio.Event()
@@ -326,6 +330,9 @@ async def _serve_worker(config: ServerConfig, sock: socket.socket, ready: int) -
             os.close(ready)
             await stop.wait()
         finally:
-            await runner.cleanup()
+            try:
+                await runner.cleanup()
+            finally:
+                request_log.stop()
     finally:
         store.close()

@@ -11,7 +11,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
-from flagcore_http.logs import LINE_FORMAT, SafeFormatter
+from flagcore_http.logs import LINE_FORMAT, SafeFormatter, redacted
 from tests.http.serving import start
 
 __all__ = ["start"]  # the fixture, imported to be used here
@@ -130,3 +130,18 @@ def test_the_formatter_escapes_unicode_line_breaks_and_control_characters() -> N
         "x", logging.INFO, __file__, 1, "a%sb\u2028c\x1bd\x85e", ("\r\n",), None
     )
     assert formatter.format(record) == "a\\x0d\\x0ab\\u2028c\\x1bd\\x85e"
+
+
+def test_every_secret_shape_is_redacted_in_any_case_and_beside_any_text() -> None:
+    # The checks that let a plain line skip a pattern must never let a secret through.
+    for text, expected in (
+        ("AUTHORIZATION=abc123 next", "AUTHORIZATION=<secret> next"),
+        ("authorization: Bearer abc", "authorization: <secret>"),
+        ("DELETE /API/ADMIN/API-TOKENS/plain-words", "DELETE /API/ADMIN/API-TOKENS/<secret>"),
+        ("é default:development.secret-1 é", "é <secret> é"),
+        ("é Authorization: x", "é Authorization: <secret>"),
+        ("ü /api/admin/api-tokens/plain ü", "ü /api/admin/api-tokens/<secret> ü"),
+        ("id " + "ab" * 16, "id <secret>"),
+        ('127.0.0.1 "GET /api/client/features" 304 0 0.000412s 3f9a1c0b2d4e-1a', None),
+    ):
+        assert redacted(text) == (text if expected is None else expected)

@@ -107,6 +107,7 @@ OTHER_VALUES = {
     "FLAGCORE_LOOP": "asyncio",
     "FLAGCORE_METRICS_PORT": "9100",
     "FLAGCORE_LOG_FORMAT": "json",
+    "FLAGCORE_ACCESS_LOG": "all",
     "FLAGCORE_LOG_LEVEL": "debug",
 }
 

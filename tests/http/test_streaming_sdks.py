@@ -53,6 +53,7 @@ class Server:
             "FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN,
             "FLAGCORE_INIT_CLIENT_API_TOKENS": CLIENT,
             "FLAGCORE_DB": str(self.tmp_path / "flags.db"),
+            "FLAGCORE_ACCESS_LOG": "all",  # the SDKs' requests are read back from the log
             **self.settings,
         }
         with self.log.open("a") as sink:

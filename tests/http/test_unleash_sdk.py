@@ -56,6 +56,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
         "FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN,
         "FLAGCORE_INIT_CLIENT_API_TOKENS": CLIENT,
         "FLAGCORE_DB": str(tmp_path / "flags.db"),
+        "FLAGCORE_ACCESS_LOG": "all",  # the SDK's every request is read back from the log
     }
     with log.open("w") as sink:
         process = subprocess.Popen(

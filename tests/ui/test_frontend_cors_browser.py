@@ -206,7 +206,8 @@ def flags_server(
     """`flagcore serve` allowing the first shop's origin only, one flag on, and a
     frontend token's secret."""
     allowed, _ = shops
-    running = start_server(tmp_path, "--frontend-origins", allowed.origin)
+    # Every request line is written (--access-log all): the browser's are read back.
+    running = start_server(tmp_path, "--frontend-origins", allowed.origin, "--access-log", "all")
     try:
         token = running.api(
             "POST",
