@@ -23,6 +23,7 @@ from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.errors import error_response
+from flagcore_http.keys import CONFIG
 from flagcore_http.metrics import METRICS, signal_refusal_reason
 from flagcore_http.rate_limits import too_many_requests
 from flagcore_http.routes.actions import schedule_action_sets
@@ -218,25 +219,21 @@ async def recent_signals(request: web.Request) -> web.Response:
     return web.json_response({"signals": [_signal(s) for s in signals]})
 
 
-# The whole body must arrive within this many seconds, however it is framed: a sender that
-# declares more than it sends, or drips it, holds a connection no longer than this.
-SIGNAL_BODY_TIMEOUT_S = 10.0
-
-
 def _too_large(limit: int) -> LimitExceeded:
     return LimitExceeded(
         f"a signal payload may have at most {limit} bytes", "signal_payload_bytes", limit
     )
 
 
-async def read_signal_body(request: web.Request, limit: int) -> bytes:
+async def read_signal_body(request: web.Request, limit: int, timeout: float) -> bytes:
     """The whole body, however it is framed, or 413 as soon as it passes ``limit`` bytes.
 
     A declared ``Content-Length`` over the limit is refused before reading. Otherwise
     the body is read until it ends (chunked, split across TCP segments, or sent slowly)
     and never buffered past ``limit + 1`` bytes. A body that does not end within
-    `SIGNAL_BODY_TIMEOUT_S` is 408 (so is broken chunked framing: aiohttp then never ends
-    the body); one cut short by the sender is 400.
+    ``timeout`` seconds (``ServerConfig.signal_body_timeout``: a sender that declares more
+    than it sends, or drips it, holds a connection no longer) is 408 (so is broken
+    chunked framing: aiohttp then never ends the body); one cut short by the sender is 400.
     """
     declared = request.content_length
     if declared is not None and declared > limit:
@@ -244,7 +241,7 @@ async def read_signal_body(request: web.Request, limit: int) -> bytes:
     chunks: list[bytes] = []
     received = 0
     try:
-        async with asyncio.timeout(SIGNAL_BODY_TIMEOUT_S):
+        async with asyncio.timeout(timeout):
             while chunk := await request.content.read(limit + 1 - received):
                 chunks.append(chunk)
                 received += len(chunk)
@@ -321,13 +318,12 @@ async def _receive_signal(request: web.Request) -> web.StreamResponse:
     refused = _refused_early(request, sender)  # a burst: 429 before the body is read
     if refused is not None:
         return refused
+    timeout = request.app[CONFIG].signal_body_timeout
     try:
-        raw = await read_signal_body(request, svc.limits.signal_payload_bytes)
+        raw = await read_signal_body(request, svc.limits.signal_payload_bytes, timeout)
     except _BodyTimeout:
         response = error_response(
-            408,
-            "RequestTimeout",
-            f"the body did not arrive within {SIGNAL_BODY_TIMEOUT_S:g} seconds",
+            408, "RequestTimeout", f"the body did not arrive within {timeout:g} seconds"
         )
         response.force_close()  # the connection is not reused for another request
         return response
