@@ -1,11 +1,14 @@
-"""JSON Schemas of the answers no reader reads: those `flagcore_http.render` and the route
-modules write by hand (the admin API's flags, projects, tokens, events...).
+"""JSON Schemas written by hand: of the answers not yet typed values, and of what a schema
+derived from a class cannot say (ranges, patterns, query parameters).
 
-Each is the schema of one writer, named after it (`FLAG` is `render.flag`); values that a
-wire class describes (constraints, variants, strategies, dependencies) refer to the
-component derived from that class (`flagcore.wire.schema`), so they cannot drift. The
-schemathesis test (tests/http/test_schemathesis.py) checks every answer against these.
-Route modules combine them in their `flagcore_http.contract.documented` declarations.
+The admin API's answers are typed values (`flagcore.wire.admin_answers`) whose schemas are
+derived from their tables; what remains here are the answers the route modules and the
+services still write as dicts (signals, action sets, the Frontend API, OFREP, the
+playground, export and import) and the bodies read by hand (SDK registration and
+metrics). Values a wire class describes (constraints, variants, dependencies) refer to
+the component derived from that class (`flagcore.wire.schema`). The schemathesis test
+(tests/http/test_schemathesis.py) checks every answer against these. Route modules
+combine them in their `flagcore_http.contract.documented` declarations.
 """
 
 from __future__ import annotations
@@ -19,7 +22,15 @@ from flagcore.service.playground import (
     MAX_CONTEXT_PROPERTIES,
     MAX_CONTEXT_VALUE_LENGTH,
 )
-from flagcore.wire import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, JsonSchema, schema_ref
+from flagcore.wire import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    ErrorAnswer,
+    JsonSchema,
+    schema_ref,
+)
 from flagcore_http.contract import Parameter
 from flagcore_http.wire import (
     ActionBody,
@@ -40,8 +51,6 @@ __all__ = [
     "ACTION_SET",
     "ACTION_SET_EVENT",
     "ANY_JSON",
-    "ARCHIVED_FLAG",
-    "ARCHIVED_FLAGS",
     "BOOLEAN",
     "CLIENT_FEATURES",
     "CLIENT_FLAG",
@@ -49,10 +58,6 @@ __all__ = [
     "CONTEXT_BODY",
     "CONTEXT_QUERY",
     "DELTA",
-    "ENVIRONMENT",
-    "EVENT",
-    "FLAG",
-    "FLAG_DETAILS",
     "FRONTEND_FLAGS",
     "FRONTEND_REGISTRATION",
     "HEALTH",
@@ -63,32 +68,20 @@ __all__ = [
     "OFREP_ERROR",
     "OFREP_EVALUATION",
     "OFREP_FLAGS",
-    "PLACEMENT",
-    "PROJECT",
     "REFINED",
     "REGISTRATION",
     "SDK_HEADERS",
     "SDK_QUERY",
     "SDK_SCOPE_QUERY",
-    "SEGMENT",
-    "SEGMENT_WITH_USAGE",
     "SIGNAL",
     "SIGNAL_ENDPOINT",
     "SIGNAL_PAGE",
     "SIGNAL_TOKEN",
     "SIGNAL_TOKEN_WITH_SECRET",
     "SORT_ORDER",
-    "STRATEGIES_USING",
-    "STRATEGY",
-    "STRATEGY_DEFINITION",
-    "STRATEGY_SEGMENTS",
     "STRING",
-    "TAG",
-    "TAG_TYPE",
     "TIME",
-    "TOKEN",
     "URL_FRIENDLY_NAME",
-    "VARIANTS",
     "array",
     "json_patch",
     "nullable",
@@ -134,134 +127,6 @@ def nullable(schema: JsonSchema) -> JsonSchema:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-TAG = obj({"type": STRING, "value": STRING})
-TAG_TYPE = obj({"name": STRING, "description": NULLABLE_STRING})
-STRATEGY = schema_ref("Strategy")  # `render.strategy` writes every key of the wire class
-VARIANTS = obj({"version": INTEGER, "variants": array(schema_ref("Variant"))})
-
-FLAG = obj(
-    {
-        "name": STRING,
-        "description": NULLABLE_STRING,
-        "type": STRING,
-        "project": STRING,
-        "stale": BOOLEAN,
-        "createdAt": TIME,
-        "impressionData": BOOLEAN,
-        "archived": BOOLEAN,
-        "archivedAt": TIME,
-        "dependencies": array(schema_ref("Dependency")),
-    }
-)
-_ENVIRONMENT_STATE = obj(
-    {
-        "name": STRING,
-        "enabled": BOOLEAN,
-        "type": STRING,
-        "sortOrder": SORT_ORDER,
-        "strategies": array(STRATEGY),
-        "variants": array(schema_ref("Variant")),
-    }
-)
-FLAG_DETAILS: JsonSchema = {
-    **FLAG,
-    "required": [*FLAG["required"], "environments", "tags"],
-    "properties": {
-        **FLAG["properties"],
-        "environments": array(_ENVIRONMENT_STATE),
-        "tags": array(TAG),
-    },
-}
-# `routes.archive._archived`: a flag with its first strategy and variants, Unleash's v1.
-ARCHIVED_FLAG: JsonSchema = {
-    **FLAG,
-    "required": [*FLAG["required"], "variants", "tags", "strategy", "parameters"],
-    "properties": {
-        **FLAG["properties"],
-        "variants": array(schema_ref("Variant")),
-        "tags": array(TAG),
-        "strategy": STRING,
-        "parameters": {"type": "object", "additionalProperties": STRING},
-    },
-}
-
-SEGMENT = obj(
-    {
-        "id": INTEGER,
-        "name": STRING,
-        "description": NULLABLE_STRING,
-        "constraints": array(schema_ref("Constraint")),
-        "createdBy": NULLABLE_STRING,
-        "createdAt": TIME,
-    },
-    {"project": STRING},
-)
-SEGMENT_WITH_USAGE: JsonSchema = {
-    **SEGMENT,
-    "required": [*SEGMENT["required"], "usedInProjects", "usedInFeatures"],
-    "properties": {**SEGMENT["properties"], "usedInProjects": INTEGER, "usedInFeatures": INTEGER},
-}
-PLACEMENT = obj(
-    {
-        "id": STRING,
-        "projectId": NULLABLE_STRING,
-        "featureName": STRING,
-        "strategyName": STRING,
-        "environment": STRING,
-    }
-)
-PROJECT = obj(
-    {"id": STRING, "name": STRING, "description": NULLABLE_STRING, "createdAt": TIME},
-    {"featureCount": INTEGER},
-)
-TOKEN = obj(
-    {
-        # flagcore's: Unleash lists the secret itself, and deletes a token by it only
-        "id": STRING,
-        "tokenName": STRING,
-        "type": {"type": "string", "enum": ["admin", "client", "frontend"]},
-        "projects": array(STRING),
-        "project": STRING,
-        "environment": STRING,
-        "createdAt": TIME,
-        "secretHint": NULLABLE_STRING,
-    },
-    {"secret": STRING},
-)
-EVENT = obj(
-    {
-        "id": INTEGER,
-        "type": STRING,
-        "createdBy": NULLABLE_STRING,
-        "createdAt": TIME,
-        "featureName": NULLABLE_STRING,
-        "project": NULLABLE_STRING,
-        "environment": NULLABLE_STRING,
-        "data": ANY,
-        "preData": ANY,
-    }
-)
-STRATEGY_DEFINITION = obj(
-    {
-        "name": STRING,
-        "displayName": NULLABLE_STRING,
-        "title": NULLABLE_STRING,
-        "description": NULLABLE_STRING,
-        "editable": BOOLEAN,
-        "deprecated": BOOLEAN,
-        "parameters": array(
-            obj(
-                {
-                    "name": STRING,
-                    "type": STRING,
-                    "description": NULLABLE_STRING,
-                    "required": BOOLEAN,
-                }
-            )
-        ),
-    }
-)
-ENVIRONMENT = obj({"name": STRING, "type": STRING, "sortOrder": SORT_ORDER, "enabled": BOOLEAN})
 HEALTH = obj({"health": {"type": "string", "enum": ["GOOD", "BAD"]}}, {"message": STRING})
 
 # The SDK API. A flag as SDKs get it is the wire's `Flag` (strategies without the admin-only
@@ -483,16 +348,6 @@ def whole(low: int, high: int = INT64_MAX) -> JsonSchema:
 
 # An id in a path (`flagcore_http.bodies.int_parameter`).
 ID = whole(0)
-ARCHIVED_FLAGS = obj({"version": INTEGER, "features": array(ARCHIVED_FLAG)})
-STRATEGIES_USING = obj({"strategies": array(PLACEMENT), "changeRequestStrategies": array(ANY)})
-STRATEGY_SEGMENTS = obj(
-    {
-        "projectId": NULLABLE_STRING,
-        "strategyId": STRING,
-        "environmentId": NULLABLE_STRING,
-        "segmentIds": array(INTEGER),
-    }
-)
 SIGNAL_TOKEN_WITH_SECRET: JsonSchema = {
     **SIGNAL_TOKEN,
     "required": [*SIGNAL_TOKEN["required"], "token"],
@@ -571,7 +426,7 @@ REFINED: dict[type, dict[str, JsonSchema]] = {
     EndpointUpdate: {"name": URL_FRIENDLY_NAME},
 }
 # Components published under Unleash's schema name rather than the class's.
-COMPONENT_NAMES: dict[type, str] = {ActionSetBody: "createActionsSchema"}
+COMPONENT_NAMES: dict[type, str] = {ActionSetBody: "createActionsSchema", ErrorAnswer: "Error"}
 
 
 # --- Contracts of the export/import, context and playground routes (branch contracts) ---

@@ -25,7 +25,8 @@ from flagcore.entities import Action, ActionExecution, ActionKind, ActionSet, Si
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Constraint
 from flagcore.service import matching_action_sets
-from flagcore_http import render, shapes
+from flagcore.wire import iso_time
+from flagcore_http import shapes
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
@@ -118,7 +119,7 @@ def render_action_set(value: ActionSet) -> dict[str, Any]:
             "payload": {c.context_name: _filter(c) for c in value.filters},
         },
         "actions": [_action(a, value) for a in value.actions],
-        "createdAt": render.time(value.created_at),
+        "createdAt": iso_time(value.created_at),
     }
 
 
@@ -129,7 +130,7 @@ def _signal(value: Signal) -> dict[str, Any]:
         "sourceId": value.endpoint_id,
         "createdBySourceTokenId": value.token_id,
         "payload": value.payload,
-        "createdAt": render.time(value.created_at),
+        "createdAt": iso_time(value.created_at),
     }
 
 
@@ -148,7 +149,7 @@ def render_action_set_event(value: ActionExecution) -> dict[str, Any]:
         "id": value.id,
         "actionSetId": value.action_set_id,
         "signalId": value.signal_id,
-        "createdAt": render.time(value.created_at),
+        "createdAt": iso_time(value.created_at),
         "state": value.state.value,
         "signal": _signal(value.signal),
         "actionSet": action_set,

@@ -16,8 +16,8 @@ from aiohttp import web
 from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, LimitExceeded, RateLimited
 from flagcore.service import SIGNAL_PAYLOAD_MAX_DEPTH, SignalSender
-from flagcore.wire import INT64_MAX
-from flagcore_http import render, shapes
+from flagcore.wire import INT64_MAX, iso_time
+from flagcore_http import shapes
 from flagcore_http.auth import signal_sender
 from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
@@ -47,7 +47,7 @@ def _endpoint(
         "name": value.name,
         "description": value.description,
         "enabled": value.enabled,
-        "createdAt": render.time(value.created_at),
+        "createdAt": iso_time(value.created_at),
     }
     if tokens is not None:
         out["tokens"] = [_token(t) for t in tokens]
@@ -55,7 +55,7 @@ def _endpoint(
 
 
 def _token(value: SignalEndpointToken) -> dict[str, Any]:
-    return {"id": value.id, "name": value.name, "createdAt": render.time(value.created_at)}
+    return {"id": value.id, "name": value.name, "createdAt": iso_time(value.created_at)}
 
 
 def _signal(value: Signal) -> dict[str, Any]:
@@ -64,7 +64,7 @@ def _signal(value: Signal) -> dict[str, Any]:
         "signalEndpointId": value.endpoint_id,
         "tokenId": value.token_id,
         "payload": value.payload,
-        "createdAt": render.time(value.created_at),
+        "createdAt": iso_time(value.created_at),
     }
 
 
