@@ -57,7 +57,6 @@ __all__ = [
     "COMPONENT_NAMES",
     "CONTEXT_BODY",
     "CONTEXT_QUERY",
-    "DELTA",
     "FRONTEND_FLAGS",
     "FRONTEND_REGISTRATION",
     "HEALTH",
@@ -150,17 +149,6 @@ CLIENT_FEATURES = obj(
         ),
     },
     {"segments": array(schema_ref("Segment"))},
-)
-DELTA = obj(
-    {
-        "events": array(
-            {
-                "type": "object",
-                "required": ["eventId", "type"],
-                "properties": {"eventId": INTEGER, "type": STRING},
-            }
-        )
-    }
 )
 
 # Project action sets (`routes.actions`) and signals (`routes.signals`).

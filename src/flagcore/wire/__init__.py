@@ -8,8 +8,9 @@
 - `client_features`: whole payloads, deltas, formats 1 and 2.
 - `unleash_export`: Unleash's feature export file (its import and export).
 - `schema`: JSON Schemas of the same classes, for the published API contract.
-- `answer_table` / `admin_answers`: the answers (typed values, each with its row of keys:
-  the writer and the schema are generated from it) and the admin API's answer classes.
+- `answer_table` / `admin_answers` / `delta_events`: the answers (typed values, each with
+  its row of keys: the writer and the schema are generated from it), the admin API's
+  answer classes, and Unleash's delta events (read back by `apply_delta_events`).
 """
 
 from __future__ import annotations
@@ -75,6 +76,15 @@ from flagcore.wire.converter import (
     structure,
     structure_with,
 )
+from flagcore.wire.delta_events import (
+    DeltaAnswer,
+    DeltaEvent,
+    FeatureRemoved,
+    FeatureUpdated,
+    Hydration,
+    SegmentRemoved,
+    SegmentUpdated,
+)
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.reading import NotFast
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
@@ -111,6 +121,8 @@ __all__ = [
     "ArchivedFlagAnswer",
     "ArchivedFlagsAnswer",
     "ClientFeaturesReading",
+    "DeltaAnswer",
+    "DeltaEvent",
     "EnvironmentsAnswer",
     "ErrorAnswer",
     "EventsAnswer",
@@ -123,10 +135,13 @@ __all__ = [
     "ExportedTag",
     "ExportedTagType",
     "FeatureExport",
+    "FeatureRemoved",
+    "FeatureUpdated",
     "FlagAnswer",
     "FlagDetailsAnswer",
     "FlagEnvironmentAnswer",
     "FlagsAnswer",
+    "Hydration",
     "IndexedClientFeatures",
     "JsonSchema",
     "LegalValue",
@@ -138,6 +153,8 @@ __all__ = [
     "ProjectsAnswer",
     "SchemaSet",
     "SegmentAnswer",
+    "SegmentRemoved",
+    "SegmentUpdated",
     "SegmentWithUsageAnswer",
     "SegmentsAnswer",
     "SegmentsWithUsageAnswer",

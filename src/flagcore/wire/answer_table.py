@@ -90,6 +90,9 @@ def write_answer(value: Any) -> dict[str, Any]:
     return _WRITERS[type(value)](value)
 
 
+_NAMESPACE["write_answer"] = write_answer
+
+
 def _nested(type_: Any) -> str:
     if type_ not in FIELDS and type_ not in ANSWER_FIELDS:
         raise TypeError(f"{type_!r} is neither a model class nor an answer")
@@ -98,9 +101,11 @@ def _nested(type_: Any) -> str:
 
 def _expression(got: str, type_: Any) -> str:
     """Python source writing the value ``got`` of type ``type_`` as JSON."""
-    if typing.get_origin(type_) in (typing.Union, types.UnionType):
-        (inner,) = [arg for arg in typing.get_args(type_) if arg is not type(None)]
-        written = _expression(got, inner)
+    if _is_union(type_):
+        inner = [arg for arg in typing.get_args(type_) if arg is not type(None)]
+        if len(inner) > 1:  # one of several answers: each written by its own writer
+            return f"write_answer({got})"
+        written = _expression(got, inner[0])
         return written if written == got else f"None if {got} is None else {written}"
     origin, args = typing.get_origin(type_), typing.get_args(type_)
     if type_ in (str, bool, int, float) or type_ is Any:
@@ -113,12 +118,20 @@ def _expression(got: str, type_: Any) -> str:
         return f"{_nested(type_)}({got})"
     if origin is tuple and args[1:] == (Ellipsis,):
         item = args[0]
-        return f"[{_nested(item)}(x) for x in {got}]" if attrs.has(item) else f"list({got})"
+        if attrs.has(item):
+            return f"[{_nested(item)}(x) for x in {got}]"
+        if _is_union(item):
+            return f"[write_answer(x) for x in {got}]"
+        return f"list({got})"
     if origin in (Mapping, dict):
         if attrs.has(args[1]):
             return f"{{k: {_nested(args[1])}(v) for k, v in {got}.items()}}"
         return got if args[1] is Any else f"dict({got})"
     raise TypeError(f"no answer writer for {type_!r}")
+
+
+def _is_union(type_: Any) -> bool:
+    return typing.get_origin(type_) in (typing.Union, types.UnionType)
 
 
 def _generate(cls: type, table: tuple[AnswerField, ...]) -> Callable[[Any], dict[str, Any]]:

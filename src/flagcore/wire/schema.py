@@ -92,7 +92,10 @@ class SchemaSet:
             return {"type": "null"}
         origin, args = get_origin(type_), get_args(type_)
         if origin in (Union, types.UnionType):
-            return _nullable(self.of(next(a for a in args if a is not type(None))))
+            kinds = [a for a in args if a is not type(None)]
+            if len(kinds) > 1:  # one of several classes (never null: no reader reads one)
+                return {"anyOf": [self.of(kind) for kind in kinds]}
+            return _nullable(self.of(kinds[0]))
         if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
             return {"type": "array", "items": self.of(args[0])}
         if origin in (list, frozenset, set):
@@ -125,7 +128,10 @@ class SchemaSet:
                 type_ = next(a for a in get_args(type_) if a is not type(None))
             else:
                 required.append(row.key)
-            properties[row.key] = {**self._sent(type_), **(row.schema or {})}
+            refined = dict(row.schema or {})
+            # A reference replaces what the type says (JSON sent as a model class writes it).
+            sent = {} if "$ref" in refined else self._sent(type_)
+            properties[row.key] = {**sent, **refined}
         return {
             "type": "object",
             "properties": properties,
