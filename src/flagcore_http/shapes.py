@@ -46,10 +46,7 @@ from flagcore_http.wire import (
 )
 
 __all__ = [
-    "ACTION_CATALOGUE",
     "ACTION_EVENTS_PAGE",
-    "ACTION_SET",
-    "ACTION_SET_EVENT",
     "ANY_JSON",
     "BOOLEAN",
     "CLIENT_FEATURES",
@@ -72,14 +69,9 @@ __all__ = [
     "SDK_HEADERS",
     "SDK_QUERY",
     "SDK_SCOPE_QUERY",
-    "SIGNAL",
-    "SIGNAL_ENDPOINT",
     "SIGNAL_PAGE",
-    "SIGNAL_TOKEN",
-    "SIGNAL_TOKEN_WITH_SECRET",
     "SORT_ORDER",
     "STRING",
-    "TIME",
     "URL_FRIENDLY_NAME",
     "array",
     "json_patch",
@@ -94,8 +86,6 @@ BOOLEAN: JsonSchema = {"type": "boolean"}
 INTEGER: JsonSchema = {"type": "integer", "minimum": INT64_MIN, "maximum": INT64_MAX}
 # Stored in an SQL integer column, 32-bit in PostgreSQL (`flagcore.validation.check_sort_order`).
 SORT_ORDER: JsonSchema = {"type": "integer", "minimum": INT32_MIN, "maximum": INT32_MAX}
-# `render.time`: ISO 8601 in UTC with milliseconds, or null for "never".
-TIME: JsonSchema = {"type": ["string", "null"], "format": "date-time"}
 ANY: JsonSchema = {}
 
 
@@ -151,83 +141,6 @@ CLIENT_FEATURES = obj(
     {"segments": array(schema_ref("Segment"))},
 )
 
-# Project action sets (`routes.actions`) and signals (`routes.signals`).
-_FILTER = obj(
-    {
-        "operator": STRING,
-        "values": array(STRING),
-        "inverted": BOOLEAN,
-        "caseInsensitive": BOOLEAN,
-    },
-    {"value": STRING},
-)
-_ACTION = obj(
-    {
-        "action": STRING,
-        "sortOrder": {**SORT_ORDER, "minimum": 1},
-        "executionParams": obj({"project": STRING, "featureName": STRING}, {"environment": STRING}),
-    },
-    {"state": STRING, "details": NULLABLE_STRING},
-)
-ACTION_SET = obj(
-    {
-        "id": INTEGER,
-        "name": STRING,
-        "description": NULLABLE_STRING,
-        "enabled": BOOLEAN,
-        "project": STRING,
-        "actorId": {"type": ["integer", "null"]},
-        "match": obj(
-            {
-                "source": {"const": "signal-endpoint"},
-                "sourceId": INTEGER,
-                "payload": {"type": "object", "additionalProperties": _FILTER},
-            }
-        ),
-        "actions": array(_ACTION),
-        "createdAt": TIME,
-    }
-)
-ACTION_SET_EVENT = obj(
-    {
-        "id": INTEGER,
-        "actionSetId": INTEGER,
-        "signalId": INTEGER,
-        "createdAt": TIME,
-        "state": STRING,
-        "signal": obj(
-            {
-                "id": INTEGER,
-                "source": {"const": "signal-endpoint"},
-                "sourceId": INTEGER,
-                "createdBySourceTokenId": {"type": ["integer", "null"]},
-                "payload": ANY,
-                "createdAt": TIME,
-            }
-        ),
-        "actionSet": ACTION_SET,
-    }
-)
-SIGNAL_TOKEN = obj({"id": INTEGER, "name": STRING, "createdAt": TIME})
-SIGNAL_ENDPOINT = obj(
-    {
-        "id": INTEGER,
-        "name": STRING,
-        "description": NULLABLE_STRING,
-        "enabled": BOOLEAN,
-        "createdAt": TIME,
-    },
-    {"tokens": array(SIGNAL_TOKEN)},
-)
-SIGNAL = obj(
-    {
-        "id": INTEGER,
-        "signalEndpointId": INTEGER,
-        "tokenId": {"type": ["integer", "null"]},
-        "payload": ANY,
-        "createdAt": TIME,
-    }
-)
 
 # The Frontend API and OFREP (`flagcore.service.frontend` writes these as text).
 _FRONTEND_VARIANT = obj(
@@ -336,25 +249,6 @@ def whole(low: int, high: int = INT64_MAX) -> JsonSchema:
 
 # An id in a path (`flagcore_http.bodies.int_parameter`).
 ID = whole(0)
-SIGNAL_TOKEN_WITH_SECRET: JsonSchema = {
-    **SIGNAL_TOKEN,
-    "required": [*SIGNAL_TOKEN["required"], "token"],
-    "properties": {**SIGNAL_TOKEN["properties"], "token": STRING},
-}
-ACTION_CATALOGUE: JsonSchema = {
-    "type": "object",
-    "additionalProperties": obj(
-        {
-            "label": STRING,
-            "description": STRING,
-            "category": STRING,
-            "permissions": array(STRING),
-            "parameters": array(
-                obj({"name": STRING, "label": STRING, "type": STRING}, {"options": array(STRING)})
-            ),
-        }
-    ),
-}
 SIGNAL_PAGE = {"limit": Parameter(whole(1, 1000)), "before": Parameter(whole(0))}
 ACTION_EVENTS_PAGE = {
     "limit": Parameter(whole(1, 1000)),

@@ -11,6 +11,7 @@
 - `answer_table` / `admin_answers` / `delta_events`: the answers (typed values, each with
   its row of keys: the writer and the schema are generated from it), the admin API's
   answer classes, and Unleash's delta events (read back by `apply_delta_events`).
+- `signal_answers`: signal endpoints, signals and project action sets as answers.
 """
 
 from __future__ import annotations
@@ -88,6 +89,26 @@ from flagcore.wire.delta_events import (
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.reading import NotFast
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
+from flagcore.wire.signal_answers import (
+    SIGNAL_ENDPOINT_SOURCE,
+    ActionCatalogueEntry,
+    ActionOutcomeAnswer,
+    ActionParameterAnswer,
+    ActionSetAnswer,
+    ActionSetEventAnswer,
+    ActionSetEventsAnswer,
+    ActionSetRunAnswer,
+    ActionSetsAnswer,
+    ActionSignalAnswer,
+    CreatedId,
+    SignalAnswer,
+    SignalEndpointAnswer,
+    SignalEndpointsAnswer,
+    SignalsAnswer,
+    SignalTokenAnswer,
+    SignalTokensAnswer,
+    SignalTokenWithSecret,
+)
 
 # Unleash's feature export format (branch importer).
 from flagcore.wire.unleash_export import (
@@ -116,11 +137,22 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "MAX_ERROR_DETAILS",
+    "SIGNAL_ENDPOINT_SOURCE",
     "WIRE_NAMES",
+    "ActionCatalogueEntry",
+    "ActionOutcomeAnswer",
+    "ActionParameterAnswer",
+    "ActionSetAnswer",
+    "ActionSetEventAnswer",
+    "ActionSetEventsAnswer",
+    "ActionSetRunAnswer",
+    "ActionSetsAnswer",
+    "ActionSignalAnswer",
     "AnswerField",
     "ArchivedFlagAnswer",
     "ArchivedFlagsAnswer",
     "ClientFeaturesReading",
+    "CreatedId",
     "DeltaAnswer",
     "DeltaEvent",
     "EnvironmentsAnswer",
@@ -158,6 +190,13 @@ __all__ = [
     "SegmentWithUsageAnswer",
     "SegmentsAnswer",
     "SegmentsWithUsageAnswer",
+    "SignalAnswer",
+    "SignalEndpointAnswer",
+    "SignalEndpointsAnswer",
+    "SignalTokenAnswer",
+    "SignalTokenWithSecret",
+    "SignalTokensAnswer",
+    "SignalsAnswer",
     "StrategiesUsingAnswer",
     "StrategyAnswer",
     "StrategyDefinitionAnswer",

@@ -13,11 +13,21 @@ from typing import Any
 
 from aiohttp import web
 
-from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, LimitExceeded, RateLimited
 from flagcore.service import SIGNAL_PAYLOAD_MAX_DEPTH, SignalSender
-from flagcore.wire import INT64_MAX, iso_time
+from flagcore.wire import (
+    INT64_MAX,
+    CreatedId,
+    SignalAnswer,
+    SignalEndpointAnswer,
+    SignalEndpointsAnswer,
+    SignalsAnswer,
+    SignalTokenAnswer,
+    SignalTokensAnswer,
+    SignalTokenWithSecret,
+)
 from flagcore_http import shapes
+from flagcore_http.answering import answered
 from flagcore_http.auth import signal_sender
 from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
@@ -39,45 +49,16 @@ ENDPOINTS = "/api/admin/signal-endpoints"
 _CREATED = {"id": "$response.body#/id"}
 
 
-def _endpoint(
-    value: SignalEndpoint, tokens: list[SignalEndpointToken] | None = None
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": value.id,
-        "name": value.name,
-        "description": value.description,
-        "enabled": value.enabled,
-        "createdAt": iso_time(value.created_at),
-    }
-    if tokens is not None:
-        out["tokens"] = [_token(t) for t in tokens]
-    return out
-
-
-def _token(value: SignalEndpointToken) -> dict[str, Any]:
-    return {"id": value.id, "name": value.name, "createdAt": iso_time(value.created_at)}
-
-
-def _signal(value: Signal) -> dict[str, Any]:
-    return {
-        "id": value.id,
-        "signalEndpointId": value.endpoint_id,
-        "tokenId": value.token_id,
-        "payload": value.payload,
-        "createdAt": iso_time(value.created_at),
-    }
-
-
 @routes.get(ENDPOINTS)
-@documented({200: shapes.obj({"signalEndpoints": shapes.array(shapes.SIGNAL_ENDPOINT)})})
+@documented({200: SignalEndpointsAnswer})
 async def list_endpoints(request: web.Request) -> web.Response:
     endpoints = await call(request, service(request).signals.list_signal_endpoints)
-    return web.json_response({"signalEndpoints": [_endpoint(e) for e in endpoints]})
+    return answered(SignalEndpointsAnswer(tuple(map(SignalEndpointAnswer.of, endpoints))))
 
 
 @routes.post(ENDPOINTS)
 @documented(
-    {201: shapes.SIGNAL_ENDPOINT},
+    {201: SignalEndpointAnswer},
     body=EndpointBody,
     errors=(409,),
     links={
@@ -99,22 +80,20 @@ async def create_endpoint(request: web.Request) -> web.Response:
         enabled=body.enabled,
         actor=actor(request),
     )
-    return web.json_response(_endpoint(created, []), status=201)
+    return answered(SignalEndpointAnswer.of(created, []), status=201)
 
 
 @routes.get(ENDPOINTS + "/{id}")
-@documented({200: shapes.SIGNAL_ENDPOINT}, path={"id": shapes.ID})
+@documented({200: SignalEndpointAnswer}, path={"id": shapes.ID})
 async def get_endpoint(request: web.Request) -> web.Response:
     endpoint_id = int_parameter(request, "id")
     endpoint = await call(request, service(request).signals.get_signal_endpoint, endpoint_id)
     tokens = await call(request, service(request).signals.list_signal_endpoint_tokens, endpoint_id)
-    return web.json_response(_endpoint(endpoint, tokens))
+    return answered(SignalEndpointAnswer.of(endpoint, tokens))
 
 
 @routes.put(ENDPOINTS + "/{id}")
-@documented(
-    {200: shapes.SIGNAL_ENDPOINT}, body=EndpointUpdate, errors=(409,), path={"id": shapes.ID}
-)
+@documented({200: SignalEndpointAnswer}, body=EndpointUpdate, errors=(409,), path={"id": shapes.ID})
 async def update_endpoint(request: web.Request) -> web.Response:
     endpoint_id = int_parameter(request, "id")
     body = await read_body(request, EndpointUpdate)
@@ -127,7 +106,7 @@ async def update_endpoint(request: web.Request) -> web.Response:
         enabled=body.enabled,
         actor=actor(request),
     )
-    return web.json_response(_endpoint(updated))
+    return answered(SignalEndpointAnswer.of(updated))
 
 
 @routes.delete(ENDPOINTS + "/{id}")
@@ -143,19 +122,17 @@ async def delete_endpoint(request: web.Request) -> web.Response:
 
 
 @routes.get(ENDPOINTS + "/{id}/tokens")
-@documented(
-    {200: shapes.obj({"tokens": shapes.array(shapes.SIGNAL_TOKEN)})}, path={"id": shapes.ID}
-)
+@documented({200: SignalTokensAnswer}, path={"id": shapes.ID})
 async def list_tokens(request: web.Request) -> web.Response:
     tokens = await call(
         request, service(request).signals.list_signal_endpoint_tokens, int_parameter(request, "id")
     )
-    return web.json_response({"tokens": [_token(t) for t in tokens]})
+    return answered(SignalTokensAnswer(tuple(map(SignalTokenAnswer.of, tokens))))
 
 
 @routes.post(ENDPOINTS + "/{id}/tokens")
 @documented(
-    {201: shapes.SIGNAL_TOKEN_WITH_SECRET},
+    {201: SignalTokenWithSecret},
     body=SignalTokenBody,
     errors=(409,),
     path={"id": shapes.ID},
@@ -170,7 +147,10 @@ async def create_token(request: web.Request) -> web.Response:
         body.name,
         actor=actor(request),
     )
-    return web.json_response({**_token(created.token), "token": created.secret}, status=201)
+    token = created.token
+    return answered(
+        SignalTokenWithSecret(token.id, token.name, token.created_at, created.secret), status=201
+    )
 
 
 @routes.delete(ENDPOINTS + "/{id}/tokens/{token_id}")
@@ -193,7 +173,7 @@ def _page(request: web.Request) -> tuple[int, int | None]:
 
 @routes.get(ENDPOINTS + "/{id}/signals")
 @documented(
-    {200: shapes.obj({"signals": shapes.array(shapes.SIGNAL)})},
+    {200: SignalsAnswer},
     query=shapes.SIGNAL_PAGE,
     path={"id": shapes.ID},
 )
@@ -206,17 +186,17 @@ async def endpoint_signals(request: web.Request) -> web.Response:
         limit=limit,
         before_id=before,
     )
-    return web.json_response({"signals": [_signal(s) for s in signals]})
+    return answered(SignalsAnswer(tuple(map(SignalAnswer.of, signals))))
 
 
 @routes.get("/api/admin/signals")
-@documented({200: shapes.obj({"signals": shapes.array(shapes.SIGNAL)})}, query=shapes.SIGNAL_PAGE)
+@documented({200: SignalsAnswer}, query=shapes.SIGNAL_PAGE)
 async def recent_signals(request: web.Request) -> web.Response:
     limit, before = _page(request)
     signals = await call(
         request, service(request).signals.list_signals, limit=limit, before_id=before
     )
-    return web.json_response({"signals": [_signal(s) for s in signals]})
+    return answered(SignalsAnswer(tuple(map(SignalAnswer.of, signals))))
 
 
 def _too_large(limit: int) -> LimitExceeded:
@@ -286,7 +266,7 @@ def _refused_early(request: web.Request, sender: SignalSender) -> web.Response |
 
 @routes.post("/api/signal-endpoint/{name}")
 @documented(
-    {202: shapes.obj({"id": shapes.INTEGER})},
+    {202: CreatedId},
     body=shapes.ANY_JSON,
     body_required=False,
     errors=(408, 429),
@@ -332,4 +312,4 @@ async def _receive_signal(request: web.Request) -> web.StreamResponse:
     signal = await call(request, svc.signals.accept_signal, sender, payload)
     # Action sets run right after, without holding up the sender.
     schedule_action_sets(request.app, signal)
-    return web.json_response({"id": signal.id}, status=202)
+    return answered(CreatedId(signal.id), status=202)
