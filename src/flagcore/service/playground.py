@@ -19,7 +19,9 @@ would answer. The rest follows Unleash's playground (its ``feature-evaluator``):
 Where Unleash is lenient, this is strict (docs/migrating-from-unleash.md): an unknown
 environment or project, an unknown top-level context field, or a value of the wrong type
 is a 400 naming its JSON path, and the advanced playground refuses too many context
-combinations before making any.
+combinations before making any. The request bodies are read on the HTTP side
+(`flagcore_http.playground_bodies`) into a `PlaygroundRequest`; its context is checked
+here (`check_context`), as the admin UI and ``flagcore explain`` share that rule.
 """
 
 from __future__ import annotations
@@ -60,9 +62,6 @@ __all__ = [
     "answer",
     "check_context",
     "explain_every_flag",
-    "read_advanced_request",
-    "read_explain_request",
-    "read_request",
 ]
 
 JSON = dict[str, Any]
@@ -143,68 +142,6 @@ class PlaygroundRequest:
     projects: tuple[str, ...] | None
     context: JSON
     advanced: bool = False  # asked as {"environments": [...]}: errors name $.environments[i]
-
-
-def _check_keys(body: Any, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
-    if not isinstance(body, Mapping):
-        raise _invalid("the body must be a JSON object", "$")
-    for key in body:
-        if key not in allowed:
-            raise _invalid(f"unknown field {str(key)[:100]!r} ({', '.join(allowed)})", "$")
-    for key in required:
-        if key not in body:
-            raise _invalid(f"{key} is required", f"$.{key}")
-
-
-def _check_projects(value: Any) -> tuple[str, ...] | None:
-    if value is None or value == "*":
-        return None
-    if type(value) is not list:
-        raise _invalid('projects must be "*" or a list of project ids', "$.projects")
-    for index, project in enumerate(value):
-        if type(project) is not str:
-            raise _invalid("must be a string", f"$.projects[{index}]")
-    return None if "*" in value else tuple(value)
-
-
-def read_request(body: Any) -> PlaygroundRequest:
-    """``{"environment", "projects"?, "context"}``, checked (`InvalidInput` otherwise)."""
-    _check_keys(body, ("environment", "projects", "context"), ("environment", "context"))
-    environment = body["environment"]
-    if type(environment) is not str or not environment:
-        raise _invalid("environment must be a non-empty string", "$.environment")
-    context = check_context(body["context"], required=("appName",))
-    return PlaygroundRequest((environment,), _check_projects(body.get("projects")), context)
-
-
-def read_advanced_request(body: Any) -> PlaygroundRequest:
-    """``{"environments", "projects"?, "context"}``, checked (`InvalidInput` otherwise)."""
-    _check_keys(body, ("environments", "projects", "context"), ("environments", "context"))
-    environments = body["environments"]
-    if type(environments) is not list or not environments:
-        raise _invalid("environments must be a non-empty list", "$.environments")
-    for index, environment in enumerate(environments):
-        if type(environment) is not str or not environment:
-            raise _invalid("must be a non-empty string", f"$.environments[{index}]")
-    context = check_context(body["context"], required=("appName",))
-    return PlaygroundRequest(
-        tuple(dict.fromkeys(environments)),
-        _check_projects(body.get("projects")),
-        context,
-        advanced=True,
-    )
-
-
-def read_explain_request(body: Any) -> tuple[str, PlaygroundRequest]:
-    """``{"flag", "environment", "context"?}``: one flag to explain (no appName needed)."""
-    _check_keys(body, ("flag", "environment", "context"), ("flag", "environment"))
-    flag, environment = body["flag"], body["environment"]
-    if type(flag) is not str or not flag:
-        raise _invalid("flag must be a non-empty string", "$.flag")
-    if type(environment) is not str or not environment:
-        raise _invalid("environment must be a non-empty string", "$.environment")
-    context = check_context(body.get("context", {}))
-    return flag, PlaygroundRequest((environment,), None, context)
 
 
 def context_combinations(context: JSON, limit: int) -> list[JSON]:

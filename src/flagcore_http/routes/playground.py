@@ -12,18 +12,16 @@ import asyncio
 
 from aiohttp import web
 
-from flagcore.service.playground import (
-    Playground,
-    advanced_answer,
-    answer,
-    read_advanced_request,
-    read_explain_request,
-    read_request,
-)
+from flagcore.service.playground import Playground, advanced_answer, answer
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
+from flagcore_http.playground_bodies import (
+    read_advanced_request,
+    read_explain_request,
+    read_request,
+)
 
 __all__ = ["routes"]
 
