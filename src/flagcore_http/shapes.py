@@ -54,16 +54,12 @@ __all__ = [
     "COMPONENT_NAMES",
     "CONTEXT_BODY",
     "CONTEXT_QUERY",
-    "FRONTEND_FLAGS",
     "FRONTEND_REGISTRATION",
     "HEALTH",
     "ID",
     "INTEGER",
     "METRICS",
     "NULLABLE_STRING",
-    "OFREP_ERROR",
-    "OFREP_EVALUATION",
-    "OFREP_FLAGS",
     "REFINED",
     "REGISTRATION",
     "SDK_HEADERS",
@@ -142,25 +138,6 @@ CLIENT_FEATURES = obj(
 )
 
 
-# The Frontend API and OFREP (`flagcore.service.frontend` writes these as text).
-_FRONTEND_VARIANT = obj(
-    {"name": STRING, "enabled": BOOLEAN, "feature_enabled": BOOLEAN, "featureEnabled": BOOLEAN},
-    {"payload": schema_ref("Payload")},
-)
-FRONTEND_FLAGS = obj(
-    {
-        "toggles": array(
-            obj(
-                {
-                    "name": STRING,
-                    "enabled": BOOLEAN,
-                    "impressionData": BOOLEAN,
-                    "variant": _FRONTEND_VARIANT,
-                }
-            )
-        )
-    }
-)
 # A context as a request body: Unleash's fields (strings) and ``properties``; OFREP's
 # flat attributes (strings, numbers, booleans) are any other key.
 CONTEXT_BODY = obj(
@@ -177,22 +154,6 @@ CONTEXT_BODY = obj(
         }
     },
     closed=False,
-)
-OFREP_EVALUATION = obj(
-    {"key": STRING, "value": ANY, "reason": STRING, "variant": NULLABLE_STRING},
-    {"metadata": {"type": "object"}},
-)
-OFREP_FLAGS = obj({"flags": array(OFREP_EVALUATION)})
-# OFREP's failures carry OFREP's fields and ours (`routes.ofrep._failure_response`).
-OFREP_ERROR = obj(
-    {
-        "errorCode": STRING,
-        "errorDetails": STRING,
-        "name": STRING,
-        "message": STRING,
-        "details": array(obj({"message": STRING}, {"path": STRING})),
-    },
-    {"key": STRING},
 )
 
 # Bodies read by hand (SDK registration and metrics), as `routes.client` checks them.

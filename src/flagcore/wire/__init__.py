@@ -12,6 +12,7 @@
   its row of keys: the writer and the schema are generated from it), the admin API's
   answer classes, and Unleash's delta events (read back by `apply_delta_events`).
 - `signal_answers`: signal endpoints, signals and project action sets as answers.
+- `frontend_answers`: the Frontend API's and OFREP's answers.
 """
 
 from __future__ import annotations
@@ -87,6 +88,16 @@ from flagcore.wire.delta_events import (
     SegmentUpdated,
 )
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
+from flagcore.wire.frontend_answers import (
+    FrontendToggle,
+    FrontendToggles,
+    FrontendVariant,
+    OfrepErrorAnswer,
+    OfrepEvaluation,
+    OfrepFlags,
+    OfrepMetadata,
+    OfrepParseFailure,
+)
 from flagcore.wire.reading import NotFast
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
 from flagcore.wire.signal_answers import (
@@ -173,11 +184,19 @@ __all__ = [
     "FlagDetailsAnswer",
     "FlagEnvironmentAnswer",
     "FlagsAnswer",
+    "FrontendToggle",
+    "FrontendToggles",
+    "FrontendVariant",
     "Hydration",
     "IndexedClientFeatures",
     "JsonSchema",
     "LegalValue",
     "NotFast",
+    "OfrepErrorAnswer",
+    "OfrepEvaluation",
+    "OfrepFlags",
+    "OfrepMetadata",
+    "OfrepParseFailure",
     "OutOfRange",
     "PlacementAnswer",
     "ProjectAnswer",
