@@ -458,103 +458,6 @@ EXPLAIN_BODY = obj(
     {"flag": _NON_EMPTY, "environment": _NON_EMPTY}, {"context": _playground_context(())}
 )
 
-# The playground's answers (Unleash 8.2's shapes, `flagcore.service.playground`).
-_UNKNOWN: JsonSchema = {"const": "unknown"}
-_PLAYGROUND_CONSTRAINT = obj(
-    {
-        "contextName": STRING,
-        "operator": STRING,
-        "values": array(STRING),
-        "inverted": BOOLEAN,
-        "caseInsensitive": BOOLEAN,
-        "result": BOOLEAN,
-    },
-    {"value": STRING},
-)
-_PLAYGROUND_STRATEGY_RESULT: JsonSchema = {
-    "anyOf": [
-        obj({"enabled": _UNKNOWN, "evaluationStatus": {"const": "unevaluated"}}),
-        obj({"enabled": {"enum": ["unknown", False]}, "evaluationStatus": {"const": "incomplete"}}),
-        obj(
-            {"enabled": BOOLEAN, "evaluationStatus": {"const": "complete"}},
-            {
-                "variant": obj(
-                    {"name": STRING, "enabled": {"const": True}}, {"payload": schema_ref("Payload")}
-                ),
-                "variants": array(schema_ref("Variant")),
-            },
-        ),
-    ]
-}
-_PLAYGROUND_STRATEGY = obj(
-    {
-        "name": STRING,
-        "id": STRING,
-        "disabled": BOOLEAN,
-        "parameters": _STRATEGY_PARAMETERS,
-        "result": _PLAYGROUND_STRATEGY_RESULT,
-        "constraints": array(_PLAYGROUND_CONSTRAINT),
-        "segments": array(
-            obj(
-                {
-                    "name": STRING,
-                    "id": INTEGER,
-                    "result": BOOLEAN,
-                    "constraints": array(_PLAYGROUND_CONSTRAINT),
-                }
-            )
-        ),
-        "links": obj({"edit": STRING}),
-    },
-    {"title": STRING},
-)
-_PLAYGROUND_FEATURE_KEYS: dict[str, Any] = {
-    "name": STRING,
-    "projectId": STRING,
-    "isEnabled": BOOLEAN,
-    "isEnabledInCurrentEnvironment": BOOLEAN,
-    "hasUnsatisfiedDependency": BOOLEAN,
-    "strategies": obj(
-        {
-            "result": {"enum": [True, False, "unknown"]},
-            "data": array(_PLAYGROUND_STRATEGY),
-        }
-    ),
-    "variant": obj(
-        {"name": STRING, "enabled": BOOLEAN, "feature_enabled": BOOLEAN},
-        {"payload": schema_ref("Payload"), "featureEnabled": BOOLEAN},
-    ),
-    "variants": array(schema_ref("Variant")),
-}
-PLAYGROUND = obj({"input": {"type": "object"}, "features": array(obj(_PLAYGROUND_FEATURE_KEYS))})
-ADVANCED_PLAYGROUND = obj(
-    {
-        "input": {"type": "object"},
-        "features": array(
-            obj(
-                {
-                    "name": STRING,
-                    "projectId": STRING,
-                    "environments": {
-                        "type": "object",
-                        "additionalProperties": array(
-                            obj(
-                                {
-                                    **_PLAYGROUND_FEATURE_KEYS,
-                                    "environment": STRING,
-                                    "context": {
-                                        "type": "object",
-                                        "additionalProperties": STRING,
-                                    },
-                                }
-                            )
-                        ),
-                    },
-                }
-            )
-        ),
-    }
-)
 
 # `flagcore.explain.FlagExplanation.to_json`, in the environment asked about.
 _NULLABLE_INTEGER: JsonSchema = {"type": ["integer", "null"]}
@@ -662,7 +565,6 @@ EXPLANATION = obj(
 )
 
 __all__ += [
-    "ADVANCED_PLAYGROUND",
     "ADVANCED_PLAYGROUND_BODY",
     "CONTEXT_FIELD_LIST",
     "EXPLAIN_BODY",
@@ -672,7 +574,6 @@ __all__ += [
     "IMPORT_CHECK",
     "IMPORT_OPTIONS",
     "IMPORT_REPORT",
-    "PLAYGROUND",
     "PLAYGROUND_BODY",
     "import_body",
 ]

@@ -13,6 +13,7 @@
   answer classes, and Unleash's delta events (read back by `apply_delta_events`).
 - `signal_answers`: signal endpoints, signals and project action sets as answers.
 - `frontend_answers`: the Frontend API's and OFREP's answers.
+- `playground_answers`: Unleash's playground answers.
 """
 
 from __future__ import annotations
@@ -98,6 +99,21 @@ from flagcore.wire.frontend_answers import (
     OfrepMetadata,
     OfrepParseFailure,
 )
+from flagcore.wire.playground_answers import (
+    AdvancedPlaygroundAnswer,
+    AdvancedPlaygroundFeature,
+    AdvancedPlaygroundResult,
+    PlaygroundAnswer,
+    PlaygroundConstraint,
+    PlaygroundFeature,
+    PlaygroundLinks,
+    PlaygroundSegment,
+    PlaygroundStrategies,
+    PlaygroundStrategy,
+    PlaygroundVariant,
+    StrategyEvaluation,
+    StrategyVariant,
+)
 from flagcore.wire.reading import NotFast
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
 from flagcore.wire.signal_answers import (
@@ -159,6 +175,9 @@ __all__ = [
     "ActionSetRunAnswer",
     "ActionSetsAnswer",
     "ActionSignalAnswer",
+    "AdvancedPlaygroundAnswer",
+    "AdvancedPlaygroundFeature",
+    "AdvancedPlaygroundResult",
     "AnswerField",
     "ArchivedFlagAnswer",
     "ArchivedFlagsAnswer",
@@ -199,6 +218,14 @@ __all__ = [
     "OfrepParseFailure",
     "OutOfRange",
     "PlacementAnswer",
+    "PlaygroundAnswer",
+    "PlaygroundConstraint",
+    "PlaygroundFeature",
+    "PlaygroundLinks",
+    "PlaygroundSegment",
+    "PlaygroundStrategies",
+    "PlaygroundStrategy",
+    "PlaygroundVariant",
     "ProjectAnswer",
     "ProjectWithFlagCount",
     "ProjectsAnswer",
@@ -220,7 +247,9 @@ __all__ = [
     "StrategyAnswer",
     "StrategyDefinitionAnswer",
     "StrategyDefinitionsAnswer",
+    "StrategyEvaluation",
     "StrategySegmentsAnswer",
+    "StrategyVariant",
     "TagTypesAnswer",
     "TagsAnswer",
     "TokenAnswer",

@@ -93,6 +93,9 @@ def write_answer(value: Any) -> dict[str, Any]:
 _NAMESPACE["write_answer"] = write_answer
 
 
+_SCALARS = (str, bool, int, float)
+
+
 def _nested(type_: Any) -> str:
     if type_ not in FIELDS and type_ not in ANSWER_FIELDS:
         raise TypeError(f"{type_!r} is neither a model class nor an answer")
@@ -103,12 +106,14 @@ def _expression(got: str, type_: Any) -> str:
     """Python source writing the value ``got`` of type ``type_`` as JSON."""
     if _is_union(type_):
         inner = [arg for arg in typing.get_args(type_) if arg is not type(None)]
+        if all(arg in _SCALARS for arg in inner):  # a boolean or "unknown": as it is
+            return got
         if len(inner) > 1:  # one of several answers: each written by its own writer
             return f"write_answer({got})"
         written = _expression(got, inner[0])
         return written if written == got else f"None if {got} is None else {written}"
     origin, args = typing.get_origin(type_), typing.get_args(type_)
-    if type_ in (str, bool, int, float) or type_ is Any:
+    if type_ in _SCALARS or type_ is Any:
         return got
     if type_ is dt.datetime:
         return f"iso_time({got})"
@@ -124,9 +129,11 @@ def _expression(got: str, type_: Any) -> str:
             return f"[write_answer(x) for x in {got}]"
         return f"list({got})"
     if origin in (Mapping, dict):
-        if attrs.has(args[1]):
-            return f"{{k: {_nested(args[1])}(v) for k, v in {got}.items()}}"
-        return got if args[1] is Any else f"dict({got})"
+        if args[1] is Any:
+            return got
+        if args[1] in _SCALARS:
+            return f"dict({got})"
+        return f"{{k: {_expression('v', args[1])} for k, v in {got}.items()}}"
     raise TypeError(f"no answer writer for {type_!r}")
 
 

@@ -144,7 +144,11 @@ class SchemaSet:
         strings only (a reader takes numbers and booleans too)."""
         origin, args = get_origin(type_), get_args(type_)
         if origin in (Union, types.UnionType):
-            return _nullable(self._sent(next(a for a in args if a is not type(None))))
+            kinds = [a for a in args if a is not type(None)]
+            if len(kinds) > 1:
+                one_of: JsonSchema = {"anyOf": [self._sent(kind) for kind in kinds]}
+                return _nullable(one_of) if len(kinds) < len(args) else one_of
+            return _nullable(self._sent(kinds[0]))
         if origin in (dict, Mapping, typing.Mapping) and args == (str, str):
             return {"type": "object", "additionalProperties": {"type": "string"}}
         return self.of(type_)
