@@ -29,11 +29,16 @@ from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant
 from flagcore.wire import (
     ANSWER_FIELDS,
     AnswerField,
+    DeltaAnswer,
     ErrorAnswer,
+    FeatureRemoved,
+    FeatureUpdated,
     FlagAnswer,
     FlagDetailsAnswer,
+    Hydration,
     SchemaSet,
     SegmentAnswer,
+    SegmentRemoved,
     TokenAnswer,
     answer,
     write_answer,
@@ -136,3 +141,49 @@ def test_an_answer_table_that_misses_or_misorders_an_attribute_fails_at_import()
 def test_the_answer_writers_and_the_model_writers_agree_on_nested_model_values() -> None:
     written = write_answer(FlagDetailsAnswer.of_details(FlagDetails(_FLAG)))
     assert written["dependencies"] == wire.converter.unstructure(_FLAG.dependencies)
+
+
+def test_every_registered_answer_has_a_closed_schema_naming_exactly_its_rows() -> None:
+    for cls, rows in ANSWER_FIELDS.items():
+        schemas = SchemaSet()
+        reference = schemas.of(cls)
+        component = schemas.components[reference["$ref"].rsplit("/", 1)[-1]]
+        assert component["additionalProperties"] is False, cls
+        assert list(component["properties"]) == [row.key for row in rows], cls
+        always = [row.key for row in rows if not row.omitted_when_none]
+        assert component["required"] == always, cls
+
+
+def test_a_delta_is_written_event_by_event_and_its_schema_names_each_kind() -> None:
+    flag = {"name": "f", "enabled": True, "strategies": []}
+    delta = DeltaAnswer(
+        (
+            Hydration(7, (flag,), ()),
+            FeatureUpdated(8, flag),
+            FeatureRemoved(9, "f", "web"),
+            SegmentRemoved(9, 3),
+        )
+    )
+    written = _validate_with_model(delta)
+    assert written["events"] == [
+        {"type": "hydration", "eventId": 7, "features": [flag], "segments": []},
+        {"type": "feature-updated", "eventId": 8, "feature": flag},
+        {"type": "feature-removed", "eventId": 9, "featureName": "f", "project": "web"},
+        {"type": "segment-removed", "eventId": 9, "segmentId": 3},
+    ]
+    schemas = SchemaSet()
+    schemas.of(DeltaAnswer)
+    kinds = schemas.components["DeltaAnswer"]["properties"]["events"]["items"]["anyOf"]
+    assert len(kinds) == 5
+
+
+def _validate_with_model(value: Any) -> dict[str, Any]:
+    """Like `_validate`, with the model's components (answers may refer to ``Flag``)."""
+    schemas = SchemaSet()
+    for cls in wire.FIELDS:
+        schemas.of(cls)
+    reference = schemas.of(type(value))
+    written = write_answer(value)
+    document = {"$ref": reference["$ref"], "components": {"schemas": schemas.components}}
+    jsonschema.Draft202012Validator(document).validate(written)
+    return written
