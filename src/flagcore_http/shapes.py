@@ -383,37 +383,6 @@ IMPORT_OPTIONS = {
     "overwrite": {"type": ["boolean", "null"]},
     "dryRun": {"type": ["boolean", "null"]},
 }
-_IMPORT_ITEM = obj({"message": STRING, "affectedItems": array(STRING)})
-IMPORT_CHECK = obj(
-    {
-        "errors": array(_IMPORT_ITEM),
-        "warnings": array(_IMPORT_ITEM),
-        "permissions": {"type": "array", "maxItems": 0},  # no per-permission checks here
-    }
-)
-IMPORT_REPORT = obj(
-    {
-        "project": STRING,
-        "environment": STRING,
-        "dryRun": BOOLEAN,
-        "created": array(STRING),
-        "updated": array(STRING),
-        "unchanged": array(STRING),
-        "tagTypesCreated": array(STRING),
-    }
-)
-# ``GET /api/admin/context``: Unleash's built-in fields, then those the rules name.
-CONTEXT_FIELD_LIST = array(
-    obj(
-        {
-            "name": STRING,
-            "description": STRING,
-            "stickiness": BOOLEAN,
-            "sortOrder": INTEGER,
-            "legalValues": array(_LEGAL_VALUE),
-        }
-    )
-)
 
 # The playground's bodies, as `flagcore.service.playground` reads them: closed, as that
 # reader refuses keys it does not know; a context's values are bounded strings.
@@ -566,14 +535,11 @@ EXPLANATION = obj(
 
 __all__ += [
     "ADVANCED_PLAYGROUND_BODY",
-    "CONTEXT_FIELD_LIST",
     "EXPLAIN_BODY",
     "EXPLANATION",
     "EXPORT",
     "EXPORT_QUERY",
-    "IMPORT_CHECK",
     "IMPORT_OPTIONS",
-    "IMPORT_REPORT",
     "PLAYGROUND_BODY",
     "import_body",
 ]

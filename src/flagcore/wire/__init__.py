@@ -14,6 +14,7 @@
 - `signal_answers`: signal endpoints, signals and project action sets as answers.
 - `frontend_answers`: the Frontend API's and OFREP's answers.
 - `playground_answers`: Unleash's playground answers.
+- `import_answers`: import validation and import reports, the context field list.
 """
 
 from __future__ import annotations
@@ -99,6 +100,13 @@ from flagcore.wire.frontend_answers import (
     OfrepMetadata,
     OfrepParseFailure,
 )
+from flagcore.wire.import_answers import (
+    ContextFieldAnswer,
+    ImportCheckAnswer,
+    ImportItemAnswer,
+    ImportReportAnswer,
+    LegalValueAnswer,
+)
 from flagcore.wire.playground_answers import (
     AdvancedPlaygroundAnswer,
     AdvancedPlaygroundFeature,
@@ -182,6 +190,7 @@ __all__ = [
     "ArchivedFlagAnswer",
     "ArchivedFlagsAnswer",
     "ClientFeaturesReading",
+    "ContextFieldAnswer",
     "CreatedId",
     "DeltaAnswer",
     "DeltaEvent",
@@ -207,9 +216,13 @@ __all__ = [
     "FrontendToggles",
     "FrontendVariant",
     "Hydration",
+    "ImportCheckAnswer",
+    "ImportItemAnswer",
+    "ImportReportAnswer",
     "IndexedClientFeatures",
     "JsonSchema",
     "LegalValue",
+    "LegalValueAnswer",
     "NotFast",
     "OfrepErrorAnswer",
     "OfrepEvaluation",
