@@ -55,7 +55,6 @@ __all__ = [
     "CONTEXT_BODY",
     "CONTEXT_QUERY",
     "FRONTEND_REGISTRATION",
-    "HEALTH",
     "ID",
     "INTEGER",
     "METRICS",
@@ -111,8 +110,6 @@ def array(items: JsonSchema) -> JsonSchema:
 def nullable(schema: JsonSchema) -> JsonSchema:
     return {"anyOf": [schema, {"type": "null"}]}
 
-
-HEALTH = obj({"health": {"type": "string", "enum": ["GOOD", "BAD"]}}, {"message": STRING})
 
 # The SDK API. A flag as SDKs get it is the wire's `Flag` (strategies without the admin-only
 # keys), and in format 1 (clients without Unleash-Client-Spec 4.2.0) the legacy keys: the

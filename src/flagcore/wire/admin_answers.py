@@ -46,6 +46,7 @@ __all__ = [
     "FlagDetailsAnswer",
     "FlagEnvironmentAnswer",
     "FlagsAnswer",
+    "HealthAnswer",
     "PlacementAnswer",
     "ProjectAnswer",
     "ProjectWithFlagCount",
@@ -556,3 +557,15 @@ class VariantsAnswer:
 
     version: int
     variants: tuple[Variant, ...]
+
+
+@answer(
+    AnswerField("health", "health", schema={"enum": ["GOOD", "BAD"]}),
+    AnswerField("message", "message", omitted_when_none=True),
+)
+@attrs.frozen
+class HealthAnswer:
+    """``GOOD``, or ``BAD`` with why (``/health``, ``/ready``)."""
+
+    health: str
+    message: str | None = None

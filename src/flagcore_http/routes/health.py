@@ -14,7 +14,8 @@ from aiohttp import web
 
 from flagcore.errors import FlagcoreError
 from flagcore.ports import Store
-from flagcore_http import shapes
+from flagcore.wire import HealthAnswer
+from flagcore_http.answering import answered
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
 
@@ -32,10 +33,13 @@ class _ReportsAvailability(Protocol):
     def available(self) -> bool: ...
 
 
+_GOOD = HealthAnswer("GOOD")
+
+
 @routes.get("/health")
-@documented({200: shapes.HEALTH}, store=False)
+@documented({200: HealthAnswer}, store=False)
 async def health(request: web.Request) -> web.Response:
-    return web.json_response({"health": "GOOD"})
+    return answered(_GOOD)
 
 
 def _read_once(store: Store) -> None:
@@ -46,21 +50,21 @@ def _read_once(store: Store) -> None:
 
 
 @routes.get("/ready")
-@documented({200: shapes.HEALTH, 503: shapes.HEALTH})
+@documented({200: HealthAnswer, 503: HealthAnswer})
 async def ready(request: web.Request) -> web.Response:
     """Ready when the listener (if any) is connected and the store answers one read."""
     store = service(request).store
     if isinstance(store, _ReportsAvailability) and not store.available:
-        return web.json_response(
-            {
-                "health": "BAD",
-                "message": "the database is unavailable; SDKs are served from memory and "
+        return answered(
+            HealthAnswer(
+                "BAD",
+                "the database is unavailable; SDKs are served from memory and "
                 "writes are refused until it is back",
-            },
+            ),
             status=503,
         )
     try:
         await call(request, _read_once, store)
     except FlagcoreError as error:
-        return web.json_response({"health": "BAD", "message": error.message}, status=503)
-    return web.json_response({"health": "GOOD"})
+        return answered(HealthAnswer("BAD", error.message), status=503)
+    return answered(_GOOD)
