@@ -1,5 +1,10 @@
 """The flags a client holds, as Unleash's format 2 JSON: kept to back them up and to
-know which flags a change touched."""
+know which flags a change touched.
+
+Payloads and deltas are read by the same reader the engine uses
+(`flagcore.wire.index_client_features`, `flagcore.wire.apply_delta_events`), so the two
+cannot disagree on what a delta event means.
+"""
 
 from __future__ import annotations
 
@@ -10,65 +15,67 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flagcore.wire import IndexedClientFeatures, apply_delta_events, index_client_features
+
 __all__ = ["ClientState"]
+
+# Delta events after which the names held before are needed to say what was touched.
+_NEEDS_BEFORE = frozenset({"hydration", "feature-removed"})
 
 
 class ClientState:
     def __init__(self) -> None:
-        self.features: dict[str, dict[str, Any]] = {}
-        self.segments: dict[int, dict[str, Any]] = {}
+        self._held = IndexedClientFeatures()
+
+    @property
+    def features(self) -> Mapping[str, Any]:
+        """Each flag's JSON by name."""
+        return self._held.features
+
+    @property
+    def segments(self) -> Mapping[int, Any]:
+        return self._held.segments
 
     def replace(self, payload: Mapping[str, Any]) -> set[str]:
         """Take a full payload (``/api/client/features``); the names of the flags touched."""
-        features = {f["name"]: f for f in payload.get("features", []) if isinstance(f, dict)}
-        segments = {s["id"]: s for s in payload.get("segments", []) or [] if isinstance(s, dict)}
-        touched = {
-            n
-            for n in features.keys() | self.features.keys()
-            if features.get(n) != self.features.get(n)
-        }
-        if segments != self.segments:
-            touched |= features.keys()
-        self.features, self.segments = features, segments
+        fresh = index_client_features(payload)
+        touched = _differing(self._held, fresh)
+        self._held = fresh
         return touched
 
     def apply(self, delta: Mapping[str, Any]) -> set[str]:
         """Apply delta events as `flagcore.Engine.apply_delta` does; the flags touched."""
+        events = delta.get("events")
+        before = IndexedClientFeatures()
+        if isinstance(events, list) and any(
+            isinstance(e, Mapping) and e.get("type") in _NEEDS_BEFORE for e in events
+        ):
+            before = IndexedClientFeatures(dict(self._held.features), dict(self._held.segments))
         touched: set[str] = set()
-        for event in delta.get("events", []):
-            if not isinstance(event, dict):
-                continue
-            kind = event.get("type")
+
+        def changed(kind: str, key: Any) -> None:
             if kind == "hydration":
-                touched |= self.replace(event)
-            elif kind == "feature-updated" and isinstance(event.get("feature"), dict):
-                feature = event["feature"]
-                self.features[feature["name"]] = feature
-                touched.add(feature["name"])
-            elif kind == "feature-removed" and isinstance(event.get("featureName"), str):
-                if self.features.pop(event["featureName"], None) is not None:
-                    touched.add(event["featureName"])
-            elif kind == "segment-updated" and isinstance(event.get("segment"), dict):
-                segment = event["segment"]
-                self.segments[segment["id"]] = segment
-                touched |= self._users_of(segment["id"])
-            elif kind == "segment-removed":
-                self.segments.pop(event.get("segmentId"), None)  # type: ignore[arg-type]
-                touched |= self._users_of(event.get("segmentId"))
+                touched.update(_differing(before, self._held))
+            elif kind == "feature" and (key in self._held.features or key in before.features):
+                touched.add(key)
+            elif kind == "segment":
+                touched.update(self._users_of(key))
+
+        apply_delta_events(self._held, delta, changed)
         return touched
 
     def _users_of(self, segment_id: object) -> set[str]:
         return {
             name
-            for name, feature in self.features.items()
+            for name, feature in self._held.features.items()
             if any(segment_id in (s.get("segments") or ()) for s in feature.get("strategies", ()))
         }
 
     def payload(self) -> dict[str, Any]:
         return {
             "version": 2,
-            "features": list(self.features.values()),
-            "segments": list(self.segments.values()),
+            "features": list(self._held.features.values()),
+            "segments": list(self._held.segments.values()),
         }
 
     def save(self, path: Path) -> None:
@@ -83,3 +90,15 @@ class ClientState:
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+
+
+def _differing(old: IndexedClientFeatures, new: IndexedClientFeatures) -> set[str]:
+    """The flags that differ between two states; every flag when the segments differ."""
+    touched = {
+        name
+        for name in new.features.keys() | old.features.keys()
+        if new.features.get(name) != old.features.get(name)
+    }
+    if new.segments != old.segments:
+        touched |= new.features.keys()
+    return touched

@@ -289,6 +289,9 @@ class ServerConfig:
     header_timeout: float = 10.0
     # …the whole body within this many seconds of the headers…
     body_timeout: float = 30.0
+    # …a signal's whole body within this many seconds, however it is framed (a sender that
+    # declares more than it sends, or drips it, holds a connection no longer; then 408)…
+    signal_body_timeout: float = 10.0
     # …and at most this many open connections (lowered to fit the open-file limit).
     max_connections: int = 10_000
     # --- PostgreSQL (--db postgresql://...): pool, timeouts, the revision safety net ---
@@ -594,6 +597,15 @@ SETTINGS: tuple[Setting, ...] = (
         default="30",
         section=_CONNECTIONS,
         help="seconds a client has to send a request body",
+    ),
+    Setting(
+        "FLAGCORE_SIGNAL_BODY_TIMEOUT_SECONDS",
+        "signal_body_timeout",
+        _duration(0.1, 3600),
+        default="10",
+        section=_CONNECTIONS,
+        help="seconds a signal sender has to send its whole body, however it is framed; "
+        "past it 408",
     ),
     Setting(
         "FLAGCORE_MAX_CONNECTIONS",

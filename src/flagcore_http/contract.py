@@ -3,13 +3,14 @@
 A route module declares its contract next to the handler, with `documented`::
 
     @routes.post("/api/admin/segments")
-    @documented({201: shapes.SEGMENT}, body=SegmentBody, errors=(409,))
+    @documented({201: SegmentAnswer}, body=SegmentBody, errors=(409,))
     async def create_segment(request: web.Request) -> web.Response: ...
 
-A schema is a class or type the readers know (a model class, a body class of
-`flagcore_http.wire`, ``tuple[Variant, ...]``): its JSON Schema is derived from the same
-field tables the readers use (`flagcore.wire.schema`). Answers not read by any reader are
-JSON Schemas written once in `flagcore_http.shapes`, next to their neighbours.
+A schema is a class or type the readers or writers know (a model class, a body class of
+`flagcore_http.wire`, an answer class of `flagcore.wire`, ``tuple[Variant, ...]``): its
+JSON Schema is derived from the same field tables the readers and writers use
+(`flagcore.wire.schema`). Answers still written as dicts have a JSON Schema written once
+in `flagcore_http.shapes`, next to their neighbours.
 
 `flagcore_http.openapi` reads these declarations from the registered handlers (the
 wrappers keep the mark, through ``functools.wraps``) and adds the error statuses every

@@ -31,7 +31,7 @@ from flagcore.errors import (
     StorageError,
     Unauthenticated,
 )
-from flagcore_http import render
+from flagcore.wire import ErrorAnswer, write_answer
 from flagcore_http.auth import authenticate
 
 __all__ = [
@@ -75,9 +75,9 @@ def error_response(
     details: Sequence[ErrorDetail] = (),
     headers: dict[str, str] | None = None,
 ) -> web.Response:
-    return web.json_response(
-        render.error_body(name, message, details), status=status, headers=headers
-    )
+    """The JSON error shape ``{"name", "message", "details": [...]}`` (`ErrorAnswer`)."""
+    body = write_answer(ErrorAnswer.of(name, message, tuple(details)))
+    return web.json_response(body, status=status, headers=headers)
 
 
 def status_of(error: FlagcoreError) -> tuple[int, str]:

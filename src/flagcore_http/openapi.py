@@ -19,7 +19,15 @@ from typing import Any, Final
 from aiohttp import web
 
 from flagcore import model
-from flagcore.wire import EXPORT_NAMES, FIELDS, FeatureExport, JsonSchema, SchemaSet, schema_ref
+from flagcore.wire import (
+    EXPORT_NAMES,
+    FIELDS,
+    ErrorAnswer,
+    FeatureExport,
+    JsonSchema,
+    SchemaSet,
+    schema_ref,
+)
 from flagcore_http import shapes
 from flagcore_http.auth import accepted_kinds
 from flagcore_http.contract import Contract, Parameter, contract_of, documented
@@ -31,17 +39,6 @@ __all__ = ["DOCUMENT_CACHE", "OPENAPI_VERSION", "document", "handler", "operatio
 OPENAPI_VERSION: Final = "3.1.0"
 _PARAMETER = re.compile(r"\{(\w+)\}")
 
-_ERROR: JsonSchema = shapes.obj(
-    {
-        "name": shapes.STRING,
-        "message": shapes.STRING,
-        "details": {
-            "type": "array",
-            "minItems": 1,
-            "items": shapes.obj({"message": shapes.STRING}, {"path": shapes.STRING}),
-        },
-    }
-)
 _ERROR_TEXT = {
     400: "the request is invalid (the details name each problem's JSON path)",
     401: "no token, or an unknown one",
@@ -104,6 +101,7 @@ class _Builder:
             self.schemas.of(cls)
         self.schemas.of(model.ClientFeatures)
         self.schemas.of(FeatureExport)  # what an import reads, referred to in `shapes`
+        self.schemas.of(ErrorAnswer)  # "Error": every refusal's shape
         self.operation_ids: set[str] = set()
 
     def schema(self, declared: Any) -> JsonSchema:
@@ -231,7 +229,7 @@ def document(app: web.Application) -> dict[str, Any]:
         },
         "paths": dict(sorted(paths.items())),
         "components": {
-            "schemas": {"Error": _ERROR, **dict(sorted(builder.schemas.components.items()))},
+            "schemas": dict(sorted(builder.schemas.components.items())),
             "securitySchemes": {
                 "apiToken": {"type": "apiKey", "in": "header", "name": "Authorization"},
                 "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key"},

@@ -40,7 +40,7 @@ from aiohttp import web
 
 from flagcore.entities import ApiToken
 from flagcore.errors import ErrorDetail
-from flagcore_http import render
+from flagcore.wire import ErrorAnswer, write_answer
 from flagcore_http.config import ServerConfig
 from flagcore_http.keys import CONFIG, TOKEN
 
@@ -231,7 +231,7 @@ def too_many_requests(
     Answered without reading the body: if one is still coming, the connection is closed
     once the answer is written, instead of aiohttp reading the body to reuse it.
     """
-    body = render.error_body("RateLimitedError", message, details)
+    body = write_answer(ErrorAnswer.of("RateLimitedError", message, tuple(details)))
     headers = {"Retry-After": str(max(1, math.ceil(wait)))}
     if request.body_exists and not request.content.is_eof():
         return _ClosingResponse(request, body, headers)

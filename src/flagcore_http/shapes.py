@@ -1,11 +1,14 @@
-"""JSON Schemas of the answers no reader reads: those `flagcore_http.render` and the route
-modules write by hand (the admin API's flags, projects, tokens, events...).
+"""JSON Schemas written by hand: of the answers not yet typed values, and of what a schema
+derived from a class cannot say (ranges, patterns, query parameters).
 
-Each is the schema of one writer, named after it (`FLAG` is `render.flag`); values that a
-wire class describes (constraints, variants, strategies, dependencies) refer to the
-component derived from that class (`flagcore.wire.schema`), so they cannot drift. The
-schemathesis test (tests/http/test_schemathesis.py) checks every answer against these.
-Route modules combine them in their `flagcore_http.contract.documented` declarations.
+The admin API's answers are typed values (`flagcore.wire.admin_answers`) whose schemas are
+derived from their tables; what remains here are the answers the route modules and the
+services still write as dicts (signals, action sets, the Frontend API, OFREP, the
+playground, export and import) and the bodies read by hand (SDK registration and
+metrics). Values a wire class describes (constraints, variants, dependencies) refer to
+the component derived from that class (`flagcore.wire.schema`). The schemathesis test
+(tests/http/test_schemathesis.py) checks every answer against these. Route modules
+combine them in their `flagcore_http.contract.documented` declarations.
 """
 
 from __future__ import annotations
@@ -19,7 +22,15 @@ from flagcore.service.playground import (
     MAX_CONTEXT_PROPERTIES,
     MAX_CONTEXT_VALUE_LENGTH,
 )
-from flagcore.wire import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN, JsonSchema, schema_ref
+from flagcore.wire import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    ErrorAnswer,
+    JsonSchema,
+    schema_ref,
+)
 from flagcore_http.contract import Parameter
 from flagcore_http.wire import (
     ActionBody,
@@ -35,60 +46,28 @@ from flagcore_http.wire import (
 )
 
 __all__ = [
-    "ACTION_CATALOGUE",
     "ACTION_EVENTS_PAGE",
-    "ACTION_SET",
-    "ACTION_SET_EVENT",
     "ANY_JSON",
-    "ARCHIVED_FLAG",
-    "ARCHIVED_FLAGS",
     "BOOLEAN",
     "CLIENT_FEATURES",
     "CLIENT_FLAG",
     "COMPONENT_NAMES",
     "CONTEXT_BODY",
     "CONTEXT_QUERY",
-    "DELTA",
-    "ENVIRONMENT",
-    "EVENT",
-    "FLAG",
-    "FLAG_DETAILS",
-    "FRONTEND_FLAGS",
     "FRONTEND_REGISTRATION",
-    "HEALTH",
     "ID",
     "INTEGER",
     "METRICS",
     "NULLABLE_STRING",
-    "OFREP_ERROR",
-    "OFREP_EVALUATION",
-    "OFREP_FLAGS",
-    "PLACEMENT",
-    "PROJECT",
     "REFINED",
     "REGISTRATION",
     "SDK_HEADERS",
     "SDK_QUERY",
     "SDK_SCOPE_QUERY",
-    "SEGMENT",
-    "SEGMENT_WITH_USAGE",
-    "SIGNAL",
-    "SIGNAL_ENDPOINT",
     "SIGNAL_PAGE",
-    "SIGNAL_TOKEN",
-    "SIGNAL_TOKEN_WITH_SECRET",
     "SORT_ORDER",
-    "STRATEGIES_USING",
-    "STRATEGY",
-    "STRATEGY_DEFINITION",
-    "STRATEGY_SEGMENTS",
     "STRING",
-    "TAG",
-    "TAG_TYPE",
-    "TIME",
-    "TOKEN",
     "URL_FRIENDLY_NAME",
-    "VARIANTS",
     "array",
     "json_patch",
     "nullable",
@@ -102,8 +81,6 @@ BOOLEAN: JsonSchema = {"type": "boolean"}
 INTEGER: JsonSchema = {"type": "integer", "minimum": INT64_MIN, "maximum": INT64_MAX}
 # Stored in an SQL integer column, 32-bit in PostgreSQL (`flagcore.validation.check_sort_order`).
 SORT_ORDER: JsonSchema = {"type": "integer", "minimum": INT32_MIN, "maximum": INT32_MAX}
-# `render.time`: ISO 8601 in UTC with milliseconds, or null for "never".
-TIME: JsonSchema = {"type": ["string", "null"], "format": "date-time"}
 ANY: JsonSchema = {}
 
 
@@ -134,152 +111,6 @@ def nullable(schema: JsonSchema) -> JsonSchema:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-TAG = obj({"type": STRING, "value": STRING})
-TAG_TYPE = obj({"name": STRING, "description": NULLABLE_STRING})
-STRATEGY = schema_ref("Strategy")  # `render.strategy` writes every key of the wire class
-VARIANTS = obj({"version": INTEGER, "variants": array(schema_ref("Variant"))})
-
-FLAG = obj(
-    {
-        "name": STRING,
-        "description": NULLABLE_STRING,
-        "type": STRING,
-        "project": STRING,
-        "stale": BOOLEAN,
-        "createdAt": TIME,
-        "impressionData": BOOLEAN,
-        "archived": BOOLEAN,
-        "archivedAt": TIME,
-        "dependencies": array(schema_ref("Dependency")),
-    }
-)
-_ENVIRONMENT_STATE = obj(
-    {
-        "name": STRING,
-        "enabled": BOOLEAN,
-        "type": STRING,
-        "sortOrder": SORT_ORDER,
-        "strategies": array(STRATEGY),
-        "variants": array(schema_ref("Variant")),
-    }
-)
-FLAG_DETAILS: JsonSchema = {
-    **FLAG,
-    "required": [*FLAG["required"], "environments", "tags"],
-    "properties": {
-        **FLAG["properties"],
-        "environments": array(_ENVIRONMENT_STATE),
-        "tags": array(TAG),
-    },
-}
-# `routes.archive._archived`: a flag with its first strategy and variants, Unleash's v1.
-ARCHIVED_FLAG: JsonSchema = {
-    **FLAG,
-    "required": [*FLAG["required"], "variants", "tags", "strategy", "parameters"],
-    "properties": {
-        **FLAG["properties"],
-        "variants": array(schema_ref("Variant")),
-        "tags": array(TAG),
-        "strategy": STRING,
-        "parameters": {"type": "object", "additionalProperties": STRING},
-    },
-}
-
-SEGMENT = obj(
-    {
-        "id": INTEGER,
-        "name": STRING,
-        "description": NULLABLE_STRING,
-        "constraints": array(schema_ref("Constraint")),
-        "createdBy": NULLABLE_STRING,
-        "createdAt": TIME,
-    },
-    {"project": STRING},
-)
-SEGMENT_WITH_USAGE: JsonSchema = {
-    **SEGMENT,
-    "required": [*SEGMENT["required"], "usedInProjects", "usedInFeatures"],
-    "properties": {**SEGMENT["properties"], "usedInProjects": INTEGER, "usedInFeatures": INTEGER},
-}
-PLACEMENT = obj(
-    {
-        "id": STRING,
-        "projectId": NULLABLE_STRING,
-        "featureName": STRING,
-        "strategyName": STRING,
-        "environment": STRING,
-    }
-)
-PROJECT = obj(
-    {"id": STRING, "name": STRING, "description": NULLABLE_STRING, "createdAt": TIME},
-    {"featureCount": INTEGER},
-)
-TOKEN = obj(
-    {
-        # flagcore's: Unleash lists the secret itself, and deletes a token by it only
-        "id": STRING,
-        "tokenName": STRING,
-        "type": {"type": "string", "enum": ["admin", "client", "frontend"]},
-        "projects": array(STRING),
-        "project": STRING,
-        "environment": STRING,
-        "createdAt": TIME,
-        "secretHint": NULLABLE_STRING,
-    },
-    {"secret": STRING},
-)
-EVENT = obj(
-    {
-        "id": INTEGER,
-        "type": STRING,
-        "createdBy": NULLABLE_STRING,
-        "createdAt": TIME,
-        "featureName": NULLABLE_STRING,
-        "project": NULLABLE_STRING,
-        "environment": NULLABLE_STRING,
-        "data": ANY,
-        "preData": ANY,
-    }
-)
-STRATEGY_DEFINITION = obj(
-    {
-        "name": STRING,
-        "displayName": NULLABLE_STRING,
-        "title": NULLABLE_STRING,
-        "description": NULLABLE_STRING,
-        "editable": BOOLEAN,
-        "deprecated": BOOLEAN,
-        "parameters": array(
-            obj(
-                {
-                    "name": STRING,
-                    "type": STRING,
-                    "description": NULLABLE_STRING,
-                    "required": BOOLEAN,
-                }
-            )
-        ),
-    }
-)
-ENVIRONMENT = obj({"name": STRING, "type": STRING, "sortOrder": SORT_ORDER, "enabled": BOOLEAN})
-HEALTH = obj(
-    {"health": {"type": "string", "enum": ["GOOD", "BAD"]}},
-    {
-        "message": STRING,
-        # /ready while SDK usage is held in memory for the store (docs/operations.md)
-        "usageBuffer": obj(
-            {
-                "entries": INTEGER,
-                "capacity": INTEGER,
-                "evaluations": INTEGER,
-                "instances": INTEGER,
-                "droppedEvaluations": INTEGER,
-                "droppedRegistrations": INTEGER,
-            }
-        ),
-    },
-)
-
 # The SDK API. A flag as SDKs get it is the wire's `Flag` (strategies without the admin-only
 # keys), and in format 1 (clients without Unleash-Client-Spec 4.2.0) the legacy keys: the
 # first strategy's name ("default" without one) and its parameters. The whole payload adds
@@ -302,115 +133,8 @@ CLIENT_FEATURES = obj(
     },
     {"segments": array(schema_ref("Segment"))},
 )
-DELTA = obj(
-    {
-        "events": array(
-            {
-                "type": "object",
-                "required": ["eventId", "type"],
-                "properties": {"eventId": INTEGER, "type": STRING},
-            }
-        )
-    }
-)
 
-# Project action sets (`routes.actions`) and signals (`routes.signals`).
-_FILTER = obj(
-    {
-        "operator": STRING,
-        "values": array(STRING),
-        "inverted": BOOLEAN,
-        "caseInsensitive": BOOLEAN,
-    },
-    {"value": STRING},
-)
-_ACTION = obj(
-    {
-        "action": STRING,
-        "sortOrder": {**SORT_ORDER, "minimum": 1},
-        "executionParams": obj({"project": STRING, "featureName": STRING}, {"environment": STRING}),
-    },
-    {"state": STRING, "details": NULLABLE_STRING},
-)
-ACTION_SET = obj(
-    {
-        "id": INTEGER,
-        "name": STRING,
-        "description": NULLABLE_STRING,
-        "enabled": BOOLEAN,
-        "project": STRING,
-        "actorId": {"type": ["integer", "null"]},
-        "match": obj(
-            {
-                "source": {"const": "signal-endpoint"},
-                "sourceId": INTEGER,
-                "payload": {"type": "object", "additionalProperties": _FILTER},
-            }
-        ),
-        "actions": array(_ACTION),
-        "createdAt": TIME,
-    }
-)
-ACTION_SET_EVENT = obj(
-    {
-        "id": INTEGER,
-        "actionSetId": INTEGER,
-        "signalId": INTEGER,
-        "createdAt": TIME,
-        "state": STRING,
-        "signal": obj(
-            {
-                "id": INTEGER,
-                "source": {"const": "signal-endpoint"},
-                "sourceId": INTEGER,
-                "createdBySourceTokenId": {"type": ["integer", "null"]},
-                "payload": ANY,
-                "createdAt": TIME,
-            }
-        ),
-        "actionSet": ACTION_SET,
-    }
-)
-SIGNAL_TOKEN = obj({"id": INTEGER, "name": STRING, "createdAt": TIME})
-SIGNAL_ENDPOINT = obj(
-    {
-        "id": INTEGER,
-        "name": STRING,
-        "description": NULLABLE_STRING,
-        "enabled": BOOLEAN,
-        "createdAt": TIME,
-    },
-    {"tokens": array(SIGNAL_TOKEN)},
-)
-SIGNAL = obj(
-    {
-        "id": INTEGER,
-        "signalEndpointId": INTEGER,
-        "tokenId": {"type": ["integer", "null"]},
-        "payload": ANY,
-        "createdAt": TIME,
-    }
-)
 
-# The Frontend API and OFREP (`flagcore.service.frontend` writes these as text).
-_FRONTEND_VARIANT = obj(
-    {"name": STRING, "enabled": BOOLEAN, "feature_enabled": BOOLEAN, "featureEnabled": BOOLEAN},
-    {"payload": schema_ref("Payload")},
-)
-FRONTEND_FLAGS = obj(
-    {
-        "toggles": array(
-            obj(
-                {
-                    "name": STRING,
-                    "enabled": BOOLEAN,
-                    "impressionData": BOOLEAN,
-                    "variant": _FRONTEND_VARIANT,
-                }
-            )
-        )
-    }
-)
 # A context as a request body: Unleash's fields (strings) and ``properties``; OFREP's
 # flat attributes (strings, numbers, booleans) are any other key.
 CONTEXT_BODY = obj(
@@ -427,22 +151,6 @@ CONTEXT_BODY = obj(
         }
     },
     closed=False,
-)
-OFREP_EVALUATION = obj(
-    {"key": STRING, "value": ANY, "reason": STRING, "variant": NULLABLE_STRING},
-    {"metadata": {"type": "object"}},
-)
-OFREP_FLAGS = obj({"flags": array(OFREP_EVALUATION)})
-# OFREP's failures carry OFREP's fields and ours (`routes.ofrep._failure_response`).
-OFREP_ERROR = obj(
-    {
-        "errorCode": STRING,
-        "errorDetails": STRING,
-        "name": STRING,
-        "message": STRING,
-        "details": array(obj({"message": STRING}, {"path": STRING})),
-    },
-    {"key": STRING},
 )
 
 # Bodies read by hand (SDK registration and metrics), as `routes.client` checks them.
@@ -499,35 +207,6 @@ def whole(low: int, high: int = INT64_MAX) -> JsonSchema:
 
 # An id in a path (`flagcore_http.bodies.int_parameter`).
 ID = whole(0)
-ARCHIVED_FLAGS = obj({"version": INTEGER, "features": array(ARCHIVED_FLAG)})
-STRATEGIES_USING = obj({"strategies": array(PLACEMENT), "changeRequestStrategies": array(ANY)})
-STRATEGY_SEGMENTS = obj(
-    {
-        "projectId": NULLABLE_STRING,
-        "strategyId": STRING,
-        "environmentId": NULLABLE_STRING,
-        "segmentIds": array(INTEGER),
-    }
-)
-SIGNAL_TOKEN_WITH_SECRET: JsonSchema = {
-    **SIGNAL_TOKEN,
-    "required": [*SIGNAL_TOKEN["required"], "token"],
-    "properties": {**SIGNAL_TOKEN["properties"], "token": STRING},
-}
-ACTION_CATALOGUE: JsonSchema = {
-    "type": "object",
-    "additionalProperties": obj(
-        {
-            "label": STRING,
-            "description": STRING,
-            "category": STRING,
-            "permissions": array(STRING),
-            "parameters": array(
-                obj({"name": STRING, "label": STRING, "type": STRING}, {"options": array(STRING)})
-            ),
-        }
-    ),
-}
 SIGNAL_PAGE = {"limit": Parameter(whole(1, 1000)), "before": Parameter(whole(0))}
 ACTION_EVENTS_PAGE = {
     "limit": Parameter(whole(1, 1000)),
@@ -587,7 +266,7 @@ REFINED: dict[type, dict[str, JsonSchema]] = {
     EndpointUpdate: {"name": URL_FRIENDLY_NAME},
 }
 # Components published under Unleash's schema name rather than the class's.
-COMPONENT_NAMES: dict[type, str] = {ActionSetBody: "createActionsSchema"}
+COMPONENT_NAMES: dict[type, str] = {ActionSetBody: "createActionsSchema", ErrorAnswer: "Error"}
 
 
 # --- Contracts of the export/import, context and playground routes (branch contracts) ---
@@ -701,37 +380,6 @@ IMPORT_OPTIONS = {
     "overwrite": {"type": ["boolean", "null"]},
     "dryRun": {"type": ["boolean", "null"]},
 }
-_IMPORT_ITEM = obj({"message": STRING, "affectedItems": array(STRING)})
-IMPORT_CHECK = obj(
-    {
-        "errors": array(_IMPORT_ITEM),
-        "warnings": array(_IMPORT_ITEM),
-        "permissions": {"type": "array", "maxItems": 0},  # no per-permission checks here
-    }
-)
-IMPORT_REPORT = obj(
-    {
-        "project": STRING,
-        "environment": STRING,
-        "dryRun": BOOLEAN,
-        "created": array(STRING),
-        "updated": array(STRING),
-        "unchanged": array(STRING),
-        "tagTypesCreated": array(STRING),
-    }
-)
-# ``GET /api/admin/context``: Unleash's built-in fields, then those the rules name.
-CONTEXT_FIELD_LIST = array(
-    obj(
-        {
-            "name": STRING,
-            "description": STRING,
-            "stickiness": BOOLEAN,
-            "sortOrder": INTEGER,
-            "legalValues": array(_LEGAL_VALUE),
-        }
-    )
-)
 
 # The playground's bodies, as `flagcore.service.playground` reads them: closed, as that
 # reader refuses keys it does not know; a context's values are bounded strings.
@@ -776,103 +424,6 @@ EXPLAIN_BODY = obj(
     {"flag": _NON_EMPTY, "environment": _NON_EMPTY}, {"context": _playground_context(())}
 )
 
-# The playground's answers (Unleash 8.2's shapes, `flagcore.service.playground`).
-_UNKNOWN: JsonSchema = {"const": "unknown"}
-_PLAYGROUND_CONSTRAINT = obj(
-    {
-        "contextName": STRING,
-        "operator": STRING,
-        "values": array(STRING),
-        "inverted": BOOLEAN,
-        "caseInsensitive": BOOLEAN,
-        "result": BOOLEAN,
-    },
-    {"value": STRING},
-)
-_PLAYGROUND_STRATEGY_RESULT: JsonSchema = {
-    "anyOf": [
-        obj({"enabled": _UNKNOWN, "evaluationStatus": {"const": "unevaluated"}}),
-        obj({"enabled": {"enum": ["unknown", False]}, "evaluationStatus": {"const": "incomplete"}}),
-        obj(
-            {"enabled": BOOLEAN, "evaluationStatus": {"const": "complete"}},
-            {
-                "variant": obj(
-                    {"name": STRING, "enabled": {"const": True}}, {"payload": schema_ref("Payload")}
-                ),
-                "variants": array(schema_ref("Variant")),
-            },
-        ),
-    ]
-}
-_PLAYGROUND_STRATEGY = obj(
-    {
-        "name": STRING,
-        "id": STRING,
-        "disabled": BOOLEAN,
-        "parameters": _STRATEGY_PARAMETERS,
-        "result": _PLAYGROUND_STRATEGY_RESULT,
-        "constraints": array(_PLAYGROUND_CONSTRAINT),
-        "segments": array(
-            obj(
-                {
-                    "name": STRING,
-                    "id": INTEGER,
-                    "result": BOOLEAN,
-                    "constraints": array(_PLAYGROUND_CONSTRAINT),
-                }
-            )
-        ),
-        "links": obj({"edit": STRING}),
-    },
-    {"title": STRING},
-)
-_PLAYGROUND_FEATURE_KEYS: dict[str, Any] = {
-    "name": STRING,
-    "projectId": STRING,
-    "isEnabled": BOOLEAN,
-    "isEnabledInCurrentEnvironment": BOOLEAN,
-    "hasUnsatisfiedDependency": BOOLEAN,
-    "strategies": obj(
-        {
-            "result": {"enum": [True, False, "unknown"]},
-            "data": array(_PLAYGROUND_STRATEGY),
-        }
-    ),
-    "variant": obj(
-        {"name": STRING, "enabled": BOOLEAN, "feature_enabled": BOOLEAN},
-        {"payload": schema_ref("Payload"), "featureEnabled": BOOLEAN},
-    ),
-    "variants": array(schema_ref("Variant")),
-}
-PLAYGROUND = obj({"input": {"type": "object"}, "features": array(obj(_PLAYGROUND_FEATURE_KEYS))})
-ADVANCED_PLAYGROUND = obj(
-    {
-        "input": {"type": "object"},
-        "features": array(
-            obj(
-                {
-                    "name": STRING,
-                    "projectId": STRING,
-                    "environments": {
-                        "type": "object",
-                        "additionalProperties": array(
-                            obj(
-                                {
-                                    **_PLAYGROUND_FEATURE_KEYS,
-                                    "environment": STRING,
-                                    "context": {
-                                        "type": "object",
-                                        "additionalProperties": STRING,
-                                    },
-                                }
-                            )
-                        ),
-                    },
-                }
-            )
-        ),
-    }
-)
 
 # `flagcore.explain.FlagExplanation.to_json`, in the environment asked about.
 _NULLABLE_INTEGER: JsonSchema = {"type": ["integer", "null"]}
@@ -980,17 +531,12 @@ EXPLANATION = obj(
 )
 
 __all__ += [
-    "ADVANCED_PLAYGROUND",
     "ADVANCED_PLAYGROUND_BODY",
-    "CONTEXT_FIELD_LIST",
     "EXPLAIN_BODY",
     "EXPLANATION",
     "EXPORT",
     "EXPORT_QUERY",
-    "IMPORT_CHECK",
     "IMPORT_OPTIONS",
-    "IMPORT_REPORT",
-    "PLAYGROUND",
     "PLAYGROUND_BODY",
     "import_body",
 ]

@@ -31,6 +31,7 @@ from aiohttp import web
 
 from flagcore.errors import NotFound, StorageError
 from flagcore.service import Service
+from flagcore.wire import DeltaAnswer, DeltaEvent, write_answer
 from flagcore_http.config import AuthMode, ServerConfig
 from flagcore_http.streaming_events import (
     ChangeBatch,
@@ -40,7 +41,15 @@ from flagcore_http.streaming_events import (
     scoped_events,
 )
 
-__all__ = ["HUB", "EnvironmentFeed", "HubSettings", "StreamConnection", "StreamingHub", "sse"]
+__all__ = [
+    "HUB",
+    "EnvironmentFeed",
+    "HubSettings",
+    "StreamConnection",
+    "StreamingHub",
+    "delta_body",
+    "sse",
+]
 
 _log = logging.getLogger("flagcore_http.streaming")
 
@@ -76,9 +85,16 @@ def sse(event: str | None, data: str, event_id: int | None = None) -> bytes:
     return ("\n".join(lines) + "\n\n").encode("utf-8")
 
 
-def events_message(event: str, events: list[dict[str, Any]]) -> bytes:
-    body = json.dumps({"events": events}, separators=(",", ":"), ensure_ascii=False)
-    return sse(event, body, events[-1]["eventId"] if events else None)
+def events_message(event: str, events: list[DeltaEvent]) -> bytes:
+    body = delta_body(events)
+    return sse(event, body, events[-1].event_id if events else None)
+
+
+def delta_body(events: list[DeltaEvent]) -> str:
+    """``{"events": [...]}`` as compact JSON text (what both the stream and the delta
+    route send)."""
+    written = write_answer(DeltaAnswer(tuple(events)))
+    return json.dumps(written, separators=(",", ":"), ensure_ascii=False)
 
 
 class StreamConnection:

@@ -21,7 +21,16 @@ from typing import Any
 import attrs
 
 from flagcore.model import ClientFeatures
-from flagcore.wire import unstructure_flag, write_segment
+from flagcore.wire import (
+    DeltaEvent,
+    FeatureRemoved,
+    FeatureUpdated,
+    Hydration,
+    SegmentRemoved,
+    SegmentUpdated,
+    unstructure_flag,
+    write_segment,
+)
 
 __all__ = [
     "ChangeBatch",
@@ -84,19 +93,14 @@ class EnvironmentState:
         segments = {segment.id: write_segment(segment) for segment in snapshot.segments}
         return cls(revision, flags, segments)
 
-    def hydration(self, scope: Scope) -> dict[str, Any]:
+    def hydration(self, scope: Scope) -> Hydration:
         """Unleash's ``hydration`` event: the flags in scope and the segments they use."""
-        features = [entry.json for entry in self.flags.values() if scope.sees(entry.project)]
+        features = tuple(entry.json for entry in self.flags.values() if scope.sees(entry.project))
         used = sorted(
             {i for e in self.flags.values() if scope.sees(e.project) for i in e.segment_ids}
         )
-        segments = [self.segments[i] for i in used if i in self.segments]
-        return {
-            "type": "hydration",
-            "eventId": self.revision,
-            "features": features,
-            "segments": segments,
-        }
+        segments = tuple(self.segments[i] for i in used if i in self.segments)
+        return Hydration(self.revision, features, segments)
 
 
 @attrs.frozen
@@ -160,26 +164,18 @@ def diff(old: EnvironmentState, new: EnvironmentState) -> ChangeBatch:
     return ChangeBatch(new.revision, tuple(features), tuple(segments), flag_segments)
 
 
-def scoped_events(batches: Iterable[ChangeBatch], scope: Scope) -> list[dict[str, Any]]:
+def scoped_events(batches: Iterable[ChangeBatch], scope: Scope) -> list[DeltaEvent]:
     """The events of ``batches`` (oldest first) that a client of ``scope`` must see."""
-    events: list[dict[str, Any]] = []
+    events: list[DeltaEvent] = []
     for batch in batches:
         sent_segments: set[int] = set()
         for segment in batch.segments:
             if segment.json is None:
                 # Only an id, so every client may hear of it (as in Unleash).
-                events.append(
-                    {
-                        "type": "segment-removed",
-                        "eventId": batch.event_id,
-                        "segmentId": segment.segment_id,
-                    }
-                )
+                events.append(SegmentRemoved(batch.event_id, segment.segment_id))
             elif any(scope.sees(project) for project in segment.user_projects):
                 sent_segments.add(segment.segment_id)
-                events.append(
-                    {"type": "segment-updated", "eventId": batch.event_id, "segment": segment.json}
-                )
+                events.append(SegmentUpdated(batch.event_id, segment.json))
         for change in batch.features:
             new = change.new
             if new is not None and scope.sees(new.project):
@@ -187,24 +183,11 @@ def scoped_events(batches: Iterable[ChangeBatch], scope: Scope) -> list[dict[str
                     if segment_id not in sent_segments and segment_id in batch.flag_segments:
                         sent_segments.add(segment_id)
                         events.append(
-                            {
-                                "type": "segment-updated",
-                                "eventId": batch.event_id,
-                                "segment": batch.flag_segments[segment_id],
-                            }
+                            SegmentUpdated(batch.event_id, batch.flag_segments[segment_id])
                         )
-                events.append(
-                    {"type": "feature-updated", "eventId": batch.event_id, "feature": new.json}
-                )
-            elif scope.sees(change.old_project):
-                events.append(
-                    {
-                        "type": "feature-removed",
-                        "eventId": batch.event_id,
-                        "featureName": change.name,
-                        "project": change.old_project,
-                    }
-                )
+                events.append(FeatureUpdated(batch.event_id, new.json))
+            elif change.old_project is not None and scope.sees(change.old_project):
+                events.append(FeatureRemoved(batch.event_id, change.name, change.old_project))
     return events
 
 
@@ -236,12 +219,12 @@ class EventHistory:
     def can_resume(self, last_event_id: int | None) -> bool:
         return last_event_id is not None and self.floor <= last_event_id <= self.state.revision
 
-    def since(self, last_event_id: int, scope: Scope) -> list[dict[str, Any]]:
+    def since(self, last_event_id: int, scope: Scope) -> list[DeltaEvent]:
         """The events after ``last_event_id`` in ``scope`` (check `can_resume` first), only
         the last one for each flag and segment: a client that missed ten edits of a flag
         needs its final form, once."""
         events = scoped_events((b for b in self._batches if b.event_id > last_event_id), scope)
-        last: dict[tuple[str, Any], dict[str, Any]] = {}
+        last: dict[tuple[str, Any], DeltaEvent] = {}
         for event in events:
             key = _subject(event)
             last.pop(key, None)  # moved to the end: it is applied after what it follows
@@ -249,14 +232,16 @@ class EventHistory:
         return list(last.values())
 
 
-def _subject(event: dict[str, Any]) -> tuple[str, Any]:
-    if "feature" in event:
-        return ("feature", event["feature"]["name"])
-    if "featureName" in event:
-        return ("feature", event["featureName"])
-    if "segment" in event:
-        return ("segment", event["segment"]["id"])
-    return ("segment", event["segmentId"])
+def _subject(event: DeltaEvent) -> tuple[str, Any]:
+    if isinstance(event, FeatureUpdated):
+        return ("feature", event.feature["name"])
+    if isinstance(event, FeatureRemoved):
+        return ("feature", event.feature_name)
+    if isinstance(event, SegmentUpdated):
+        return ("segment", event.segment["id"])
+    if isinstance(event, SegmentRemoved):
+        return ("segment", event.segment_id)
+    return ("hydration", event.event_id)
 
 
 def parse_event_id(raw: str | None) -> int | None:

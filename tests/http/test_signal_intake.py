@@ -10,7 +10,7 @@ import asyncio
 import datetime as dt
 import json
 import socket
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,6 @@ from flagcore.entities import TokenType
 from flagcore.errors import InvalidInput, Unauthenticated
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
-from flagcore_http.routes import signals as signal_routes
 from flagcore_store_sqlite import SqliteStore
 from tests.http.conftest import ADMIN, Api
 
@@ -54,6 +53,16 @@ def service(tmp_path: Path) -> Iterator[Service]:
 def _store(service: Service) -> CountingStore:
     assert isinstance(service.store, CountingStore)
     return service.store
+
+
+@pytest.fixture
+async def quick_api(service: Service) -> AsyncIterator[Api]:
+    """A server whose signal bodies must arrive within half a second
+    (``FLAGCORE_SIGNAL_BODY_TIMEOUT_SECONDS=0.5``)."""
+    config = ServerConfig.from_env({"FLAGCORE_SIGNAL_BODY_TIMEOUT_SECONDS": "0.5"})
+    app = create_app(service, config)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        yield Api(client)
 
 
 async def _endpoint_with_token(api: Api, name: str) -> tuple[int, str]:
@@ -353,9 +362,9 @@ async def test_a_body_cut_short_by_the_sender_stores_nothing_and_is_no_server_er
 
 
 async def test_a_declared_length_over_what_is_sent_times_out_with_408(
-    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+    quick_api: Api, service: Service
 ) -> None:
-    monkeypatch.setattr(signal_routes, "SIGNAL_BODY_TIMEOUT_S", 0.5)
+    api = quick_api
     _id, token = await _endpoint_with_token(api, "alerts")
     started = asyncio.get_running_loop().time()
     response = await _raw(_at(api), _head("alerts", token, length=100), [b'{"short": true}'])
@@ -366,10 +375,8 @@ async def test_a_declared_length_over_what_is_sent_times_out_with_408(
     assert service.signals.list_signals() == []
 
 
-async def test_a_body_dripped_past_the_timeout_is_408(
-    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(signal_routes, "SIGNAL_BODY_TIMEOUT_S", 0.5)
+async def test_a_body_dripped_past_the_timeout_is_408(quick_api: Api, service: Service) -> None:
+    api = quick_api
     _id, token = await _endpoint_with_token(api, "alerts")
     body = b'{"drip": "' + b"d" * 20 + b'"}'
     # Every byte arrives well within any per-read timeout; the whole body does not.
@@ -380,9 +387,9 @@ async def test_a_body_dripped_past_the_timeout_is_408(
 
 
 async def test_broken_chunked_framing_is_refused_within_the_body_timeout(
-    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch
+    quick_api: Api, service: Service
 ) -> None:
-    monkeypatch.setattr(signal_routes, "SIGNAL_BODY_TIMEOUT_S", 0.5)
+    api = quick_api
     _id, token = await _endpoint_with_token(api, "alerts")
     broken = [_chunk(b'{"a":'), b"zz\r\n1}\r\n", LAST_CHUNK]  # "zz" is no chunk size
     response = await _raw(_at(api), _head("alerts", token, chunked=True), broken)

@@ -5,15 +5,22 @@ from __future__ import annotations
 from typing import Any
 
 from flagcore import Engine
+from flagcore.wire import write_answer
 from flagcore_http.streaming_events import (
+    ChangeBatch,
     EnvironmentState,
     EventHistory,
     FlagEntry,
     Scope,
     diff,
     parse_event_id,
-    scoped_events,
 )
+from flagcore_http.streaming_events import scoped_events as scoped_values
+
+
+def scoped_events(batches: list[ChangeBatch], scope: Scope) -> list[dict[str, Any]]:
+    """The events as SDKs get them: written by their tables' writers."""
+    return [write_answer(event) for event in scoped_values(batches, scope)]
 
 
 def _flag(name: str, project: str, *, enabled: bool = True, segments: tuple[int, ...] = ()) -> Any:
@@ -59,7 +66,8 @@ def test_a_flag_that_starts_using_an_unchanged_segment_brings_it_along() -> None
     )
     events = scoped_events([diff(before, after)], Scope.of(["p"]))
     assert [e["type"] for e in events] == ["segment-updated", "feature-updated"]
-    engine = Engine.from_client_features({"events": [before.hydration(Scope.of(["p"]))]})
+    hydration = write_answer(before.hydration(Scope.of(["p"])))
+    engine = Engine.from_client_features({"events": [hydration]})
     engine.apply_delta({"events": events})
     assert engine.is_enabled("a", {"properties": {"country": "NO"}})
     assert not engine.is_enabled("a", {"properties": {"country": "SE"}})
@@ -77,7 +85,7 @@ def test_catch_up_sends_each_flag_once_in_its_last_form_and_knows_its_limits() -
     history = EventHistory(_state(10, _flag("a", "p")), capacity=2)
     history.advance(_state(11, _flag("a", "p", enabled=False)))
     history.advance(_state(12, _flag("a", "p", enabled=True)))
-    events = history.since(10, Scope.of(None))
+    events = [write_answer(e) for e in history.since(10, Scope.of(None))]
     assert [(e["type"], e["eventId"], e["feature"]["enabled"]) for e in events] == [
         ("feature-updated", 12, True)
     ]

@@ -7,8 +7,11 @@ builds a new one when the revision moves, so a write shows on the next request.
 
 Answers are rendered straight to JSON text: each flag's fixed part (name, impression
 data) is written once when the view is built, and each variant's JSON once the first
-time it is picked. Answering a context is then one `Engine.get_variant` per flag and a
-string join, with no object built per flag.
+time it is picked, both by the writers of the answer classes
+(`flagcore.wire.FrontendToggle`, `FrontendVariant`), so their keys come from one table.
+Answering a context is then one `Engine.get_variant` per flag and a string join, with no
+object built per flag. OFREP's answers are values (`OfrepEvaluation`,
+`OfrepParseFailure`).
 
 The OFREP mapping (a variant's payload typed as string, number or object) lives here too,
 so the HTTP adapter and the in-process OpenFeature provider (`flagcore.openfeature`) give
@@ -30,6 +33,14 @@ from flagcore.entities import TokenType
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures, Flag
 from flagcore.variants import DISABLED_VARIANT, VariantResult
+from flagcore.wire import (
+    FrontendToggle,
+    FrontendVariant,
+    OfrepEvaluation,
+    OfrepMetadata,
+    OfrepParseFailure,
+    write_answer,
+)
 
 if TYPE_CHECKING:
     from flagcore.service import Service
@@ -71,15 +82,17 @@ def _dumps(value: Any) -> str:
 
 def _variant_text(result: VariantResult) -> str:
     """Unleash's frontend variant: both spellings of featureEnabled, payload when set."""
-    text = '{"name":' + _dumps(result.name) + ',"enabled":' + _bool(result.enabled)
-    if result.payload is not None:
-        text += ',"payload":' + _dumps(dict(result.payload))
-    flag_on = _bool(result.feature_enabled)
-    return text + ',"feature_enabled":' + flag_on + ',"featureEnabled":' + flag_on + "}"
+    return _dumps(write_answer(FrontendVariant.of(result)))
 
 
-def _bool(value: bool) -> str:
-    return "true" if value else "false"
+def _toggle_prefix(name: str, impression_data: bool) -> str:
+    """A toggle's JSON up to its variant (the table's last key), written once per flag."""
+    written = write_answer(FrontendToggle(name, True, impression_data, _NO_VARIANT))
+    variant_key = written.popitem()[0]  # the last key: what each answer adds
+    return _dumps(written)[:-1] + "," + _dumps(variant_key) + ":"
+
+
+_NO_VARIANT = FrontendVariant("", False, None, False, False)
 
 
 class UntypedPayload(ValueError):
@@ -144,13 +157,7 @@ class _FlagSlot:
     def __init__(self, name: str, impression_data: bool, project: str) -> None:
         self.name = name
         self.project = project
-        self.prefix = (
-            '{"name":'
-            + _dumps(name)
-            + ',"enabled":true,"impressionData":'
-            + _bool(impression_data)
-            + ',"variant":'
-        )
+        self.prefix = _toggle_prefix(name, impression_data)
         self.variants: dict[VariantResult, str] = {}
 
     def variant_text(self, result: VariantResult) -> str:
@@ -204,7 +211,9 @@ class FrontendView:
                 parts.append(slot.prefix + slot.variant_text(result) + "}")
         return '{"toggles":[' + ",".join(parts) + "]}"
 
-    def ofrep_evaluation(self, name: str, context: dict[str, Any]) -> dict[str, Any]:
+    def ofrep_evaluation(
+        self, name: str, context: dict[str, Any]
+    ) -> OfrepEvaluation | OfrepParseFailure:
         """OFREP's evaluation of one flag (success or, for a bad payload, failure)."""
         slot = self._by_name.get(name)
         if slot is None:
@@ -219,7 +228,7 @@ class FrontendView:
         for slot in self._slots:
             result = get_variant(slot.name, context)
             if off_flags or result.feature_enabled:
-                items.append(_dumps(_ofrep_item(slot, result)))
+                items.append(_dumps(write_answer(_ofrep_item(slot, result))))
         return '{"flags":[' + ",".join(items) + "]}"
 
 
@@ -236,18 +245,18 @@ def bulk_lists_off_flags(token_type: TokenType | None) -> bool:
     return token_type is not TokenType.FRONTEND
 
 
-def _ofrep_item(slot: _FlagSlot, result: VariantResult) -> dict[str, Any]:
+def _ofrep_item(slot: _FlagSlot, result: VariantResult) -> OfrepEvaluation | OfrepParseFailure:
     try:
         resolution = resolve_remote(result)
     except UntypedPayload as problem:
-        return {"key": slot.name, "errorCode": "PARSE_ERROR", "errorDetails": str(problem)}
-    return {
-        "key": slot.name,
-        "value": resolution.value,
-        "reason": resolution.reason,
-        "variant": resolution.variant,
-        "metadata": {"project": slot.project, "featureEnabled": resolution.feature_enabled},
-    }
+        return OfrepParseFailure(slot.name, "PARSE_ERROR", str(problem))
+    return OfrepEvaluation(
+        slot.name,
+        resolution.value,
+        resolution.reason,
+        resolution.variant,
+        OfrepMetadata(slot.project, resolution.feature_enabled),
+    )
 
 
 def build_frontend_view(

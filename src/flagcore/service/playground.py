@@ -19,7 +19,9 @@ would answer. The rest follows Unleash's playground (its ``feature-evaluator``):
 Where Unleash is lenient, this is strict (docs/migrating-from-unleash.md): an unknown
 environment or project, an unknown top-level context field, or a value of the wrong type
 is a 400 naming its JSON path, and the advanced playground refuses too many context
-combinations before making any.
+combinations before making any. The request bodies are read on the HTTP side
+(`flagcore_http.playground_bodies`) into a `PlaygroundRequest`; its context is checked
+here (`check_context`), as the admin UI and ``flagcore explain`` share that rule.
 """
 
 from __future__ import annotations
@@ -46,6 +48,19 @@ from flagcore.model import ClientFeatures, Flag, Strategy
 from flagcore.service.client import ClientView
 from flagcore.service.context import ServiceContext
 from flagcore.strategies import BUILTIN_STRATEGIES
+from flagcore.wire import (
+    AdvancedPlaygroundFeature,
+    AdvancedPlaygroundResult,
+    PlaygroundConstraint,
+    PlaygroundFeature,
+    PlaygroundLinks,
+    PlaygroundSegment,
+    PlaygroundStrategies,
+    PlaygroundStrategy,
+    PlaygroundVariant,
+    StrategyEvaluation,
+    StrategyVariant,
+)
 
 __all__ = [
     "ADVANCED_LIMIT",
@@ -60,9 +75,6 @@ __all__ = [
     "answer",
     "check_context",
     "explain_every_flag",
-    "read_advanced_request",
-    "read_explain_request",
-    "read_request",
 ]
 
 JSON = dict[str, Any]
@@ -143,68 +155,6 @@ class PlaygroundRequest:
     projects: tuple[str, ...] | None
     context: JSON
     advanced: bool = False  # asked as {"environments": [...]}: errors name $.environments[i]
-
-
-def _check_keys(body: Any, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
-    if not isinstance(body, Mapping):
-        raise _invalid("the body must be a JSON object", "$")
-    for key in body:
-        if key not in allowed:
-            raise _invalid(f"unknown field {str(key)[:100]!r} ({', '.join(allowed)})", "$")
-    for key in required:
-        if key not in body:
-            raise _invalid(f"{key} is required", f"$.{key}")
-
-
-def _check_projects(value: Any) -> tuple[str, ...] | None:
-    if value is None or value == "*":
-        return None
-    if type(value) is not list:
-        raise _invalid('projects must be "*" or a list of project ids', "$.projects")
-    for index, project in enumerate(value):
-        if type(project) is not str:
-            raise _invalid("must be a string", f"$.projects[{index}]")
-    return None if "*" in value else tuple(value)
-
-
-def read_request(body: Any) -> PlaygroundRequest:
-    """``{"environment", "projects"?, "context"}``, checked (`InvalidInput` otherwise)."""
-    _check_keys(body, ("environment", "projects", "context"), ("environment", "context"))
-    environment = body["environment"]
-    if type(environment) is not str or not environment:
-        raise _invalid("environment must be a non-empty string", "$.environment")
-    context = check_context(body["context"], required=("appName",))
-    return PlaygroundRequest((environment,), _check_projects(body.get("projects")), context)
-
-
-def read_advanced_request(body: Any) -> PlaygroundRequest:
-    """``{"environments", "projects"?, "context"}``, checked (`InvalidInput` otherwise)."""
-    _check_keys(body, ("environments", "projects", "context"), ("environments", "context"))
-    environments = body["environments"]
-    if type(environments) is not list or not environments:
-        raise _invalid("environments must be a non-empty list", "$.environments")
-    for index, environment in enumerate(environments):
-        if type(environment) is not str or not environment:
-            raise _invalid("must be a non-empty string", f"$.environments[{index}]")
-    context = check_context(body["context"], required=("appName",))
-    return PlaygroundRequest(
-        tuple(dict.fromkeys(environments)),
-        _check_projects(body.get("projects")),
-        context,
-        advanced=True,
-    )
-
-
-def read_explain_request(body: Any) -> tuple[str, PlaygroundRequest]:
-    """``{"flag", "environment", "context"?}``: one flag to explain (no appName needed)."""
-    _check_keys(body, ("flag", "environment", "context"), ("flag", "environment"))
-    flag, environment = body["flag"], body["environment"]
-    if type(flag) is not str or not flag:
-        raise _invalid("flag must be a non-empty string", "$.flag")
-    if type(environment) is not str or not environment:
-        raise _invalid("environment must be a non-empty string", "$.environment")
-    context = check_context(body.get("context", {}))
-    return flag, PlaygroundRequest((environment,), None, context)
 
 
 def context_combinations(context: JSON, limit: int) -> list[JSON]:
@@ -317,15 +267,15 @@ def explain_every_flag(data: PlaygroundData, request: PlaygroundRequest) -> list
     return [view.engine.explain(flag.name, request.context) for flag in view.flags]
 
 
-def answer(data: PlaygroundData, request: PlaygroundRequest) -> list[JSON]:
+def answer(data: PlaygroundData, request: PlaygroundRequest) -> tuple[PlaygroundFeature, ...]:
     """The ``features`` of Unleash's playground answer, for the first environment."""
     view = data.views[0]
-    return [_feature(view, flag, request.context) for flag in view.flags]
+    return tuple(_feature(view, flag, request.context) for flag in view.flags)
 
 
 def advanced_answer(
     data: PlaygroundData, request: PlaygroundRequest, *, limit: int = ADVANCED_LIMIT
-) -> list[JSON]:
+) -> tuple[AdvancedPlaygroundFeature, ...]:
     """The ``features`` of Unleash's advanced playground answer: per flag, per
     environment, one result per context combination. Refuses more than ``limit``
     environments x flags x contexts, as Unleash does (with its message)."""
@@ -340,42 +290,50 @@ def advanced_answer(
             f"combinations ({len(contexts)}).",
             "$",
         )
-    grouped: dict[str, JSON] = {}
+    projects: dict[str, str] = {}
+    grouped: dict[str, dict[str, list[AdvancedPlaygroundResult]]] = {}
     for view in views:
         for context in contexts:
             for flag in view.flags:
-                entry = grouped.setdefault(
-                    flag.name, {"name": flag.name, "projectId": flag.project, "environments": {}}
-                )
+                projects.setdefault(flag.name, flag.project)
                 result = _feature(view, flag, context)
-                result["environment"] = view.name
-                result["context"] = context
-                entry["environments"].setdefault(view.name, []).append(result)
-    return list(grouped.values())
+                in_environments = grouped.setdefault(flag.name, {})
+                in_environments.setdefault(view.name, []).append(
+                    AdvancedPlaygroundResult(
+                        **attrs.asdict(result, recurse=False),
+                        environment=view.name,
+                        context=context,
+                    )
+                )
+    return tuple(
+        AdvancedPlaygroundFeature(
+            name, projects[name], {env: tuple(results) for env, results in environments.items()}
+        )
+        for name, environments in grouped.items()
+    )
 
 
-def _feature(view: _EnvironmentView, flag: Flag, context: JSON) -> JSON:
+def _feature(view: _EnvironmentView, flag: Flag, context: JSON) -> PlaygroundFeature:
     explanation = view.engine.explain(flag.name, context)
     strategies = _strategies(view, flag, explanation, context)
     enabled = explanation.enabled
-    return {
-        "name": flag.name,
-        "projectId": flag.project,
-        "isEnabled": enabled,
-        "isEnabledInCurrentEnvironment": explanation.enabled_in_environment,
-        "hasUnsatisfiedDependency": not explanation.dependencies_satisfied,
-        "strategies": {
-            "result": _overall_result(strategies, explanation.enabled_in_environment),
-            "data": strategies,
-        },
-        "variant": _variant(explanation, enabled),
-        "variants": _variants_shown(strategies, explanation),
-    }
+    return PlaygroundFeature(
+        flag.name,
+        flag.project,
+        enabled,
+        explanation.enabled_in_environment,
+        not explanation.dependencies_satisfied,
+        PlaygroundStrategies(
+            _overall_result(strategies, explanation.enabled_in_environment), strategies
+        ),
+        _variant(explanation, enabled),
+        _variants_shown(strategies, explanation),
+    )
 
 
 def _strategies(
     view: _EnvironmentView, flag: Flag, explanation: FlagExplanation, context: JSON
-) -> list[JSON]:
+) -> tuple[PlaygroundStrategy, ...]:
     """Every strategy of the flag in the environment, in order: the evaluated ones from
     the explanation, the disabled ones checked on their own."""
     evaluated = {s.id: s for s in explanation.strategies}
@@ -389,100 +347,94 @@ def _strategies(
             out.append(_strategy(view.name, flag, result))
     # Written between the two reads: shown as the snapshot has them.
     out.extend(_strategy(view.name, flag, result) for result in evaluated.values())
-    return out
+    return tuple(out)
 
 
-def _strategy(environment: str, flag: Flag, explained: StrategyResult) -> JSON:
+def _strategy(environment: str, flag: Flag, explained: StrategyResult) -> PlaygroundStrategy:
     strategy_id = explained.id or str(uuid.uuid4())  # as Unleash: every entry has an id
-    out: JSON = {"name": explained.name, "id": strategy_id}
-    if explained.title is not None:
-        out["title"] = explained.title
-    out.update(
-        disabled=explained.disabled,
-        parameters=dict(explained.parameters),
-        result=_strategy_result(explained),
-        constraints=[_constraint(c) for c in explained.constraints],
-        segments=[
-            {
-                "name": segment.name or "",
-                "id": segment.id,
-                "result": segment.result,
-                "constraints": [_constraint(c) for c in segment.constraints],
-            }
+    return PlaygroundStrategy(
+        explained.name,
+        strategy_id,
+        explained.title,
+        explained.disabled,
+        explained.parameters,
+        _strategy_result(explained),
+        tuple(_constraint(c) for c in explained.constraints),
+        tuple(
+            PlaygroundSegment(
+                segment.name or "",
+                segment.id,
+                segment.result,
+                tuple(_constraint(c) for c in segment.constraints),
+            )
             for segment in explained.segments
-        ],
-        links={
-            "edit": f"/projects/{flag.project}/features/{flag.name}/strategies/edit"
+        ),
+        PlaygroundLinks(
+            f"/projects/{flag.project}/features/{flag.name}/strategies/edit"
             f"?environmentId={environment}&strategyId={strategy_id}"
-        },
+        ),
     )
-    return out
 
 
-def _strategy_result(explained: StrategyResult) -> JSON:
+def _strategy_result(explained: StrategyResult) -> StrategyEvaluation:
     if explained.disabled:
-        return {"enabled": _UNKNOWN, "evaluationStatus": "unevaluated"}
+        return StrategyEvaluation(_UNKNOWN, "unevaluated")
     if not explained.known or explained.name in _HOST_BOUND_STRATEGIES:
         might = explained.constraints_result and explained.segments_result
-        return {"enabled": _UNKNOWN if might else False, "evaluationStatus": "incomplete"}
-    out: JSON = {"enabled": explained.result, "evaluationStatus": "complete"}
+        return StrategyEvaluation(_UNKNOWN if might else False, "incomplete")
     choice = explained.variant
     if choice is not None and choice.variant.enabled:
-        variant: JSON = {"name": choice.variant.name, "enabled": True}
-        if choice.variant.payload is not None:
-            variant["payload"] = dict(choice.variant.payload)
-        out["variant"] = variant
-        out["variants"] = [_without_nulls(v) for v in explained.variants]
-    return out
+        picked = StrategyVariant(choice.variant.name, True, choice.variant.payload)
+        shown = tuple(_without_nulls(v) for v in explained.variants)
+        return StrategyEvaluation(explained.result, "complete", picked, shown)
+    return StrategyEvaluation(explained.result, "complete")
 
 
-def _constraint(result: ConstraintResult) -> JSON:
-    out: JSON = {
-        "contextName": result.context_name,
-        "operator": result.operator,
-        "values": list(result.values),
-        "inverted": result.inverted,
-        "caseInsensitive": result.case_insensitive,
-    }
-    if result.value is not None:
-        out["value"] = result.value
-    out["result"] = result.result
-    return out
+def _constraint(result: ConstraintResult) -> PlaygroundConstraint:
+    return PlaygroundConstraint(
+        result.context_name,
+        result.operator,
+        tuple(result.values),
+        result.inverted,
+        result.case_insensitive,
+        result.value,
+        result.result,
+    )
 
 
-def _overall_result(strategies: list[JSON], enabled_in_environment: bool) -> bool | str:
+def _overall_result(
+    strategies: tuple[PlaygroundStrategy, ...], enabled_in_environment: bool
+) -> bool | str:
     if not strategies:
         return enabled_in_environment
-    results = [s["result"] for s in strategies]
-    if any(r["enabled"] is True and r["evaluationStatus"] == "complete" for r in results):
+    results = [s.result for s in strategies]
+    if any(r.enabled is True and r.evaluation_status == "complete" for r in results):
         return True
-    if any(r["enabled"] == _UNKNOWN for r in results):
+    if any(r.enabled == _UNKNOWN for r in results):
         return _UNKNOWN
     return False
 
 
-def _variant(explanation: FlagExplanation, enabled: bool) -> JSON:
+def _variant(explanation: FlagExplanation, enabled: bool) -> PlaygroundVariant:
     """The variant as Unleash's playground writes it: ``feature_enabled`` always, and
     ``featureEnabled`` too where its evaluator sets it (a flag variant, or an enabled flag
     without one), not for a strategy's variant or a disabled flag."""
     variant = explanation.variant
-    out: JSON = {"name": variant.name, "enabled": variant.enabled}
-    if variant.payload is not None:
-        out["payload"] = dict(variant.payload)
-    out["feature_enabled"] = enabled
     choice = explanation.variant_choice
-    if enabled and choice is not None and choice.origin != "strategy":
-        out["featureEnabled"] = enabled
-    return out
+    sets_camel = enabled and choice is not None and choice.origin != "strategy"
+    return PlaygroundVariant(
+        variant.name, variant.enabled, variant.payload, enabled, enabled if sets_camel else None
+    )
 
 
-def _variants_shown(strategies: list[JSON], explanation: FlagExplanation) -> list[JSON]:
+def _variants_shown(
+    strategies: tuple[PlaygroundStrategy, ...], explanation: FlagExplanation
+) -> tuple[Mapping[str, Any], ...]:
     """The matching strategy's variants when it has any, else the flag's (as Unleash)."""
-    matching = next((s for s in strategies if s["result"]["enabled"] is True), None)
-    if matching is not None and "variants" in matching["result"]:
-        variants: list[JSON] = matching["result"]["variants"]
-        return variants
-    return [_without_nulls(v) for v in explanation.variants]
+    matching = next((s for s in strategies if s.result.enabled is True), None)
+    if matching is not None and matching.result.variants is not None:
+        return matching.result.variants
+    return tuple(_without_nulls(v) for v in explanation.variants)
 
 
 def _without_nulls(data: Mapping[str, Any]) -> JSON:

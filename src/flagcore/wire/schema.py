@@ -10,10 +10,16 @@ What the readers accept, the schema says: a field with a default may be missing 
 (Unleash sends null for fields left at their default; see `register_class`); integers are
 64-bit; a string enum lists its values; strategy parameters are strings, numbers or
 booleans (read as Unleash writes them). Extra keys are allowed, as the readers ignore them.
+
+What an answer sends, the schema of an answer class says (`flagcore.wire.answer_table`):
+every key of its table is present (but those left out when None), null only where the type
+allows None, times are ISO 8601 strings, and no other key is sent (the schema is closed, so
+a writer and its schema cannot part).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
 import types
 import typing
@@ -22,6 +28,7 @@ from typing import Any, Union, get_args, get_origin
 
 import attrs
 
+from flagcore.wire.answer_table import ANSWER_FIELDS
 from flagcore.wire.converter import INT64_MAX, INT64_MIN
 from flagcore.wire.fields import WIRE_NAMES
 
@@ -79,11 +86,16 @@ class SchemaSet:
             return {"type": "number"}
         if type_ is str:
             return {"type": "string"}
+        if type_ is dt.datetime:
+            return {"type": "string", "format": "date-time"}
         if type_ is type(None):
             return {"type": "null"}
         origin, args = get_origin(type_), get_args(type_)
         if origin in (Union, types.UnionType):
-            return _nullable(self.of(next(a for a in args if a is not type(None))))
+            kinds = [a for a in args if a is not type(None)]
+            if len(kinds) > 1:  # one of several classes (never null: no reader reads one)
+                return {"anyOf": [self.of(kind) for kind in kinds]}
+            return _nullable(self.of(kinds[0]))
         if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
             return {"type": "array", "items": self.of(args[0])}
         if origin in (list, frozenset, set):
@@ -102,8 +114,44 @@ class SchemaSet:
         if owner is None:
             self._owners[name] = cls
             self.components[name] = {}  # taken before the fields, for recursive classes
-            self.components[name] = self._object(cls)
+            made = self._answer(cls) if cls in ANSWER_FIELDS else self._object(cls)
+            self.components[name] = made
         return schema_ref(name)
+
+    def _answer(self, cls: type) -> JsonSchema:
+        hints = typing.get_type_hints(cls)
+        properties: dict[str, JsonSchema] = {}
+        required: list[str] = []
+        for row in ANSWER_FIELDS[cls]:
+            type_ = hints[row.attribute]
+            if row.omitted_when_none:  # the key is left out rather than null
+                type_ = next(a for a in get_args(type_) if a is not type(None))
+            else:
+                required.append(row.key)
+            refined = dict(row.schema or {})
+            # A reference replaces what the type says (JSON sent as a model class writes it).
+            sent = {} if "$ref" in refined else self._sent(type_)
+            properties[row.key] = {**sent, **refined}
+        return {
+            "type": "object",
+            "properties": properties,
+            "required": required,
+            "additionalProperties": False,
+        }
+
+    def _sent(self, type_: Any) -> JsonSchema:
+        """What a writer sends for ``type_``: as read, but a ``Mapping[str, str]`` holds
+        strings only (a reader takes numbers and booleans too)."""
+        origin, args = get_origin(type_), get_args(type_)
+        if origin in (Union, types.UnionType):
+            kinds = [a for a in args if a is not type(None)]
+            if len(kinds) > 1:
+                one_of: JsonSchema = {"anyOf": [self._sent(kind) for kind in kinds]}
+                return _nullable(one_of) if len(kinds) < len(args) else one_of
+            return _nullable(self._sent(kinds[0]))
+        if origin in (dict, Mapping, typing.Mapping) and args == (str, str):
+            return {"type": "object", "additionalProperties": {"type": "string"}}
+        return self.of(type_)
 
     def _object(self, cls: type) -> JsonSchema:
         renames = self._names.get(cls, {})

@@ -23,7 +23,7 @@ import attrs
 from flagcore.model import Constraint, Flag, Segment
 from flagcore.wire.fields import FIELDS, WireField
 
-__all__ = ["write_constraint", "write_flag", "write_segment"]
+__all__ = ["write_constraint", "write_flag", "write_segment", "writer_of"]
 
 
 def _writer_name(cls: type) -> str:
@@ -75,3 +75,9 @@ _GENERATED = _generate()
 write_constraint = cast(Callable[[Constraint], dict[str, Any]], _GENERATED["write_Constraint"])
 write_flag = cast(Callable[[Flag], dict[str, Any]], _GENERATED["write_Flag"])
 write_segment = cast(Callable[[Segment], dict[str, Any]], _GENERATED["write_Segment"])
+
+
+def writer_of(cls: type) -> Callable[[Any], dict[str, Any]]:
+    """The fast writer of the model class ``cls`` (for writers of values that hold one)."""
+    writer: Callable[[Any], dict[str, Any]] = _GENERATED[_writer_name(cls)]
+    return writer

@@ -21,11 +21,22 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from flagcore.entities import Action, ActionExecution, ActionKind, ActionSet, Signal
+from flagcore.entities import Action, ActionKind, ActionSet, Signal
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Constraint
 from flagcore.service import match_action_sets
-from flagcore_http import render, shapes
+from flagcore.wire import (
+    SIGNAL_ENDPOINT_SOURCE,
+    ActionCatalogueEntry,
+    ActionParameterAnswer,
+    ActionSetAnswer,
+    ActionSetEventAnswer,
+    ActionSetEventsAnswer,
+    ActionSetsAnswer,
+    write_answer,
+)
+from flagcore_http import shapes
+from flagcore_http.answering import answered
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
@@ -39,7 +50,6 @@ routes = web.RouteTableDef()
 _log = logging.getLogger("flagcore_http")
 _T = TypeVar("_T")
 ACTIONS = "/api/admin/projects/{project}/actions"
-SIGNAL_ENDPOINT_SOURCE = "signal-endpoint"
 
 # What can follow a created action set (OpenAPI links, for stateful tests).
 _CREATED = {"project": "$request.path.project", "id": "$response.body#/id"}
@@ -85,89 +95,19 @@ def _action_set(body: ActionSetBody, project: str) -> ActionSet:
     )
 
 
-def _filter(constraint: Constraint) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "operator": constraint.operator,
-        "values": list(constraint.values),
-        "inverted": constraint.inverted,
-        "caseInsensitive": constraint.case_insensitive,
-    }
-    if constraint.value is not None:
-        out["value"] = constraint.value
-    return out
-
-
-def _action(value: Action, action_set: ActionSet) -> dict[str, Any]:
-    params: dict[str, Any] = {"project": action_set.project, "featureName": value.flag}
-    if value.environment is not None:
-        params["environment"] = value.environment
-    return {"action": value.kind.value, "sortOrder": value.sort_order, "executionParams": params}
-
-
-def render_action_set(value: ActionSet) -> dict[str, Any]:
-    return {
-        "id": value.id,
-        "name": value.name,
-        "description": value.description,
-        "enabled": value.enabled,
-        "project": value.project,
-        "actorId": value.actor_id,
-        "match": {
-            "source": SIGNAL_ENDPOINT_SOURCE,
-            "sourceId": value.source,
-            "payload": {c.context_name: _filter(c) for c in value.filters},
-        },
-        "actions": [_action(a, value) for a in value.actions],
-        "createdAt": render.time(value.created_at),
-    }
-
-
-def _signal(value: Signal) -> dict[str, Any]:
-    return {
-        "id": value.id,
-        "source": SIGNAL_ENDPOINT_SOURCE,
-        "sourceId": value.endpoint_id,
-        "createdBySourceTokenId": value.token_id,
-        "payload": value.payload,
-        "createdAt": render.time(value.created_at),
-    }
-
-
-def render_action_set_event(value: ActionExecution) -> dict[str, Any]:
-    """Unleash's ``ActionSetEventSchema``: the run, its signal, the set with each outcome."""
-    action_set = render_action_set(value.action_set)
-    action_set["actions"] = [
-        {
-            **_action(outcome.action, value.action_set),
-            "state": outcome.state.value,
-            "details": outcome.details,
-        }
-        for outcome in value.outcomes
-    ]
-    return {
-        "id": value.id,
-        "actionSetId": value.action_set_id,
-        "signalId": value.signal_id,
-        "createdAt": render.time(value.created_at),
-        "state": value.state.value,
-        "signal": _signal(value.signal),
-        "actionSet": action_set,
-    }
-
-
 @routes.get(ACTIONS)
-@documented({200: shapes.obj({"actions": shapes.array(shapes.ACTION_SET)})})
+@documented({200: ActionSetsAnswer})
 async def list_action_sets(request: web.Request) -> web.Response:
     """The project's action sets."""
     sets = await call(
         request, service(request).actions.list_action_sets, request.match_info["project"]
     )
-    return web.json_response({"actions": [render_action_set(a) for a in sets]})
+    return answered(ActionSetsAnswer(tuple(map(ActionSetAnswer.of, sets))))
 
 
 @routes.post(ACTIONS)
 @documented(
-    {201: shapes.ACTION_SET},
+    {201: ActionSetAnswer},
     body=ActionSetBody,
     errors=(409,),
     links={
@@ -197,7 +137,7 @@ async def create_action_set(request: web.Request) -> web.Response:
         actor_id=wanted.actor_id,
         actor=actor(request),
     )
-    return web.json_response(render_action_set(created), status=201)
+    return answered(ActionSetAnswer.of(created), status=201)
 
 
 _ACTION_LABELS = {
@@ -208,38 +148,28 @@ _ACTION_LABELS = {
 
 
 @routes.get(ACTIONS + "/config")
-@documented({200: shapes.ACTION_CATALOGUE})
+@documented({200: dict[str, ActionCatalogueEntry]})
 async def action_catalogue(request: web.Request) -> web.Response:
     """The actions an action set of this project can run, and their parameters."""
     project = request.match_info["project"]
     flags, environments = await call(request, service(request).actions.action_targets, project)
     catalogue: dict[str, Any] = {}
     for kind, (label, description) in _ACTION_LABELS.items():
-        parameters: list[dict[str, Any]] = [
-            {"name": "project", "label": "Project", "type": "hidden"},
-            {"name": "featureName", "label": "Flag", "type": "select", "options": flags},
+        parameters = [
+            ActionParameterAnswer("project", "Project", "hidden"),
+            ActionParameterAnswer("featureName", "Flag", "select", tuple(flags)),
         ]
         if kind.needs_environment:
             parameters.append(
-                {
-                    "name": "environment",
-                    "label": "Environment",
-                    "type": "select",
-                    "options": environments,
-                }
+                ActionParameterAnswer("environment", "Environment", "select", tuple(environments))
             )
-        catalogue[kind.value] = {
-            "label": label,
-            "description": description,
-            "category": "Feature flags",
-            "permissions": [],
-            "parameters": parameters,
-        }
+        entry = ActionCatalogueEntry(label, description, "Feature flags", (), tuple(parameters))
+        catalogue[kind.value] = write_answer(entry)
     return web.json_response(catalogue)
 
 
 @routes.get(ACTIONS + "/{id}")
-@documented({200: shapes.ACTION_SET}, path={"id": shapes.ID})
+@documented({200: ActionSetAnswer}, path={"id": shapes.ID})
 async def get_action_set(request: web.Request) -> web.Response:
     """One action set."""
     action_set = await call(
@@ -248,11 +178,11 @@ async def get_action_set(request: web.Request) -> web.Response:
         int_parameter(request, "id"),
         project=request.match_info["project"],
     )
-    return web.json_response(render_action_set(action_set))
+    return answered(ActionSetAnswer.of(action_set))
 
 
 @routes.put(ACTIONS + "/{id}")
-@documented({200: shapes.ACTION_SET}, body=ActionSetBody, errors=(409,), path={"id": shapes.ID})
+@documented({200: ActionSetAnswer}, body=ActionSetBody, errors=(409,), path={"id": shapes.ID})
 async def update_action_set(request: web.Request) -> web.Response:
     """Replace an action set."""
     action_set_id = int_parameter(request, "id")
@@ -265,7 +195,7 @@ async def update_action_set(request: web.Request) -> web.Response:
         replacement,
         actor=actor(request),
     )
-    return web.json_response(render_action_set(updated))
+    return answered(ActionSetAnswer.of(updated))
 
 
 @routes.delete(ACTIONS + "/{id}")
@@ -323,7 +253,7 @@ def _page(request: web.Request) -> tuple[int, int]:
 
 @routes.get(ACTIONS + "/{id}/events")
 @documented(
-    {200: shapes.obj({"actionSetEvents": shapes.array(shapes.ACTION_SET_EVENT)})},
+    {200: ActionSetEventsAnswer},
     query=shapes.ACTION_EVENTS_PAGE,
     path={"id": shapes.ID},
 )
@@ -338,7 +268,7 @@ async def action_set_events(request: web.Request) -> web.Response:
         limit=limit,
         offset=offset,
     )
-    return web.json_response({"actionSetEvents": [render_action_set_event(e) for e in runs]})
+    return answered(ActionSetEventsAnswer(tuple(map(ActionSetEventAnswer.of, runs))))
 
 
 # --- running action sets for a received signal ---

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import attrs
 from aiohttp import web
 
-from flagcore.entities import StrategyDefinition
-from flagcore.wire import INT64_MAX
-from flagcore_http import render, shapes
+from flagcore.entities import Environment, StrategyDefinition
+from flagcore.wire import (
+    INT64_MAX,
+    EnvironmentsAnswer,
+    EventsAnswer,
+    StrategyDefinitionAnswer,
+    StrategyDefinitionsAnswer,
+)
+from flagcore_http import shapes
+from flagcore_http.answering import answered
 from flagcore_http.bodies import query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import Parameter, documented
@@ -18,24 +26,14 @@ routes = web.RouteTableDef()
 
 
 @routes.get("/api/admin/environments")
-@documented(
-    {200: shapes.obj({"version": shapes.INTEGER, "environments": shapes.array(shapes.ENVIRONMENT)})}
-)
+@documented({200: EnvironmentsAnswer})
 async def list_environments(request: web.Request) -> web.Response:
     environments = await call(request, service(request).environments.list_environments)
-    return web.json_response(
-        {
-            "version": 1,
-            "environments": [
-                {"name": e.name, "type": e.type, "sortOrder": e.sort_order, "enabled": e.enabled}
-                for e in environments
-            ],
-        }
-    )
+    return answered(EnvironmentsAnswer(1, tuple(environments)))
 
 
 @routes.post("/api/admin/environments")
-@documented({201: shapes.ENVIRONMENT}, body=CreateEnvironment, errors=(409,))
+@documented({201: Environment}, body=CreateEnvironment, errors=(409,))
 async def create_environment(request: web.Request) -> web.Response:
     body = await read_body(request, CreateEnvironment)
     created = await call(
@@ -46,36 +44,22 @@ async def create_environment(request: web.Request) -> web.Response:
         body.sort_order,
         actor=actor(request),
     )
-    return web.json_response(
-        {
-            "name": created.name,
-            "type": created.type,
-            "sortOrder": created.sort_order,
-            "enabled": True,
-        },
-        status=201,
-    )
+    return answered(attrs.evolve(created, enabled=True), status=201)
 
 
 @routes.get("/api/admin/strategies")
-@documented(
-    {
-        200: shapes.obj(
-            {"version": shapes.INTEGER, "strategies": shapes.array(shapes.STRATEGY_DEFINITION)}
-        )
-    }
-)
+@documented({200: StrategyDefinitionsAnswer})
 async def list_strategy_definitions(request: web.Request) -> web.Response:
     definitions = await call(
         request, service(request).strategy_definitions.list_strategy_definitions
     )
-    return web.json_response(
-        {"version": 1, "strategies": [render.strategy_definition(d) for d in definitions]}
+    return answered(
+        StrategyDefinitionsAnswer(1, tuple(map(StrategyDefinitionAnswer.of, definitions)))
     )
 
 
 @routes.post("/api/admin/strategies")
-@documented({201: shapes.STRATEGY_DEFINITION}, body=CreateStrategyDefinition, errors=(409,))
+@documented({201: StrategyDefinitionAnswer}, body=CreateStrategyDefinition, errors=(409,))
 async def create_strategy_definition(request: web.Request) -> web.Response:
     body = await read_body(request, CreateStrategyDefinition)
     created = await call(
@@ -84,12 +68,12 @@ async def create_strategy_definition(request: web.Request) -> web.Response:
         StrategyDefinition(body.name, body.description, body.parameters, title=body.title),
         actor=actor(request),
     )
-    return web.json_response(render.strategy_definition(created), status=201)
+    return answered(StrategyDefinitionAnswer.of(created), status=201)
 
 
 @routes.get("/api/admin/events")
 @documented(
-    {200: shapes.obj({"version": shapes.INTEGER, "events": shapes.array(shapes.EVENT)})},
+    {200: EventsAnswer},
     query={
         "limit": Parameter(shapes.whole(1, 1000)),
         "before": Parameter(shapes.whole(0)),
@@ -107,4 +91,4 @@ async def list_events(request: web.Request) -> web.Response:
         before_id=before,
         feature_name=feature,
     )
-    return web.json_response({"version": 2, "events": [render.event(e) for e in events]})
+    return answered(EventsAnswer(2, tuple(events)))

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from aiohttp import web
 
-from flagcore.entities import FlagDetails
-from flagcore.wire import converter
-from flagcore_http import render, shapes
+from flagcore.wire import ArchivedFlagAnswer, ArchivedFlagsAnswer
+from flagcore_http.answering import answered
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 
@@ -17,33 +14,20 @@ __all__ = ["routes"]
 routes = web.RouteTableDef()
 
 
-def _archived(details: FlagDetails) -> dict[str, Any]:
-    first = next((s for e in details.environments for s in e.strategies), None)
-    return {
-        **render.flag(details.flag),
-        "variants": converter.unstructure(
-            next((e.variants for e in details.environments if e.variants), ())
-        ),
-        "tags": [{"type": t.type, "value": t.value} for t in details.tags],
-        "strategy": first.name if first else "default",
-        "parameters": dict(first.parameters) if first else {},
-    }
-
-
 @routes.get("/api/admin/archive/features")
-@documented({200: shapes.ARCHIVED_FLAGS})
+@documented({200: ArchivedFlagsAnswer})
 async def archived(request: web.Request) -> web.Response:
     flags = await call(request, service(request).archive.list_archived_flags)
-    return web.json_response({"version": 1, "features": [_archived(d) for d in flags]})
+    return answered(ArchivedFlagsAnswer(1, tuple(map(ArchivedFlagAnswer.of_details, flags))))
 
 
 @routes.get("/api/admin/archive/features/{project}")
-@documented({200: shapes.ARCHIVED_FLAGS})
+@documented({200: ArchivedFlagsAnswer})
 async def archived_in_project(request: web.Request) -> web.Response:
     flags = await call(
         request, service(request).archive.list_archived_flags, request.match_info["project"]
     )
-    return web.json_response({"version": 1, "features": [_archived(d) for d in flags]})
+    return answered(ArchivedFlagsAnswer(1, tuple(map(ArchivedFlagAnswer.of_details, flags))))
 
 
 @routes.post("/api/admin/archive/revive/{name}")

@@ -9,8 +9,18 @@ from aiohttp import web
 from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency, Strategy, Variant
-from flagcore.wire import json_type, wire_name
-from flagcore_http import render, shapes, wire
+from flagcore.wire import (
+    FlagAnswer,
+    FlagDetailsAnswer,
+    FlagsAnswer,
+    StrategyAnswer,
+    VariantsAnswer,
+    json_type,
+    wire_name,
+    write_answer,
+)
+from flagcore_http import shapes, wire
+from flagcore_http.answering import answered
 from flagcore_http.bodies import read_body, read_json, structure_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
@@ -39,15 +49,15 @@ def _path(request: web.Request) -> tuple[str, str]:
 
 
 @routes.get(FLAGS)
-@documented({200: shapes.obj({"version": shapes.INTEGER, "features": shapes.array(shapes.FLAG)})})
+@documented({200: FlagsAnswer})
 async def list_flags(request: web.Request) -> web.Response:
     flags = await call(request, service(request).flags.list_flags, request.match_info["project"])
-    return web.json_response({"version": 2, "features": [render.flag(f) for f in flags]})
+    return answered(FlagsAnswer(2, tuple(FlagAnswer.of(f) for f in flags)))
 
 
 @routes.post(FLAGS)
 @documented(
-    {201: shapes.FLAG},
+    {201: FlagAnswer},
     body=CreateFlag,
     errors=(409,),
     links={
@@ -71,7 +81,7 @@ async def create_flag(request: web.Request) -> web.Response:
         tags=[Tag(tag.type, tag.value) for tag in body.tags],
         actor=actor(request),
     )
-    return web.json_response(render.flag(created), status=201)
+    return answered(FlagAnswer.of(created), status=201)
 
 
 @routes.post("/api/admin/features/validate")
@@ -84,14 +94,14 @@ async def validate_name(request: web.Request) -> web.Response:
 
 
 @routes.get(FLAG)
-@documented({200: shapes.FLAG_DETAILS})
+@documented({200: FlagDetailsAnswer})
 async def get_flag(request: web.Request) -> web.Response:
     details = await call(request, service(request).flags.get_flag, *_path(request))
-    return web.json_response(render.flag_details(details))
+    return answered(FlagDetailsAnswer.of_details(details))
 
 
 @routes.put(FLAG)
-@documented({200: shapes.FLAG}, body=UpdateFlag)
+@documented({200: FlagAnswer}, body=UpdateFlag)
 async def update_flag(request: web.Request) -> web.Response:
     """Replaces, as Unleash's ``PUT`` does: what the body leaves out takes its default."""
     body = await read_body(request, UpdateFlag)
@@ -110,7 +120,7 @@ async def update_flag(request: web.Request) -> web.Response:
         stale=body.stale,
         actor=actor(request),
     )
-    return web.json_response(render.flag(updated))
+    return answered(FlagAnswer.of(updated))
 
 
 _PATCHABLE = {
@@ -122,7 +132,7 @@ _PATCHABLE = {
 
 
 @routes.patch(FLAG)
-@documented({200: shapes.FLAG}, body=shapes.json_patch(_PATCHABLE))
+@documented({200: FlagAnswer}, body=shapes.json_patch(_PATCHABLE))
 async def patch_flag(request: web.Request) -> web.Response:
     """JSON Patch (``replace``/``add``) on description, type, impressionData and stale."""
     operations = await read_json(request)
@@ -161,7 +171,7 @@ async def patch_flag(request: web.Request) -> web.Response:
         actor=actor(request),
         **changes,
     )
-    return web.json_response(render.flag(updated))
+    return answered(FlagAnswer.of(updated))
 
 
 @routes.delete(FLAG)
@@ -174,7 +184,7 @@ async def archive_flag(request: web.Request) -> web.Response:
 
 
 @routes.post(FLAG + "/stale/{state}")
-@documented({200: shapes.FLAG}, path={"state": {"enum": ["on", "off"]}})
+@documented({200: FlagAnswer}, path={"state": {"enum": ["on", "off"]}})
 async def set_stale(request: web.Request) -> web.Response:
     state = request.match_info["state"]
     if state not in ("on", "off"):
@@ -186,11 +196,11 @@ async def set_stale(request: web.Request) -> web.Response:
         state == "on",
         actor=actor(request),
     )
-    return web.json_response(render.flag(updated))
+    return answered(FlagAnswer.of(updated))
 
 
 @routes.put(FLAG + "/dependencies")
-@documented({200: shapes.FLAG}, body=tuple[Dependency, ...])
+@documented({200: FlagAnswer}, body=tuple[Dependency, ...])
 async def set_dependencies(request: web.Request) -> web.Response:
     data = await read_json(request)
     dependencies = wire.structure(data, tuple[Dependency, ...], "the dependencies")
@@ -201,7 +211,7 @@ async def set_dependencies(request: web.Request) -> web.Response:
         dependencies,
         actor=actor(request),
     )
-    return web.json_response(render.flag(updated))
+    return answered(FlagAnswer.of(updated))
 
 
 async def _switch(request: web.Request, enabled: bool) -> web.Response:
@@ -231,7 +241,7 @@ async def switch_off(request: web.Request) -> web.Response:
 
 
 @routes.put(FLAG + "/environments/{environment}/variants")
-@documented({200: shapes.VARIANTS}, body=tuple[Variant, ...])
+@documented({200: VariantsAnswer}, body=tuple[Variant, ...])
 async def set_variants(request: web.Request) -> web.Response:
     data = await read_json(request)
     variants = wire.structure(data, tuple[Variant, ...], "the variants")
@@ -243,24 +253,22 @@ async def set_variants(request: web.Request) -> web.Response:
         variants,
         actor=actor(request),
     )
-    return web.json_response({"version": 1, "variants": wire.converter.unstructure(stored)})
+    return answered(VariantsAnswer(1, stored))
 
 
 @routes.get(FLAG + "/environments/{environment}/variants")
-@documented({200: shapes.VARIANTS})
+@documented({200: VariantsAnswer})
 async def get_variants(request: web.Request) -> web.Response:
     details = await call(request, service(request).flags.get_flag, *_path(request))
     environment = request.match_info["environment"]
     for state in details.environments:
         if state.environment.name == environment:
-            return web.json_response(
-                {"version": 1, "variants": wire.converter.unstructure(state.variants)}
-            )
+            return answered(VariantsAnswer(1, state.variants))
     raise web.HTTPNotFound()
 
 
 @routes.get(STRATEGIES)
-@documented({200: shapes.array(shapes.STRATEGY)})
+@documented({200: tuple[StrategyAnswer, ...]})
 async def list_strategies(request: web.Request) -> web.Response:
     strategies = await call(
         request,
@@ -268,12 +276,12 @@ async def list_strategies(request: web.Request) -> web.Response:
         *_path(request),
         request.match_info["environment"],
     )
-    return web.json_response([render.strategy(s) for s in strategies])
+    return web.json_response([write_answer(StrategyAnswer.of(s)) for s in strategies])
 
 
 @routes.post(STRATEGIES)
 @documented(
-    {200: shapes.STRATEGY},
+    {200: StrategyAnswer},
     body=Strategy,
     links={
         "features.get_strategy": _ADDED_STRATEGY,
@@ -291,7 +299,7 @@ async def add_strategy(request: web.Request) -> web.Response:
         strategy,
         actor=actor(request),
     )
-    return web.json_response(render.strategy(stored))
+    return answered(StrategyAnswer.of(stored))
 
 
 @routes.post(STRATEGIES + "/set-sort-order")
@@ -311,7 +319,7 @@ async def sort_strategies(request: web.Request) -> web.Response:
 
 
 @routes.get(STRATEGIES + "/{strategy_id}")
-@documented({200: shapes.STRATEGY})
+@documented({200: StrategyAnswer})
 async def get_strategy(request: web.Request) -> web.Response:
     stored = await call(
         request,
@@ -320,11 +328,11 @@ async def get_strategy(request: web.Request) -> web.Response:
         request.match_info["environment"],
         request.match_info["strategy_id"],
     )
-    return web.json_response(render.strategy(stored))
+    return answered(StrategyAnswer.of(stored))
 
 
 @routes.put(STRATEGIES + "/{strategy_id}")
-@documented({200: shapes.STRATEGY}, body=Strategy)
+@documented({200: StrategyAnswer}, body=Strategy)
 async def update_strategy(request: web.Request) -> web.Response:
     data = await read_json(request)
     strategy = structure_body(data, Strategy)
@@ -338,7 +346,7 @@ async def update_strategy(request: web.Request) -> web.Response:
         keep_segments=wire_name(Strategy, "segments") not in data,
         actor=actor(request),
     )
-    return web.json_response(render.strategy(stored))
+    return answered(StrategyAnswer.of(stored))
 
 
 @routes.delete(STRATEGIES + "/{strategy_id}")

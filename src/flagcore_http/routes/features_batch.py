@@ -12,8 +12,19 @@ from aiohttp import web
 from flagcore.entities import Tag
 from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.service import ImportCheck, ImportReport
-from flagcore.wire import FeatureExport, json_type, read_export, write_export
+from flagcore.wire import (
+    ContextFieldAnswer,
+    FeatureExport,
+    ImportCheckAnswer,
+    ImportItemAnswer,
+    ImportReportAnswer,
+    json_type,
+    read_export,
+    write_answer,
+    write_export,
+)
 from flagcore_http import shapes
+from flagcore_http.answering import answered
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
@@ -123,7 +134,7 @@ def _target(body: dict[str, Any]) -> tuple[str, str]:
 
 
 @routes.post(BATCH + "/validate")
-@documented({200: shapes.IMPORT_CHECK}, body=shapes.import_body(), errors=(404,))
+@documented({200: ImportCheckAnswer}, body=shapes.import_body(), errors=(404,))
 async def validate_import(request: web.Request) -> web.Response:
     """As Unleash: 200 ``{"errors", "warnings", "permissions"}``, each a list of
     ``{"message", "affectedItems"}``. An export that cannot be read at all is a 400."""
@@ -133,23 +144,22 @@ async def validate_import(request: web.Request) -> web.Response:
     check: ImportCheck = await call(
         request, service(request).importing.validate, project, environment, export
     )
-    return web.json_response(
-        {
-            "errors": [_item(d) for d in (*check.errors, *check.conflicts)],
-            "warnings": [{"message": w, "affectedItems": []} for w in check.warnings],
-            "permissions": [],
-        }
+    return answered(
+        ImportCheckAnswer(
+            tuple(_item(d) for d in (*check.errors, *check.conflicts)),
+            tuple(ImportItemAnswer(w, ()) for w in check.warnings),
+        )
     )
 
 
-def _item(detail: ErrorDetail) -> dict[str, Any]:
+def _item(detail: ErrorDetail) -> ImportItemAnswer:
     path = _data_path(detail.path)
-    return {"message": detail.message, "affectedItems": [path] if path else []}
+    return ImportItemAnswer(detail.message, (path,) if path else ())
 
 
 @routes.post(BATCH + "/import")
 @documented(
-    {200: shapes.IMPORT_REPORT},
+    {200: ImportReportAnswer},
     body=shapes.import_body(shapes.IMPORT_OPTIONS),
     errors=(404, 409),
 )
@@ -177,36 +187,23 @@ async def import_flags(request: web.Request) -> web.Response:
         if any(d.path and d.path.startswith("$") for d in error.details):
             raise _under_data(error) from None
         raise
-    return web.json_response(
-        {
-            "project": report.project,
-            "environment": environment,
-            "dryRun": report.dry_run,
-            "created": list(report.created),
-            "updated": list(report.updated),
-            "unchanged": list(report.unchanged),
-            "tagTypesCreated": list(report.tag_types_created),
-        }
+    return answered(
+        ImportReportAnswer(
+            report.project,
+            environment,
+            report.dry_run,
+            report.created,
+            report.updated,
+            report.unchanged,
+            report.tag_types_created,
+        )
     )
 
 
 @routes.get("/api/admin/context")
-@documented({200: shapes.CONTEXT_FIELD_LIST})
+@documented({200: tuple[ContextFieldAnswer, ...]})
 async def list_context_fields(request: web.Request) -> web.Response:
     """Unleash's context field list, for tools that read it: Unleash's built-in fields and
     the fields this server's rules name (there is no registry to add to)."""
     fields = await call(request, service(request).exporting.context_fields)
-    return web.json_response(
-        [
-            {
-                "name": f.name,
-                "description": f.description or "",
-                "stickiness": f.stickiness,
-                "sortOrder": f.sort_order if f.sort_order is not None else 10,
-                "legalValues": [
-                    {"value": v.value, "description": v.description} for v in f.legal_values
-                ],
-            }
-            for f in fields
-        ]
-    )
+    return web.json_response([write_answer(ContextFieldAnswer.of(f)) for f in fields])

@@ -27,6 +27,7 @@ from flagcore.errors import (
     StorageError,
 )
 from flagcore.service import FrontendView, build_frontend_view, frontend_context
+from flagcore.wire import FrontendToggles
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
@@ -233,7 +234,7 @@ def _body_path(name: str) -> str:
 
 
 @routes.get("/api/frontend")
-@documented({200: shapes.FRONTEND_FLAGS, 304: None}, query=shapes.CONTEXT_QUERY)
+@documented({200: FrontendToggles, 304: None}, query=shapes.CONTEXT_QUERY)
 async def frontend_get(request: web.Request) -> web.Response:
     """The flags on for the context in the query (``properties[name]=…`` for properties)."""
     fields, properties = _query_context(request)
@@ -244,7 +245,7 @@ async def frontend_get(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/frontend")
-@documented({200: shapes.FRONTEND_FLAGS, 304: None}, body=shapes.CONTEXT_BODY, body_required=False)
+@documented({200: FrontendToggles, 304: None}, body=shapes.CONTEXT_BODY, body_required=False)
 async def frontend_post(request: web.Request) -> web.Response:
     """The flags on for the context in ``{"context": {...}}``."""
     fields, properties = await _body_context(request)

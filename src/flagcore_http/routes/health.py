@@ -8,13 +8,14 @@ connection of its own to learn of changes (PostgreSQL's notification listener) h
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from aiohttp import web
 
 from flagcore.errors import FlagcoreError
 from flagcore.ports import Store
-from flagcore_http import shapes
+from flagcore.wire import HealthAnswer, UsageBufferAnswer
+from flagcore_http.answering import answered
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
 from flagcore_http.usage_buffer import USAGE_BUFFER
@@ -33,10 +34,13 @@ class _ReportsAvailability(Protocol):
     def available(self) -> bool: ...
 
 
+_GOOD = HealthAnswer("GOOD")
+
+
 @routes.get("/health")
-@documented({200: shapes.HEALTH}, store=False)
+@documented({200: HealthAnswer}, store=False)
 async def health(request: web.Request) -> web.Response:
-    return web.json_response({"health": "GOOD"})
+    return answered(_GOOD)
 
 
 def _read_once(store: Store) -> None:
@@ -46,23 +50,26 @@ def _read_once(store: Store) -> None:
         tx.list_environments()
 
 
-def _answer(request: web.Request, body: dict[str, Any], status: int = 200) -> web.Response:
-    """``body``, with ``usageBuffer`` while SDK usage is held in memory for the store."""
+def _answer(
+    request: web.Request, health: str, message: str | None = None, status: int = 200
+) -> web.Response:
+    """The readiness answer, with ``usageBuffer`` while SDK usage is held for the store."""
     buffer = request.app[USAGE_BUFFER]
+    held = None
     if buffer.holding:
-        body["usageBuffer"] = {
-            "entries": buffer.entries,
-            "capacity": buffer.capacity,
-            "evaluations": buffer.evaluations,
-            "instances": buffer.instances,
-            "droppedEvaluations": buffer.dropped_evaluations,
-            "droppedRegistrations": buffer.dropped_registrations,
-        }
-    return web.json_response(body, status=status)
+        held = UsageBufferAnswer(
+            buffer.entries,
+            buffer.capacity,
+            buffer.evaluations,
+            buffer.instances,
+            buffer.dropped_evaluations,
+            buffer.dropped_registrations,
+        )
+    return answered(HealthAnswer(health, message, held), status=status)
 
 
 @routes.get("/ready")
-@documented({200: shapes.HEALTH, 503: shapes.HEALTH})
+@documented({200: HealthAnswer, 503: HealthAnswer})
 async def ready(request: web.Request) -> web.Response:
     """Ready when the listener (if any) is connected and the store answers one read; the
     usage held for the store (if any) is shown either way."""
@@ -72,9 +79,9 @@ async def ready(request: web.Request) -> web.Response:
             "the database is unavailable; SDKs are served from memory, their metrics and "
             "registrations held in memory, and writes are refused until it is back"
         )
-        return _answer(request, {"health": "BAD", "message": message}, 503)
+        return _answer(request, "BAD", message, 503)
     try:
         await call(request, _read_once, store)
     except FlagcoreError as error:
-        return _answer(request, {"health": "BAD", "message": error.message}, 503)
-    return _answer(request, {"health": "GOOD"})
+        return _answer(request, "BAD", error.message, 503)
+    return _answer(request, "GOOD")

@@ -27,7 +27,9 @@ from flagcore.service import (
     bulk_lists_off_flags,
     frontend_context,
 )
+from flagcore.wire import OfrepErrorAnswer, OfrepEvaluation, OfrepFlags, OfrepParseFailure
 from flagcore_http import shapes
+from flagcore_http.answering import answered
 from flagcore_http.bodies import parse_json
 from flagcore_http.contract import documented
 from flagcore_http.keys import TOKEN
@@ -54,19 +56,14 @@ class _OfrepFailure(Exception):
 
 def _failure_response(failure: _OfrepFailure, key: str | None) -> web.Response:
     error = failure.error
-    details = [
-        {"message": d.message, **({"path": d.path} if d.path else {})} for d in error.details
-    ] or [{"message": error.message}]
-    body: dict[str, Any] = {
-        "errorCode": failure.code,
-        "errorDetails": error.message,
-        "name": "NotFoundError" if failure.status == 404 else "BadDataError",
-        "message": error.message,
-        "details": details,
-    }
-    if key is not None:
-        body["key"] = key[:_MAX_KEY_SHOWN]
-    return web.json_response(body, status=failure.status)
+    body = OfrepErrorAnswer.of(
+        failure.code,
+        "NotFoundError" if failure.status == 404 else "BadDataError",
+        error.message,
+        tuple(error.details),
+        None if key is None else key[:_MAX_KEY_SHOWN],
+    )
+    return answered(body, status=failure.status)
 
 
 async def _read_context(request: web.Request) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -193,7 +190,7 @@ async def _view_and_context(request: web.Request) -> tuple[FrontendView, dict[st
 
 @routes.post("/ofrep/v1/evaluate/flags/{key}")
 @documented(
-    {200: shapes.OFREP_EVALUATION, 400: shapes.OFREP_ERROR, 404: shapes.OFREP_ERROR},
+    {200: OfrepEvaluation, 400: OfrepErrorAnswer, 404: OfrepErrorAnswer},
     body=shapes.CONTEXT_BODY,
     body_required=False,
 )
@@ -208,15 +205,15 @@ async def evaluate_flag(request: web.Request) -> web.Response:
             raise _OfrepFailure(404, "FLAG_NOT_FOUND", missing) from None
     except _OfrepFailure as failure:
         return _failure_response(failure, key)
-    if "errorCode" in item:  # a payload that cannot be read as its type
-        error = InvalidInput(item["errorDetails"])
-        return _failure_response(_OfrepFailure(400, item["errorCode"], error), key)
-    return web.json_response(item)
+    if isinstance(item, OfrepParseFailure):  # a payload that cannot be read as its type
+        error = InvalidInput(item.error_details)
+        return _failure_response(_OfrepFailure(400, item.error_code, error), key)
+    return answered(item)
 
 
 @routes.post("/ofrep/v1/evaluate/flags")
 @documented(
-    {200: shapes.OFREP_FLAGS, 304: None, 400: shapes.OFREP_ERROR},
+    {200: OfrepFlags, 304: None, 400: OfrepErrorAnswer},
     body=shapes.CONTEXT_BODY,
     body_required=False,
 )

@@ -12,22 +12,26 @@ import asyncio
 
 from aiohttp import web
 
-from flagcore.service.playground import (
-    Playground,
-    advanced_answer,
-    answer,
-    read_advanced_request,
-    read_explain_request,
-    read_request,
-)
+from flagcore.service.playground import Playground, advanced_answer, answer
+from flagcore.wire import AdvancedPlaygroundAnswer, PlaygroundAnswer, write_answer
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
+from flagcore_http.playground_bodies import (
+    read_advanced_request,
+    read_explain_request,
+    read_request,
+)
 
 __all__ = ["routes"]
 
 routes = web.RouteTableDef()
+
+
+async def _answered(value: PlaygroundAnswer | AdvancedPlaygroundAnswer) -> web.Response:
+    """Written off the event loop too: an advanced answer can hold 15,000 results."""
+    return web.json_response(await asyncio.to_thread(write_answer, value))
 
 
 def _playground(request: web.Request) -> Playground:
@@ -36,23 +40,23 @@ def _playground(request: web.Request) -> Playground:
 
 
 @routes.post("/api/admin/playground")
-@documented({200: shapes.PLAYGROUND}, body=shapes.PLAYGROUND_BODY)
+@documented({200: PlaygroundAnswer}, body=shapes.PLAYGROUND_BODY)
 async def playground(request: web.Request) -> web.Response:
     body = await read_json(request)
     checked = read_request(body)
     data = await call(request, _playground(request).read, checked)
     features = await asyncio.to_thread(answer, data, checked)
-    return web.json_response({"input": body, "features": features})
+    return await _answered(PlaygroundAnswer(body, features))
 
 
 @routes.post("/api/admin/playground/advanced")
-@documented({200: shapes.ADVANCED_PLAYGROUND}, body=shapes.ADVANCED_PLAYGROUND_BODY)
+@documented({200: AdvancedPlaygroundAnswer}, body=shapes.ADVANCED_PLAYGROUND_BODY)
 async def advanced_playground(request: web.Request) -> web.Response:
     body = await read_json(request)
     checked = read_advanced_request(body)
     data = await call(request, _playground(request).read, checked)
     features = await asyncio.to_thread(advanced_answer, data, checked)
-    return web.json_response({"input": body, "features": features})
+    return await _answered(AdvancedPlaygroundAnswer(body, features))
 
 
 @routes.post("/api/admin/playground/explain")

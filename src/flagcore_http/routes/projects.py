@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore_http import render, shapes
+from flagcore.wire import (
+    ProjectAnswer,
+    ProjectsAnswer,
+    ProjectWithFlagCount,
+)
+from flagcore_http.answering import answered
 from flagcore_http.bodies import read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
@@ -16,9 +21,7 @@ routes = web.RouteTableDef()
 
 
 @routes.get("/api/admin/projects")
-@documented(
-    {200: shapes.obj({"version": shapes.INTEGER, "projects": shapes.array(shapes.PROJECT)})}
-)
+@documented({200: ProjectsAnswer})
 async def list_projects(request: web.Request) -> web.Response:
     svc = service(request)
     projects = await call(request, svc.projects.list_projects)
@@ -26,19 +29,13 @@ async def list_projects(request: web.Request) -> web.Response:
     counts: dict[str, int] = {}
     for flag in flags:
         counts[flag.project] = counts.get(flag.project, 0) + 1
-    return web.json_response(
-        {
-            "version": 1,
-            "projects": [
-                {**render.project(p), "featureCount": counts.get(p.id, 0)} for p in projects
-            ],
-        }
-    )
+    listed = tuple(ProjectWithFlagCount.of_count(p, counts.get(p.id, 0)) for p in projects)
+    return answered(ProjectsAnswer(1, listed))
 
 
 @routes.post("/api/admin/projects")
 @documented(
-    {201: shapes.PROJECT},
+    {201: ProjectAnswer},
     body=CreateProject,
     errors=(409,),
     links={
@@ -57,10 +54,10 @@ async def create_project(request: web.Request) -> web.Response:
         body.description,
         actor=actor(request),
     )
-    return web.json_response(render.project(project), status=201)
+    return answered(ProjectAnswer.of(project), status=201)
 
 
-@documented({200: shapes.PROJECT}, body=UpdateProject)
+@documented({200: ProjectAnswer}, body=UpdateProject)
 async def _update(request: web.Request) -> web.Response:
     body = await read_body(request, UpdateProject)
     project = await call(
@@ -71,7 +68,7 @@ async def _update(request: web.Request) -> web.Response:
         description=body.description,
         actor=actor(request),
     )
-    return web.json_response(render.project(project))
+    return answered(ProjectAnswer.of(project))
 
 
 routes.put("/api/projects/{id}")(_update)

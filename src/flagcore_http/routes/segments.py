@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore_http import render, shapes
+from flagcore.wire import (
+    PlacementAnswer,
+    SegmentAnswer,
+    SegmentsAnswer,
+    SegmentsWithUsageAnswer,
+    SegmentWithUsageAnswer,
+    StrategiesUsingAnswer,
+    StrategySegmentsAnswer,
+)
+from flagcore_http import shapes
+from flagcore_http.answering import answered
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
@@ -19,15 +29,17 @@ _CREATED = {"id": "$response.body#/id"}
 
 
 @routes.get("/api/admin/segments")
-@documented({200: shapes.obj({"segments": shapes.array(shapes.SEGMENT_WITH_USAGE)})})
+@documented({200: SegmentsWithUsageAnswer})
 async def list_segments(request: web.Request) -> web.Response:
     segments = await call(request, service(request).segments.list_segment_details)
-    return web.json_response({"segments": [render.segment_with_usage(s) for s in segments]})
+    return answered(
+        SegmentsWithUsageAnswer(tuple(map(SegmentWithUsageAnswer.of_details, segments)))
+    )
 
 
 @routes.post("/api/admin/segments")
 @documented(
-    {201: shapes.SEGMENT},
+    {201: SegmentAnswer},
     body=SegmentBody,
     errors=(404, 409),
     links={
@@ -48,18 +60,18 @@ async def create_segment(request: web.Request) -> web.Response:
         project=body.project,
         actor=actor(request),
     )
-    return web.json_response(
-        render.segment(segment), status=201, headers={"Location": f"segments/{segment.id}"}
+    return answered(
+        SegmentAnswer.of(segment), status=201, headers={"Location": f"segments/{segment.id}"}
     )
 
 
 @routes.get("/api/admin/segments/{id}")
-@documented({200: shapes.SEGMENT}, path={"id": shapes.ID})
+@documented({200: SegmentAnswer}, path={"id": shapes.ID})
 async def get_segment(request: web.Request) -> web.Response:
     segment = await call(
         request, service(request).segments.get_segment_definition, int_parameter(request, "id")
     )
-    return web.json_response(render.segment(segment))
+    return answered(SegmentAnswer.of(segment))
 
 
 @routes.put("/api/admin/segments/{id}")
@@ -93,30 +105,25 @@ async def delete_segment(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/admin/segments/{id}/strategies")
-@documented({200: shapes.STRATEGIES_USING}, path={"id": shapes.ID})
+@documented({200: StrategiesUsingAnswer}, path={"id": shapes.ID})
 async def strategies_using(request: web.Request) -> web.Response:
     usage = await call(
         request, service(request).segments.segment_usage, int_parameter(request, "id")
     )
-    return web.json_response(
-        {
-            "strategies": [render.placement(p, project) for p, project in usage],
-            "changeRequestStrategies": [],
-        }
-    )
+    return answered(StrategiesUsingAnswer(tuple(PlacementAnswer.of(p, o) for p, o in usage)))
 
 
 @routes.get("/api/admin/segments/strategies/{strategy_id}")
-@documented({200: shapes.obj({"segments": shapes.array(shapes.SEGMENT)})})
+@documented({200: SegmentsAnswer})
 async def segments_of_strategy(request: web.Request) -> web.Response:
     segments = await call(
         request, service(request).segments.segments_of_strategy, request.match_info["strategy_id"]
     )
-    return web.json_response({"segments": [render.segment(s) for s in segments]})
+    return answered(SegmentsAnswer(tuple(map(SegmentAnswer.of, segments))))
 
 
 @routes.post("/api/admin/segments/strategies")
-@documented({201: shapes.STRATEGY_SEGMENTS}, body=StrategySegments, errors=(404,))
+@documented({201: StrategySegmentsAnswer}, body=StrategySegments, errors=(404,))
 async def replace_strategy_segments(request: web.Request) -> web.Response:
     body = await read_body(request, StrategySegments)
     await call(
@@ -128,13 +135,10 @@ async def replace_strategy_segments(request: web.Request) -> web.Response:
         environment=body.environment_id,
         actor=actor(request),
     )
-    return web.json_response(
-        {
-            "projectId": body.project_id,
-            "strategyId": body.strategy_id,
-            "environmentId": body.environment_id,
-            "segmentIds": list(body.segment_ids),
-        },
+    return answered(
+        StrategySegmentsAnswer(
+            body.project_id, body.strategy_id, body.environment_id, body.segment_ids
+        ),
         status=201,
         headers={"Location": f"strategies/{body.strategy_id}"},
     )

@@ -13,16 +13,27 @@ from typing import Any
 
 from aiohttp import web
 
-from flagcore.entities import Signal, SignalEndpoint, SignalEndpointToken
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, LimitExceeded, RateLimited
 from flagcore.service import SIGNAL_PAYLOAD_MAX_DEPTH, SignalSender
-from flagcore.wire import INT64_MAX
-from flagcore_http import render, shapes
+from flagcore.wire import (
+    INT64_MAX,
+    CreatedId,
+    SignalAnswer,
+    SignalEndpointAnswer,
+    SignalEndpointsAnswer,
+    SignalsAnswer,
+    SignalTokenAnswer,
+    SignalTokensAnswer,
+    SignalTokenWithSecret,
+)
+from flagcore_http import shapes
+from flagcore_http.answering import answered
 from flagcore_http.auth import signal_sender
 from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.errors import error_response
+from flagcore_http.keys import CONFIG
 from flagcore_http.metrics import METRICS, signal_refusal_reason
 from flagcore_http.rate_limits import too_many_requests
 from flagcore_http.routes.actions import schedule_action_sets
@@ -38,45 +49,16 @@ ENDPOINTS = "/api/admin/signal-endpoints"
 _CREATED = {"id": "$response.body#/id"}
 
 
-def _endpoint(
-    value: SignalEndpoint, tokens: list[SignalEndpointToken] | None = None
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": value.id,
-        "name": value.name,
-        "description": value.description,
-        "enabled": value.enabled,
-        "createdAt": render.time(value.created_at),
-    }
-    if tokens is not None:
-        out["tokens"] = [_token(t) for t in tokens]
-    return out
-
-
-def _token(value: SignalEndpointToken) -> dict[str, Any]:
-    return {"id": value.id, "name": value.name, "createdAt": render.time(value.created_at)}
-
-
-def _signal(value: Signal) -> dict[str, Any]:
-    return {
-        "id": value.id,
-        "signalEndpointId": value.endpoint_id,
-        "tokenId": value.token_id,
-        "payload": value.payload,
-        "createdAt": render.time(value.created_at),
-    }
-
-
 @routes.get(ENDPOINTS)
-@documented({200: shapes.obj({"signalEndpoints": shapes.array(shapes.SIGNAL_ENDPOINT)})})
+@documented({200: SignalEndpointsAnswer})
 async def list_endpoints(request: web.Request) -> web.Response:
     endpoints = await call(request, service(request).signals.list_signal_endpoints)
-    return web.json_response({"signalEndpoints": [_endpoint(e) for e in endpoints]})
+    return answered(SignalEndpointsAnswer(tuple(map(SignalEndpointAnswer.of, endpoints))))
 
 
 @routes.post(ENDPOINTS)
 @documented(
-    {201: shapes.SIGNAL_ENDPOINT},
+    {201: SignalEndpointAnswer},
     body=EndpointBody,
     errors=(409,),
     links={
@@ -98,22 +80,20 @@ async def create_endpoint(request: web.Request) -> web.Response:
         enabled=body.enabled,
         actor=actor(request),
     )
-    return web.json_response(_endpoint(created, []), status=201)
+    return answered(SignalEndpointAnswer.of(created, []), status=201)
 
 
 @routes.get(ENDPOINTS + "/{id}")
-@documented({200: shapes.SIGNAL_ENDPOINT}, path={"id": shapes.ID})
+@documented({200: SignalEndpointAnswer}, path={"id": shapes.ID})
 async def get_endpoint(request: web.Request) -> web.Response:
     endpoint_id = int_parameter(request, "id")
     endpoint = await call(request, service(request).signals.get_signal_endpoint, endpoint_id)
     tokens = await call(request, service(request).signals.list_signal_endpoint_tokens, endpoint_id)
-    return web.json_response(_endpoint(endpoint, tokens))
+    return answered(SignalEndpointAnswer.of(endpoint, tokens))
 
 
 @routes.put(ENDPOINTS + "/{id}")
-@documented(
-    {200: shapes.SIGNAL_ENDPOINT}, body=EndpointUpdate, errors=(409,), path={"id": shapes.ID}
-)
+@documented({200: SignalEndpointAnswer}, body=EndpointUpdate, errors=(409,), path={"id": shapes.ID})
 async def update_endpoint(request: web.Request) -> web.Response:
     endpoint_id = int_parameter(request, "id")
     body = await read_body(request, EndpointUpdate)
@@ -126,7 +106,7 @@ async def update_endpoint(request: web.Request) -> web.Response:
         enabled=body.enabled,
         actor=actor(request),
     )
-    return web.json_response(_endpoint(updated))
+    return answered(SignalEndpointAnswer.of(updated))
 
 
 @routes.delete(ENDPOINTS + "/{id}")
@@ -142,19 +122,17 @@ async def delete_endpoint(request: web.Request) -> web.Response:
 
 
 @routes.get(ENDPOINTS + "/{id}/tokens")
-@documented(
-    {200: shapes.obj({"tokens": shapes.array(shapes.SIGNAL_TOKEN)})}, path={"id": shapes.ID}
-)
+@documented({200: SignalTokensAnswer}, path={"id": shapes.ID})
 async def list_tokens(request: web.Request) -> web.Response:
     tokens = await call(
         request, service(request).signals.list_signal_endpoint_tokens, int_parameter(request, "id")
     )
-    return web.json_response({"tokens": [_token(t) for t in tokens]})
+    return answered(SignalTokensAnswer(tuple(map(SignalTokenAnswer.of, tokens))))
 
 
 @routes.post(ENDPOINTS + "/{id}/tokens")
 @documented(
-    {201: shapes.SIGNAL_TOKEN_WITH_SECRET},
+    {201: SignalTokenWithSecret},
     body=SignalTokenBody,
     errors=(409,),
     path={"id": shapes.ID},
@@ -169,7 +147,10 @@ async def create_token(request: web.Request) -> web.Response:
         body.name,
         actor=actor(request),
     )
-    return web.json_response({**_token(created.token), "token": created.secret}, status=201)
+    token = created.token
+    return answered(
+        SignalTokenWithSecret(token.id, token.name, token.created_at, created.secret), status=201
+    )
 
 
 @routes.delete(ENDPOINTS + "/{id}/tokens/{token_id}")
@@ -192,7 +173,7 @@ def _page(request: web.Request) -> tuple[int, int | None]:
 
 @routes.get(ENDPOINTS + "/{id}/signals")
 @documented(
-    {200: shapes.obj({"signals": shapes.array(shapes.SIGNAL)})},
+    {200: SignalsAnswer},
     query=shapes.SIGNAL_PAGE,
     path={"id": shapes.ID},
 )
@@ -205,22 +186,17 @@ async def endpoint_signals(request: web.Request) -> web.Response:
         limit=limit,
         before_id=before,
     )
-    return web.json_response({"signals": [_signal(s) for s in signals]})
+    return answered(SignalsAnswer(tuple(map(SignalAnswer.of, signals))))
 
 
 @routes.get("/api/admin/signals")
-@documented({200: shapes.obj({"signals": shapes.array(shapes.SIGNAL)})}, query=shapes.SIGNAL_PAGE)
+@documented({200: SignalsAnswer}, query=shapes.SIGNAL_PAGE)
 async def recent_signals(request: web.Request) -> web.Response:
     limit, before = _page(request)
     signals = await call(
         request, service(request).signals.list_signals, limit=limit, before_id=before
     )
-    return web.json_response({"signals": [_signal(s) for s in signals]})
-
-
-# The whole body must arrive within this many seconds, however it is framed: a sender that
-# declares more than it sends, or drips it, holds a connection no longer than this.
-SIGNAL_BODY_TIMEOUT_S = 10.0
+    return answered(SignalsAnswer(tuple(map(SignalAnswer.of, signals))))
 
 
 def _too_large(limit: int) -> LimitExceeded:
@@ -229,14 +205,15 @@ def _too_large(limit: int) -> LimitExceeded:
     )
 
 
-async def read_signal_body(request: web.Request, limit: int) -> bytes:
+async def read_signal_body(request: web.Request, limit: int, timeout: float) -> bytes:
     """The whole body, however it is framed, or 413 as soon as it passes ``limit`` bytes.
 
     A declared ``Content-Length`` over the limit is refused before reading. Otherwise
     the body is read until it ends (chunked, split across TCP segments, or sent slowly)
     and never buffered past ``limit + 1`` bytes. A body that does not end within
-    `SIGNAL_BODY_TIMEOUT_S` is 408 (so is broken chunked framing: aiohttp then never ends
-    the body); one cut short by the sender is 400.
+    ``timeout`` seconds (``ServerConfig.signal_body_timeout``: a sender that declares more
+    than it sends, or drips it, holds a connection no longer) is 408 (so is broken
+    chunked framing: aiohttp then never ends the body); one cut short by the sender is 400.
     """
     declared = request.content_length
     if declared is not None and declared > limit:
@@ -244,7 +221,7 @@ async def read_signal_body(request: web.Request, limit: int) -> bytes:
     chunks: list[bytes] = []
     received = 0
     try:
-        async with asyncio.timeout(SIGNAL_BODY_TIMEOUT_S):
+        async with asyncio.timeout(timeout):
             while chunk := await request.content.read(limit + 1 - received):
                 chunks.append(chunk)
                 received += len(chunk)
@@ -289,7 +266,7 @@ def _refused_early(request: web.Request, sender: SignalSender) -> web.Response |
 
 @routes.post("/api/signal-endpoint/{name}")
 @documented(
-    {202: shapes.obj({"id": shapes.INTEGER})},
+    {202: CreatedId},
     body=shapes.ANY_JSON,
     body_required=False,
     errors=(408, 429),
@@ -321,13 +298,12 @@ async def _receive_signal(request: web.Request) -> web.StreamResponse:
     refused = _refused_early(request, sender)  # a burst: 429 before the body is read
     if refused is not None:
         return refused
+    timeout = request.app[CONFIG].signal_body_timeout
     try:
-        raw = await read_signal_body(request, svc.limits.signal_payload_bytes)
+        raw = await read_signal_body(request, svc.limits.signal_payload_bytes, timeout)
     except _BodyTimeout:
         response = error_response(
-            408,
-            "RequestTimeout",
-            f"the body did not arrive within {SIGNAL_BODY_TIMEOUT_S:g} seconds",
+            408, "RequestTimeout", f"the body did not arrive within {timeout:g} seconds"
         )
         response.force_close()  # the connection is not reused for another request
         return response
@@ -336,4 +312,4 @@ async def _receive_signal(request: web.Request) -> web.StreamResponse:
     signal = await call(request, svc.signals.accept_signal, sender, payload)
     # Action sets run right after, without holding up the sender.
     schedule_action_sets(request.app, signal)
-    return web.json_response({"id": signal.id}, status=202)
+    return answered(CreatedId(signal.id), status=202)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 import struct
 
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.wire import DeltaAnswer
 from flagcore_http import shapes
 from flagcore_http.contract import documented
 from flagcore_http.keys import TOKEN
@@ -23,7 +23,7 @@ from flagcore_http.metrics import METRICS, with_request_id
 from flagcore_http.rate_limits import client_address, too_many_requests
 from flagcore_http.routes.client import sdk_scope
 from flagcore_http.stream_socket import SLICE_BYTES, DrainWatch, limit_send_buffer
-from flagcore_http.streaming import HUB, StreamConnection, sse
+from flagcore_http.streaming import HUB, StreamConnection, delta_body, sse
 from flagcore_http.streaming_events import Scope, parse_event_id
 
 __all__ = ["routes"]
@@ -155,7 +155,7 @@ def _discard(request: web.Request) -> None:
 
 
 @routes.get("/api/client/delta")
-@documented({200: shapes.DELTA, 304: None}, query=shapes.SDK_SCOPE_QUERY)
+@documented({200: DeltaAnswer, 304: None}, query=shapes.SDK_SCOPE_QUERY)
 async def delta(request: web.Request) -> web.Response:
     hub = request.app[HUB]
     environment, projects = sdk_scope(request)
@@ -171,11 +171,10 @@ async def delta(request: web.Request) -> web.Response:
             return web.Response(status=304, headers={"ETag": f'"{known}"'})
     else:
         events = [history.state.hydration(scope)]
-    body = json.dumps({"events": events}, separators=(",", ":"), ensure_ascii=False)
     return web.Response(
-        body=body.encode("utf-8"),
+        body=delta_body(events).encode("utf-8"),
         headers={
-            "ETag": f'"{events[-1]["eventId"]}"',
+            "ETag": f'"{events[-1].event_id}"',
             "Content-Type": "application/json; charset=utf-8",
         },
     )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore.entities import Tag
-from flagcore_http import shapes
+from flagcore.entities import Tag, TagType
+from flagcore.wire import TagsAnswer, TagTypesAnswer
+from flagcore_http.answering import answered
 from flagcore_http.bodies import read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
@@ -17,19 +18,15 @@ routes = web.RouteTableDef()
 
 
 @routes.get("/api/admin/tag-types")
-@documented(
-    {200: shapes.obj({"version": shapes.INTEGER, "tagTypes": shapes.array(shapes.TAG_TYPE)})}
-)
+@documented({200: TagTypesAnswer})
 async def list_tag_types(request: web.Request) -> web.Response:
     types = await call(request, service(request).tags.list_tag_types)
-    return web.json_response(
-        {"version": 1, "tagTypes": [{"name": t.name, "description": t.description} for t in types]}
-    )
+    return answered(TagTypesAnswer(1, tuple(types)))
 
 
 @routes.post("/api/admin/tag-types")
 @documented(
-    {201: shapes.TAG_TYPE},
+    {201: TagType},
     body=CreateTagType,
     errors=(409,),
     links={"tags.delete_tag_type": {"name": "$response.body#/name"}},
@@ -43,11 +40,7 @@ async def create_tag_type(request: web.Request) -> web.Response:
         body.description,
         actor=actor(request),
     )
-    return web.json_response(
-        {"name": created.name, "description": created.description},
-        status=201,
-        headers={"Location": f"tag-types/{created.name}"},
-    )
+    return answered(created, status=201, headers={"Location": f"tag-types/{created.name}"})
 
 
 @routes.delete("/api/admin/tag-types/{name}")
@@ -63,16 +56,14 @@ async def delete_tag_type(request: web.Request) -> web.Response:
 
 
 @routes.get("/api/admin/features/{name}/tags")
-@documented({200: shapes.obj({"version": shapes.INTEGER, "tags": shapes.array(shapes.TAG)})})
+@documented({200: TagsAnswer})
 async def list_flag_tags(request: web.Request) -> web.Response:
     tags = await call(request, service(request).tags.list_flag_tags, request.match_info["name"])
-    return web.json_response(
-        {"version": 1, "tags": [{"type": t.type, "value": t.value} for t in tags]}
-    )
+    return answered(TagsAnswer(1, tuple(tags)))
 
 
 @routes.post("/api/admin/features/{name}/tags")
-@documented({201: shapes.TAG}, body=TagBody, errors=(409,))
+@documented({201: Tag}, body=TagBody, errors=(409,))
 async def add_flag_tag(request: web.Request) -> web.Response:
     body = await read_body(request, TagBody)
     name = request.match_info["name"]
@@ -83,9 +74,7 @@ async def add_flag_tag(request: web.Request) -> web.Response:
         Tag(body.type, body.value),
         actor=actor(request),
     )
-    return web.json_response(
-        {"type": tag.type, "value": tag.value}, status=201, headers={"Location": f"{name}/tags"}
-    )
+    return answered(tag, status=201, headers={"Location": f"{name}/tags"})
 
 
 @routes.delete("/api/admin/features/{name}/tags/{type}/{value}")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore_http import render, shapes
+from flagcore.wire import TokenAnswer, TokensAnswer
+from flagcore_http.answering import answered
 from flagcore_http.auth import admin_without_token
 from flagcore_http.bodies import read_body
 from flagcore_http.calls import actor, call, service
@@ -18,15 +19,15 @@ routes = web.RouteTableDef()
 
 
 @routes.get("/api/admin/api-tokens")
-@documented({200: shapes.obj({"tokens": shapes.array(shapes.TOKEN)})})
+@documented({200: TokensAnswer})
 async def list_tokens(request: web.Request) -> web.Response:
     tokens = await call(request, service(request).tokens.list_tokens)
-    return web.json_response({"tokens": [render.token(t) for t in tokens]})
+    return answered(TokensAnswer(tuple(map(TokenAnswer.of, tokens))))
 
 
 @routes.post("/api/admin/api-tokens")
 @documented(
-    {201: shapes.TOKEN},
+    {201: TokenAnswer},
     body=CreateToken,
     errors=(404, 409),
     links={"tokens.delete_token": {"token": "$response.body#/id"}},
@@ -45,8 +46,10 @@ async def create_token(request: web.Request) -> web.Response:
         environment=environment,
         actor=actor(request),
     )
-    return web.json_response(
-        render.token(created.token, created.secret), status=201, headers={"Location": "api-tokens"}
+    return answered(
+        TokenAnswer.of(created.token, created.secret),
+        status=201,
+        headers={"Location": "api-tokens"},
     )
 
 
