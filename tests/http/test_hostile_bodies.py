@@ -2,8 +2,8 @@
 always a 400 naming the JSON field the client sent (camelCase), never a 500, nothing stored.
 
 The routes and their request classes are found from the app itself: each handler's
-source names the class it reads (`read_body(request, X)` or `wire.structure(data, X`),
-so a new route is walked as soon as it exists.
+source names the class it reads (`read_body(request, X)`, `structure_body(data, X)` or
+`wire.structure(data, X`), so a new route is walked as soon as it exists.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ from flagcore_http import ServerConfig, create_app
 from flagcore_http.ui.paths import is_ui_path
 from tests.http.conftest import ADMIN, CLIENT, Api
 
-_READS = re.compile(r"(?:read_body\(request, |wire\.structure\(data, )(.+?)(?:\)$|, \")", re.M)
+_READS = re.compile(
+    r"(?:read_body\(request, |wire\.structure\(data, |structure_body\(data, )(.+?)(?:\)$|, \")",
+    re.M,
+)
 # Handlers that read their JSON by hand (free-form, or Unleash's looser SDK bodies).
 _HAND_READ = {
     ("PATCH", "/api/admin/projects/{project}/features/{name}"),
