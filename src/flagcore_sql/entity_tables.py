@@ -1,32 +1,41 @@
 """Tables whose columns follow an entity's attrs fields: the mapping is derived, not written.
 
 An `EntityTable` reads the entity's fields once, at import, and gives each a column of
-the same name with the conversion its type asks for (text, booleans, times as ISO text,
-anything else as JSON through the wire converter). So a new plain field of such an
-entity needs its migration and nothing here: the row mapping, the column list and the
-upsert follow. A field whose column is spelled or kept differently names its own `Column`.
+the same name with the conversion its type asks for (text and numbers as they are,
+booleans, enums by value, times as ISO text, anything else as JSON through the wire
+converter). So a new plain field of such an entity needs its migration and nothing here:
+the row mapping, the column list, the upsert and the queries of
+`flagcore_sql.parts.records` follow. A field whose column is spelled or kept differently
+names its own `Column`; a field holding another attrs value can be ``flatten``-ed into
+that value's columns (a `SegmentDefinition` keeps its `Segment`'s fields beside its own).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import enum
+import operator
+import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import attrs
+import orjson
 
+from flagcore.tables import IS_NULL, NOT_NULL, Below, Table
 from flagcore.wire import converter
 from flagcore_sql import mapping
 
-__all__ = ["Column", "EntityTable"]
+__all__ = ["Column", "EntityTable", "free_json"]
 
 _T = TypeVar("_T")
 
 
 @attrs.frozen
 class Column:
-    """One attribute kept in one column: how it is written and read back."""
+    """One attribute (by path: ``segment.name``) kept in one column: how it is written
+    and read back."""
 
     attribute: str
     name: str
@@ -42,20 +51,33 @@ def _bool_from_sql(value: Any) -> bool:
     return bool(value)  # SQLite gives 0/1, PostgreSQL a bool
 
 
-def _column_for(attribute: str, kind: Any) -> Column:
-    optional = type(None) in typing.get_args(kind)
-    base = next((a for a in typing.get_args(kind) if a is not type(None)), kind)
+def free_json(attribute: str, name: str, *, null: bool) -> Column:
+    """A column of any JSON value, as it is (``null``: None is SQL NULL, not ``"null"``)."""
+
+    def to_sql(value: Any) -> Any:
+        return None if null and value is None else mapping.dumps(value)
+
+    def from_sql(text: Any) -> Any:
+        return None if text is None else orjson.loads(text)
+
+    return Column(attribute, name, to_sql, from_sql)
+
+
+def _column_for(attribute: str, name: str, kind: Any) -> Column:
+    union = typing.get_origin(kind) in (typing.Union, types.UnionType)
+    optional = union and type(None) in typing.get_args(kind)
+    base = next((a for a in typing.get_args(kind) if a is not type(None)), kind) if union else kind
+    if isinstance(base, type) and issubclass(base, enum.Enum):
+        return Column(attribute, name, operator.attrgetter("value"), base)
     if base in (str, int, float):
-        return Column(attribute, attribute, _same, _same)
+        return Column(attribute, name, _same, _same)
     if base is bool:
-        return Column(attribute, attribute, _same, _bool_from_sql)
+        return Column(attribute, name, _same, _bool_from_sql)
     if base is dt.datetime:
-        return Column(
-            attribute,
-            attribute,
-            mapping.time_text,
-            mapping.parse_time if optional else mapping.required_time,
-        )
+        read_time = mapping.parse_time if optional else mapping.required_time
+        return Column(attribute, name, mapping.time_text, read_time)
+    if base is Any:
+        return free_json(attribute, name, null=True)
 
     def to_json(value: Any) -> Any:
         return None if value is None else mapping.dumps(converter.unstructure(value, kind))
@@ -63,46 +85,127 @@ def _column_for(attribute: str, kind: Any) -> Column:
     def from_json(text: Any) -> Any:
         return None if text is None else converter.structure(mapping.loads_list(text), kind)
 
-    return Column(attribute, attribute, to_json, from_json)
+    return Column(attribute, name, to_json, from_json)
+
+
+def _fields(cls: Any) -> list[tuple[str, Any]]:
+    hints = typing.get_type_hints(cls)
+    return [(field.name, hints[field.name]) for field in attrs.fields(cls)]
 
 
 class EntityTable(Generic[_T]):
-    """The columns of ``table`` for entity ``cls``: one per field unless ``columns`` says
-    otherwise; ``key`` names the conflict target, ``kept`` the columns an update leaves."""
+    """The columns of ``table`` (a `flagcore.tables.Table`): one per field of its entity
+    unless ``columns`` (by attribute path) says otherwise, or per field of a ``flatten``-ed
+    attribute's value; ``kept`` names the columns an update leaves as they were."""
 
     def __init__(
         self,
-        cls: type[_T],
-        table: str,
+        table: Table[_T],
         *,
-        key: Sequence[str],
         kept: Sequence[str] = (),
         columns: Mapping[str, Column] | None = None,
+        flatten: Mapping[str, type] | None = None,
     ) -> None:
-        hints = typing.get_type_hints(cls)
         given = dict(columns or {})
-        self._cls = cls
-        self.columns = tuple(
-            given.get(field.name) or _column_for(field.name, hints[field.name])
-            for field in attrs.fields(typing.cast(Any, cls))
+        nested = dict(flatten or {})
+        self.name = table.name
+        self._cls: Any = table.entity
+        self._plan: list[tuple[str, Any]] = []
+        found: list[Column] = []
+        for field_name, kind in _fields(self._cls):
+            inner = nested.get(field_name)
+            self._plan.append((field_name, inner))
+            if inner is None:
+                found.append(given.get(field_name) or _column_for(field_name, field_name, kind))
+                continue
+            for inner_name, inner_kind in _fields(inner):
+                path = f"{field_name}.{inner_name}"
+                found.append(given.get(path) or _column_for(path, inner_name, inner_kind))
+        self.columns = tuple(found)
+        self._by_path = {column.attribute: column for column in self.columns}
+        self._readers = [operator.attrgetter(column.attribute) for column in self.columns]
+        self.key = tuple(self._by_path[path].name for path in table.key)
+        self._order = ", ".join(
+            f"{self._by_path[path.lstrip('-')].name}{' DESC' if path.startswith('-') else ''}"
+            for path in table.order
         )
         names = ", ".join(column.name for column in self.columns)
         marks = ", ".join("?" for _ in self.columns)
         updates = ", ".join(
             f"{column.name} = excluded.{column.name}"
             for column in self.columns
-            if column.name not in key and column.name not in kept
+            if column.name not in self.key and column.name not in kept
         )
+        conflict = f"DO UPDATE SET {updates}" if updates else "DO NOTHING"
         self.upsert = (
-            f"INSERT INTO {table} ({names}) VALUES ({marks}) "
-            f"ON CONFLICT({', '.join(key)}) DO UPDATE SET {updates}"
+            f"INSERT INTO {table.name} ({names}) VALUES ({marks}) "
+            f"ON CONFLICT({', '.join(self.key)}) {conflict}"
         )
+        fresh = [column for column in self.columns if column.name not in self.key]
+        self.insert = (
+            f"INSERT INTO {table.name} ({', '.join(c.name for c in fresh)}) "
+            f"VALUES ({', '.join('?' for _ in fresh)})"
+        )
+        self._fresh = [self._readers[self.columns.index(column)] for column in fresh]
+        self._fresh_columns = fresh
+        self._key_where = " AND ".join(f"{name} = ?" for name in self.key)
+        self._fast = not nested and all(c.attribute == c.name for c in self.columns)
 
     def values(self, entity: _T) -> list[Any]:
         """The parameters of `upsert` for ``entity``."""
-        return [column.to_sql(getattr(entity, column.attribute)) for column in self.columns]
+        return [
+            column.to_sql(read(entity))
+            for column, read in zip(self.columns, self._readers, strict=True)
+        ]
+
+    def fresh_values(self, entity: _T) -> list[Any]:
+        """The parameters of `insert` (every column but the key, which the database gives)."""
+        return [
+            column.to_sql(read(entity))
+            for column, read in zip(self._fresh_columns, self._fresh, strict=True)
+        ]
+
+    def key_params(self, key: Any) -> list[Any]:
+        return list(key) if len(self.key) > 1 else [key]
+
+    def select(self, where: Mapping[str, Any] | None = None) -> tuple[str, list[Any]]:
+        """``SELECT`` of the rows matching ``where`` (see `flagcore.ports.Records`), in order."""
+        clauses: list[str] = []
+        params: list[Any] = []
+        for path, condition in (where or {}).items():
+            column = self._by_path[path]
+            if condition is IS_NULL or condition is NOT_NULL:
+                clauses.append(f"{column.name} IS {'NOT ' if condition is NOT_NULL else ''}NULL")
+            elif isinstance(condition, Below):
+                clauses.append(f"{column.name} < ?")
+                params.append(column.to_sql(condition.value))
+            else:
+                clauses.append(f"{column.name} = ?")
+                params.append(column.to_sql(condition))
+        where_sql = " AND ".join(clauses) or "1 = 1"
+        return f"SELECT * FROM {self.name} WHERE {where_sql} ORDER BY {self._order}", params
+
+    def by_key(self) -> str:
+        """``SELECT`` of the row of one key (parameters: `key_params`)."""
+        return f"SELECT * FROM {self.name} WHERE {self._key_where}"
+
+    def delete(self) -> str:
+        """``DELETE`` of the row of one key (parameters: `key_params`)."""
+        return f"DELETE FROM {self.name} WHERE {self._key_where}"
 
     def from_row(self, row: Any) -> _T:
-        return self._cls(
-            **{column.attribute: column.from_sql(row[column.name]) for column in self.columns}
-        )
+        if self._fast:
+            return self._cls(  # type: ignore[no-any-return]
+                **{column.name: column.from_sql(row[column.name]) for column in self.columns}
+            )
+        values = {column.attribute: column.from_sql(row[column.name]) for column in self.columns}
+        fields: dict[str, Any] = {}
+        for name, inner in self._plan:
+            if inner is None:
+                fields[name] = values[name]
+            else:
+                prefix = f"{name}."
+                fields[name] = inner(
+                    **{p[len(prefix) :]: v for p, v in values.items() if p.startswith(prefix)}
+                )
+        return self._cls(**fields)  # type: ignore[no-any-return]

@@ -8,12 +8,9 @@ connection of its own to learn of changes (PostgreSQL's notification listener) h
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
-
 from aiohttp import web
 
 from flagcore.errors import FlagcoreError
-from flagcore.ports import Store
 from flagcore_http import shapes
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
@@ -23,34 +20,18 @@ __all__ = ["routes"]
 routes = web.RouteTableDef()
 
 
-@runtime_checkable
-class _ReportsAvailability(Protocol):
-    """A store that knows whether its database answers (the PostgreSQL store: its
-    notification listener's connection is up), without a query."""
-
-    @property
-    def available(self) -> bool: ...
-
-
 @routes.get("/health")
 @documented({200: shapes.HEALTH}, store=False)
 async def health(request: web.Request) -> web.Response:
     return web.json_response({"health": "GOOD"})
 
 
-def _read_once(store: Store) -> None:
-    """One cheap query that reaches the database (``revision()`` may answer from memory):
-    the environments, a handful of rows."""
-    with store.transaction(write=False) as tx:
-        tx.list_environments()
-
-
 @routes.get("/ready")
 @documented({200: shapes.HEALTH, 503: shapes.HEALTH})
 async def ready(request: web.Request) -> web.Response:
     """Ready when the listener (if any) is connected and the store answers one read."""
-    store = service(request).store
-    if isinstance(store, _ReportsAvailability) and not store.available:
+    storage = service(request).storage
+    if not storage.available():
         return web.json_response(
             {
                 "health": "BAD",
@@ -60,7 +41,7 @@ async def ready(request: web.Request) -> web.Response:
             status=503,
         )
     try:
-        await call(request, _read_once, store)
+        await call(request, storage.check)
     except FlagcoreError as error:
         return web.json_response({"health": "BAD", "message": error.message}, status=503)
     return web.json_response({"health": "GOOD"})
