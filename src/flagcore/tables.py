@@ -209,8 +209,8 @@ TABLES: tuple[Table[Any], ...] = (
     ENVIRONMENTS,
     FLAGS,
     FLAG_ENVIRONMENTS,
-    STRATEGIES,
     SEGMENTS,
+    STRATEGIES,
     STRATEGY_DEFINITIONS,
     TAG_TYPES,
     FLAG_TAGS,
@@ -222,5 +222,6 @@ TABLES: tuple[Table[Any], ...] = (
     ACTION_EXECUTIONS,
     EVENTS,
 )
-"""Every table a generic store keeps (metric buckets and SDK instances have their own
-methods: counts that add up and merges are logic, not keeping)."""
+"""Every table a generic store keeps, each after the tables it refers to (metric buckets
+and SDK instances have their own methods: counts that add up and merges are logic, not
+keeping)."""

@@ -41,6 +41,8 @@ class Column:
     name: str
     to_sql: Callable[[Any], Any]
     from_sql: Callable[[Any], Any]
+    boolean: bool = False
+    """Spelled ``{bool}`` in the migrations (SQLite integers, PostgreSQL ``BOOLEAN``)."""
 
 
 def _same(value: Any) -> Any:
@@ -72,7 +74,7 @@ def _column_for(attribute: str, name: str, kind: Any) -> Column:
     if base in (str, int, float):
         return Column(attribute, name, _same, _same)
     if base is bool:
-        return Column(attribute, name, _same, _bool_from_sql)
+        return Column(attribute, name, _same, _bool_from_sql, boolean=True)
     if base is dt.datetime:
         read_time = mapping.parse_time if optional else mapping.required_time
         return Column(attribute, name, mapping.time_text, read_time)

@@ -1,7 +1,8 @@
 """How each entity of `flagcore.tables` is kept in SQL: one `EntityTable` per table.
 
-Most columns follow the entity's fields (see `flagcore_sql.entity_tables`); only a column
-spelled or read differently is named here. Strategies (their segment links are a table
+Columns follow the entity's fields (see `flagcore_sql.entity_tables`), so a table new in
+`flagcore.tables.TABLES` is kept with no line here; only a column spelled or read
+differently is named. Strategies (their segment links are a table
 of their own), strategy definitions and action sets with their runs (kept as JSON
 bodies since m004) have their own queries in `flagcore_sql.parts`.
 """
@@ -38,11 +39,10 @@ def _rules(attribute: str, kind: Any, read: Any) -> Column:
     )
 
 
-ROWS: dict[str, EntityTable[Any]] = {
+_SPELLED: dict[str, EntityTable[Any]] = {
     row.name: row
     for row in (
         EntityTable(tables.PROJECTS, kept=("created_at",)),
-        EntityTable(tables.ENVIRONMENTS),
         # Flags keep one column per field of `FlagDefinition` (a new plain field needs
         # only its migration).
         EntityTable(
@@ -67,15 +67,12 @@ ROWS: dict[str, EntityTable[Any]] = {
                 )
             },
         ),
-        EntityTable(tables.TAG_TYPES),
-        EntityTable(tables.FLAG_TAGS),
         # Tokens made before m005 have no id: they read as "" (the service gives one).
         EntityTable(
             tables.API_TOKENS,
             columns={"id": Column("id", "id", lambda value: value, lambda value: value or "")},
         ),
         EntityTable(tables.SIGNAL_ENDPOINTS, kept=("created_at",)),
-        EntityTable(tables.ENDPOINT_TOKENS),
         EntityTable(
             tables.SIGNALS, columns={"payload": free_json("payload", "payload", null=False)}
         ),
@@ -87,6 +84,16 @@ ROWS: dict[str, EntityTable[Any]] = {
             },
         ),
     )
+}
+"""The tables whose columns are spelled or kept differently from their entity's fields."""
+
+_OWN_QUERIES = frozenset({"strategies", "strategy_definitions", "action_sets", "action_set_events"})
+"""Tables `flagcore_sql.parts` keeps with queries of their own (see the module's docstring)."""
+
+ROWS: dict[str, EntityTable[Any]] = {
+    table.name: _SPELLED.get(table.name) or EntityTable(table)
+    for table in tables.TABLES
+    if table.name not in _OWN_QUERIES
 }
 """The `EntityTable` of each table kept generically, by table name."""
 
