@@ -8,6 +8,8 @@ the row mapping, the column list, the upsert and the queries of
 `flagcore_sql.parts.records` follow. A field whose column is spelled or kept differently
 names its own `Column`; a field holding another attrs value can be ``flatten``-ed into
 that value's columns (a `SegmentDefinition` keeps its `Segment`'s fields beside its own).
+A ``document`` table keeps its key in columns and the whole entity in one JSON column
+(through the wire converter), so a new field of it needs no migration either.
 """
 
 from __future__ import annotations
@@ -90,6 +92,22 @@ def _column_for(attribute: str, name: str, kind: Any) -> Column:
     return Column(attribute, name, to_json, from_json)
 
 
+# The wire converter, and times as the columns keep them (ISO-8601 text in UTC).
+_DOCUMENTS = converter.copy()
+_DOCUMENTS.register_unstructure_hook(dt.datetime, mapping.time_text)
+_DOCUMENTS.register_structure_hook(dt.datetime, lambda text, _: mapping.required_time(text))
+
+
+def _document_column(name: str, cls: Any) -> Column:
+    """The whole entity (attribute path ``""``) as the wire converter writes it."""
+    return Column(
+        "",
+        name,
+        lambda entity: mapping.dumps(_DOCUMENTS.unstructure(entity, cls)),
+        lambda text: _DOCUMENTS.structure(orjson.loads(text), cls),
+    )
+
+
 def _fields(cls: Any) -> list[tuple[str, Any]]:
     hints = typing.get_type_hints(cls)
     return [(field.name, hints[field.name]) for field in attrs.fields(cls)]
@@ -107,14 +125,20 @@ class EntityTable(Generic[_T]):
         kept: Sequence[str] = (),
         columns: Mapping[str, Column] | None = None,
         flatten: Mapping[str, type] | None = None,
+        document: str | None = None,
     ) -> None:
         given = dict(columns or {})
         nested = dict(flatten or {})
         self.name = table.name
         self._cls: Any = table.entity
         self._plan: list[tuple[str, Any]] = []
+        self._document = document
         found: list[Column] = []
-        for field_name, kind in _fields(self._cls):
+        if document is not None:
+            hints = dict(_fields(self._cls))
+            found = [_column_for(path, path, hints[path]) for path in table.key]
+            found.append(_document_column(document, self._cls))
+        for field_name, kind in [] if document is not None else _fields(self._cls):
             inner = nested.get(field_name)
             self._plan.append((field_name, inner))
             if inner is None:
@@ -125,7 +149,10 @@ class EntityTable(Generic[_T]):
                 found.append(given.get(path) or _column_for(path, inner_name, inner_kind))
         self.columns = tuple(found)
         self._by_path = {column.attribute: column for column in self.columns}
-        self._readers = [operator.attrgetter(column.attribute) for column in self.columns]
+        self._readers = [
+            operator.attrgetter(column.attribute) if column.attribute else _same
+            for column in self.columns
+        ]
         self.key = tuple(self._by_path[path].name for path in table.key)
         self._order = ", ".join(
             f"{self._by_path[path.lstrip('-')].name}{' DESC' if path.startswith('-') else ''}"
@@ -196,6 +223,8 @@ class EntityTable(Generic[_T]):
         return f"DELETE FROM {self.name} WHERE {self._key_where}"
 
     def from_row(self, row: Any) -> _T:
+        if self._document is not None:
+            return self.columns[-1].from_sql(row[self._document])  # type: ignore[no-any-return]
         if self._fast:
             return self._cls(  # type: ignore[no-any-return]
                 **{column.name: column.from_sql(row[column.name]) for column in self.columns}

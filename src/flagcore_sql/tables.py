@@ -3,8 +3,8 @@
 Columns follow the entity's fields (see `flagcore_sql.entity_tables`), so a table new in
 `flagcore.tables.TABLES` is kept with no line here; only a column spelled or read
 differently is named. Strategies (their segment links are a table
-of their own), strategy definitions and action sets with their runs (kept as JSON
-bodies since m004) have their own queries in `flagcore_sql.parts`.
+of their own) and action sets with their runs (kept as JSON bodies in their own shape
+since m004) have their own queries in `flagcore_sql.parts`.
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ _SPELLED: dict[str, EntityTable[Any]] = {
             columns={"id": Column("id", "id", lambda value: value, lambda value: value or "")},
         ),
         EntityTable(tables.SIGNAL_ENDPOINTS, kept=("created_at",)),
+        EntityTable(tables.STRATEGY_DEFINITIONS, document="body"),
         EntityTable(
             tables.SIGNALS, columns={"payload": free_json("payload", "payload", null=False)}
         ),
@@ -87,7 +88,7 @@ _SPELLED: dict[str, EntityTable[Any]] = {
 }
 """The tables whose columns are spelled or kept differently from their entity's fields."""
 
-_OWN_QUERIES = frozenset({"strategies", "strategy_definitions", "action_sets", "action_set_events"})
+_OWN_QUERIES = frozenset({"strategies", "action_sets", "action_set_events"})
 """Tables `flagcore_sql.parts` keeps with queries of their own (see the module's docstring)."""
 
 ROWS: dict[str, EntityTable[Any]] = {

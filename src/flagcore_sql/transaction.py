@@ -4,7 +4,7 @@ The generic keyed repository (`flagcore_sql.parts.records`, over the `EntityTabl
 each table in `flagcore_sql.tables`) keeps most entities, and
 `flagcore.repositories.KeptEntities` writes the port's named methods over it. The parts
 that remain (`flagcore_sql.parts`) are the ones kept their own way: strategies with their
-segment links, strategy definitions and action sets as JSON bodies, metric buckets and
+segment links, action sets as JSON bodies of their own shape, metric buckets and
 SDK instances (counts that add up, merges) and retention's bounded deletes.
 Reads are shaped for client snapshots: one environment is read in a handful of queries
 (flags, their state there, their strategies, all the strategies' segment references,
@@ -21,14 +21,12 @@ from flagcore_sql.parts.metrics import MetricsQueries
 from flagcore_sql.parts.records import RecordQueries
 from flagcore_sql.parts.retention import RetentionQueries
 from flagcore_sql.parts.strategies import StrategyQueries
-from flagcore_sql.parts.strategy_definitions import StrategyDefinitionQueries
 
 __all__ = ["SqlTransaction"]
 
 
 class SqlTransaction(
     StrategyQueries,
-    StrategyDefinitionQueries,
     ActionQueries,
     MetricsQueries,
     RetentionQueries,

@@ -51,5 +51,20 @@ def test_the_flags_table_keeps_every_field_of_a_flag_and_never_rewrites_its_crea
 
 
 def test_every_table_but_the_ones_with_their_own_queries_is_kept_generically() -> None:
-    own_queries = {"strategies", "strategy_definitions", "action_sets", "action_set_events"}
+    own_queries = {"strategies", "action_sets", "action_set_events"}
     assert set(ROWS) == {table.name for table in tables.TABLES} - own_queries
+
+
+def test_a_document_table_keeps_every_field_in_one_json_column_so_fields_need_no_migration() -> (
+    None
+):
+    table = EntityTable(Table(_Thing, "things", key=("name",), order=("name",)), document="body")
+    db = sqlite3.connect(":memory:")
+    db.row_factory = sqlite3.Row
+    db.execute("CREATE TABLE things (name TEXT PRIMARY KEY, body TEXT NOT NULL)")
+    seen = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+    thing = _Thing("a", "n", True, seen, (Dependency("parent", False, ("v",)),))
+    db.execute(table.upsert, table.values(thing))
+    db.execute(table.upsert, table.values(attrs.evolve(thing, note="changed")))
+    rows = db.execute("SELECT * FROM things").fetchall()
+    assert [table.from_row(row) for row in rows] == [attrs.evolve(thing, note="changed")]
