@@ -12,6 +12,8 @@ way the durable stores are, so one contract suite covers all of them.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import operator
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -25,7 +27,7 @@ from flagcore.entities import (
 )
 from flagcore.errors import Conflict
 from flagcore.repositories import KeptEntities
-from flagcore.tables import IS_NULL, NOT_NULL, TABLES, Below, Table, path_reader
+from flagcore.tables import IS_NULL, NOT_NULL, TABLES, Below, Table
 
 __all__ = ["MemoryStore"]
 
@@ -35,16 +37,69 @@ _TABLES = (*(table.name for table in TABLES), "metrics", "instances", "counters"
 _E = TypeVar("_E")
 
 
-def _matches(value: Any, condition: Any) -> bool:
+def _where(rows: Iterable[Any], where: Mapping[str, Any]) -> list[Any]:
+    """The rows meeting every condition, one comprehension per condition in the given
+    order (this runs over every row of a table for each client snapshot and each strategy
+    added: the first condition, usually the most selective, sees every row)."""
+    kept = rows
+    for path, condition in where.items():
+        kept = _matching(kept, path, condition)
+    return kept if isinstance(kept, list) else list(kept)
+
+
+def _matching(rows: Iterable[Any], path: str, condition: Any) -> list[Any]:
     if condition is IS_NULL or condition is NOT_NULL:
-        return (value is not None) is condition.present
+        return _filter(path, "is not" if condition.present else "is")(rows, None)
     if isinstance(condition, Below):
-        return bool(value < condition.value)
-    return bool(value == condition)
+        return _filter(path, "<")(rows, condition.value)
+    return _filter(path, "==")(rows, condition)
 
 
-def _sortable(value: Any) -> tuple[bool, Any]:
-    return (value is not None, value)  # None first, as SQLite orders NULL
+@functools.cache
+def _filter(path: str, test: str) -> Callable[[Iterable[Any], Any], list[Any]]:
+    """``[row for row in rows if row.<path> <test> value]``, generated once per path and
+    test: attribute access in the comprehension itself, no call per row."""
+    scope: dict[str, Any] = {}
+    source = (
+        f"def kept(rows, value):\n    return [row for row in rows if row.{path} {test} value]\n"
+    )
+    exec(source, scope)
+    kept: Callable[[Iterable[Any], Any], list[Any]] = scope["kept"]
+    return kept
+
+
+@functools.cache
+def _getter(path: str) -> Callable[[Any], Any]:
+    return operator.attrgetter(path)
+
+
+def _none_first(read: Callable[[Any], Any]) -> Callable[[Any], tuple[bool, Any]]:
+    return lambda row: ((value := read(row)) is not None, value)  # as SQLite orders NULL
+
+
+@functools.cache
+def _one_sort(order: tuple[str, ...]) -> tuple[Callable[[Any], Any], bool] | None:
+    """The key and direction of a single sort by ``order``, if every path goes one way."""
+    directions = {path.startswith("-") for path in order}
+    if len(directions) != 1:
+        return None
+    return operator.attrgetter(*(path.lstrip("-") for path in order)), directions.pop()
+
+
+def _in_order(table: Table[Any], rows: list[Any]) -> list[Any]:
+    """``rows`` in ``table.order``: one sort when every path goes one way; else, or when a
+    value is None, a stable sort per path, the last path first."""
+    if len(rows) < 2:
+        return rows
+    one = _one_sort(table.order)
+    if one is not None:
+        try:
+            return sorted(rows, key=one[0], reverse=one[1])
+        except TypeError:  # None beside a value: ordered as SQL orders NULL, below
+            pass
+    for path in reversed(table.order):
+        rows.sort(key=_none_first(_getter(path.lstrip("-"))), reverse=path.startswith("-"))
+    return rows
 
 
 class MemoryStore:
@@ -123,16 +178,8 @@ class MemoryTransaction(KeptEntities):
         limit: int | None = None,
         offset: int = 0,
     ) -> Sequence[_E]:
-        tests = [(path_reader(path), value) for path, value in (where or {}).items()]
-        rows = [
-            row
-            for row in self._tables[table.name].values()
-            if all(_matches(read(row), value) for read, value in tests)
-        ]
-        # Sorted by the last path first: a stable sort then orders by every path in turn.
-        for path in reversed(table.order):
-            read = path_reader(path.lstrip("-"))
-            rows.sort(key=lambda row: _sortable(read(row)), reverse=path.startswith("-"))
+        rows = _where(self._tables[table.name].values(), where or {})
+        rows = _in_order(table, rows)
         return rows[offset:] if limit is None else rows[offset : offset + limit]
 
     def save_record(self, table: Table[_E], entity: _E) -> None:
@@ -147,7 +194,7 @@ class MemoryTransaction(KeptEntities):
         for child in TABLES:
             for parent, path in child.deleted_with:
                 if parent == table.name:
-                    read = path_reader(path)
+                    read = _getter(path)
                     rows = self._tables[child.name]
                     for doomed in [k for k, row in rows.items() if read(row) == key]:
                         self.delete_record(child, doomed)
@@ -160,7 +207,7 @@ class MemoryTransaction(KeptEntities):
 
     def _check_unique(self, table: Table[Any], entity: Any, key: Any) -> None:
         for paths in table.unique:
-            reads = [path_reader(path) for path in paths]
+            reads = [_getter(path) for path in paths]
             values = [read(entity) for read in reads]
             for other_key, other in self._tables[table.name].items():
                 if other_key != key and [read(other) for read in reads] == values:

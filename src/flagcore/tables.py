@@ -10,6 +10,8 @@ the ``id`` of the ``segment`` attribute), so an entity that wraps another keeps 
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -56,7 +58,6 @@ __all__ = [
     "Below",
     "FlagTag",
     "Table",
-    "path_reader",
 ]
 
 _E = TypeVar("_E")
@@ -83,18 +84,6 @@ NOT_NULL = _Null(present=True)
 """A condition: the attribute is set."""
 
 
-def path_reader(path: str) -> Callable[[Any], Any]:
-    """``"segment.id"`` → a function reading ``entity.segment.id``."""
-    names = path.split(".")
-
-    def read(entity: Any) -> Any:
-        for name in names:
-            entity = getattr(entity, name)
-        return entity
-
-    return read
-
-
 @attrs.frozen
 class Table(Generic[_E]):
     """One kind of entity as a store keeps it.
@@ -115,14 +104,19 @@ class Table(Generic[_E]):
 
     def key_of(self, entity: _E) -> Any:
         """The key of ``entity``: one value, or a tuple when the key has several paths."""
-        values = tuple(path_reader(path)(entity) for path in self.key)
-        return values[0] if len(values) == 1 else values
+        return _key_reader(self.key)(entity)
 
     def with_key(self, entity: _E, value: int) -> _E:
         """``entity`` under the integer key ``value`` (a table keyed by one path)."""
         (path,) = self.key
         evolved: _E = _evolved(entity, path.split("."), value)
         return evolved
+
+
+@functools.cache
+def _key_reader(paths: tuple[str, ...]) -> Callable[[Any], Any]:
+    """One path: its value; several: the tuple of theirs (`operator.attrgetter`'s way)."""
+    return operator.attrgetter(*paths)
 
 
 def _evolved(entity: Any, names: list[str], value: Any) -> Any:

@@ -98,6 +98,21 @@ _DOCUMENTS.register_unstructure_hook(dt.datetime, mapping.time_text)
 _DOCUMENTS.register_structure_hook(dt.datetime, lambda text, _: mapping.required_time(text))
 
 
+_SQL = {"=": "= ?", "<": "< ?", "null": "IS NULL", "not null": "IS NOT NULL"}
+
+
+def _kind(condition: Any) -> str:
+    if condition is IS_NULL:
+        return "null"
+    if condition is NOT_NULL:
+        return "not null"
+    return "<" if isinstance(condition, Below) else "="
+
+
+def _value(condition: Any) -> Any:
+    return condition.value if isinstance(condition, Below) else condition
+
+
 def _document_column(name: str, cls: Any) -> Column:
     """The whole entity (attribute path ``""``) as the wire converter writes it."""
     return Column(
@@ -106,6 +121,22 @@ def _document_column(name: str, cls: Any) -> Column:
         lambda entity: mapping.dumps(_DOCUMENTS.unstructure(entity, cls)),
         lambda text: _DOCUMENTS.structure(orjson.loads(text), cls),
     )
+
+
+def _compiled_writer(columns: Sequence[Column]) -> Callable[[Any], list[Any]]:
+    """``entity`` → the values of ``columns``, as one generated list display."""
+    scope: dict[str, Any] = {}
+    items = []
+    for index, column in enumerate(columns):
+        attribute = f"e.{column.attribute}" if column.attribute else "e"
+        if column.to_sql is _same:
+            items.append(attribute)
+        else:
+            scope[f"t{index}"] = column.to_sql
+            items.append(f"t{index}({attribute})")
+    exec(f"def values(e):\n    return [{', '.join(items)}]\n", scope)
+    writer: Callable[[Any], list[Any]] = scope["values"]
+    return writer
 
 
 def _fields(cls: Any) -> list[tuple[str, Any]]:
@@ -149,10 +180,6 @@ class EntityTable(Generic[_T]):
                 found.append(given.get(path) or _column_for(path, inner_name, inner_kind))
         self.columns = tuple(found)
         self._by_path = {column.attribute: column for column in self.columns}
-        self._readers = [
-            operator.attrgetter(column.attribute) if column.attribute else _same
-            for column in self.columns
-        ]
         self.key = tuple(self._by_path[path].name for path in table.key)
         self._order = ", ".join(
             f"{self._by_path[path.lstrip('-')].name}{' DESC' if path.startswith('-') else ''}"
@@ -175,44 +202,67 @@ class EntityTable(Generic[_T]):
             f"INSERT INTO {table.name} ({', '.join(c.name for c in fresh)}) "
             f"VALUES ({', '.join('?' for _ in fresh)})"
         )
-        self._fresh = [self._readers[self.columns.index(column)] for column in fresh]
-        self._fresh_columns = fresh
         self._key_where = " AND ".join(f"{name} = ?" for name in self.key)
-        self._fast = not nested and all(c.attribute == c.name for c in self.columns)
-
-    def values(self, entity: _T) -> list[Any]:
-        """The parameters of `upsert` for ``entity``."""
-        return [
-            column.to_sql(read(entity))
-            for column, read in zip(self.columns, self._readers, strict=True)
-        ]
-
-    def fresh_values(self, entity: _T) -> list[Any]:
+        self._selects: dict[tuple[tuple[str, str], ...], str] = {}
+        # Rows are read for every flag of a client snapshot: the mapping is generated once
+        # as plain code (as attrs writes ``__init__``), no loop or lookup per column.
+        self.from_row: Callable[[Any], _T] = self._compiled_reader()
+        self.values: Callable[[_T], list[Any]] = _compiled_writer(self.columns)
+        """The parameters of `upsert` for an entity."""
+        self.fresh_values: Callable[[_T], list[Any]] = _compiled_writer(fresh)
         """The parameters of `insert` (every column but the key, which the database gives)."""
-        return [
-            column.to_sql(read(entity))
-            for column, read in zip(self._fresh_columns, self._fresh, strict=True)
-        ]
+
+    def _compiled_reader(self) -> Callable[[Any], _T]:
+        scope: dict[str, Any] = {"cls": self._cls}
+
+        def read(path: str) -> str:
+            column = self._by_path[path]
+            if column.from_sql is _same:
+                return f"row[{column.name!r}]"
+            converter_name = f"f{len(scope)}"
+            scope[converter_name] = column.from_sql
+            return f"{converter_name}(row[{column.name!r}])"
+
+        if self._document is not None:
+            body = read("")
+        else:
+            arguments = []
+            for name, inner in self._plan:
+                if inner is None:
+                    arguments.append(f"{name}={read(name)}")
+                    continue
+                scope[f"n_{name}"] = inner
+                inner_arguments = ", ".join(
+                    f"{inner_name}={read(f'{name}.{inner_name}')}"
+                    for inner_name, _ in _fields(inner)
+                )
+                arguments.append(f"{name}=n_{name}({inner_arguments})")
+            body = f"cls({', '.join(arguments)})"
+        exec(f"def from_row(row):\n    return {body}\n", scope)
+        reader: Callable[[Any], _T] = scope["from_row"]
+        return reader
 
     def key_params(self, key: Any) -> list[Any]:
         return list(key) if len(self.key) > 1 else [key]
 
     def select(self, where: Mapping[str, Any] | None = None) -> tuple[str, list[Any]]:
-        """``SELECT`` of the rows matching ``where`` (see `flagcore.ports.Records`), in order."""
-        clauses: list[str] = []
-        params: list[Any] = []
-        for path, condition in (where or {}).items():
-            column = self._by_path[path]
-            if condition is IS_NULL or condition is NOT_NULL:
-                clauses.append(f"{column.name} IS {'NOT ' if condition is NOT_NULL else ''}NULL")
-            elif isinstance(condition, Below):
-                clauses.append(f"{column.name} < ?")
-                params.append(column.to_sql(condition.value))
-            else:
-                clauses.append(f"{column.name} = ?")
-                params.append(column.to_sql(condition))
-        where_sql = " AND ".join(clauses) or "1 = 1"
-        return f"SELECT * FROM {self.name} WHERE {where_sql} ORDER BY {self._order}", params
+        """``SELECT`` of the rows matching ``where`` (see `flagcore.ports.Records`), in order.
+
+        The statement depends only on which paths are asked and how: it is built once per
+        such shape."""
+        shape = tuple((path, _kind(condition)) for path, condition in (where or {}).items())
+        sql = self._selects.get(shape)
+        if sql is None:
+            clauses = [f"{self._by_path[path].name} {_SQL[kind]}" for path, kind in shape]
+            where_sql = " AND ".join(clauses) or "1 = 1"
+            sql = f"SELECT * FROM {self.name} WHERE {where_sql} ORDER BY {self._order}"
+            self._selects[shape] = sql
+        params = [
+            self._by_path[path].to_sql(_value(condition))
+            for path, condition in (where or {}).items()
+            if condition is not IS_NULL and condition is not NOT_NULL
+        ]
+        return sql, params
 
     def by_key(self) -> str:
         """``SELECT`` of the row of one key (parameters: `key_params`)."""
@@ -221,22 +271,3 @@ class EntityTable(Generic[_T]):
     def delete(self) -> str:
         """``DELETE`` of the row of one key (parameters: `key_params`)."""
         return f"DELETE FROM {self.name} WHERE {self._key_where}"
-
-    def from_row(self, row: Any) -> _T:
-        if self._document is not None:
-            return self.columns[-1].from_sql(row[self._document])  # type: ignore[no-any-return]
-        if self._fast:
-            return self._cls(  # type: ignore[no-any-return]
-                **{column.name: column.from_sql(row[column.name]) for column in self.columns}
-            )
-        values = {column.attribute: column.from_sql(row[column.name]) for column in self.columns}
-        fields: dict[str, Any] = {}
-        for name, inner in self._plan:
-            if inner is None:
-                fields[name] = values[name]
-            else:
-                prefix = f"{name}."
-                fields[name] = inner(
-                    **{p[len(prefix) :]: v for p, v in values.items() if p.startswith(prefix)}
-                )
-        return self._cls(**fields)  # type: ignore[no-any-return]
