@@ -202,7 +202,11 @@ class EntityTable(Generic[_T]):
             f"INSERT INTO {table.name} ({', '.join(c.name for c in fresh)}) "
             f"VALUES ({', '.join('?' for _ in fresh)})"
         )
-        self._key_where = " AND ".join(f"{name} = ?" for name in self.key)
+        key_where = " AND ".join(f"{name} = ?" for name in self.key)
+        self.by_key = f"SELECT * FROM {table.name} WHERE {key_where}"
+        """``SELECT`` of the row of one key (parameters: `key_params`)."""
+        self.delete = f"DELETE FROM {table.name} WHERE {key_where}"
+        """``DELETE`` of the row of one key (parameters: `key_params`)."""
         self._selects: dict[tuple[tuple[str, str], ...], str] = {}
         # Rows are read for every flag of a client snapshot: the mapping is generated once
         # as plain code (as attrs writes ``__init__``), no loop or lookup per column.
@@ -263,11 +267,3 @@ class EntityTable(Generic[_T]):
             if condition is not IS_NULL and condition is not NOT_NULL
         ]
         return sql, params
-
-    def by_key(self) -> str:
-        """``SELECT`` of the row of one key (parameters: `key_params`)."""
-        return f"SELECT * FROM {self.name} WHERE {self._key_where}"
-
-    def delete(self) -> str:
-        """``DELETE`` of the row of one key (parameters: `key_params`)."""
-        return f"DELETE FROM {self.name} WHERE {self._key_where}"

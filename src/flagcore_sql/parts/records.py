@@ -25,7 +25,7 @@ class RecordQueries(SqlPart):
 
     def get_record(self, table: Table[_E], key: Any) -> _E | None:
         rows = rows_of(table)
-        row = self._one(rows.by_key(), rows.key_params(key))
+        row = self._one(rows.by_key, rows.key_params(key))
         return None if row is None else rows.from_row(row)
 
     def list_records(
@@ -50,7 +50,7 @@ class RecordQueries(SqlPart):
 
     def delete_record(self, table: Table[_E], key: Any) -> None:
         rows = rows_of(table)
-        self._run(rows.delete(), rows.key_params(key))
+        self._run(rows.delete, rows.key_params(key))
 
     def create_record(self, table: Table[_E], entity: _E) -> _E:
         rows = rows_of(table)
