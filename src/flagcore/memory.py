@@ -1,5 +1,8 @@
 """The in-memory store: the reference implementation of `flagcore.ports`.
 
+It implements the generic keyed repository (`flagcore.ports.Records`) over the table
+descriptions of `flagcore.tables`, the metric buckets and retention, and inherits every
+other method of the port from `flagcore.repositories.KeptEntities`.
 Every value is frozen, so a table is a plain dict of values. A transaction holds the
 store's lock and keeps an undo log (table, key, previous value): commit drops the log,
 rollback replays it backwards. That makes the memory store transactional in the same
@@ -9,61 +12,94 @@ way the durable stores are, so one contract suite covers all of them.
 from __future__ import annotations
 
 import datetime as dt
+import functools
+import operator
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
 from flagcore.entities import (
-    ActionExecution,
-    ActionSet,
-    ApiToken,
     ClientInstance,
-    Environment,
-    Event,
-    FlagDefinition,
-    FlagEnvironment,
     FlagMetrics,
-    Project,
-    SegmentDefinition,
-    Signal,
-    SignalEndpoint,
-    SignalEndpointToken,
-    StrategyDefinition,
-    StrategyPlacement,
-    Tag,
-    TagType,
 )
 from flagcore.errors import Conflict
-from flagcore.model import Segment
+from flagcore.repositories import KeptEntities
+from flagcore.tables import IS_NULL, NOT_NULL, TABLES, Below, Table
 
 __all__ = ["MemoryStore"]
 
 _MISSING = object()
 _MAX_COUNT = 2**63 - 1  # as in the SQL stores: sums of metric counts stop there
-_TABLES = (
-    "events",
-    "action_sets",
-    "action_executions",
-    "projects",
-    "environments",
-    "flags",
-    "flag_environments",
-    "strategies",
-    "segments",
-    "tag_types",
-    "flag_tags",
-    "tokens",
-    "signal_endpoints",
-    "endpoint_tokens",
-    "signals",
-    "metrics",
-    "instances",
-    "counters",
-    "strategy_definitions",
-)
+_TABLES = (*(table.name for table in TABLES), "metrics", "instances", "counters")
+_E = TypeVar("_E")
+
+
+def _where(rows: Iterable[Any], where: Mapping[str, Any]) -> list[Any]:
+    """The rows meeting every condition, one comprehension per condition in the given
+    order (this runs over every row of a table for each client snapshot and each strategy
+    added: the first condition, usually the most selective, sees every row)."""
+    kept = rows
+    for path, condition in where.items():
+        kept = _matching(kept, path, condition)
+    return kept if isinstance(kept, list) else list(kept)
+
+
+def _matching(rows: Iterable[Any], path: str, condition: Any) -> list[Any]:
+    if condition is IS_NULL or condition is NOT_NULL:
+        return _filter(path, "is not" if condition.present else "is")(rows, None)
+    if isinstance(condition, Below):
+        return _filter(path, "<")(rows, condition.value)
+    return _filter(path, "==")(rows, condition)
+
+
+@functools.cache
+def _filter(path: str, test: str) -> Callable[[Iterable[Any], Any], list[Any]]:
+    """``[row for row in rows if row.<path> <test> value]``, generated once per path and
+    test: attribute access in the comprehension itself, no call per row."""
+    scope: dict[str, Any] = {}
+    source = (
+        f"def kept(rows, value):\n    return [row for row in rows if row.{path} {test} value]\n"
+    )
+    exec(source, scope)
+    kept: Callable[[Iterable[Any], Any], list[Any]] = scope["kept"]
+    return kept
+
+
+@functools.cache
+def _getter(path: str) -> Callable[[Any], Any]:
+    return operator.attrgetter(path)
+
+
+def _none_first(read: Callable[[Any], Any]) -> Callable[[Any], tuple[bool, Any]]:
+    return lambda row: ((value := read(row)) is not None, value)  # as SQLite orders NULL
+
+
+@functools.cache
+def _one_sort(order: tuple[str, ...]) -> tuple[Callable[[Any], Any], bool] | None:
+    """The key and direction of a single sort by ``order``, if every path goes one way."""
+    directions = {path.startswith("-") for path in order}
+    if len(directions) != 1:
+        return None
+    return operator.attrgetter(*(path.lstrip("-") for path in order)), directions.pop()
+
+
+def _in_order(table: Table[Any], rows: list[Any]) -> list[Any]:
+    """``rows`` in ``table.order``: one sort when every path goes one way; else, or when a
+    value is None, a stable sort per path, the last path first."""
+    if len(rows) < 2:
+        return rows
+    one = _one_sort(table.order)
+    if one is not None:
+        try:
+            return sorted(rows, key=one[0], reverse=one[1])
+        except TypeError:  # None beside a value: ordered as SQL orders NULL, below
+            pass
+    for path in reversed(table.order):
+        rows.sort(key=_none_first(_getter(path.lstrip("-"))), reverse=path.startswith("-"))
+    return rows
 
 
 class MemoryStore:
@@ -94,7 +130,7 @@ class MemoryStore:
         """Nothing to release: the port asks every store for ``close``."""
 
 
-class MemoryTransaction:
+class MemoryTransaction(KeptEntities):
     """One unit of work over the store's tables, undone on failure."""
 
     def __init__(self, tables: dict[str, dict[Any, Any]]) -> None:
@@ -130,335 +166,53 @@ class MemoryTransaction:
                 self._tables[table][key] = previous
         self._undo.clear()
 
-    # --- events ---
-    def append_event(
+    # --- the generic repository (`flagcore.ports.Records`) ---
+    def get_record(self, table: Table[_E], key: Any) -> _E | None:
+        return self._tables[table.name].get(key)
+
+    def list_records(
         self,
-        type: str,
-        created_by: str,
+        table: Table[_E],
+        where: Mapping[str, Any] | None = None,
         *,
-        feature_name: str | None = None,
-        project: str | None = None,
-        environment: str | None = None,
-        data: Any = None,
-        pre_data: Any = None,
-    ) -> Event:
-        event = Event(
-            id=self._next_id("events"),
-            type=type,
-            created_by=created_by,
-            feature_name=feature_name,
-            project=project,
-            environment=environment,
-            data=data,
-            pre_data=pre_data,
-        )
-        self._put("events", event.id, event)
-        return event
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> Sequence[_E]:
+        rows = _where(self._tables[table.name].values(), where or {})
+        rows = _in_order(table, rows)
+        return rows[offset:] if limit is None else rows[offset : offset + limit]
 
-    def list_events(
-        self, *, limit: int = 100, before_id: int | None = None, feature_name: str | None = None
-    ) -> Sequence[Event]:
-        events = [
-            event
-            for event in self._tables["events"].values()
-            if (before_id is None or event.id < before_id)
-            and (feature_name is None or event.feature_name == feature_name)
-        ]
-        return sorted(events, key=lambda event: -event.id)[:limit]
+    def save_record(self, table: Table[_E], entity: _E) -> None:
+        key = table.key_of(entity)
+        self._check_unique(table, entity, key)
+        self._put(table.name, key, entity)
 
-    # --- projects and environments ---
-    def get_project(self, project_id: str) -> Project | None:
-        return self._tables["projects"].get(project_id)
+    def delete_record(self, table: Table[_E], key: Any) -> None:
+        if key not in self._tables[table.name]:
+            return
+        self._drop(table.name, key)
+        for child in TABLES:
+            for parent, path in child.deleted_with:
+                if parent == table.name:
+                    read = _getter(path)
+                    rows = self._tables[child.name]
+                    for doomed in [k for k, row in rows.items() if read(row) == key]:
+                        self.delete_record(child, doomed)
 
-    def list_projects(self) -> Sequence[Project]:
-        return sorted(self._tables["projects"].values(), key=lambda p: p.id)
-
-    def save_project(self, project: Project) -> None:
-        self._put("projects", project.id, project)
-
-    def delete_project(self, project_id: str) -> None:
-        self._drop("projects", project_id)
-
-    def get_environment(self, name: str) -> Environment | None:
-        return self._tables["environments"].get(name)
-
-    def list_environments(self) -> Sequence[Environment]:
-        return sorted(self._tables["environments"].values(), key=lambda e: (e.sort_order, e.name))
-
-    def save_environment(self, environment: Environment) -> None:
-        self._put("environments", environment.name, environment)
-
-    # --- flags ---
-    def get_flag(self, name: str) -> FlagDefinition | None:
-        return self._tables["flags"].get(name)
-
-    def list_flags(
-        self, *, project: str | None = None, archived: bool | None = False
-    ) -> Sequence[FlagDefinition]:
-        return sorted(
-            (
-                flag
-                for flag in self._tables["flags"].values()
-                if (project is None or flag.project == project)
-                and (archived is None or flag.archived is archived)
-            ),
-            key=lambda flag: (flag.created_at, flag.name),
-        )
-
-    def save_flag(self, flag: FlagDefinition) -> None:
-        self._put("flags", flag.name, flag)
-
-    def delete_flag(self, name: str) -> None:
-        self._drop("flags", name)
-        self._drop_where("flag_environments", lambda key, _v: key[0] != name)
-        self._drop_where("strategies", lambda _k, placement: placement.flag != name)
-        self._drop_where("flag_tags", lambda key, _v: key[0] != name)
-
-    def get_flag_environment(self, flag: str, environment: str) -> FlagEnvironment | None:
-        return self._tables["flag_environments"].get((flag, environment))
-
-    def list_flag_environments(
-        self, *, flag: str | None = None, environment: str | None = None
-    ) -> Sequence[FlagEnvironment]:
-        return [
-            state
-            for (name, env), state in sorted(self._tables["flag_environments"].items())
-            if (flag is None or name == flag) and (environment is None or env == environment)
-        ]
-
-    def save_flag_environment(self, state: FlagEnvironment) -> None:
-        self._put("flag_environments", (state.flag, state.environment), state)
-
-    # --- strategies ---
-    def get_strategy(self, strategy_id: str) -> StrategyPlacement | None:
-        return self._tables["strategies"].get(strategy_id)
-
-    def list_strategies(
-        self, *, flag: str | None = None, environment: str | None = None
-    ) -> Sequence[StrategyPlacement]:
-        return sorted(
-            (
-                placement
-                for placement in self._tables["strategies"].values()
-                if (flag is None or placement.flag == flag)
-                and (environment is None or placement.environment == environment)
-            ),
-            key=lambda p: (p.flag, p.environment, p.strategy.sort_order or 0, p.id),
-        )
-
-    def save_strategy(self, placement: StrategyPlacement) -> None:
-        self._put("strategies", placement.id, placement)
-
-    def delete_strategy(self, strategy_id: str) -> None:
-        self._drop("strategies", strategy_id)
-
-    def strategies_using_segment(self, segment_id: int) -> Sequence[StrategyPlacement]:
-        return [
-            placement
-            for placement in self.list_strategies()
-            if segment_id in placement.strategy.segments
-        ]
-
-    # --- segments (kept as `SegmentDefinition`s: the rule and its creation) ---
-    def get_segment(self, segment_id: int) -> Segment | None:
-        definition = self.get_segment_definition(segment_id)
-        return None if definition is None else definition.segment
-
-    def list_segments(self) -> Sequence[Segment]:
-        return [definition.segment for definition in self.list_segment_definitions()]
-
-    def get_segment_definition(self, segment_id: int) -> SegmentDefinition | None:
-        return self._tables["segments"].get(segment_id)
-
-    def list_segment_definitions(self) -> Sequence[SegmentDefinition]:
-        return sorted(self._tables["segments"].values(), key=lambda d: d.id)
-
-    def create_segment(
-        self,
-        segment: Segment,
-        *,
-        created_by: str | None = None,
-        created_at: dt.datetime | None = None,
-    ) -> Segment:
-        created = attrs.evolve(segment, id=self._next_id("segments"))
-        definition = SegmentDefinition(created, created_at or dt.datetime.now(dt.UTC), created_by)
-        self._put("segments", created.id, definition)
+    def create_record(self, table: Table[_E], entity: _E) -> _E:
+        self._check_unique(table, entity, None)
+        created = table.with_key(entity, self._next_id(table.name))
+        self._put(table.name, table.key_of(created), created)
         return created
 
-    def save_segment(self, segment: Segment) -> None:
-        before = self._tables["segments"].get(segment.id)
-        definition = SegmentDefinition(segment) if before is None else before
-        self._put("segments", segment.id, attrs.evolve(definition, segment=segment))
-
-    def delete_segment(self, segment_id: int) -> None:
-        self._drop("segments", segment_id)
-
-    # --- strategy definitions ---
-    def get_strategy_definition(self, name: str) -> StrategyDefinition | None:
-        return self._tables["strategy_definitions"].get(name)
-
-    def list_strategy_definitions(self) -> Sequence[StrategyDefinition]:
-        return sorted(self._tables["strategy_definitions"].values(), key=lambda d: d.name)
-
-    def save_strategy_definition(self, definition: StrategyDefinition) -> None:
-        self._put("strategy_definitions", definition.name, definition)
-
-    # --- tags ---
-    def get_tag_type(self, name: str) -> TagType | None:
-        return self._tables["tag_types"].get(name)
-
-    def list_tag_types(self) -> Sequence[TagType]:
-        return sorted(self._tables["tag_types"].values(), key=lambda t: t.name)
-
-    def save_tag_type(self, tag_type: TagType) -> None:
-        self._put("tag_types", tag_type.name, tag_type)
-
-    def delete_tag_type(self, name: str) -> None:
-        self._drop("tag_types", name)
-        self._drop_where("flag_tags", lambda key, _v: key[1].type != name)
-
-    def list_flag_tags(self, flag: str | None = None) -> Sequence[tuple[str, Tag]]:
-        return sorted(key for key in self._tables["flag_tags"] if flag is None or key[0] == flag)
-
-    def add_flag_tag(self, flag: str, tag: Tag) -> None:
-        self._put("flag_tags", (flag, tag), True)
-
-    def remove_flag_tag(self, flag: str, tag: Tag) -> None:
-        self._drop("flag_tags", (flag, tag))
-
-    # --- API tokens ---
-    def get_token(self, secret_hash: str) -> ApiToken | None:
-        return self._tables["tokens"].get(secret_hash)
-
-    def list_tokens(self) -> Sequence[ApiToken]:
-        return sorted(self._tables["tokens"].values(), key=lambda t: (t.created_at, t.name))
-
-    def save_token(self, token: ApiToken) -> None:
-        self._put("tokens", token.secret_hash, token)
-
-    def delete_token(self, secret_hash: str) -> None:
-        self._drop("tokens", secret_hash)
-
-    # --- signals ---
-    def create_signal_endpoint(
-        self, name: str, description: str | None, enabled: bool, created_at: dt.datetime
-    ) -> SignalEndpoint:
-        endpoint = SignalEndpoint(
-            self._next_id("signal_endpoints"), name, description, enabled, created_at
-        )
-        self._put("signal_endpoints", endpoint.id, endpoint)
-        return endpoint
-
-    def get_signal_endpoint(self, endpoint_id: int) -> SignalEndpoint | None:
-        return self._tables["signal_endpoints"].get(endpoint_id)
-
-    def find_signal_endpoint(self, name: str) -> SignalEndpoint | None:
-        for endpoint in self._tables["signal_endpoints"].values():
-            if endpoint.name == name:
-                return endpoint  # type: ignore[no-any-return]
-        return None
-
-    def list_signal_endpoints(self) -> Sequence[SignalEndpoint]:
-        return sorted(self._tables["signal_endpoints"].values(), key=lambda e: e.id)
-
-    def save_signal_endpoint(self, endpoint: SignalEndpoint) -> None:
-        self._put("signal_endpoints", endpoint.id, endpoint)
-
-    def delete_signal_endpoint(self, endpoint_id: int) -> None:
-        self._drop("signal_endpoints", endpoint_id)
-        for action_set in self.list_action_sets(source=endpoint_id):
-            self.delete_action_set(action_set.id)
-        self._drop_where("endpoint_tokens", lambda _k, token: token.endpoint_id != endpoint_id)
-        self._drop_where("signals", lambda _k, signal: signal.endpoint_id != endpoint_id)
-
-    def create_signal_endpoint_token(
-        self, endpoint_id: int, name: str, secret_hash: str, created_at: dt.datetime
-    ) -> SignalEndpointToken:
-        token = SignalEndpointToken(
-            self._next_id("endpoint_tokens"), endpoint_id, name, secret_hash, created_at
-        )
-        self._put("endpoint_tokens", token.id, token)
-        return token
-
-    def list_signal_endpoint_tokens(self, endpoint_id: int) -> Sequence[SignalEndpointToken]:
-        return sorted(
-            (t for t in self._tables["endpoint_tokens"].values() if t.endpoint_id == endpoint_id),
-            key=lambda t: t.id,
-        )
-
-    def delete_signal_endpoint_token(self, token_id: int) -> None:
-        self._drop("endpoint_tokens", token_id)
-
-    def add_signal(
-        self, endpoint_id: int, token_id: int | None, payload: Any, created_at: dt.datetime
-    ) -> Signal:
-        signal = Signal(self._next_id("signals"), endpoint_id, token_id, payload, created_at)
-        self._put("signals", signal.id, signal)
-        return signal
-
-    def list_signals(
-        self, *, endpoint_id: int | None = None, limit: int = 50, before_id: int | None = None
-    ) -> Sequence[Signal]:
-        signals = [
-            signal
-            for signal in self._tables["signals"].values()
-            if (endpoint_id is None or signal.endpoint_id == endpoint_id)
-            and (before_id is None or signal.id < before_id)
-        ]
-        return sorted(signals, key=lambda s: -s.id)[:limit]
-
-    # --- action sets ---
-    def create_action_set(self, action_set: ActionSet) -> ActionSet:
-        created = attrs.evolve(action_set, id=self._next_id("action_sets"))
-        self._put("action_sets", created.id, created)
-        return created
-
-    def get_action_set(self, action_set_id: int) -> ActionSet | None:
-        return self._tables["action_sets"].get(action_set_id)
-
-    def list_action_sets(
-        self, *, project: str | None = None, source: int | None = None
-    ) -> Sequence[ActionSet]:
-        return sorted(
-            (
-                a
-                for a in self._tables["action_sets"].values()
-                if (project is None or a.project == project)
-                and (source is None or a.source == source)
-            ),
-            key=lambda a: a.id,
-        )
-
-    def save_action_set(self, action_set: ActionSet) -> None:
-        self._put("action_sets", action_set.id, action_set)
-
-    def delete_action_set(self, action_set_id: int) -> None:
-        self._drop("action_sets", action_set_id)
-        self._drop_where("action_executions", lambda _k, e: e.action_set_id != action_set_id)
-
-    def add_action_execution(self, execution: ActionExecution) -> ActionExecution:
-        for other in self._tables["action_executions"].values():
-            if (other.action_set_id, other.signal_id) == (
-                execution.action_set_id,
-                execution.signal_id,
-            ):
-                raise Conflict(
-                    f"action set {execution.action_set_id} already ran for signal "
-                    f"{execution.signal_id}"
-                )
-        created = attrs.evolve(execution, id=self._next_id("action_executions"))
-        self._put("action_executions", created.id, created)
-        return created
-
-    def list_action_executions(
-        self, *, action_set_id: int | None = None, limit: int = 50, offset: int = 0
-    ) -> Sequence[ActionExecution]:
-        executions = [
-            e
-            for e in self._tables["action_executions"].values()
-            if action_set_id is None or e.action_set_id == action_set_id
-        ]
-        return sorted(executions, key=lambda e: -e.id)[offset : offset + limit]
+    def _check_unique(self, table: Table[Any], entity: Any, key: Any) -> None:
+        for paths in table.unique:
+            reads = [_getter(path) for path in paths]
+            values = [read(entity) for read in reads]
+            for other_key, other in self._tables[table.name].items():
+                if other_key != key and [read(other) for read in reads] == values:
+                    shown = ", ".join(f"{p}={v!r}" for p, v in zip(paths, values, strict=True))
+                    raise Conflict(f"{table.name} already holds a row with {shown}")
 
     # --- metrics and instances ---
     def add_flag_metrics(

@@ -38,9 +38,9 @@ Promises every part shares (pinned by the port contract suite in `flagcore.testi
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from flagcore.entities import (
     ActionExecution,
@@ -63,6 +63,7 @@ from flagcore.entities import (
     TagType,
 )
 from flagcore.model import Segment
+from flagcore.tables import Table
 
 __all__ = [
     "ActionRepository",
@@ -70,7 +71,10 @@ __all__ = [
     "FlagRepository",
     "MetricsRepository",
     "ProjectRepository",
+    "Records",
+    "ReportsAvailability",
     "RetentionDeletes",
+    "RevisionFeed",
     "SegmentRepository",
     "SignalRepository",
     "Store",
@@ -80,6 +84,49 @@ __all__ = [
     "TokenRepository",
     "Transaction",
 ]
+
+
+_E = TypeVar("_E")
+
+
+class Records(Protocol):
+    """The generic keyed repository: any entity described by a `flagcore.tables.Table`.
+
+    A store implements these five (and the metrics and retention parts); the other parts'
+    named methods are written over them once, in `flagcore.repositories.KeptEntities`,
+    which a store inherits. A store may still write a named method itself where it keeps
+    that entity its own way (the SQL stores keep strategies' segment links in a table).
+    """
+
+    def get_record(self, table: Table[_E], key: Any) -> _E | None:
+        """The entity whose key (`Table.key_of`) is ``key``, or None."""
+        ...
+
+    def list_records(
+        self,
+        table: Table[_E],
+        where: Mapping[str, Any] | None = None,
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> Sequence[_E]:
+        """The entities matching every condition of ``where`` (path → a value it equals,
+        `flagcore.tables.IS_NULL`, `~.NOT_NULL` or `~.Below`), in the table's order; past
+        ``offset`` of them, at most ``limit``."""
+        ...
+
+    def save_record(self, table: Table[_E], entity: _E) -> None:
+        """Insert, or replace the entity of the same key."""
+        ...
+
+    def delete_record(self, table: Table[_E], key: Any) -> None:
+        """Delete the entity of ``key`` (absent: a no-op) and every row deleted with it."""
+        ...
+
+    def create_record(self, table: Table[_E], entity: _E) -> _E:
+        """Store ``entity`` under a fresh integer key (its own is ignored) and return it;
+        a row sharing a `Table.unique` group with a stored one is a `~flagcore.errors.Conflict`."""
+        ...
 
 
 class EventLog(Protocol):
@@ -339,6 +386,7 @@ class RetentionDeletes(Protocol):
 
 
 class Transaction(
+    Records,
     EventLog,
     ProjectRepository,
     FlagRepository,
@@ -353,7 +401,8 @@ class Transaction(
     RetentionDeletes,
     Protocol,
 ):
-    """Reads and writes inside one atomic unit of work: every part of the port."""
+    """Reads and writes inside one atomic unit of work: every part of the port (the
+    service calls the named methods; `Records` is what they are written over)."""
 
 
 class Store(Protocol):
@@ -375,3 +424,24 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class RevisionFeed(Protocol):
+    """A capability beyond `Store`: a store that learns of newer revisions by itself
+    (other nodes' writes: PostgreSQL's NOTIFY) says so at once, so streams need not wait
+    for the next revision check. A store without it is polled through `Store.revision`."""
+
+    def on_revision(self, callback: Callable[[int], None]) -> None:
+        """Call ``callback(revision)`` whenever a newer revision is learnt, on the thread
+        that learnt it: keep it short."""
+        ...
+
+
+@runtime_checkable
+class ReportsAvailability(Protocol):
+    """A capability beyond `Store`: a store over a database that can go away says whether
+    it answers now (while it does not, what was read last is served and writes fail)."""
+
+    @property
+    def available(self) -> bool: ...

@@ -123,16 +123,6 @@ def secret_digest(secret: str) -> bytes:
     return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()
 
 
-def _reports_availability(store: object) -> bool:
-    """Whether ``store`` says when its database is unreachable (the PostgreSQL store)."""
-    return hasattr(store, "available")
-
-
-def _available(store: object) -> bool:
-    """Whether ``store`` can be read now; stores that do not say are taken as available."""
-    return bool(getattr(store, "available", True))
-
-
 @attrs.define
 class Lookups:
     """Payload cache lookups, counted with plain integers (read by the metrics at scrape
@@ -273,19 +263,19 @@ class ClientCache:
         served (the last state this node had) instead of being dropped for a state that
         cannot be read now. The newer revision is taken up once the database is back.
         """
-        store = service.store
+        storage = service.storage
         holds = self._holds
         if holds is None:
-            holds = self._holds = _reports_availability(store)
+            holds = self._holds = storage.reports_availability
         if not holds:  # the fast path: one cheap call, and a sync when it moved
-            revision = store.revision()
+            revision = storage.revision()
             if revision != self.revision:
                 self.sync(revision)
             return revision
-        if self._held is not None and not _available(store):
+        if self._held is not None and not storage.available():
             self._take_back_held()
-        revision = store.revision()
-        if revision != self.revision and self.revision >= 0 and not _available(store):
+        revision = storage.revision()
+        if revision != self.revision and self.revision >= 0 and not storage.available():
             return self.revision
         self.sync(revision, hold=True)
         return revision

@@ -18,7 +18,6 @@ import asyncio
 import bisect
 import functools
 import time
-from collections import Counter as Tally
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor
 from typing import Any
@@ -463,17 +462,8 @@ class FlagCounts(Collector):
             return
 
     def _count_flags(self) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
-        with self._service.store.transaction(write=False) as tx:
-            projects = [p.id for p in tx.list_projects()]
-            environments = [e.name for e in tx.list_environments()]
-            flags = {f.name: f.project for f in tx.list_flags(archived=False)}
-            states = tx.list_flag_environments()
-        totals = dict.fromkeys(projects, 0)
-        totals.update(Tally(flags.values()))
-        enabled = {(p, e): 0 for p in totals for e in environments}
-        on = Tally((flags[s.flag], s.environment) for s in states if s.enabled and s.flag in flags)
-        enabled.update(on)
-        return totals, enabled
+        counts = self._service.flag_overviews.counts()
+        return dict(counts.by_project), dict(counts.enabled)
 
     def collect(self) -> Iterable[Metric]:
         flags = GaugeMetricFamily(

@@ -212,7 +212,7 @@ class StreamingHub:
 
     async def _load_feed(self, environment: str) -> EnvironmentFeed:
         async with self._refreshing:  # not between a revision read and its fan-out
-            revision = self._service.store.revision()
+            revision = self._service.storage.revision()
             state = await self._render(environment, revision)
             feed = EnvironmentFeed(
                 EventHistory(state, self.settings.history),
@@ -243,7 +243,7 @@ class StreamingHub:
             return False
         self._seen_local_writes = local
         self._checked_at = now
-        return service.store.revision() != self._revision
+        return service.storage.revision() != self._revision
 
     def wake(self) -> None:
         """A newer revision is known (the PostgreSQL store's ``on_revision``): look at it at
@@ -253,16 +253,13 @@ class StreamingHub:
     def listen_to_store(self) -> None:
         """Be woken by a store that learns of other nodes' writes by itself (PostgreSQL's
         ``on_revision``, fed by NOTIFY): their changes reach streams in about a tick."""
-        on_revision = getattr(self._service.store, "on_revision", None)
-        if on_revision is None:
-            return
         loop = asyncio.get_running_loop()
 
         def revision_learnt(_revision: int) -> None:  # on the store's listener thread
             with contextlib.suppress(RuntimeError):  # the loop is closed: the app stopped
                 loop.call_soon_threadsafe(self.wake)
 
-        on_revision(revision_learnt)
+        self._service.storage.on_revision(revision_learnt)
 
     async def sync(self) -> None:
         """Catch up with the store now if its revision moved (delta polls call this, so
@@ -278,7 +275,7 @@ class StreamingHub:
 
     async def refresh(self) -> None:
         async with self._refreshing:
-            revision = self._service.store.revision()
+            revision = self._service.storage.revision()
             if revision == self._revision:
                 return
             now = asyncio.get_running_loop().time()

@@ -17,43 +17,56 @@ them (`Dialect.reset_serial`), so the next allocated id grows on from the copied
 from __future__ import annotations
 
 import hashlib
+import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
 
+from flagcore import tables
 from flagcore_sql.dialect import Dialect
 from flagcore_sql.session import SqlSession
+from flagcore_sql.tables import ROWS
 from flagcore_sql.transaction import SqlTransaction
 
 __all__ = ["BOOLEAN_COLUMNS", "TABLES", "clear", "copy_rows", "counts", "digest", "is_empty"]
 
-# Every table of the schema, parents before the tables that reference them, and whether
-# it has a serial id. A test checks this list against a
-# freshly migrated database, so a migration that adds a table cannot be forgotten here.
+_LINKS = {"strategies": ("strategy_segments",)}
+"""Tables only the SQL stores have, copied after the table whose rows they link."""
+_OWN_TABLES = ("flag_metrics", "client_instances")
+"""The metrics part's tables (not `flagcore.tables` entities)."""
+
+
+def _serial(table: tables.Table[Any]) -> bool:
+    """Whether the database allocates ``table``'s ids: one integer key."""
+    if len(table.key) != 1:
+        return False
+    kind: Any = table.entity
+    for name in table.key[0].split("."):
+        kind = typing.get_type_hints(kind).get(name)  # None: a property (strategies' id)
+    return kind is int
+
+
+# Every table of the schema, parents before the tables that reference them (the order of
+# `flagcore.tables.TABLES`), and whether it has a serial id. A test checks this list
+# against a freshly migrated database, so a migration that adds a table the port does not
+# describe cannot be forgotten.
 TABLES: tuple[tuple[str, bool], ...] = (
-    ("projects", False),
-    ("environments", False),
-    ("flags", False),
-    ("flag_environments", False),
-    ("segments", True),
-    ("strategies", False),
-    ("strategy_segments", False),
-    ("strategy_definitions", False),
-    ("tag_types", False),
-    ("flag_tags", False),
-    ("api_tokens", False),
-    ("signal_endpoints", True),
-    ("signal_endpoint_tokens", True),
-    ("signals", True),
-    ("events", True),
-    ("flag_metrics", False),
-    ("client_instances", False),
-    ("action_sets", True),
-    ("action_set_events", True),
+    *(
+        entry
+        for table in tables.TABLES
+        for entry in (
+            (table.name, _serial(table)),
+            *((t, False) for t in _LINKS.get(table.name, ())),
+        )
+    ),
+    *((name, False) for name in _OWN_TABLES),
 )
-BOOLEAN_COLUMNS = frozenset({"enabled", "stale", "impression_data", "disabled"})
-"""The columns spelled ``{bool}`` in the migrations (the same names in every table)."""
+BOOLEAN_COLUMNS = frozenset(
+    {c.name for rows in ROWS.values() for c in rows.columns if c.boolean} | {"disabled"}
+)
+"""The columns spelled ``{bool}`` in the migrations (the same names in every table):
+those of the generic tables, and strategies' ``disabled`` (their own queries)."""
 
 Progress = Callable[[str, int, int], None]
 """``progress(table, rows_done, rows_total)``, called as the copy goes."""

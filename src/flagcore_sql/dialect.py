@@ -92,5 +92,5 @@ POSTGRESQL = Dialect(
         "coalesce((SELECT max(id) FROM {table}), 0) + 1, false)"
     ),
 )
-"""For the PostgreSQL store of issue #14; checked against PostgreSQL 16 by hand only so
-far (the port contract suite over a scratch adapter): no store of flagcore uses it yet."""
+"""The spelling of `flagcore_store_postgres`; the port contract suite runs over it against
+a real PostgreSQL (``tests/store/test_postgres_contract.py``, started by pgserver)."""

@@ -17,20 +17,12 @@ from flagcore.entities import (
     Action,
     ActionKind,
     ActionSet,
-    ApiToken,
-    Environment,
-    FlagEnvironment,
-    Project,
-    SegmentDefinition,
     Signal,
-    SignalEndpoint,
-    TokenType,
 )
-from flagcore.model import Constraint, Segment
+from flagcore.model import Constraint
 from flagcore.wire import (
     converter,
     structure_constraints,
-    structure_variants,
 )
 
 MAX_COUNT = 2**63 - 1
@@ -137,56 +129,6 @@ def signal_from(data: dict[str, Any]) -> Signal:
     )
 
 
-def project_from_row(row: Any) -> Project:
-    return Project(row["id"], row["name"], row["description"], required_time(row["created_at"]))
-
-
-def environment_from_row(row: Any) -> Environment:
-    return Environment(row["name"], row["type"], row["sort_order"], bool(row["enabled"]))
-
-
-def flag_environment_from_row(row: Any) -> FlagEnvironment:
-    return FlagEnvironment(
-        row["flag"],
-        row["environment"],
-        bool(row["enabled"]),
-        structure_variants(loads_list(row["variants"])),
-    )
-
-
-def segment_from_row(row: Any) -> Segment:
-    return Segment(
-        row["id"],
-        row["name"],
-        structure_constraints(orjson.loads(row["constraints"])),
-        row["description"],
-        row["project"],
-    )
-
-
-def token_from_row(row: Any) -> ApiToken:
-    return ApiToken(
-        row["name"],
-        TokenType(row["type"]),
-        row["secret_hash"],
-        row["secret_hint"],
-        tuple(orjson.loads(row["projects"])),
-        row["environment"],
-        required_time(row["created_at"]),
-        id=row["id"] or "",
-    )
-
-
-def endpoint_from_row(row: Any) -> SignalEndpoint:
-    return SignalEndpoint(
-        row["id"],
-        row["name"],
-        row["description"],
-        bool(row["enabled"]),
-        required_time(row["created_at"]),
-    )
-
-
 def action_set_from_row(row: Any) -> ActionSet:
     return action_set_from(
         {
@@ -197,10 +139,4 @@ def action_set_from_row(row: Any) -> ActionSet:
             "source": row["source"],
             "createdAt": row["created_at"],
         }
-    )
-
-
-def segment_definition_from_row(row: Any) -> SegmentDefinition:
-    return SegmentDefinition(
-        segment_from_row(row), required_time(row["created_at"]), row["created_by"]
     )

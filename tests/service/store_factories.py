@@ -1,7 +1,7 @@
 """The stores the service tests run over: one factory per store flagcore ships.
 
-A factory takes pytest's ``tmp_path`` and returns a fresh, empty store. A new store (the
-PostgreSQL one of issue #14) joins every service test by adding itself to `FACTORIES`.
+A factory takes pytest's ``tmp_path`` and returns a fresh, empty store. A new store joins
+every service test by adding itself to `FACTORIES`, as the PostgreSQL store did.
 """
 
 from __future__ import annotations

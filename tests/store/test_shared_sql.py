@@ -1,7 +1,8 @@
 """The shared SQL layer stays shared: no SQLite-only spelling outside the dialect.
 
-PostgreSQL is not in this suite's CI, so a SQLite-only word slipping into a shared query
-or migration would only show in issue #14's store. These tests keep the seam honest.
+A SQLite-only word slipping into a shared query or migration would otherwise show only
+when the PostgreSQL store's suites run (they need a PostgreSQL, started by pgserver):
+these read the source, with no database, and keep the seam honest on every run.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import Environments
 from flagcore.service.events import EventLog
 from flagcore.service.exporting import Exporting
-from flagcore.service.flag_overview import FlagOverview, FlagRow, flag_overview
+from flagcore.service.flag_overview import FlagCounts, FlagOverview, FlagOverviews, FlagRow
 from flagcore.service.flags import Flags
 from flagcore.service.frontend import (
     STANDARD_FIELDS,
@@ -53,6 +53,7 @@ from flagcore.service.signal_intake import (
     SignalSender,
 )
 from flagcore.service.signals import CreatedSignalToken, Signals
+from flagcore.service.storage import Storage
 from flagcore.service.strategies import Strategies
 from flagcore.service.strategy_definitions import BUILTIN_DEFINITIONS, StrategyDefinitions
 from flagcore.service.tags import Tags
@@ -74,6 +75,7 @@ __all__ = [
     "CopyReport",
     "CreatedSignalToken",
     "CreatedToken",
+    "FlagCounts",
     "FlagOverview",
     "FlagRow",
     "FrontendView",
@@ -94,7 +96,6 @@ __all__ = [
     "build_frontend_view",
     "bulk_lists_off_flags",
     "client_features_format",
-    "flag_overview",
     "frontend_context",
     "hash_secret",
     "match_action_sets",
@@ -140,6 +141,8 @@ class Service:
         self.retention = Retention(context)
         self.signals = Signals(context)
         self.client = ClientView(context, pause_gc=pause_gc)
+        self.flag_overviews = FlagOverviews(context)
+        self.storage = Storage(context)
         # Parts that call others, given them here: the only links between parts.
         self.flags = Flags(context, tags=self.tags)
         self.strategies = Strategies(context, definitions=self.strategy_definitions)

@@ -6,7 +6,7 @@ import attrs
 
 from flagcore.entities import FlagDefinition, FlagDetails
 from flagcore.errors import Conflict, NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import FlagRepository
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.flags import flag_data, flag_details
 from flagcore.service.lookups import active_flag, require_project
@@ -61,7 +61,7 @@ class Archive:
             )
 
 
-def _archived_flag(tx: Transaction, name: str) -> FlagDefinition:
+def _archived_flag(tx: FlagRepository, name: str) -> FlagDefinition:
     flag = tx.get_flag(name)
     if flag is None:
         raise NotFound(f'there is no flag named "{name}"')

@@ -15,7 +15,7 @@ from typing import Any
 
 from flagcore.entities import FlagDefinition
 from flagcore.limits import Limits
-from flagcore.ports import Store, Transaction
+from flagcore.ports import EventLog, Store, Transaction
 
 __all__ = ["SYSTEM", "ServiceContext", "utc_now"]
 
@@ -60,7 +60,7 @@ class ServiceContext:
 
     @staticmethod
     def record_event(
-        tx: Transaction,
+        tx: EventLog,
         type: str,
         actor: str,
         *,

@@ -25,7 +25,7 @@ import attrs
 from flagcore.entities import FlagDefinition, Tag, TagType
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.model import Dependency, FlagType, Strategy, Variant
-from flagcore.ports import Transaction
+from flagcore.ports import FlagRepository, SegmentRepository, Transaction
 from flagcore.service.lookups import require_environment, require_project
 from flagcore.service.strategies import Strategies
 from flagcore.service.tags import TAG_VALUE_LENGTH
@@ -179,7 +179,7 @@ def plan_import(
 
 
 def _check_flags(
-    tx: Transaction,
+    tx: FlagRepository,
     project: str,
     export: FeatureExport,
     base: str,
@@ -262,7 +262,7 @@ def _check_tags(
 
 
 def _segment_ids(
-    tx: Transaction, export: FeatureExport, base: str, problems: list[ErrorDetail]
+    tx: SegmentRepository, export: FeatureExport, base: str, problems: list[ErrorDetail]
 ) -> dict[int, int]:
     """The exporter's segment ids mapped to this store's, by name. As in Unleash, the
     segments must exist here first (an export carries no constraints for them)."""
@@ -396,7 +396,7 @@ def _check_dependencies(
 
 
 def _dependency_problem(
-    tx: Transaction,
+    tx: FlagRepository,
     project: str,
     child: str,
     dependency: Dependency,
@@ -419,7 +419,7 @@ def _dependency_problem(
 
 
 def _parents_after_import(
-    tx: Transaction,
+    tx: FlagRepository,
     project: str,
     in_file: Mapping[str, tuple[Dependency, ...]],
     names: Mapping[str, str],

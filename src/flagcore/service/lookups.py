@@ -1,19 +1,26 @@
 """The lookups every part makes inside its own transaction, each with the error that
 names what is missing: an active flag, a project, an environment.
 
-Plain functions of a `Transaction`, so any part uses them inside the unit it holds.
+Plain functions of the port parts they read (any `Transaction` is all of them), so any
+part uses them inside the unit it holds.
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from flagcore.entities import FlagDefinition, Project
 from flagcore.errors import NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import FlagRepository, ProjectRepository
 
-__all__ = ["active_flag", "require_environment", "require_project"]
+__all__ = ["FlagLookups", "active_flag", "require_environment", "require_project"]
 
 
-def require_project(tx: Transaction, project_id: str) -> Project:
+class FlagLookups(FlagRepository, ProjectRepository, Protocol):
+    """What `active_flag` reads: flags, and projects to say which name is wrong."""
+
+
+def require_project(tx: ProjectRepository, project_id: str) -> Project:
     """The project, or `NotFound`: a project-scoped call on an unknown project is an error,
     not an empty answer (Unleash 8.2 lists an unknown project's flags as ``[]``)."""
     project = tx.get_project(project_id)
@@ -22,12 +29,12 @@ def require_project(tx: Transaction, project_id: str) -> Project:
     return project
 
 
-def require_environment(tx: Transaction, environment: str) -> None:
+def require_environment(tx: ProjectRepository, environment: str) -> None:
     if tx.get_environment(environment) is None:
         raise NotFound(f'there is no environment "{environment}"')
 
 
-def active_flag(tx: Transaction, project: str | None, name: str) -> FlagDefinition:
+def active_flag(tx: FlagLookups, project: str | None, name: str) -> FlagDefinition:
     """The active flag ``name`` (in ``project`` when one is given), or `NotFound` saying
     whether the project, the flag, or the flag's place is wrong."""
     flag = tx.get_flag(name)

@@ -16,7 +16,7 @@ from flagcore.errors import (
 )
 from flagcore.limits import enforce
 from flagcore.model import Constraint, Segment
-from flagcore.ports import Transaction
+from flagcore.ports import SegmentRepository, Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.lookups import require_project
 from flagcore.validation import check_constraints, check_text
@@ -283,14 +283,14 @@ class Segments:
         )
 
     @staticmethod
-    def _segment(tx: Transaction, segment_id: int) -> Segment:
+    def _segment(tx: SegmentRepository, segment_id: int) -> Segment:
         segment = tx.get_segment(segment_id)
         if segment is None:
             raise NotFound(f"there is no segment with id {segment_id}")
         return segment
 
     @staticmethod
-    def _check_unique(tx: Transaction, name: str, segment_id: int | None) -> None:
+    def _check_unique(tx: SegmentRepository, name: str, segment_id: int | None) -> None:
         for other in tx.list_segments():
             if other.name == name and other.id != segment_id:
                 raise NameConflict(f'a segment named "{name}" already exists')

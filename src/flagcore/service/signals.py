@@ -18,7 +18,7 @@ from flagcore.errors import (
     Unauthenticated,
 )
 from flagcore.limits import enforce
-from flagcore.ports import Transaction
+from flagcore.ports import SignalRepository
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.signal_intake import (
     BAD_TOKEN,
@@ -238,7 +238,7 @@ class Signals:
             return list(tx.list_signals(endpoint_id=endpoint_id, limit=limit, before_id=before_id))
 
 
-def _endpoint(tx: Transaction, endpoint_id: int) -> SignalEndpoint:
+def _endpoint(tx: SignalRepository, endpoint_id: int) -> SignalEndpoint:
     endpoint = tx.get_signal_endpoint(endpoint_id)
     if endpoint is None:
         raise NotFound(f"there is no signal endpoint with id {endpoint_id}")

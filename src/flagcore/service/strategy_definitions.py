@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from flagcore import ports
 from flagcore.entities import StrategyDefinition, StrategyParameter
 from flagcore.errors import NameConflict
-from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.validation import check_name
 
@@ -102,6 +102,6 @@ class StrategyDefinitions:
         return definition
 
     @staticmethod
-    def known_in(tx: Transaction) -> dict[str, StrategyDefinition]:
+    def known_in(tx: ports.StrategyDefinitions) -> dict[str, StrategyDefinition]:
         """Every strategy a flag may use, by name: the built-in ones and the custom ones."""
         return {**BUILTIN_DEFINITIONS, **{d.name: d for d in tx.list_strategy_definitions()}}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flagcore.entities import FlagDefinition, Tag, TagType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import TagRepository, Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.lookups import active_flag
 from flagcore.validation import check_name
@@ -26,7 +26,7 @@ def checked_tag(tag: Tag, path: str) -> Tag:
     return Tag(tag.type, tag.value.strip())
 
 
-def require_tag_type(tx: Transaction, tag: Tag, path: str) -> None:
+def require_tag_type(tx: TagRepository, tag: Tag, path: str) -> None:
     """`InvalidInput` naming the tag type unless it exists: tag types are created first."""
     if tx.get_tag_type(tag.type) is None:
         raise InvalidInput(

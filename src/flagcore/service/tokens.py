@@ -14,7 +14,7 @@ import attrs
 
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import TokenRepository, Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 
 __all__ = ["MIN_GIVEN_SECRET_LENGTH", "CreatedToken", "TokenSpec", "Tokens", "hash_secret"]
@@ -318,7 +318,7 @@ class Tokens:
         return token
 
 
-def _find_token(tx: Transaction, token_ref: str) -> ApiToken | None:
+def _find_token(tx: TokenRepository, token_ref: str) -> ApiToken | None:
     """The token of an id, a secret or a digest (a handful of tokens: a scan is cheap)."""
     found = tx.get_token(token_ref) or tx.get_token(hash_secret(token_ref))
     if found is not None or not token_ref:
@@ -326,7 +326,7 @@ def _find_token(tx: Transaction, token_ref: str) -> ApiToken | None:
     return next((token for token in tx.list_tokens() if token.id == token_ref), None)
 
 
-def _keep_an_admin(tx: Transaction, leaving: ApiToken) -> None:
+def _keep_an_admin(tx: TokenRepository, leaving: ApiToken) -> None:
     others = [
         token
         for token in tx.list_tokens()

@@ -8,12 +8,9 @@ connection of its own to learn of changes (PostgreSQL's notification listener) h
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
-
 from aiohttp import web
 
 from flagcore.errors import FlagcoreError
-from flagcore.ports import Store
 from flagcore.wire import HealthAnswer, UsageBufferAnswer
 from flagcore_http.answering import answered
 from flagcore_http.calls import call, service
@@ -25,15 +22,6 @@ __all__ = ["routes"]
 routes = web.RouteTableDef()
 
 
-@runtime_checkable
-class _ReportsAvailability(Protocol):
-    """A store that knows whether its database answers (the PostgreSQL store: its
-    notification listener's connection is up), without a query."""
-
-    @property
-    def available(self) -> bool: ...
-
-
 _GOOD = HealthAnswer("GOOD")
 
 
@@ -41,13 +29,6 @@ _GOOD = HealthAnswer("GOOD")
 @documented({200: HealthAnswer}, store=False)
 async def health(request: web.Request) -> web.Response:
     return answered(_GOOD)
-
-
-def _read_once(store: Store) -> None:
-    """One cheap query that reaches the database (``revision()`` may answer from memory):
-    the environments, a handful of rows."""
-    with store.transaction(write=False) as tx:
-        tx.list_environments()
 
 
 def _answer(
@@ -73,15 +54,15 @@ def _answer(
 async def ready(request: web.Request) -> web.Response:
     """Ready when the listener (if any) is connected and the store answers one read; the
     usage held for the store (if any) is shown either way."""
-    store = service(request).store
-    if isinstance(store, _ReportsAvailability) and not store.available:
+    storage = service(request).storage
+    if not storage.available():
         message = (
             "the database is unavailable; SDKs are served from memory, their metrics and "
             "registrations held in memory, and writes are refused until it is back"
         )
         return _answer(request, "BAD", message, 503)
     try:
-        await call(request, _read_once, store)
+        await call(request, storage.check)
     except FlagcoreError as error:
         return _answer(request, "BAD", error.message, 503)
     return _answer(request, "GOOD")

@@ -10,7 +10,6 @@ from flagcore import MAX_NAME_LENGTH
 from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.model import FlagType
-from flagcore.service import flag_overview
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import optional_text, tags_from
@@ -44,8 +43,7 @@ async def list_flags(request: web.Request) -> web.Response:
         tag = Tag(kind, value)
     overview = await call(
         request,
-        flag_overview,
-        svc(request).store,
+        svc(request).flag_overviews.page,
         project,
         search=search,
         tag=tag,

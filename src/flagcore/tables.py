@@ -1,0 +1,221 @@
+"""One description per kind of stored entity: what a generic store needs to keep it.
+
+A `Table` names the entity class, the attributes that make its key, the order its lists
+come in, the attributes no two rows may share, and which rows go when another goes. A
+store that keeps entities generically (`flagcore.ports.Records`) reads these and needs
+nothing per entity; the port's named methods (`get_flag`, `list_tokens`, ...) are written
+once over it in `flagcore.repositories`. Attributes are named by path (``segment.id``:
+the ``id`` of the ``segment`` attribute), so an entity that wraps another keeps its shape.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import attrs
+
+from flagcore.entities import (
+    ActionExecution,
+    ActionSet,
+    ApiToken,
+    Environment,
+    Event,
+    FlagDefinition,
+    FlagEnvironment,
+    Project,
+    SegmentDefinition,
+    Signal,
+    SignalEndpoint,
+    SignalEndpointToken,
+    StrategyDefinition,
+    StrategyPlacement,
+    TagType,
+)
+
+__all__ = [
+    "ACTION_EXECUTIONS",
+    "ACTION_SETS",
+    "API_TOKENS",
+    "ENDPOINT_TOKENS",
+    "ENVIRONMENTS",
+    "EVENTS",
+    "FLAGS",
+    "FLAG_ENVIRONMENTS",
+    "FLAG_TAGS",
+    "IS_NULL",
+    "NOT_NULL",
+    "PROJECTS",
+    "SEGMENTS",
+    "SIGNALS",
+    "SIGNAL_ENDPOINTS",
+    "STRATEGIES",
+    "STRATEGY_DEFINITIONS",
+    "TABLES",
+    "TAG_TYPES",
+    "Below",
+    "FlagTag",
+    "Table",
+]
+
+_E = TypeVar("_E")
+
+
+@attrs.frozen
+class Below:
+    """A condition: the attribute is less than ``value`` (pages of newest-first lists)."""
+
+    value: Any
+
+
+class _Null:
+    def __init__(self, present: bool) -> None:
+        self.present = present
+
+    def __repr__(self) -> str:
+        return "NOT_NULL" if self.present else "IS_NULL"
+
+
+IS_NULL = _Null(present=False)
+"""A condition: the attribute is None."""
+NOT_NULL = _Null(present=True)
+"""A condition: the attribute is set."""
+
+
+@attrs.frozen
+class Table(Generic[_E]):
+    """One kind of entity as a store keeps it.
+
+    ``key``: the attribute paths that identify a row (`Records.create_record` allocates
+    it when it is one integer). ``order``: the paths lists are sorted by (``-`` before a
+    path: descending). ``unique``: groups of paths no two rows share (a second row is a
+    `flagcore.errors.Conflict`). ``deleted_with``: ``(table name, path)`` pairs: deleting
+    that table's row whose key equals this row's ``path`` deletes this row too.
+    """
+
+    entity: type[_E]
+    name: str
+    key: tuple[str, ...]
+    order: tuple[str, ...]
+    unique: tuple[tuple[str, ...], ...] = ()
+    deleted_with: tuple[tuple[str, str], ...] = ()
+
+    def key_of(self, entity: _E) -> Any:
+        """The key of ``entity``: one value, or a tuple when the key has several paths."""
+        return _key_reader(self.key)(entity)
+
+    def with_key(self, entity: _E, value: int) -> _E:
+        """``entity`` under the integer key ``value`` (a table keyed by one path)."""
+        (path,) = self.key
+        evolved: _E = _evolved(entity, path.split("."), value)
+        return evolved
+
+
+@functools.cache
+def _key_reader(paths: tuple[str, ...]) -> Callable[[Any], Any]:
+    """One path: its value; several: the tuple of theirs (`operator.attrgetter`'s way)."""
+    return operator.attrgetter(*paths)
+
+
+def _evolved(entity: Any, names: list[str], value: Any) -> Any:
+    first, *rest = names
+    inner = _evolved(getattr(entity, first), rest, value) if rest else value
+    return attrs.evolve(entity, **{first: inner})
+
+
+@attrs.frozen(order=True)
+class FlagTag:
+    """A tag on a flag, as it is kept (the port speaks of ``(flag, Tag)`` pairs)."""
+
+    flag: str
+    tag_type: str
+    value: str
+
+
+PROJECTS = Table(Project, "projects", key=("id",), order=("id",))
+ENVIRONMENTS = Table(Environment, "environments", key=("name",), order=("sort_order", "name"))
+FLAGS = Table(FlagDefinition, "flags", key=("name",), order=("created_at", "name"))
+FLAG_ENVIRONMENTS = Table(
+    FlagEnvironment,
+    "flag_environments",
+    key=("flag", "environment"),
+    order=("flag", "environment"),
+    deleted_with=(("flags", "flag"),),
+)
+STRATEGIES = Table(
+    StrategyPlacement,
+    "strategies",
+    key=("id",),
+    order=("flag", "environment", "strategy.sort_order", "id"),
+    deleted_with=(("flags", "flag"),),
+)
+SEGMENTS = Table(SegmentDefinition, "segments", key=("segment.id",), order=("segment.id",))
+STRATEGY_DEFINITIONS = Table(
+    StrategyDefinition, "strategy_definitions", key=("name",), order=("name",)
+)
+TAG_TYPES = Table(TagType, "tag_types", key=("name",), order=("name",))
+FLAG_TAGS = Table(
+    FlagTag,
+    "flag_tags",
+    key=("flag", "tag_type", "value"),
+    order=("flag", "tag_type", "value"),
+    deleted_with=(("flags", "flag"), ("tag_types", "tag_type")),
+)
+API_TOKENS = Table(ApiToken, "api_tokens", key=("secret_hash",), order=("created_at", "name"))
+SIGNAL_ENDPOINTS = Table(
+    SignalEndpoint, "signal_endpoints", key=("id",), order=("id",), unique=(("name",),)
+)
+ENDPOINT_TOKENS = Table(
+    SignalEndpointToken,
+    "signal_endpoint_tokens",
+    key=("id",),
+    order=("id",),
+    deleted_with=(("signal_endpoints", "endpoint_id"),),
+)
+SIGNALS = Table(
+    Signal,
+    "signals",
+    key=("id",),
+    order=("-id",),
+    deleted_with=(("signal_endpoints", "endpoint_id"),),
+)
+ACTION_SETS = Table(
+    ActionSet,
+    "action_sets",
+    key=("id",),
+    order=("id",),
+    deleted_with=(("signal_endpoints", "source"),),
+)
+ACTION_EXECUTIONS = Table(
+    ActionExecution,
+    "action_set_events",
+    key=("id",),
+    order=("-id",),
+    unique=(("action_set.id", "signal.id"),),
+    deleted_with=(("action_sets", "action_set.id"),),
+)
+EVENTS = Table(Event, "events", key=("id",), order=("-id",))
+
+TABLES: tuple[Table[Any], ...] = (
+    PROJECTS,
+    ENVIRONMENTS,
+    FLAGS,
+    FLAG_ENVIRONMENTS,
+    SEGMENTS,
+    STRATEGIES,
+    STRATEGY_DEFINITIONS,
+    TAG_TYPES,
+    FLAG_TAGS,
+    API_TOKENS,
+    SIGNAL_ENDPOINTS,
+    ENDPOINT_TOKENS,
+    SIGNALS,
+    ACTION_SETS,
+    ACTION_EXECUTIONS,
+    EVENTS,
+)
+"""Every table a generic store keeps, each after the tables it refers to (metric buckets
+and SDK instances have their own methods: counts that add up and merges are logic, not
+keeping)."""
