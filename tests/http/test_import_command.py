@@ -14,8 +14,8 @@ import pytest
 from flagcore.model import Constraint
 from flagcore.service import Service
 from flagcore.wire import structure
-from flagcore_http.cli import main
-from flagcore_http.import_command import read_unleash
+from flagcore_cli.import_command import read_unleash
+from flagcore_cli.main import main
 from flagcore_store_sqlite import SqliteStore
 from tests.http.conftest import ADMIN
 from tests.http.serving import Running, start

@@ -40,7 +40,10 @@ from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.model import Segment
 from flagcore.service import CopyReport, ImportReport, InstanceCopy, Service
 from flagcore.wire import FeatureExport, read_export, structure, write_export
+from flagcore_cli.output import progress_bar, say
+from flagcore_cli.stores import StartError, is_postgres, open_store
 from flagcore_http.bodies import parse_json
+from flagcore_http.config import ServerConfig
 
 __all__ = ["add_commands", "read_unleash", "run_command"]
 
@@ -111,18 +114,18 @@ def run_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
             return _export(args, db)
         return _import(args, db, environ)
     except CommandError as error:
-        _say(f"flagcore: {error}", error=True)
+        say(f"flagcore: {error}", error=True)
         return 1
     except InvalidInput as error:
-        _say(f"flagcore: refused, nothing was written ({_problems(error)}):", error=True)
+        say(f"flagcore: refused, nothing was written ({_problems(error)}):", error=True)
         _say_details(error)
         return 2
     except Conflict as error:
-        _say(f"flagcore: refused: {error.message}", error=True)
+        say(f"flagcore: refused: {error.message}", error=True)
         _say_details(error)
         return 3
     except FlagcoreError as error:
-        _say(f"flagcore: {error.message}", error=True)
+        say(f"flagcore: {error.message}", error=True)
         return 1
 
 
@@ -134,18 +137,11 @@ def _problems(error: FlagcoreError) -> str:
 def _say_details(error: FlagcoreError) -> None:
     """One line per problem: its JSON path, then what is wrong."""
     for detail in error.details or (ErrorDetail(error.message),):
-        _say(f"  {detail.path or '-'}: {detail.message}", error=True)
-
-
-def _say(text: str, *, error: bool = False) -> None:
-    print(text, file=sys.stderr if error else sys.stdout, flush=True)
+        say(f"  {detail.path or '-'}: {detail.message}", error=True)
 
 
 @contextmanager
 def _service(db: str, *, must_exist: bool, keep_new: bool = True) -> Iterator[Service]:
-    from flagcore_http.cli import StartError, is_postgres, open_store
-    from flagcore_http.config import ServerConfig
-
     if not is_postgres(db) and db != ":memory:":
         if len(db) > 4096 or any(ord(c) < 32 for c in db):
             raise CommandError("the SQLite path is too long or has control characters")
@@ -184,7 +180,7 @@ def _import(args: argparse.Namespace, db: str, environ: Mapping[str, str]) -> in
             raise CommandError(
                 "--from-unleash needs an admin API token: --token or UNLEASH_API_TOKEN"
             )
-        progress = _progress_bar if sys.stderr.isatty() else None
+        progress = progress_bar if sys.stderr.isatty() else None
         source = read_unleash(args.from_unleash, token, progress)
         with _service(db, must_exist=False, keep_new=not args.dry_run) as service:
             copied = service.importing.copy_instance(
@@ -270,7 +266,7 @@ def _export(args: argparse.Namespace, db: str) -> int:
             Path(args.output).write_text(text, encoding="utf-8")
         except OSError as error:
             raise CommandError(f"cannot write {args.output[:200]!r}: {error.strerror}") from None
-        _say(f"exported {len(exported.features)} flags of {args.environment} to {args.output}")
+        say(f"exported {len(exported.features)} flags of {args.environment} to {args.output}")
     else:
         sys.stdout.write(text)
     return 0
@@ -353,15 +349,6 @@ def _definition(row: _DefinitionRow) -> StrategyDefinition:
 
 
 Progress = Callable[[str, int, int], None]
-
-
-def _progress_bar(what: str, done: int, total: int) -> None:
-    width = 30
-    filled = width * done // total if total else width
-    sys.stderr.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {done}/{total} {what}")
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
 
 
 class _Unleash:
