@@ -157,3 +157,18 @@ def test_no_module_uses_a_private_helper_of_a_module_it_imports() -> None:
             and not node.attr.startswith("__")
         )
     assert used == []
+
+
+def test_the_loop_finder_names_every_module_of_a_loop_and_only_those() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(edges) == [["a", "b", "c"]]
+
+
+def test_a_deferred_import_counts_and_a_type_checking_one_does_not() -> None:
+    known = {"p.m": SRC, "p.n": SRC, "p.o": SRC}
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from p.n import Thing\n"
+        "def f():\n    from p.o import _helper\n"
+    )
+    assert [(i.module, i.names) for i in imports(tree, "p.m", known)] == [("p.o", ("_helper",))]
