@@ -1,7 +1,7 @@
-"""``python -m flagcore_http serve``: the same as ``flagcore serve``."""
+"""``python -m flagcore_http serve``: the same as ``flagcore serve`` (`flagcore_cli`)."""
 
 import sys
 
-from flagcore_http.cli import main
+from flagcore_cli.main import main
 
 sys.exit(main())

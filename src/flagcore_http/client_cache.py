@@ -314,6 +314,37 @@ class ClientCache:
             self._held = None
             self._forget_answers()
 
+    def payload_at(self, key: Hashable, revision: int) -> RenderedPayload | None:
+        """The payload rendered for ``key`` at ``revision``, if it is the cache's revision."""
+        if revision != self.revision:
+            return None
+        return self.payloads.get(key)
+
+    async def payload(
+        self, key: Hashable, revision: int, render: Callable[[], Awaitable[RenderedPayload]]
+    ) -> RenderedPayload:
+        """The payload for ``key`` at ``revision``: the kept one, or ``render()`` once for
+        every caller asking meanwhile, kept only if ``revision`` is still current (a change
+        that landed while it rendered makes it the answer of this request alone)."""
+        rendered = self.payload_at(key, revision)
+        if rendered is None:
+            rendered = await self.once((key, revision), render)
+            if revision == self.revision:
+                self.payloads.put(key, rendered)
+        return rendered
+
+    async def vocabulary_at(
+        self, revision: int, read: Callable[[], Awaitable[ClientVocabulary]]
+    ) -> ClientVocabulary:
+        """What filters can match at ``revision``: read once per revision (on a payload
+        miss), shared by every caller asking meanwhile, kept while ``revision`` is current."""
+        vocabulary = self.vocabulary
+        if vocabulary is None or revision != self.revision:
+            vocabulary = await self.once(("vocabulary", revision), read)
+            if revision == self.revision:
+                self.vocabulary = vocabulary
+        return vocabulary
+
     def remember_answer(self, key: AnswerKey, answer: FastAnswer, revision: int) -> None:
         """Keep ``answer`` for ``key`` if it is of the current revision; the oldest kept
         answer makes way past `CacheSizes.fast_answers` (no reordering on hits: a hit must

@@ -30,7 +30,7 @@ import pytest
 
 from flagcore.service import Service
 from flagcore.testkit import FlagsBuilder, seed_service
-from flagcore_http.cli import open_store
+from flagcore_cli.stores import open_store
 from flagcore_http.config import SETTINGS, ServerConfig
 
 __all__ = [

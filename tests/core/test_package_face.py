@@ -22,6 +22,7 @@ import flagcore.service
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 ADAPTERS = (
+    "flagcore_cli",
     "flagcore_http",
     "flagcore_store_sqlite",
     "flagcore_store_postgres",

@@ -15,8 +15,9 @@ from flagcore import Engine
 from flagcore.hashing import percentage_bucket
 from flagcore.model import Constraint, Payload, Strategy, Variant
 from flagcore.service import Service
-from flagcore_http import cli, explain_command
-from flagcore_http.cli import main
+from flagcore_cli import explain_command
+from flagcore_cli import main as cli
+from flagcore_cli.main import main
 from flagcore_store_sqlite import SqliteStore
 from tests.http.conftest import ADMIN, CLIENT, Api
 
@@ -288,11 +289,11 @@ def test_colour_on_a_terminal_unless_no_color_is_set(
     args = ["explain", "checkout", "--db", str(database), "--context", "userId=7"]
     monkeypatch.delenv("NO_COLOR", raising=False)
     terminal = _Terminal()
-    assert explain_command.run(cli._parser().parse_args(args), out=terminal) == 0
+    assert explain_command.run(cli.build_parser().parse_args(args), out=terminal) == 0
     assert "\x1b[32mON\x1b[0m" in terminal.getvalue()
 
     monkeypatch.setenv("NO_COLOR", "1")
     plain = _Terminal()
-    assert explain_command.run(cli._parser().parse_args(args), out=plain) == 0
+    assert explain_command.run(cli.build_parser().parse_args(args), out=plain) == 0
     assert "\x1b[" not in plain.getvalue()
     assert plain.getvalue().splitlines()[0] == '"checkout" is ON in "development"'

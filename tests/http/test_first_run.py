@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from flagcore_http.cli import cannot_listen, main
+from flagcore_cli.main import main
+from flagcore_cli.startup import cannot_listen
 from tests.http.serving import command as _command
 from tests.http.serving import env as _env
 from tests.http.serving import start

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from flagcore_cli.main import main
 from flagcore_http import ServerConfig
-from flagcore_http.cli import main
 from flagcore_http.config import ConfigError
 
 

@@ -14,8 +14,9 @@ import pytest
 from flagcore.model import Constraint
 from flagcore.service import Service
 from flagcore.wire import structure
-from flagcore_http.cli import main
-from flagcore_http.import_command import read_unleash
+from flagcore_cli.main import main
+from flagcore_client.unleash_admin import read_unleash
+from flagcore_http.bodies import parse_json
 from flagcore_store_sqlite import SqliteStore
 from tests.http.conftest import ADMIN
 from tests.http.serving import Running, start
@@ -284,7 +285,10 @@ def test_reading_a_live_server_reports_progress_flag_by_flag(start: Any, tmp_pat
     _populate(server)
     seen: list[tuple[str, int, int]] = []
     source = read_unleash(
-        server.url, ADMIN, lambda what, done, total: seen.append((what, done, total))
+        server.url,
+        ADMIN,
+        lambda what, done, total: seen.append((what, done, total)),
+        parse=lambda raw, what: parse_json(raw, what=what),
     )
     assert seen == [("flags", 1, 2), ("flags", 2, 2)]
     assert sorted(source.flags) == ["default", "shop"]

@@ -10,26 +10,23 @@ is given, which replaces their definition and their rules in the imported enviro
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 import attrs
 
-from flagcore.entities import FlagEnvironment, StrategyPlacement
 from flagcore.errors import Conflict, InvalidInput
 from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.import_apply import apply_import
 from flagcore.service.import_plan import (
-    FlagPlan,
     ImportCheck,
     ImportPlan,
     plan_import,
     too_many,
 )
+from flagcore.service.instance_copy import CopyReport, InstanceCopy, copy_instance_in
 from flagcore.service.strategies import Strategies
 from flagcore.wire.unleash_export import FeatureExport
-
-if TYPE_CHECKING:
-    from flagcore.service.instance_copy import CopyReport, InstanceCopy
 
 __all__ = [
     "ImportReport",
@@ -53,60 +50,6 @@ class ImportReport:
     unchanged: tuple[str, ...] = ()
     tag_types_created: tuple[str, ...] = ()
     dry_run: bool = False
-
-
-def apply_import(
-    context: ServiceContext, tx: Transaction, plan: ImportPlan, *, actor: str
-) -> tuple[list[str], list[str], list[str]]:
-    """Write a checked plan: the new tag types, then each flag to create or update
-    (parents before children). Returns the names created, updated and left unchanged."""
-    for tag_type in plan.tag_types:
-        tx.save_tag_type(tag_type)
-        context.record_event(tx, "tag-type-created", actor, data={"name": tag_type.name})
-    created: list[str] = []
-    updated: list[str] = []
-    unchanged: list[str] = []
-    for flag_plan in sorted(plan.flags, key=lambda p: bool(p.definition.dependencies)):
-        name = flag_plan.definition.name
-        if flag_plan.action == "unchanged":
-            unchanged.append(name)
-            continue
-        (created if flag_plan.action == "create" else updated).append(name)
-        _write_flag(context, tx, flag_plan, actor)
-    return created, updated, unchanged
-
-
-def _write_flag(context: ServiceContext, tx: Transaction, plan: FlagPlan, actor: str) -> None:
-    definition = plan.definition
-    if plan.action == "create":
-        definition = attrs.evolve(definition, created_at=context.clock())
-    name = definition.name
-    tx.save_flag(definition)
-    for environment, rules in plan.environments.items():
-        for placement in tx.list_strategies(flag=name, environment=environment):
-            tx.delete_strategy(placement.id)
-        for strategy in rules.strategies:
-            tx.save_strategy(StrategyPlacement(name, environment, strategy))
-        tx.save_flag_environment(FlagEnvironment(name, environment, rules.enabled, rules.variants))
-    current = [tag for _n, tag in tx.list_flag_tags(name)]
-    for tag in current:
-        if tag not in plan.tags:
-            tx.remove_flag_tag(name, tag)
-    for tag in plan.tags:
-        if tag not in current:
-            tx.add_flag_tag(name, tag)
-    context.record_event(
-        tx,
-        "feature-imported",
-        actor,
-        flag=definition,
-        data={
-            "action": plan.action,
-            "environments": list(plan.environments),
-            "strategies": {e: len(r.strategies) for e, r in plan.environments.items()},
-            "tags": len(plan.tags),
-        },
-    )
 
 
 class _DryRun(Exception):
@@ -190,8 +133,6 @@ class Importing:
         """Copy a whole Unleash read through its admin API (see
         `flagcore.service.instance_copy`): all of it or nothing; ``dry_run`` reports what
         would change and keeps nothing."""
-        # instance_copy builds on this module: imported here, not at the top.
-        from flagcore.service.instance_copy import CopyReport, copy_instance_in
 
         def work(tx: Transaction) -> CopyReport:
             kinds = copy_instance_in(

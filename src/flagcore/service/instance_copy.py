@@ -19,8 +19,8 @@ from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.model import Segment
 from flagcore.ports import Transaction
 from flagcore.service.context import ServiceContext
+from flagcore.service.import_apply import apply_import
 from flagcore.service.import_plan import ImportPlan, plan_import, too_many
-from flagcore.service.importing import apply_import
 from flagcore.service.strategies import Strategies
 from flagcore.service.strategy_definitions import BUILTIN_DEFINITIONS
 from flagcore.validation import check_constraints, check_name, check_text

@@ -18,7 +18,6 @@ from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
 from flagcore.service import (
     ClientQuery,
-    ClientVocabulary,
     RecordedMetrics,
     Service,
     client_features_format,
@@ -201,20 +200,6 @@ def _render(
     return RenderedPayload(body, etag)
 
 
-async def _vocabulary(request: web.Request, revision: int) -> ClientVocabulary:
-    """What filters can match at ``revision``, read once per revision (on a cache miss)."""
-    cache = request.app[CACHE]
-    vocabulary = cache.vocabulary
-    if vocabulary is None or cache.revision != revision:
-        vocabulary = await cache.once(
-            ("vocabulary", revision),
-            lambda: call(request, service(request).client.client_vocabulary, urgent=True),
-        )
-        if cache.revision == revision:
-            cache.vocabulary = vocabulary
-    return vocabulary
-
-
 def _cache_key(environment: str, query: ClientQuery | None, version: int) -> tuple[Any, ...]:
     """The payload cache's key: shaped like the asked key, so a query that is already narrow
     (the common case) is found by its first lookup, before any narrowing."""
@@ -234,24 +219,23 @@ async def client_features(request: web.Request) -> web.StreamResponse:
     environment, projects = sdk_scope(request)
     revision = await _revision(request)
     cache = request.app[CACHE]
-    rendered = cache.payloads.get((environment, projects, tags, name_prefix, version))
-    if rendered is None or cache.revision != revision:
+    rendered = cache.payload_at((environment, projects, tags, name_prefix, version), revision)
+    if rendered is None:
         # Filter values that match nothing are dropped, so junk shares one entry.
-        vocabulary = await _vocabulary(request, revision)
+        vocabulary = await cache.vocabulary_at(
+            revision,
+            lambda: call(request, service(request).client.client_vocabulary, urgent=True),
+        )
         query = None
         if name_prefix is None or len(name_prefix) <= _MAX_PREFIX_LENGTH:
             query = vocabulary.narrow(ClientQuery(environment, projects, tags, name_prefix))
-        key = _cache_key(environment, query, version)
-        rendered = cache.payloads.get(key)
-        if rendered is None or cache.revision != revision:
-            rendered = await cache.once(
-                (key, revision),
-                lambda: call(
-                    request, _render, request, environment, query, version, revision, urgent=True
-                ),
-            )
-            if cache.revision == revision:
-                cache.payloads.put(key, rendered)
+        rendered = await cache.payload(
+            _cache_key(environment, query, version),
+            revision,
+            lambda: call(
+                request, _render, request, environment, query, version, revision, urgent=True
+            ),
+        )
     _note_instance(request, environment)
     # Unleash's hint to switch to /api/client/streaming goes in the fetch-mode header.
     fetch_mode = "streaming" if request.app[CONFIG].sdk_fetch_mode == "streaming" else None

@@ -26,7 +26,7 @@ from flagcore.service.playground import (
     explain_every_flag,
 )
 from flagcore_http.calls import call
-from flagcore_http.explain_command import decision_tree
+from flagcore_http.decision_tree import decision_tree
 from flagcore_http.ui.pages import field_errors, form, page, render, svc
 from flagcore_http.ui.views.playground_form import (
     CONTEXT_INPUTS,

@@ -41,7 +41,21 @@ from aiohttp import web
 
 from flagcore.errors import FlagcoreError
 from flagcore.service import Service
-from flagcore_http import cli
+from flagcore_cli.output import say
+from flagcore_cli.startup import (
+    StartupTokens,
+    cannot_listen,
+    init_token_failure,
+    prepare_tokens,
+    warn_about,
+)
+from flagcore_cli.stores import (
+    StartError,
+    database_files,
+    database_name,
+    is_postgres,
+    open_store,
+)
 from flagcore_http.app import create_app
 from flagcore_http.config import AuthMode, ServerConfig
 from flagcore_http.connections import ConnectionLimit, ListeningSite, connection_budget
@@ -108,19 +122,17 @@ def reuseport_sockets(host: str, port: int, count: int) -> list[socket.socket]:
 def serve_workers(config: ServerConfig) -> int:
     """Run ``config.workers`` worker processes until SIGINT or SIGTERM; the exit code.
 
-    Raises `flagcore_http.cli.StartError` when the server cannot start.
+    Raises `flagcore_cli.stores.StartError` when the server cannot start.
     """
     if config.db == ":memory:":
-        raise cli.StartError(
+        raise StartError(
             "--workers needs a database file or PostgreSQL: each worker's :memory: database "
             "would be its own, and a write through one worker would never reach the others"
         )
     try:
         sockets = reuseport_sockets(config.host, config.port, config.workers)
     except OSError as error:
-        raise cli.cannot_listen(
-            config.host, config.port, error, "--port", "FLAGCORE_PORT"
-        ) from None
+        raise cannot_listen(config.host, config.port, error, "--port", "FLAGCORE_PORT") from None
     try:
         tokens = _prepare_database(config)
         if config.ui_secret is None:
@@ -134,23 +146,23 @@ def serve_workers(config: ServerConfig) -> int:
             sock.close()
 
 
-def _prepare_database(config: ServerConfig) -> cli.StartupTokens:
-    """Migrations and first-run tokens, once, in the parent (as `cli.serve` does them)."""
+def _prepare_database(config: ServerConfig) -> StartupTokens:
+    """Migrations and first-run tokens, once, in the parent (as `serve` does)."""
     new_database = (
-        config.db != ":memory:" and not cli.is_postgres(config.db) and not Path(config.db).exists()
+        config.db != ":memory:" and not is_postgres(config.db) and not Path(config.db).exists()
     )
     try:
-        store = cli.open_store(config)
+        store = open_store(config)
     except FlagcoreError as error:
-        raise cli.StartError(f"{error.message}; choose another with --db or FLAGCORE_DB") from None
+        raise StartError(f"{error.message}; choose another with --db or FLAGCORE_DB") from None
     try:
-        tokens = cli.prepare_tokens(Service(store, pause_gc=config.gc_pause), config)
+        tokens = prepare_tokens(Service(store, pause_gc=config.gc_pause), config)
     except FlagcoreError as error:
         store.close()
         if new_database:  # a failed first start leaves nothing behind
-            for path in cli._database_files(config.db):
+            for path in database_files(config.db):
                 path.unlink(missing_ok=True)
-        raise cli.init_token_failure(error) from None
+        raise init_token_failure(error) from None
     store.close()  # no connection may cross the fork
     return tokens
 
@@ -158,7 +170,7 @@ def _prepare_database(config: ServerConfig) -> cli.StartupTokens:
 def _supervise(
     config: ServerConfig,
     sockets: list[socket.socket],
-    tokens: cli.StartupTokens,
+    tokens: StartupTokens,
     note: str | None,
 ) -> int:
     read_end, write_end = os.pipe()
@@ -168,7 +180,7 @@ def _supervise(
     def stop(_signum: int, _frame: object) -> None:
         if not stopping:
             stopping.append(True)
-            cli._say("flagcore stopping: finishing in-flight requests")
+            say("flagcore stopping: finishing in-flight requests")
         for pid in children:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
@@ -196,31 +208,31 @@ def _supervise(
             stop(signal.SIGTERM, None)
             _reap(children)
             if asked_to_stop:  # SIGINT or SIGTERM during the start: a clean stop
-                cli._say("flagcore stopped")
+                say("flagcore stopped")
                 return 0
-            cli._say("flagcore: a worker could not start (see above)", error=True)
+            say("flagcore: a worker could not start (see above)", error=True)
             return 1
         host, port = sockets[0].getsockname()[:2]
         for sock in sockets:  # the workers hold them now
             sock.close()
-        cli._say(
+        say(
             f"flagcore listening on http://{host}:{port} "
-            f"(database {cli.database_name(config.db)}, {len(children)} workers)"
+            f"(database {database_name(config.db)}, {len(children)} workers)"
         )
         if tokens.new_admin_secret is not None:
-            cli._say(f"admin API token, shown once: {tokens.new_admin_secret}")
-            cli._say(f"  use it as: export ADMIN_TOKEN='{tokens.new_admin_secret}'")
+            say(f"admin API token, shown once: {tokens.new_admin_secret}")
+            say(f"  use it as: export ADMIN_TOKEN='{tokens.new_admin_secret}'")
         if config.auth is AuthMode.NONE:
-            cli._say("authentication is off (--auth none): anyone who can connect is admin")
+            say("authentication is off (--auth none): anyone who can connect is admin")
         if note is not None:
-            cli._say(f"warning: {note}", error=True)
-        cli._warn_about(config, tokens)
+            say(f"warning: {note}", error=True)
+        warn_about(config, tokens)
         failed = _reap(children, stopping)
     finally:
         os.close(read_end)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-    cli._say("flagcore stopped")
+    say("flagcore stopped")
     return 1 if failed else 0
 
 
@@ -307,7 +319,7 @@ def _worker_process(config: ServerConfig, sock: socket.socket, index: int, ready
 
 
 async def _serve_worker(config: ServerConfig, sock: socket.socket, ready: int) -> None:
-    store = await asyncio.to_thread(cli.open_store, config)
+    store = await asyncio.to_thread(open_store, config)
     try:
         service = Service(store, pause_gc=config.gc_pause)
         request_log = RequestLog(config.access_log)  # each worker counts its own summary
