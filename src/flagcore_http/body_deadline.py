@@ -26,12 +26,11 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail
+from flagcore_http.closing import closing_when_sent
 from flagcore_http.errors import error_response
 
 __all__ = [
     "METHODS_WITH_BODIES",
-    "body_unread",
-    "closing_when_sent",
     "with_body_deadline",
     "within_body_deadline",
 ]
@@ -120,36 +119,3 @@ def _drop_unfinished_body(request: web.Request, timeout: float, expired: list[bo
         timeout,
     )
     request.transport.close()
-
-
-def body_unread(request: web.Request) -> bool:
-    """Whether some of the request's body has not been read (or not even sent) yet."""
-    return request.body_exists and not request.content.is_eof()
-
-
-def closing_when_sent(request: web.Request, response: web.Response) -> web.Response:
-    """``response``, closing the connection once sent if the request's body is unread.
-
-    An answer decided from the headers alone (not signed in, a body too large) must not
-    wait for the body: aiohttp would read and drop the rest of it for up to 10 s before
-    closing, which is the slow client's whole point.
-    """
-    if not body_unread(request):
-        return response
-    return _ClosingResponse(request, response)
-
-
-class _ClosingResponse(web.Response):
-    """A copy of an answer after which the connection closes, its unread body never read."""
-
-    def __init__(self, request: web.Request, answer: web.Response) -> None:
-        headers = {k: v for k, v in answer.headers.items() if k.lower() != "content-length"}
-        super().__init__(body=answer.body, status=answer.status, headers=headers)
-        self.force_close()  # "Connection: close"
-        self._transport_to_close = request.transport
-
-    async def write_eof(self, data: bytes = b"") -> None:
-        await super().write_eof(data)
-        # Closing the transport sends what is written, then ends the connection.
-        if self._transport_to_close is not None:
-            self._transport_to_close.close()

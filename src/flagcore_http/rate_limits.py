@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-import json
 import math
 import time
 from collections import OrderedDict
@@ -41,6 +40,7 @@ from aiohttp import web
 from flagcore.entities import ApiToken
 from flagcore.errors import ErrorDetail
 from flagcore.wire import ErrorAnswer, write_answer
+from flagcore_http.closing import closing_when_sent
 from flagcore_http.config import ServerConfig
 from flagcore_http.keys import CONFIG, TOKEN
 
@@ -233,27 +233,7 @@ def too_many_requests(
     """
     body = write_answer(ErrorAnswer.of("RateLimitedError", message, tuple(details)))
     headers = {"Retry-After": str(max(1, math.ceil(wait)))}
-    if request.body_exists and not request.content.is_eof():
-        return _ClosingResponse(request, body, headers)
-    return web.json_response(body, status=429, headers=headers)
-
-
-class _ClosingResponse(web.Response):
-    """A 429 after which the connection closes, its unread body never read."""
-
-    def __init__(self, request: web.Request, body: object, headers: dict[str, str]) -> None:
-        super().__init__(
-            text=json.dumps(body), status=429, headers=headers, content_type="application/json"
-        )
-        self.force_close()  # "Connection: close"
-        self._transport_to_close = request.transport
-
-    async def write_eof(self, data: bytes = b"") -> None:
-        await super().write_eof(data)
-        # aiohttp would otherwise read (and drop) the rest of the body for up to 10 s
-        # before closing; closing the transport sends what is written, then ends.
-        if self._transport_to_close is not None:
-            self._transport_to_close.close()
+    return closing_when_sent(request, web.json_response(body, status=429, headers=headers))
 
 
 class RowBudget:

@@ -28,8 +28,9 @@ from flagcore.errors import (
     InvalidInput,
 )
 from flagcore.service import Service
-from flagcore_http.body_deadline import closing_when_sent, within_body_deadline
+from flagcore_http.body_deadline import within_body_deadline
 from flagcore_http.calls import call
+from flagcore_http.closing import closing_when_sent
 from flagcore_http.config import AuthMode
 from flagcore_http.errors import status_of
 from flagcore_http.keys import CONFIG, SERVICE
