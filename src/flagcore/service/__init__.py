@@ -43,6 +43,7 @@ from flagcore.service.metrics import (
     HeldCounts,
     Metrics,
     RecordedMetrics,
+    known_variants_only,
 )
 from flagcore.service.projects import Projects
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
@@ -98,6 +99,7 @@ __all__ = [
     "client_features_format",
     "frontend_context",
     "hash_secret",
+    "known_variants_only",
     "match_action_sets",
     "matching_action_sets",
 ]

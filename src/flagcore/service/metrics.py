@@ -15,7 +15,7 @@ deletes old hours.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from itertools import groupby
 from typing import Any
 
@@ -37,6 +37,7 @@ __all__ = [
     "LastHourCounts",
     "Metrics",
     "RecordedMetrics",
+    "known_variants_only",
 ]
 
 # Counts are stored as SQLite (and PostgreSQL bigint) integers.
@@ -314,3 +315,19 @@ class Metrics:
             AppFlagCounts(app, flag, yes, no) for (app, flag), (yes, no) in sorted(totals.items())
         ]
         return LastHourCounts(counts, len(found) > LAST_HOUR_ROWS, LAST_HOUR_ROWS)
+
+
+def known_variants_only(
+    toggles: dict[str, Any], known: Callable[[str], Collection[str]]
+) -> dict[str, Any]:
+    """Each flag's counts with only the variant names ``known`` gives it (a browser SDK can
+    have been given no other, so nothing else it reports is kept); counts that are not
+    plainly an object of objects are left whole for `Metrics.check_report` to refuse."""
+    kept: dict[str, Any] = {}
+    for name, counts in toggles.items():
+        variants = counts.get("variants") if type(counts) is dict else None
+        if type(variants) is dict and variants:
+            names = known(name)
+            counts = {**counts, "variants": {v: n for v, n in variants.items() if v in names}}
+        kept[name] = counts
+    return kept

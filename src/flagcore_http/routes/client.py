@@ -21,6 +21,7 @@ from flagcore.service import (
     RecordedMetrics,
     Service,
     client_features_format,
+    known_variants_only,
 )
 from flagcore.wire import INT32_MAX, unstructure_client_features, unstructure_flag
 from flagcore_http import shapes
@@ -471,21 +472,6 @@ def _reported_sdk(request: web.Request, body: dict[str, Any]) -> Any:
     return header if header is not None and len(header) <= MAX_TRACKED_HEADER_LENGTH else None
 
 
-def _known_variants_only(
-    toggles: dict[str, Any], known: Callable[[str], Collection[str]]
-) -> dict[str, Any]:
-    """Each flag's counts with only the variant names ``known`` gives it; counts that are
-    not plainly an object of objects are left whole for the service to refuse."""
-    kept: dict[str, Any] = {}
-    for name, counts in toggles.items():
-        variants = counts.get("variants") if type(counts) is dict else None
-        if type(variants) is dict and variants:
-            names = known(name)
-            counts = {**counts, "variants": {v: n for v, n in variants.items() if v in names}}
-        kept[name] = counts
-    return kept
-
-
 async def record_metrics(
     request: web.Request,
     *,
@@ -524,7 +510,7 @@ async def record_metrics(
         if names is not None:
             toggles = {name: counts for name, counts in toggles.items() if name in names}
         if known_variants is not None:
-            toggles = _known_variants_only(toggles, known_variants)
+            toggles = known_variants_only(toggles, known_variants)
     # Every rule is checked here, so a bad report is a 400 even while the store is away.
     report = svc.metrics.check_report(
         body.get("appName"),
