@@ -129,3 +129,17 @@ async def test_hostile_input_on_every_ui_route_is_never_a_500(
         text = await response.text()
         assert response.status < 500, (body, text)
         assert "<script>alert(1)</script>" not in text
+
+
+async def test_a_token_form_with_a_blank_project_is_refused_not_widened_to_every_project(
+    client: TestClient[Any, Any], service: Service
+) -> None:
+    """The form sends ``*`` for all projects; a blank one (a hand-made post) is no choice."""
+    csrf = await _sign_in(client)
+    fields = {"_csrf": csrf, "tokenName": "blank-project", "type": "client"}
+    answer = await client.post(
+        "/ui/tokens", data={**fields, "project": "", "environment": "development"}
+    )
+    assert answer.status == 400  # refused, as every refused token form
+    assert 'value="blank-project"' in await answer.text()  # the form comes back as typed
+    assert "blank-project" not in {t.name for t in service.tokens.list_tokens()}

@@ -61,7 +61,7 @@ async def create_token(request: web.Request) -> web.Response:
             svc(request).tokens.create_token,
             values["tokenName"],
             values["type"],
-            projects=(values["project"] or "*",),
+            projects=(values["project"],),  # the form sends "*" for all; blank is refused
             environment=values["environment"] or None,
             actor=viewer(request).actor,
         )
