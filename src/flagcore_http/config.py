@@ -234,6 +234,16 @@ def _count(raw: str, where: str) -> int:
     return int(_non_negative(where, raw, int))
 
 
+def _at_least(low: int) -> Callable[[str, str], int]:
+    def read(raw: str, where: str) -> int:
+        value = _count(raw, where)
+        if value < low:
+            raise ConfigError(f"{where}={_shown(raw)}: use {low} or more")
+        return value
+
+    return read
+
+
 def _amount(raw: str, where: str) -> float:
     return float(_non_negative(where, raw, float))
 
@@ -303,8 +313,9 @@ class ServerConfig:
     store_queue_limit: int = 256
     payload_cache_bytes: int = 32 * 1024 * 1024
     instance_write_interval: float = 5.0
-    # SDK usage held while the store cannot take it (flagcore_http.usage_buffer).
+    # SDK usage, written behind the request in batches (flagcore_http.usage_buffer).
     usage_buffer_entries: int = 200_000
+    usage_flush_interval: float = 1.0
     usage_write_wait: float = 0.5
     retention: RetentionSettings = attrs.field(factory=RetentionSettings)
     retention_interval: float = 60.0
@@ -832,11 +843,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "FLAGCORE_USAGE_BUFFER_ENTRIES",
         "usage_buffer_entries",
-        _count,
+        _at_least(1000),
         default="200000",
         section=_LOAD,
-        help="SDK metrics keys and registrations held in memory while the store is away "
-        "(past it they are dropped and counted)",
+        help="SDK metrics keys and registrations held in memory until written (past it "
+        "they are dropped and counted)",
+    ),
+    Setting(
+        "FLAGCORE_USAGE_FLUSH_INTERVAL_SECONDS",
+        "usage_flush_interval",
+        _duration(0, 60),
+        default="1",
+        section=_LOAD,
+        help="seconds SDK metrics and registrations gather in memory before one "
+        "transaction writes them (sooner once 1,000 entries wait)",
     ),
     Setting(
         "FLAGCORE_USAGE_WRITE_WAIT_SECONDS",
@@ -844,8 +864,8 @@ SETTINGS: tuple[Setting, ...] = (
         _duration(0, 60),
         default="0.5",
         section=_LOAD,
-        help="seconds an SDK metrics post or registration waits for the store before it "
-        "is held in memory and answered",
+        help="seconds an SDK metrics post waits for the store to say which names are "
+        "flags before its names are held unfiltered",
     ),
     Setting(
         "FLAGCORE_RETENTION_INTERVAL_SECONDS",

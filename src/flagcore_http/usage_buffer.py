@@ -1,16 +1,27 @@
-"""SDK usage (metrics and registrations) kept in memory while the store cannot take it.
+"""SDK usage (metrics and registrations), written behind the request in merged batches.
 
-Official SDKs do not send a metrics bucket again after a failed post, so a 503 during a
-database restart would leave a hole in every usage chart. Usage is therefore accepted
-(checked first: a bad body is still a 400) and, when the store is away, slow or its
-queue is full, held here and written when it answers again (`usage_flush`), in
-transactions of at most `FLUSH_ENTRIES` entries, each all or nothing.
+A metrics post or a registration is checked on the loop (a bad body is still a 400),
+held here and answered at once; `usage_flush` writes what is held every
+``usage_flush_interval`` seconds, or as soon as `FLUSH_ENTRIES` entries wait, in one
+transaction of at most `FLUSH_ENTRIES` entries, all or nothing. So a flood of posts costs
+its parsing and a dict update each, not a store transaction each (Unleash too counts in
+memory and bulk-writes every few seconds). Readers of usage on this node call
+`flush_usage` first, so what an SDK posted is seen right after (read-your-writes).
+
+The same buffer carries usage through an outage: official SDKs do not send a metrics
+bucket again after a failed post, so while the store is away what is held stays here and
+the flush retries with a backoff until it answers.
 
 The buffer is bounded by distinct keys, not by posts: counts are merged per (app,
 environment, flag, hour, token scope), each variant name of a key costs one entry too,
 and registrations keep the latest per (app, instance). Past `UsageBuffer.capacity`
 entries new keys are dropped, counted (`flagcore_usage_buffer_dropped_*`) and logged at
 most once a minute; counts for keys already held still add up.
+
+The callers' row budgets (`rate_limits.metrics_row_budget`) are spent on the keys a post
+adds that are neither held nor known to be stored: the buffer remembers the keys its
+flushes wrote (`STORED_KEYS_REMEMBERED` of them, as salted hashes), so a legitimate SDK
+posting the same flags every minute spends its budget once an hour, not once a flush.
 """
 
 from __future__ import annotations
@@ -20,9 +31,8 @@ import contextlib
 import datetime as dt
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Mapping
-from concurrent.futures import Future
-from typing import Any, TypeVar
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Collection, Hashable, Mapping
 
 import attrs
 from aiohttp import web
@@ -30,21 +40,20 @@ from aiohttp import web
 from flagcore.entities import ClientInstance, FlagMetrics
 from flagcore.errors import ServiceUnavailable, StorageError
 from flagcore.service import MAX_COUNT, CheckedReport, HeldCounts
-from flagcore_http.calls import StoreWorker
 from flagcore_http.keys import CONFIG, SERVICE, WORKER
 
 __all__ = [
     "FLUSH_ENTRIES",
+    "STORED_KEYS_REMEMBERED",
     "USAGE_BUFFER",
+    "HeldReport",
     "HeldUsage",
     "UsageBuffer",
-    "hold_or_write",
+    "flush_usage",
     "usage_flush",
 ]
 
 _log = logging.getLogger("flagcore_http")
-
-_T = TypeVar("_T")
 
 # What the store raises when it cannot take a write now: the database is away
 # (StorageError) or the worker's queue is full (ServiceUnavailable).
@@ -58,6 +67,10 @@ _DROP_LOG_INTERVAL_S = 60.0
 # bounds how long a flush holds the store's write lock (1,000 buckets: 0.05 s on
 # SQLite, 0.4-0.7 s on PostgreSQL over a local socket; docs/deploying.md, "Outages").
 FLUSH_ENTRIES = 1000
+# Keys (buckets and instances) the buffer remembers its flushes wrote, so that counts
+# for them spend no row budget: about 100 bytes each (a salted hash in an ordered dict),
+# the oldest forgotten first (then a post for it spends its budget once more).
+STORED_KEYS_REMEMBERED = 100_000
 
 _Key = tuple[str, str, str, dt.datetime, tuple[str, ...] | None]
 
@@ -88,6 +101,39 @@ def _merged_instance(old: ClientInstance, new: ClientInstance) -> ClientInstance
     )
 
 
+class _StoredKeys:
+    """A bounded set of keys known to be stored, oldest forgotten first. Only ``hash()``
+    of a key is kept (salted per process for strings, so a sender cannot aim at a
+    collision; one would only spare a row its budget)."""
+
+    def __init__(self, most: int) -> None:
+        self._most = most
+        self._hashes: OrderedDict[int, None] = OrderedDict()
+
+    def __contains__(self, key: Hashable) -> bool:
+        return hash(key) in self._hashes
+
+    def __len__(self) -> int:
+        return len(self._hashes)
+
+    def add(self, key: Hashable) -> None:
+        digest = hash(key)
+        self._hashes[digest] = None
+        self._hashes.move_to_end(digest)
+        if len(self._hashes) > self._most:
+            self._hashes.popitem(last=False)
+
+
+@attrs.frozen
+class HeldReport:
+    """What holding one metrics report did: ``made`` keys (instance and buckets) that
+    were neither held nor known to be stored, for the caller's row budget, and
+    ``over_budget`` buckets left out because the budget was spent."""
+
+    made: int
+    over_budget: int
+
+
 @attrs.frozen
 class HeldUsage:
     """What one flush writes: merged counts and the latest of each instance."""
@@ -101,8 +147,9 @@ class HeldUsage:
 class UsageBuffer:
     """The counts and instances held on this node, bounded by ``capacity`` entries."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, *, remembered: int = STORED_KEYS_REMEMBERED) -> None:
         self.capacity = capacity
+        self._stored = _StoredKeys(remembered)
         self._counts: dict[_Key, _Counts] = {}
         self._instances: dict[tuple[str, str], tuple[ClientInstance, bool]] = {}
         self._entries = 0
@@ -118,6 +165,10 @@ class UsageBuffer:
         self._logged_drops = (0, 0)
         self._drop_logged_at = -float("inf")
         self.woken = asyncio.Event()  # set when something is held: the flusher looks
+        # Set when a batch's worth waits (or someone wants it written now): the flusher
+        # stops waiting for its interval.
+        self.batch_ready = asyncio.Event()
+        self.flush_under_way: asyncio.Future[bool] | None = None
 
     @property
     def entries(self) -> int:
@@ -146,42 +197,62 @@ class UsageBuffer:
         """Whether anything is held that no flush has taken yet."""
         return self._entries > 0
 
+    @property
+    def batch_full(self) -> bool:
+        """Whether a whole flush's worth waits."""
+        return self._entries >= FLUSH_ENTRIES
+
     def hold_report(
         self, report: CheckedReport, projects: Collection[str] | None, new_keys: int | None
-    ) -> int:
-        """Hold a checked metrics report; at most ``new_keys`` keys not held yet are made
-        (None: no bound; the caller's row budget). Returns the keys made."""
-        self.hold_instance(report.instance, create=new_keys != 0)
-        made = 0
+    ) -> HeldReport:
+        """Hold a checked metrics report; at most ``new_keys`` keys neither held nor known
+        to be stored are made (None: no bound; the caller's row budget)."""
+        made = int(self.hold_instance(report.instance, create=new_keys != 0))
+        over_budget = 0
         if report.hour is not None:
             scope = None if projects is None or "*" in projects else tuple(sorted(projects))
             app, environment = report.instance.app_name, report.environment
             for name, yes, no, variants in report.counts:
                 key = (app, environment, name, report.hour, scope)
-                may_make = new_keys is None or made < new_keys
-                made += self._hold_counts(key, yes, no, variants, may_make=may_make)
-        self.woken.set()
-        return made
+                if (app, environment, name, report.hour) in self._stored:
+                    self._hold_counts(key, yes, no, variants, may_make=True)
+                elif key in self._counts or new_keys is None or made < new_keys:
+                    made += self._hold_counts(key, yes, no, variants, may_make=True)
+                else:  # a new row past the budget: not counted as a buffer drop
+                    over_budget += 1
+        self._woken()
+        return HeldReport(made, over_budget)
 
-    def hold_instance(self, instance: ClientInstance, *, create: bool) -> None:
+    def hold_instance(self, instance: ClientInstance, *, create: bool) -> bool:
         """Hold a registration or a seen instance; the latest wins, merged as the store
-        merges it."""
+        merges it. True if it may make a row not known to be stored (the caller's
+        budget); ``create`` False: only an instance known or held is kept."""
         key = (instance.app_name, instance.instance_id)
         known = self._instances.get(key)
-        if known is None:
-            if not self._room(1):
-                self.dropped_registrations += 1
-                return
+        stored = key in self._stored
+        if known is not None:
+            merged = _merged_instance(known[0], instance)
+            self._instances[key] = (merged, known[1] or create or stored)
+        elif self._room(1):
             self._entries += 1
-            self._instances[key] = (instance, create)
+            self._instances[key] = (instance, create or stored)
         else:
-            self._instances[key] = (_merged_instance(known[0], instance), known[1] or create)
+            self.dropped_registrations += 1
+            self.log_drops(time.monotonic())
+            return False
+        self._woken()
+        return known is None and create and not stored
+
+    def _woken(self) -> None:
         self.woken.set()
+        if self.batch_full:
+            self.batch_ready.set()
 
     def take(self, most: int = FLUSH_ENTRIES) -> HeldUsage:
         """At most ``most`` entries held (instances first), for one flush: `written` or
         `put_back` it after."""
         assert self._in_flight is None, "one flush at a time"
+        self.batch_ready.clear()
         instances: list[tuple[ClientInstance, bool]] = []
         counts: list[HeldCounts] = []
         entries = evaluations = 0
@@ -201,8 +272,16 @@ class UsageBuffer:
         return held
 
     def written(self) -> None:
-        """The flush under way reached the store."""
-        self._in_flight = None
+        """The flush under way reached the store: its keys are known to be stored."""
+        held, self._in_flight = self._in_flight, None
+        if held is None:
+            return
+        for instance, create in held.instances:
+            if create:
+                self._stored.add((instance.app_name, instance.instance_id))
+        for item in held.counts:
+            row = item.row
+            self._stored.add((row.app_name, row.environment, row.flag, row.hour))
 
     def put_back(self, held: HeldUsage) -> None:
         """Merge a flush that failed back in with what arrived meanwhile."""
@@ -213,7 +292,7 @@ class UsageBuffer:
             row = item.row
             key = (row.app_name, row.environment, row.flag, row.hour, item.projects)
             self._hold_counts(key, row.yes, row.no, row.variants, may_make=True)
-        self.woken.set()
+        self._woken()
 
     def _hold_counts(
         self, key: _Key, yes: int, no: int, variants: Mapping[str, int], *, may_make: bool
@@ -224,6 +303,7 @@ class UsageBuffer:
         if held is None:
             if not may_make or not self._room(1 + len(variants)):
                 self.dropped_evaluations = _add(self.dropped_evaluations, yes + no)
+                self.log_drops(time.monotonic())
                 return 0
             held = self._counts[key] = _Counts()
             self._entries += 1
@@ -264,73 +344,43 @@ class UsageBuffer:
 USAGE_BUFFER = web.AppKey("usage_buffer", UsageBuffer)
 
 
-async def hold_or_write(
-    app: web.Application,
-    write: Callable[[], _T],
-    hold: Callable[[], None],
-    written: Callable[[_T], None] = lambda _result: None,
-) -> None:
-    """Run ``write`` on the store worker, or ``hold`` the usage instead when the store
-    cannot take it: while the buffer holds anything, when the queue is full, when the
-    write fails for want of a store, or when it has not started within
-    ``usage_write_wait`` seconds (it is then withdrawn from the queue and held; one
-    already running is left to finish, and held if it fails). The caller answers its
-    SDK as soon as this returns: usage never makes an SDK wait long or fail."""
-    buffer, worker = app[USAGE_BUFFER], app[WORKER]
-    if buffer.holding or (isinstance(worker, StoreWorker) and worker.full()):
-        hold()
-        return
-    future: Future[_T] = worker.submit(write)
-    waited = asyncio.wrap_future(future)
-    try:
-        result = await asyncio.wait_for(asyncio.shield(waited), app[CONFIG].usage_write_wait)
-    except _UNAVAILABLE:
-        hold()
-        return
-    except TimeoutError:
-        if future.cancel():  # still queued: nothing was written
-            hold()
-        else:
-            waited.add_done_callback(_settle_later(hold, written))
-        return
-    written(result)
-
-
-def _settle_later(
-    hold: Callable[[], None], written: Callable[[Any], None]
-) -> Callable[[asyncio.Future[Any]], None]:
-    """The callback that settles a write that outlived its wait: held if the store failed
-    it, else reported as written."""
-
-    def settle(done: asyncio.Future[Any]) -> None:
-        if done.cancelled():
-            hold()
+async def flush_usage(app: web.Application) -> None:
+    """Write what this node holds before a reader reads usage (read-your-writes): returns
+    when what was held at the call is written, or at once while the store is away (the
+    reader then sees the store as it is; the flusher keeps retrying). A flush under way
+    is awaited, not started twice; a reader that goes away leaves it running."""
+    buffer = app[USAGE_BUFFER]
+    rounds = buffer.entries // FLUSH_ENTRIES + 2  # a flood arriving meanwhile waits its turn
+    while rounds and buffer.holding and not buffer.failing:
+        rounds -= 1
+        if not await asyncio.shield(_flush_shared(app, buffer)):
             return
-        error = done.exception()
-        if error is None:
-            written(done.result())
-        elif isinstance(error, _UNAVAILABLE):
-            hold()
-        else:
-            _log.error("an SDK usage write failed after its answer", exc_info=error)
 
-    return settle
+
+def _flush_shared(app: web.Application, buffer: UsageBuffer) -> asyncio.Future[bool]:
+    """The flush under way, or a new one: one at a time, whoever asks."""
+    running = buffer.flush_under_way
+    if running is None or running.done():
+        running = buffer.flush_under_way = asyncio.ensure_future(_flush_once(app, buffer))
+    return running
 
 
 async def usage_flush(app: web.Application) -> AsyncIterator[None]:
-    """A cleanup context: while the app runs, what is held is written whenever there is
-    any (retrying with backoff while the store is away); at a clean stop, one last
-    flush, or a log line saying what is dropped. A flush under way is never cancelled:
-    its outcome decides whether its counts are held again, so none is written twice."""
+    """A cleanup context: while the app runs, what is held is written every
+    ``usage_flush_interval`` seconds or as soon as a batch's worth waits (retrying with
+    backoff while the store is away); at a clean stop, one last flush, or a log line
+    saying what is dropped. A flush under way is never cancelled: its outcome decides
+    whether its counts are held again, so none is written twice."""
     buffer = app[USAGE_BUFFER]
     stop = asyncio.Event()
     task = asyncio.create_task(_flush_loop(app, buffer, stop))
     yield
     stop.set()
     buffer.woken.set()
+    buffer.batch_ready.set()
     await task
-    while buffer.waiting:
-        if not await _flush_once(app, buffer):
+    while buffer.holding:
+        if not await asyncio.shield(_flush_shared(app, buffer)):
             _log.warning(
                 "stopping with the store unavailable: dropping %d held evaluation counts "
                 "and %d held registrations",
@@ -343,6 +393,7 @@ async def usage_flush(app: web.Application) -> AsyncIterator[None]:
 
 async def _flush_loop(app: web.Application, buffer: UsageBuffer, stop: asyncio.Event) -> None:
     retry = _FIRST_RETRY_S
+    interval = app[CONFIG].usage_flush_interval
     while not stop.is_set():
         if not buffer.waiting:
             buffer.woken.clear()
@@ -351,7 +402,12 @@ async def _flush_loop(app: web.Application, buffer: UsageBuffer, stop: asyncio.E
             buffer.log_drops(time.monotonic())
             continue
         buffer.log_drops(time.monotonic())
-        if await _flush_once(app, buffer):
+        if not buffer.failing and not buffer.batch_full and interval > 0:
+            # Let posts gather, so that one transaction writes them all.
+            buffer.batch_ready.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(buffer.batch_ready.wait(), interval)
+        if await asyncio.shield(_flush_shared(app, buffer)):
             retry = _FIRST_RETRY_S
             continue
         with contextlib.suppress(TimeoutError):
@@ -361,7 +417,9 @@ async def _flush_loop(app: web.Application, buffer: UsageBuffer, stop: asyncio.E
 
 async def _flush_once(app: web.Application, buffer: UsageBuffer) -> bool:
     """Write up to `FLUSH_ENTRIES` held entries in one unit of work; on failure put them
-    back. True if written."""
+    back. True if written (or nothing waited)."""
+    if not buffer.waiting:
+        return True
     held = buffer.take()
     record = app[SERVICE].metrics.record_held
     try:
@@ -380,9 +438,10 @@ async def _flush_once(app: web.Application, buffer: UsageBuffer) -> bool:
         _log.exception("could not write held SDK usage")
         return False
     buffer.written()
+    log = _log.info if buffer.failing else _log.debug  # said when an outage ends
     buffer.failing = False
     buffer.flushed_writes += 1
-    _log.info(
+    log(
         "wrote held SDK usage: %d buckets (%d evaluation counts) and %d instances",
         len(held.counts),
         held.evaluations,

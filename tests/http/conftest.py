@@ -14,6 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from flagcore.entities import TokenType
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
+from flagcore_http.usage_buffer import flush_usage
 from flagcore_store_sqlite import SqliteStore
 
 ADMIN = "*:*.admin-secret-for-tests"
@@ -56,6 +57,11 @@ class Api:
         if token is not None:
             headers.setdefault("Authorization", token)
         return await self.client.request(method, path, headers=headers, **kwargs)
+
+    async def usage_written(self) -> None:
+        """What SDKs posted, written through to the store (the server writes usage
+        behind its answers, and flushes it so before its own readers read)."""
+        await flush_usage(self.client.server.app)
 
     async def json(self, method: str, path: str, status: int = 200, **kwargs: Any) -> Any:
         response = await self.request(method, path, **kwargs)

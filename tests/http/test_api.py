@@ -423,6 +423,7 @@ async def test_register_and_metrics_are_accepted_and_stored(api: Api, service: A
         },
     }
     await api.json("POST", "/api/client/metrics", 202, token=CLIENT, json=metrics)
+    await api.usage_written()
     (row,) = service.metrics.flag_metrics("f")
     assert (row.yes, row.no, row.app_name, row.environment) == (2, 1, "shop", "development")
     (instance,) = service.instances.client_instances()

@@ -158,16 +158,19 @@ async def test_metrics_keep_only_flags_in_the_tokens_projects(
     made_up = {f"made-up-{i}": {"yes": 1, "no": 1} for i in range(5000)}
     toggles = {"mine": {"yes": 2}, "theirs": {"yes": 3}, **made_up}
     await api.json("POST", "/api/client/metrics", 202, token=CLIENT, json=_metrics(toggles))
+    await api.usage_written()
     assert [row.yes for row in service.metrics.flag_metrics("mine")] == [2]
     assert service.metrics.flag_metrics("theirs") == []  # CLIENT is scoped to "default"
     assert service.metrics.flag_metrics("made-up-1") == []
     await api.json(
         "POST", "/api/client/metrics", 202, token=ALL_PROJECTS_CLIENT, json=_metrics(toggles)
     )
+    await api.usage_written()
     assert [row.yes for row in service.metrics.flag_metrics("theirs")] == [3]
     # Repeated posts add into one row per flag, app, environment and hour.
     for _ in range(5):
         await api.json("POST", "/api/client/metrics", 202, token=CLIENT, json=_metrics(toggles))
+    await api.usage_written()
     by_environment = {row.environment: row.yes for row in service.metrics.flag_metrics("mine")}
     assert by_environment == {"development": 12, "production": 2}
     rows = sqlite3.connect(tmp_path / "flags.db").execute("SELECT count(*) FROM flag_metrics")
@@ -201,6 +204,7 @@ async def test_metrics_refuse_bad_counts_and_oversized_reports_with_the_path(
         "POST", "/api/client/metrics", 400, token=CLIENT, json=_metrics({}, app="a" * 256)
     )
     assert error["details"][0]["path"] == "$.appName"
+    await api.usage_written()
     assert service.metrics.flag_metrics("mine") == []  # nothing half-written
 
 
@@ -281,6 +285,7 @@ async def test_the_server_prunes_old_data_periodically(service: Service) -> None
             token=CLIENT,
             json={"appName": "shop", "interval": 1, "started": 0, "strategies": []},
         )
+        await api.usage_written()
         assert len(service.instances.client_instances()) == 1
         await _wait_for(lambda: service.instances.client_instances() == [], timeout=10)
 
@@ -321,6 +326,7 @@ async def test_register_accepts_what_unleash_accepts(api: Api, service: Service)
             token=CLIENT,
             json={"appName": "shop", "interval": 15000, "started": started, "strategies": []},
         )
+    await api.usage_written()
     (instance,) = service.instances.client_instances()
     assert (instance.instance_id, instance.interval) == ("unknown", 15000)
     assert instance.started is not None

@@ -242,10 +242,12 @@ async def test_metrics_and_registration_from_browsers_are_recorded(
         json={"appName": "web-shop", "instanceId": "browser-1", "sdkVersion": "unleash-js@3"},
     )
     assert registered.status == 200, await registered.text()
+    await api.usage_written()
     counted = flags.metrics.flag_metrics("on-for-all")
     assert [(m.app_name, m.environment, m.yes, m.no) for m in counted] == [
         ("web-shop", "development", 3, 1)
     ]
+    await api.usage_written()
     instances = flags.instances.client_instances()
     assert [(i.app_name, i.instance_id, i.environment) for i in instances] == [
         ("web-shop", "browser-1", "development")
@@ -275,8 +277,10 @@ async def test_browser_metrics_count_only_variant_names_the_flag_can_have_given(
         },
     )
     assert posted.status == 200, await posted.text()
+    await api.usage_written()
     [colour] = flags.metrics.flag_metrics("colour")
     assert (colour.yes, dict(colour.variants)) == (3, {"blue": 2, "disabled": 1})
+    await api.usage_written()
     [on] = flags.metrics.flag_metrics("on-for-all")
     assert (on.yes, dict(on.variants)) == (1, {})
 
@@ -304,6 +308,7 @@ async def test_a_browser_sdk_s_version_from_its_header_is_recorded_with_its_metr
             },
         )
         assert posted.status == 200, await posted.text()
+    await api.usage_written()
     versions = {i.instance_id: i.sdk_version for i in flags.instances.client_instances()}
     assert versions == {"browser-1": "unleash-client-js:3.8.2", "browser-2": None}
 

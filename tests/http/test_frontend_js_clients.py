@@ -246,6 +246,7 @@ async def test_unleash_browser_sdk_metrics_are_recorded_by_the_service(
     assert posted["status"] == 200, sdk.seen
     sent = await sdk.wait_for(lambda event: event["event"] == "sent")
     assert sent["appName"] == "web-shop"
+    await api.usage_written()
     counted = flags.metrics.flag_metrics("banner")
     assert counted, "the SDK's metrics post was answered 200 but nothing was counted"
     assert {row.app_name for row in counted} == {"web-shop"}

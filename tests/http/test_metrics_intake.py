@@ -52,12 +52,14 @@ async def test_existing_archived_and_just_created_flags_are_counted_made_up_name
     made_up = {f"made-up-{i}": {"yes": 1, "no": 1} for i in range(3000)}
     toggles = {"live": {"yes": 2}, "retired": {"no": 3}, **made_up}
     await api.json("POST", METRICS, 202, token=CLIENT, json=_report(toggles))
+    await api.usage_written()
     assert [row.yes for row in service.metrics.flag_metrics("live")] == [2]
     assert [row.no for row in service.metrics.flag_metrics("retired")] == [3]
     assert service.metrics.flag_metrics("made-up-1") == []
     # A flag created after the names were read is counted by the next report.
     service.flags.create_flag("default", "fresh")
     await api.json("POST", METRICS, 202, token=CLIENT, json=_report({"fresh": {"yes": 5}}))
+    await api.usage_written()
     assert [row.yes for row in service.metrics.flag_metrics("fresh")] == [5]
 
 
@@ -69,11 +71,13 @@ async def test_counts_of_names_that_are_no_flag_are_dropped_unread(
     service.flags.create_flag("default", "live")
     toggles = {"made-up": {"yes": "not a count"}, "live": {"yes": 1}}
     await api.json("POST", METRICS, 202, token=CLIENT, json=_report(toggles))
+    await api.usage_written()
     assert [row.yes for row in service.metrics.flag_metrics("live")] == [1]
     # A bad count of a real flag is still refused, naming its path, and nothing is kept.
     toggles = {"made-up": {"yes": 1}, "live": {"yes": -1}}
     error = await api.json("POST", METRICS, 400, token=CLIENT, json=_report(toggles))
     assert error["details"][0]["path"] == "$.bucket.toggles.live.yes"
+    await api.usage_written()
     assert [row.yes for row in service.metrics.flag_metrics("live")] == [1]
 
 
@@ -94,9 +98,11 @@ async def test_buckets_dated_far_from_now_are_answered_as_usual_but_never_stored
         await api.json(
             "POST", FRONTEND_METRICS, 200, token=FRONTEND, json=_report(toggles, start=start)
         )
+    await api.usage_written()
     assert service.metrics.flag_metrics("live") == []
     assert _dropped(api, "outside_window") == 2 * len(far)
     await api.json("POST", METRICS, 202, token=CLIENT, json=_report(toggles, start=bucket_time(-4)))
+    await api.usage_written()
     assert [row.yes for row in service.metrics.flag_metrics("live")] == [1]
 
 
@@ -122,6 +128,7 @@ async def test_a_frontend_token_flooding_new_app_names_adds_rows_only_up_to_its_
         for index in range(20):  # one address, twenty made-up applications
             flood = _report(toggles, app=f"flood-{index}")
             await api.json("POST", FRONTEND_METRICS, 200, token=FRONTEND, json=flood)
+        await api.usage_written()
         rows = [row for index in range(5) for row in service.metrics.flag_metrics(f"f{index}")]
         instances = service.instances.client_instances()
         assert len(rows) + len(instances) == 12  # shop's 6 rows, then 6 of the flood's
@@ -131,11 +138,13 @@ async def test_a_frontend_token_flooding_new_app_names_adds_rows_only_up_to_its_
             await api.json(
                 "POST", FRONTEND_METRICS, 200, token=FRONTEND, json=flood, headers=headers
             )
+        await api.usage_written()
         rows = [row for index in range(5) for row in service.metrics.flag_metrics(f"f{index}")]
         assert len(rows) + len(service.instances.client_instances()) == 30
         assert _dropped(api, "row_budget") > 0
         # The first application goes on counting into its rows.
         await api.json("POST", FRONTEND_METRICS, 200, token=FRONTEND, json=_report(toggles))
+        await api.usage_written()
         shop = [row.yes for row in service.metrics.flag_metrics("f4") if row.app_name == "shop"]
         assert shop == [2]
 
@@ -151,6 +160,7 @@ async def test_a_client_token_adds_rows_only_up_to_its_budget_per_address(
             await api.json(
                 "POST", METRICS, 202, token=CLIENT, json=_report(toggles, app=f"a{index}")
             )
+        await api.usage_written()
         rows = [row for index in range(3) for row in service.metrics.flag_metrics(f"f{index}")]
         assert len(rows) + len(service.instances.client_instances()) == 8
 
@@ -166,6 +176,7 @@ async def test_frontend_registrations_of_new_apps_stop_at_the_same_row_budget(
         for index in range(10):
             body = {"appName": f"app-{index}", "strategies": ["x" * 255] * 100}
             await api.json("POST", register, 200, token=FRONTEND, json=body)
+        await api.usage_written()
         assert [i.app_name for i in service.instances.client_instances()] == [
             "app-0",
             "app-1",
@@ -174,5 +185,6 @@ async def test_frontend_registrations_of_new_apps_stop_at_the_same_row_budget(
         # A known instance is still updated.
         known = {"appName": "app-1", "sdkVersion": "unleash-js@3"}
         await api.json("POST", register, 200, token=FRONTEND, json=known)
+        await api.usage_written()
         versions = {i.app_name: i.sdk_version for i in service.instances.client_instances()}
         assert versions["app-1"] == "unleash-js@3"

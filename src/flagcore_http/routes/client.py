@@ -18,7 +18,6 @@ from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
 from flagcore.service import (
     ClientQuery,
-    RecordedMetrics,
     Service,
     client_features_format,
     known_variants_only,
@@ -47,7 +46,7 @@ from flagcore_http.rate_limits import (
     metrics_row_budget,
     refusal,
 )
-from flagcore_http.usage_buffer import USAGE_BUFFER, hold_or_write
+from flagcore_http.usage_buffer import USAGE_BUFFER
 
 __all__ = [
     "record_metrics",
@@ -438,18 +437,11 @@ async def register(request: web.Request) -> web.Response:
 
 async def save_registration(
     request: web.Request, instance: ClientInstance, *, create: bool
-) -> bool | None:
-    """Save a checked registration, or hold it while the store cannot take it
-    (`flagcore_http.usage_buffer`); True if the instance was new, None if held."""
-    app = request.app
-    saved: list[bool] = []
-    await hold_or_write(
-        app,
-        functools.partial(service(request).instances.save_instance, instance, create=create),
-        lambda: app[USAGE_BUFFER].hold_instance(instance, create=create),
-        saved.append,
-    )
-    return saved[0] if saved else None
+) -> bool:
+    """Hold a checked registration for the next batched write
+    (`flagcore_http.usage_buffer`); True if it may make a row not known to be stored
+    (the caller's budget). Merged per (app, instance): a flood of them is one write."""
+    return request.app[USAGE_BUFFER].hold_instance(instance, create=create)
 
 
 @routes.post("/api/client/metrics")
@@ -485,8 +477,9 @@ async def record_metrics(
     the answer is the SDK's usual 2xx (a 4xx would only make it send the bucket again),
     counted in ``flagcore_sdk_metrics_dropped``. With ``known_variants`` (browser SDKs),
     only the variant names it gives a flag are counted. The report is checked here, on the
-    loop; its write never makes the SDK wait long or fail: when the store cannot take it,
-    it is held (`flagcore_http.usage_buffer.hold_or_write`)."""
+    loop, then held and written behind the answer in a merged batch
+    (`flagcore_http.usage_buffer`): a post never waits for the store nor fails for want
+    of it."""
     body = await _json_object(request)
     bucket = body.get("bucket")
     if not isinstance(bucket, dict):
@@ -520,29 +513,15 @@ async def record_metrics(
         toggles,
         sdk_version=_reported_sdk(request, body),
     )
-    app = request.app
-    dropped = app[METRICS].sdk_metrics_dropped
+    dropped = request.app[METRICS].sdk_metrics_dropped
     if report.hour is None:
         dropped.labels("outside_window").inc()
     budget = metrics_row_budget(request, len(toggles) + 1, frontend=frontend)
-
-    def written(recorded: RecordedMetrics) -> None:
-        budget.spent(recorded.created)
-        if budget.rows is not None and recorded.in_window and recorded.created >= budget.rows:
-            dropped.labels("row_budget").inc()
-
-    def hold() -> None:
-        budget.spent(app[USAGE_BUFFER].hold_report(report, projects, budget.rows))
-
     try:
-        await hold_or_write(
-            app,
-            functools.partial(
-                svc.metrics.record_report, report, projects=projects, max_new_rows=budget.rows
-            ),
-            hold,
-            written,
-        )
+        held = request.app[USAGE_BUFFER].hold_report(report, projects, budget.rows)
     except BaseException:
         budget.spent(0)
         raise
+    budget.spent(held.made)
+    if held.over_budget:
+        dropped.labels("row_budget").inc()

@@ -313,9 +313,9 @@ async def frontend_register(request: web.Request) -> web.Response:
     )
     # A new instance is a row: within the same budget as the token's metrics posts.
     budget = metrics_row_budget(request, 1, frontend=True)
-    created: bool | None = False
+    created = False
     try:
         created = await client.save_registration(request, instance, create=budget.rows != 0)
     finally:
-        budget.spent(int(bool(created)) if created is not None else int(budget.rows != 0))
+        budget.spent(int(created))
     return web.Response(status=200)

@@ -19,6 +19,7 @@ from flagcore_http.ui.forms import (
     variants_from,
 )
 from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.usage_buffer import flush_usage
 
 __all__ = ["flag_url", "routes"]
 
@@ -57,6 +58,7 @@ async def _flag_page(
     details = await call(request, service.flags.get_flag, None, name)
     segments = {s.id: s for s in await call(request, service.segments.list_segments)}
     tag_types = await call(request, service.tags.list_tag_types)
+    await flush_usage(request.app)  # what SDKs posted to this node is shown at once
     metrics = _last_hour(await call(request, service.metrics.flag_metrics, name))
     notice = None
     code, environment = request.query.get("notice"), request.query.get("environment", "")
