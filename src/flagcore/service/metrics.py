@@ -43,6 +43,9 @@ __all__ = [
 # Counts are stored as SQLite (and PostgreSQL bigint) integers.
 MAX_COUNT = 2**63 - 1
 
+# The keys of a flag's counts that `Metrics._checked_counts` reads without building paths.
+_PLAIN_COUNT_KEYS = frozenset({"yes", "no", "variants"})
+
 # At most this many stored buckets (one per flag, app, environment and hour) are read
 # for the Applications page, whatever SDKs sent: the page stays small and quick.
 LAST_HOUR_ROWS = 500
@@ -257,11 +260,19 @@ class Metrics:
         return earliest <= start <= latest
 
     def _checked_counts(self, name: str, counts: Any) -> tuple[str, int, int, dict[str, int]]:
-        if type(counts) is dict and counts.keys() <= {"yes", "no"}:
-            # What SDKs send for most flags: checked without building any path.
+        if type(counts) is dict and counts.keys() <= _PLAIN_COUNT_KEYS:
+            # What SDKs send: checked without building any path (a flood of reports
+            # costs no more than it must); anything odd takes the path below.
             yes, no = counts.get("yes", 0), counts.get("no", 0)
-            if type(yes) is int and type(no) is int and 0 <= yes <= MAX_COUNT >= no >= 0:
-                return name, yes, no, {}
+            variants = counts.get("variants") or {}
+            if (
+                type(yes) is int
+                and type(no) is int
+                and 0 <= yes <= MAX_COUNT >= no >= 0
+                and type(variants) is dict
+                and self._plain_variants(variants)
+            ):
+                return name, yes, no, dict(variants)
         path = json_member("$.bucket.toggles", name)
         if not isinstance(counts, Mapping):
             raise InvalidInput(f"{path} must be an object", [ErrorDetail("an object", path)])
@@ -289,6 +300,20 @@ class Metrics:
             _count(counts.get("yes", 0), f"{path}.yes"),
             _count(counts.get("no", 0), f"{path}.no"),
             checked_variants,
+        )
+
+    def _plain_variants(self, variants: dict[Any, Any]) -> bool:
+        """Whether every variant count is one `_checked_counts` would keep as sent."""
+        limits = self._context.limits
+        if len(variants) > limits.metrics_variants_per_toggle:
+            return False
+        maximum = limits.client_field_length
+        return all(
+            type(variant) is str
+            and 0 < len(variant) <= maximum
+            and type(count) is int
+            and 0 <= count <= MAX_COUNT
+            for variant, count in variants.items()
         )
 
     def flag_metrics(self, flag: str) -> list[FlagMetrics]:
@@ -328,6 +353,9 @@ def known_variants_only(
         variants = counts.get("variants") if type(counts) is dict else None
         if type(variants) is dict and variants:
             names = known(name)
-            counts = {**counts, "variants": {v: n for v, n in variants.items() if v in names}}
+            if len(names) < len(variants):  # walk the shorter side: a flag has few variants
+                counts = {**counts, "variants": {v: variants[v] for v in names if v in variants}}
+            else:
+                counts = {**counts, "variants": {v: n for v, n in variants.items() if v in names}}
         kept[name] = counts
     return kept
