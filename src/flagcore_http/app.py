@@ -98,7 +98,10 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     # --- rate limits and the auth-failure tarpit (rate_limits.py) ---
     app[RATE_LIMITS] = RateLimits.from_config(config)
     app[METRIC_NAMES] = MetricNames()  # metrics reports drop names that are not flags
-    app[USAGE_BUFFER] = UsageBuffer(config.usage_buffer_entries)  # SDK usage in an outage
+    # SDK usage, written behind the answers (and held through an outage)
+    app[USAGE_BUFFER] = UsageBuffer(
+        config.usage_buffer_entries, flush_interval=config.usage_flush_interval
+    )
     app[METRICS] = ServerMetrics()  # observe (issue 18 §2): requests counted per route
     requests = app[METRICS].requests
     for table in ROUTE_TABLES:

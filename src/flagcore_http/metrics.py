@@ -388,8 +388,9 @@ class _UsageBufferCollector(Collector):
         b = self._buffer
         yield GaugeMetricFamily(
             "flagcore_usage_buffering",
-            "1 while SDK metrics or registrations are held in memory for the store, else 0.",
-            value=int(b.holding),
+            "1 while SDK metrics or registrations wait in memory longer than the flush "
+            "interval (the store is away or behind), else 0.",
+            value=int(b.behind),
         )
         yield GaugeMetricFamily(
             "flagcore_usage_buffer_entries",

@@ -63,6 +63,9 @@ _UNAVAILABLE = (StorageError, ServiceUnavailable)
 _FIRST_RETRY_S = 0.25
 _LAST_RETRY_S = 2.0
 _DROP_LOG_INTERVAL_S = 60.0
+# Past the flush interval, how long usage may wait (a flush under way) before the node
+# says it is behind.
+_GRACE_S = 2.0
 # Entries one flush writes in its transaction: each is a read and an upsert, so this
 # bounds how long a flush holds the store's write lock (1,000 buckets: 0.05 s on
 # SQLite, 0.4-0.7 s on PostgreSQL over a local socket; docs/deploying.md, "Outages").
@@ -147,8 +150,16 @@ class HeldUsage:
 class UsageBuffer:
     """The counts and instances held on this node, bounded by ``capacity`` entries."""
 
-    def __init__(self, capacity: int, *, remembered: int = STORED_KEYS_REMEMBERED) -> None:
+    def __init__(
+        self,
+        capacity: int,
+        *,
+        flush_interval: float = 1.0,
+        remembered: int = STORED_KEYS_REMEMBERED,
+    ) -> None:
         self.capacity = capacity
+        self.flush_interval = flush_interval
+        self._waiting_since: float | None = None  # when what waits first arrived
         self._stored = _StoredKeys(remembered)
         self._counts: dict[_Key, _Counts] = {}
         self._instances: dict[tuple[str, str], tuple[ClientInstance, bool]] = {}
@@ -191,6 +202,16 @@ class UsageBuffer:
         """True while anything is held or being flushed: new usage joins it rather than
         trying the store first (it would only wait for the same outage)."""
         return self.entries > 0
+
+    @property
+    def behind(self) -> bool:
+        """Whether usage waits longer than the flush interval allows (the store is away,
+        or slower than SDKs post): what `/ready` and ``flagcore_usage_buffering`` show.
+        Usage held for the next regular flush is not behind."""
+        if self.failing:
+            return True
+        since = self._waiting_since
+        return since is not None and time.monotonic() - since > self.flush_interval + _GRACE_S
 
     @property
     def waiting(self) -> bool:
@@ -244,6 +265,8 @@ class UsageBuffer:
         return known is None and create and not stored
 
     def _woken(self) -> None:
+        if self._waiting_since is None:
+            self._waiting_since = time.monotonic()
         self.woken.set()
         if self.batch_full:
             self.batch_ready.set()
@@ -274,6 +297,7 @@ class UsageBuffer:
     def written(self) -> None:
         """The flush under way reached the store: its keys are known to be stored."""
         held, self._in_flight = self._in_flight, None
+        self._waiting_since = time.monotonic() if self._entries else None
         if held is None:
             return
         for instance, create in held.instances:

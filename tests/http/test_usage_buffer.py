@@ -160,6 +160,8 @@ async def test_metrics_and_registrations_are_answered_while_the_store_worker_is_
             # Every answer came while the worker was still blocked; the node says it holds.
             buffer = api.client.server.app[USAGE_BUFFER]
             assert buffer.holding
+            # Held past the flush interval (the flush is stuck behind the worker): behind.
+            await _wait_for(lambda: buffer.behind)
             held = await _scrape(api)
             assert held["flagcore_usage_buffering"] == 1
             # Every count, whether waiting or taken by a flush stuck behind the worker.

@@ -34,10 +34,12 @@ async def health(request: web.Request) -> web.Response:
 def _answer(
     request: web.Request, health: str, message: str | None = None, status: int = 200
 ) -> web.Response:
-    """The readiness answer, with ``usageBuffer`` while SDK usage is held for the store."""
+    """The readiness answer, with ``usageBuffer`` while SDK usage waits for the store
+    longer than its flush interval (`UsageBuffer.behind`), or is held at all while the
+    node is not ready."""
     buffer = request.app[USAGE_BUFFER]
     held = None
-    if buffer.holding:
+    if buffer.behind or (status != 200 and buffer.holding):
         held = UsageBufferAnswer(
             buffer.entries,
             buffer.capacity,
