@@ -189,8 +189,11 @@ def test_every_sdk_count_sent_during_a_postgresql_outage_is_in_the_store_after(
             _wait_for(lambda n=n: "usageBuffer" not in _ready(n)[1], 30, "never flushed")
             assert _buffering(n) == 0
         posts = sdks.accepted_metrics
+        expected = {"checkout": (posts, 2 * posts, posts), "search": (3 * posts, 0, 0)}
+        # The last posts wait for their node's next regular flush (one interval).
+        _wait_for(lambda: _stored(url)[0] == expected, 10, "not every count was written")
         totals, instances = _stored(url)
-        assert totals == {"checkout": (posts, 2 * posts, posts), "search": (3 * posts, 0, 0)}
+        assert totals == expected
         assert instances == sdks.registered == {f"sdk-{i}" for i in range(SDKS)}
 
         # A node stopped while the database is away says what it drops.
