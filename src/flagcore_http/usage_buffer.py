@@ -5,7 +5,7 @@ held here and answered at once; `usage_flush` writes what is held every
 ``usage_flush_interval`` seconds, or as soon as `FLUSH_ENTRIES` entries wait, in one
 transaction of at most `FLUSH_ENTRIES` entries, all or nothing. So a flood of posts costs
 its parsing and a dict update each, not a store transaction each (Unleash too counts in
-memory and bulk-writes every few seconds). Readers of usage on this node call
+memory and bulk-writes on a timer). Readers of usage on this node call
 `flush_usage` first, so what an SDK posted is seen right after (read-your-writes).
 
 The same buffer carries usage through an outage: official SDKs do not send a metrics
@@ -199,8 +199,7 @@ class UsageBuffer:
 
     @property
     def holding(self) -> bool:
-        """True while anything is held or being flushed: new usage joins it rather than
-        trying the store first (it would only wait for the same outage)."""
+        """True while anything is held or being flushed."""
         return self.entries > 0
 
     @property
@@ -247,7 +246,8 @@ class UsageBuffer:
     def hold_instance(self, instance: ClientInstance, *, create: bool) -> bool:
         """Hold a registration or a seen instance; the latest wins, merged as the store
         merges it. True if it may make a row not known to be stored (the caller's
-        budget); ``create`` False: only an instance known or held is kept."""
+        budget); with ``create`` False it is written only over an instance the store
+        has (the caller's budget is spent)."""
         key = (instance.app_name, instance.instance_id)
         known = self._instances.get(key)
         stored = key in self._stored

@@ -285,7 +285,7 @@ async def test_a_slow_store_never_makes_an_sdk_wait_and_counts_each_post_once(
         other = sqlite3.connect(tmp_path / "flags.db", isolation_level=None)
         other.execute("BEGIN IMMEDIATE")
         try:
-            for _ in range(3):  # the first write starts and waits; the others are held
+            for _ in range(3):  # each held; a flush waits for the lock, merged
                 toggles = {"checkout": {"yes": 2, "no": 1}}
                 await api.json(
                     "POST", "/api/client/metrics", 202, token=CLIENT, json=_report("i", toggles)
@@ -314,3 +314,29 @@ def test_a_flush_takes_at_most_its_share_and_the_flushes_together_take_everythin
         buffer.written()
     assert sorted(flags) == sorted(f"flag-{i}" for i in range(2500))
     assert (buffer.entries, buffer.evaluations) == (0, 0)
+
+
+def test_keys_a_flush_wrote_spend_no_budget_again_and_only_so_many_are_remembered() -> None:
+    instance = ClientInstance("shop", "i-1", "development", last_seen=HOUR)
+    counts = tuple((flag, 1, 0, {}) for flag in ("a", "b", "c"))
+    report = CheckedReport(instance, "development", HOUR, counts)
+    remembering = UsageBuffer(capacity=100)
+    forgetting = UsageBuffer(capacity=100, remembered=2)
+    for buffer in (remembering, forgetting):
+        assert buffer.hold_report(report, None, None).made == 4  # the instance, 3 buckets
+        buffer.take()
+        buffer.written()
+    assert remembering.hold_report(report, None, 0).made == 0  # all known: no budget
+    assert [h.row.yes for h in remembering.take().counts] == [1, 1, 1]
+    # Two of the four keys are remembered; the other two spend the budget once more, and
+    # with none left they are refused (counted for the caller, not as buffer drops).
+    assert forgetting.hold_report(report, None, None).made == 2
+    refused = UsageBuffer(capacity=100, remembered=2)
+    refused.hold_report(report, None, None)
+    refused.take()
+    refused.written()
+    held = refused.hold_report(report, None, 0)
+    assert held.made == 0
+    assert held.over_budget >= 1  # at most two buckets are remembered
+    assert held.over_budget + len(refused.take().counts) == 3
+    assert refused.dropped_evaluations == 0
