@@ -206,3 +206,16 @@ async def test_a_steady_sdk_spends_its_row_budget_once_not_once_a_flush(
         )
     for name in ("a", "b", "c"):
         assert [(r.app_name, r.yes) for r in _flag_rows(service, name)] == [("shop", 5)]
+
+
+async def test_a_clean_stop_writes_what_waits_for_the_next_flush(tmp_path: Path) -> None:
+    service, store = _counting_service(tmp_path, "checkout")
+    async with serving(service, usage_flush_interval=NEVER) as api:
+        await api.json("POST", REGISTER, 202, token=CLIENT, json=_registration("shop"))
+        toggles = {"checkout": {"yes": 4, "no": 1}}
+        await api.json("POST", METRICS, 202, token=CLIENT, json=_report("shop", toggles))
+        before = store.writes
+    assert store.writes == before + 1  # one last flush as the server stopped
+    assert [(r.app_name, r.yes, r.no) for r in _flag_rows(service, "checkout")] == [("shop", 4, 1)]
+    (instance,) = service.instances.client_instances()
+    assert instance.sdk_version == "unleash-client-node:6.1.0"
