@@ -43,7 +43,7 @@ from flagcore_http.connections import (
     listening_socket,
 )
 from flagcore_http.metrics import METRICS, metrics_app
-from flagcore_http.request_log import RequestLog
+from flagcore_http.request_log import REQUEST_LOG
 
 __all__ = ["serve"]
 
@@ -91,7 +91,7 @@ async def _run(
 ) -> None:
     maximum, note = connection_budget(config.max_connections)
     app = create_app(service, config)
-    request_log = RequestLog(config.access_log)
+    request_log = app[REQUEST_LOG]
     runner = web.AppRunner(
         app,
         handle_signals=False,

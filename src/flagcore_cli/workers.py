@@ -60,7 +60,7 @@ from flagcore_http.app import create_app
 from flagcore_http.config import AuthMode, ServerConfig
 from flagcore_http.connections import ConnectionLimit, ListeningSite, connection_budget
 from flagcore_http.logs import close_logging
-from flagcore_http.request_log import RequestLog
+from flagcore_http.request_log import REQUEST_LOG
 
 __all__ = ["choose_event_loop", "reuseport_sockets", "serve_workers"]
 
@@ -322,9 +322,10 @@ async def _serve_worker(config: ServerConfig, sock: socket.socket, ready: int) -
     store = await asyncio.to_thread(open_store, config)
     try:
         service = Service(store, pause_gc=config.gc_pause)
-        request_log = RequestLog(config.access_log)  # each worker counts its own summary
+        app = create_app(service, config)
+        request_log = app[REQUEST_LOG]  # each worker counts its own summary
         runner = web.AppRunner(
-            create_app(service, config),
+            app,
             handle_signals=False,
             **request_log.runner_options(),
             keepalive_timeout=config.header_timeout,

@@ -33,6 +33,7 @@ from flagcore_http.metrics import (
     prometheus_handler,
 )
 from flagcore_http.rate_limits import RATE_LIMITS, RateLimits
+from flagcore_http.request_log import REQUEST_LOG, RequestLog
 from flagcore_http.routes import (
     actions,
     admin,
@@ -102,6 +103,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[USAGE_BUFFER] = UsageBuffer(
         config.usage_buffer_entries, flush_interval=config.usage_flush_interval
     )
+    app[REQUEST_LOG] = RequestLog(config.access_log)  # its runner options: the server's
     app[METRICS] = ServerMetrics()  # observe (issue 18 §2): requests counted per route
     requests = app[METRICS].requests
     for table in ROUTE_TABLES:

@@ -14,7 +14,10 @@ path every SDK hits every few seconds (issue 26). So the request log has three l
 - ``all``: a line for every request, as before.
 
 Counting a routine request is a few attribute reads and one dictionary increment on the
-event loop; the lines themselves are formatted and written off the loop
+event loop. The SDK poll's fast path (`flagcore_http.routes.client.with_fast_path`) counts
+its own answers, where the route, method and application are already in hand, and answers
+with a `CountedResponse`, which the access-log hook passes over at once: the poll then
+costs the log one type check (issue 26). the lines themselves are formatted and written off the loop
 (`flagcore_http.log_writer`). The summary keeps at most `MAX_SUMMARY_GROUPS` groups per
 period: an application name is the client's to choose, so past the bound the further
 names share one group (``app_name`` null, ``other_apps`` true).
@@ -43,9 +46,11 @@ from flagcore_http.logs import (
 __all__ = [
     "ACCESS_LOG_LEVELS",
     "MAX_SUMMARY_GROUPS",
+    "REQUEST_LOG",
     "SDK_ROUTES",
     "SLOW_SECONDS",
     "SUMMARY_SECONDS",
+    "CountedResponse",
     "RequestLog",
     "RequestSummary",
 ]
@@ -61,6 +66,11 @@ _READS = frozenset(("GET", "HEAD", "OPTIONS"))
 _OTHER_APPS = object()  # the group of every application past the bound
 
 GroupKey = tuple[str, str | None, int, Any]
+
+
+class CountedResponse(web.Response):
+    """An answer its handler has already counted in the summary: at the ``default`` level
+    the access-log hook writes nothing for it."""
 
 
 class RequestSummary:
@@ -98,6 +108,8 @@ class _LeveledAccessLog(AccessLog):
     slow_seconds: ClassVar[float]
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        if response.__class__ is CountedResponse:  # counted where it was made
+            return
         status = response.status
         if status < 400 and time < self.slow_seconds:
             method = request.method
@@ -140,6 +152,11 @@ class RequestLog:
                 slow_seconds = slow
 
             self.access_log_class = DefaultAccessLog
+
+    def routine_summary(self) -> RequestSummary | None:
+        """Where a handler counts its own routine answers (then answered as a
+        `CountedResponse`); None unless the level is ``default``."""
+        return self.summary
 
     def runner_options(self) -> dict[str, Any]:
         """``access_log_class`` and ``access_log`` for `aiohttp.web.AppRunner`."""
@@ -203,3 +220,8 @@ class RequestLog:
                 requests,
                 extra={REQUEST_FIELDS: fields},
             )
+
+
+# The app's request log: made with the app (`flagcore_http.app.create_app`) so that the
+# fast path can count into its summary; the server gives its runner its options.
+REQUEST_LOG = web.AppKey("request_log", RequestLog)

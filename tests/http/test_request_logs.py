@@ -276,6 +276,26 @@ METRICS_BODY = {
 }
 
 
+def test_every_repeated_poll_gets_its_line_at_the_all_level(start: Any) -> None:
+    """Repeated polls are answered by the fast path, which counts its own answers at the
+    default level: at ``all`` each of them still has its line, with its status."""
+    server = start("--log-format", "json", "--access-log", "all", **TOKENS)
+    status, answered = _poll(server, "checkout-web", "poll-1")
+    assert status == 200
+    assert _poll(server, "checkout-web", "poll-2", answered["ETag"])[0] == 304
+    assert _poll(server, "checkout-web", "poll-3")[0] == 200
+    server.stop()
+    records = _json_lines(server)
+    lines = {r["request_id"]: r for r in _requests(records)}
+    assert {rid: lines[rid]["status"] for rid in ("poll-1", "poll-2", "poll-3")} == {
+        "poll-1": 200,
+        "poll-2": 304,
+        "poll-3": 200,
+    }
+    assert lines["poll-3"]["bytes"] > 0
+    assert not _summaries(records)
+
+
 def test_the_default_level_writes_writes_and_refusals_and_counts_the_polls(start: Any) -> None:
     server = start("--log-format", "json", **TOKENS)
     status, answered = _poll(server, "checkout-web", "poll-1")

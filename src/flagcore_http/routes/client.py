@@ -37,7 +37,7 @@ from flagcore_http.config import ServerConfig
 from flagcore_http.contract import documented
 from flagcore_http.errors import Handler
 from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
-from flagcore_http.logs import REQUEST_ID_HEADER, request_id
+from flagcore_http.logs import MAX_APP_NAME_LENGTH, REQUEST_ID_HEADER, request_id
 from flagcore_http.metric_names import METRIC_NAMES
 from flagcore_http.metrics import CLIENT_CLOSED, METRICS, recorder
 from flagcore_http.rate_limits import (
@@ -46,6 +46,7 @@ from flagcore_http.rate_limits import (
     metrics_row_budget,
     refusal,
 )
+from flagcore_http.request_log import REQUEST_LOG, SLOW_SECONDS, CountedResponse
 from flagcore_http.usage_buffer import USAGE_BUFFER
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
 routes = web.RouteTableDef()
 
 _DEFAULT_ENVIRONMENT = "development"
+POLL_ROUTE = "/api/client/features"  # the path every SDK polls (the fast path's)
 # SDK identity headers longer than this are not tracked (the request is still served):
 # real app names, instance ids and SDK versions are far shorter.
 MAX_TRACKED_HEADER_LENGTH = 255
@@ -137,24 +139,27 @@ def _note(
     config: ServerConfig,
     service_: Service,
     token: ApiToken | None,
-) -> None:
+) -> str | None:
+    """Track the polling SDK instance; returns the application name it sent (for the
+    request log's summary), None when it sent none."""
     headers = request.headers
     app_name = headers.get("UNLEASH-APPNAME") or headers.get("SERVICE-APPNAME")
     if not app_name:
-        return
+        return None
     instance = headers.get("UNLEASH-INSTANCEID") or headers.get("SERVICE-INSTANCEID") or "unknown"
     sdk_version = headers.get("UNLEASH-SDK")
     if max(len(app_name), len(instance), len(sdk_version or "")) > MAX_TRACKED_HEADER_LENGTH:
-        return
+        return app_name
     now = time.monotonic()
     key = (app_name, instance)
     if cache.wants_instance(key, now, config.instance_write_interval):
         if key not in cache.seen_instances and not allows_new_instance(request, token):
-            return  # too many new instances from this token a minute: not tracked
+            return app_name  # too many new instances from this token a minute: not tracked
         last_seen = service_.clock()
         cache.note_instance(
             ClientInstance(app_name, instance, environment, sdk_version, last_seen=last_seen), now
         )
+    return app_name
 
 
 def _render(
@@ -244,7 +249,8 @@ async def client_features(request: web.Request) -> web.StreamResponse:
     cache.remember_answer(_answer_key(request.headers, request), answer, revision)
     if _etag_matches(request.headers.get("If-None-Match"), answer.etag):
         return web.Response(status=304, headers=answer.not_modified)
-    return await _full_response(request, answer, cache)
+    body, headers = await _full_body(request, answer, cache)
+    return web.Response(body=body, headers=headers)
 
 
 def _answer_key(headers: Mapping[str, str], request: web.Request) -> AnswerKey:
@@ -256,16 +262,14 @@ def _answer_key(headers: Mapping[str, str], request: web.Request) -> AnswerKey:
     )
 
 
-async def _full_response(
+async def _full_body(
     request: web.Request, answer: FastAnswer, cache: ClientCache
-) -> web.Response:
-    """The 200 (gzipped when asked) of ``answer``, with headers built once per answer; the
-    caller has checked ``If-None-Match`` (the 304) first."""
-    headers = request.headers
-    if "gzip" in headers.get("Accept-Encoding", ""):
-        body = await answer.rendered.gzipped(cache.compressor)
-        return web.Response(body=body, headers=answer.gzipped)
-    return web.Response(body=answer.rendered.body, headers=answer.full)
+) -> tuple[bytes, Mapping[str, str]]:
+    """The 200's body (gzipped when asked) and headers of ``answer``, built once per
+    answer; the caller has checked ``If-None-Match`` (the 304) first."""
+    if "gzip" in request.headers.get("Accept-Encoding", ""):
+        return await answer.rendered.gzipped(cache.compressor), answer.gzipped
+    return answer.rendered.body, answer.full
 
 
 def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) -> Handler:
@@ -278,12 +282,17 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
     dictionary lookup, SDK instance tracking (two header reads when none is sent), the ETag
     comparison and the response (docs/performance.md). Any other route is returned as given.
     """
-    if route.method != "GET" or route.path != "/api/client/features":
+    if route.method != "GET" or route.path != POLL_ROUTE:
         return handler
     cache, config, service_ = app[CACHE], app[CONFIG], app[SERVICE]
     full_path = handler  # counted and given a request id by `flagcore_http.metrics.observed`
     record = recorder(app[METRICS].requests, route.method, route.path)
     clock = time.perf_counter
+    # The request log's summary (``--access-log default``): a poll answered here is counted
+    # here and answered as a `CountedResponse`, which the access-log hook passes over.
+    summary = app[REQUEST_LOG].routine_summary()
+    count = None if summary is None else summary.count
+    slow = SLOW_SECONDS
 
     @functools.wraps(full_path)  # the OpenAPI document names the route by its handler
     async def client_features_fast_path(request: web.Request) -> web.StreamResponse:
@@ -297,20 +306,30 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
         if answer is None:
             return await full_path(request)
         cache.lookups.hits += 1  # answered from what was rendered: a hit for the metrics
+        answer_headers: Mapping[str, str]
         try:
-            _note(request, answer.environment, cache, config, service_, answer.token)
+            app_name = _note(request, answer.environment, cache, config, service_, answer.token)
             if _etag_matches(headers.get("If-None-Match"), answer.etag):  # most polls
-                response = web.Response(status=304, headers=answer.not_modified)
+                status, body, answer_headers = 304, None, answer.not_modified
             else:
-                response = await _full_response(request, answer, cache)
+                status = 200
+                body, answer_headers = await _full_body(request, answer, cache)
         except asyncio.CancelledError:  # the client went away before its answer
             record("GET", CLIENT_CLOSED, clock() - started)
             raise
         except Exception:  # never a bare 500: the full path answers with the JSON error shape
             return await full_path(request)
+        elapsed = clock() - started
+        if count is not None and elapsed < slow:
+            count("GET", POLL_ROUTE, status, app_name[:MAX_APP_NAME_LENGTH] if app_name else None)
+            response: web.Response = CountedResponse(
+                status=status, body=body, headers=answer_headers
+            )
+        else:  # the access log sees it (``--access-log all``, or a slow answer)
+            response = web.Response(status=status, body=body, headers=answer_headers)
         # What `observed` does for the full path, inline: no extra layer per poll.
         response.headers[REQUEST_ID_HEADER] = request_id(headers.get(REQUEST_ID_HEADER))
-        record("GET", response.status, clock() - started)
+        record("GET", status, elapsed)
         return response
 
     return client_features_fast_path
