@@ -35,7 +35,7 @@ import orjson
 from aiohttp import web
 
 from flagcore import wire
-from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
 from flagcore.wire import INT64_MAX, INT64_MIN
 from flagcore_http import wire as http_wire
 
@@ -279,8 +279,11 @@ def _too_deep(what: str, path: str, max_depth: int) -> InvalidInput:
     return _invalid(f"{what} is nested deeper than {max_depth} levels", path)
 
 
-async def read_json(request: web.Request, *, required: bool = True) -> Any:
-    """The JSON body; 415 unless it is JSON, 413 past the size limit, 400 if malformed."""
+async def read_json(
+    request: web.Request, *, required: bool = True, max_bytes: int | None = None
+) -> Any:
+    """The JSON body; 415 unless it is JSON, 413 past the size limit (the app's, or
+    ``max_bytes`` when smaller: read no further than that), 400 if malformed."""
     if not request.body_exists:
         if required:
             raise InvalidInput("a JSON body is required", [ErrorDetail("missing body", "$")])
@@ -290,8 +293,28 @@ async def read_json(request: web.Request, *, required: bool = True) -> Any:
         raise web.HTTPUnsupportedMediaType(
             text=f"We accept application/json bodies, not {content_type or 'no content type'}."
         )
-    raw = await request.read()  # aiohttp stops at client_max_size with 413
+    if max_bytes is None:
+        raw = await request.read()  # aiohttp stops at client_max_size with 413
+    else:
+        raw = await _read_at_most(request, max_bytes)
     return parse_json(raw)
+
+
+async def _read_at_most(request: web.Request, max_bytes: int) -> bytes:
+    """The body, refused (413) as soon as more than ``max_bytes`` arrived (a body sent in
+    chunks declares no length to refuse it by: `flagcore_http.body_size`)."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await request.content.readany():
+        size += len(chunk)
+        if size > max_bytes:
+            raise LimitExceeded(
+                f"The request body is too large: over the limit of {max_bytes} bytes",
+                "sdk_usage_max_body_bytes",
+                max_bytes,
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 async def read_body(request: web.Request, cls: type[_T]) -> _T:

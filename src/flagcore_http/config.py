@@ -291,6 +291,8 @@ class ServerConfig:
     init_admin_tokens: tuple[InitToken, ...] = ()
     init_client_tokens: tuple[InitToken, ...] = ()
     max_body_bytes: int = 1_000_000
+    # SDK metrics and registrations: a smaller body limit (flagcore_http.body_size).
+    sdk_usage_max_body_bytes: int = 262_144
     # The request log's level (flagcore_http.request_log): off, default or all.
     access_log: str = "default"
     shutdown_timeout: float = 10.0
@@ -735,6 +737,15 @@ SETTINGS: tuple[Setting, ...] = (
         section=_SDKS,
         help="take a frontend caller's address from the last X-Forwarded-For entry, behind a "
         "proxy that sets it",
+    ),
+    Setting(
+        "FLAGCORE_SDK_USAGE_MAX_BODY_BYTES",
+        "sdk_usage_max_body_bytes",
+        _between(1024, 1_000_000, "not a size in bytes"),
+        default="262144",
+        section=_LIMITS,
+        help="largest body of an SDK metrics post or registration, client and frontend "
+        "(413 past it, refused before it is read)",
     ),
     Setting(
         "FLAGCORE_METRICS_RATE_LIMIT_PER_MINUTE",

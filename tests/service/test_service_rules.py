@@ -757,6 +757,26 @@ class TestServiceRules:
         ]
         assert [i.app_name for i in service.instances.client_instances()] == ["shop"]
 
+    def test_a_metrics_bucket_outside_the_window_is_dropped_unread(self, store: Store) -> None:
+        """Its counts are never stored, so they are not read either (a flood of reports
+        dated 2999 costs no counting): a bad count there is dropped with the rest, while
+        the same count in the window is refused, naming its path."""
+        now = dt.datetime(2026, 6, 1, 12, 30, tzinfo=dt.UTC)
+        service = _service_at(store, now)
+        service.flags.create_flag("default", "f")
+        record = service.metrics.record_metrics
+        bad = {"f": {"yes": "not a count"}}
+        far = dt.datetime(2999, 1, 1, tzinfo=dt.UTC)
+        assert (
+            record("shop", "i", DEV, far, bad).counted,
+            len(service.metrics.flag_metrics("f")),
+        ) == (0, 0)
+        with pytest.raises(InvalidInput) as refused:
+            record("shop", "i", DEV, now, bad)
+        assert refused.value.details[0].path == "$.bucket.toggles.f.yes"
+        with pytest.raises(InvalidInput):  # the report's own fields are still checked
+            record(None, "i", DEV, far, {})
+
     def test_metrics_create_no_more_rows_than_allowed_and_still_count_into_existing_ones(
         self, store: Store
     ) -> None:

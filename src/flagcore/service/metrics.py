@@ -186,10 +186,12 @@ class Metrics:
             "flags in one report",
             "$.bucket.toggles",
         )
+        if not self._in_window(start):
+            # Dropped whole, so its counts are not read (as counts of names that are no
+            # flag are not): a flood of far-dated reports costs no counting.
+            return CheckedReport(instance, environment, None, ())
+        hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
         counted = tuple(self._checked_counts(name, counts) for name, counts in toggles.items())
-        hour = None
-        if self._in_window(start):
-            hour = start.astimezone(dt.UTC).replace(minute=0, second=0, microsecond=0)
         return CheckedReport(instance, environment, hour, counted)
 
     def record_report(

@@ -25,6 +25,7 @@ from flagcore.service import (
 from flagcore.wire import INT32_MAX, unstructure_client_features, unstructure_flag
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
+from flagcore_http.body_size import oversized
 from flagcore_http.calls import call, service
 from flagcore_http.client_cache import (
     AnswerKey,
@@ -424,7 +425,7 @@ def register_problems(body: dict[str, Any]) -> list[ErrorDetail]:
 
 
 async def _json_object(request: web.Request) -> dict[str, Any]:
-    body = await read_json(request)
+    body = await read_json(request, max_bytes=request.app[CONFIG].sdk_usage_max_body_bytes)
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
     return body
@@ -434,6 +435,7 @@ async def _json_object(request: web.Request) -> dict[str, Any]:
 @documented({202: None}, body=shapes.REGISTRATION, errors=(429,))
 async def register(request: web.Request) -> web.Response:
     refused = refusal(request, request.app[RATE_LIMITS].register)  # before the body is read
+    refused = refused or oversized(request, request.app[CONFIG].sdk_usage_max_body_bytes)
     if refused is not None:
         return refused
     body = await _json_object(request)
@@ -467,6 +469,7 @@ async def save_registration(
 @documented({202: None}, body=shapes.METRICS, errors=(429,))
 async def metrics(request: web.Request) -> web.Response:
     refused = refusal(request, request.app[RATE_LIMITS].metrics)  # before the body is read
+    refused = refused or oversized(request, request.app[CONFIG].sdk_usage_max_body_bytes)
     if refused is not None:
         return refused
     await record_metrics(request)

@@ -30,6 +30,7 @@ from flagcore.service import FrontendView, build_frontend_view, frontend_context
 from flagcore.wire import FrontendToggles
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
+from flagcore_http.body_size import oversized
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
 from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN
@@ -262,6 +263,7 @@ async def frontend_metrics(request: web.Request) -> web.Response:
     The token ships in every browser bundle, so what it may add to the store is bounded
     per token as well as per (token, address) (`rate_limits.metrics_row_budget`)."""
     refused = refusal(request, request.app[RATE_LIMITS].frontend_metrics)  # before the body
+    refused = refused or oversized(request, request.app[CONFIG].sdk_usage_max_body_bytes)
     if refused is not None:
         return refused
     # Counted per flag: a browser can only have been given the variant names the scope's
@@ -285,9 +287,10 @@ async def frontend_register(request: web.Request) -> web.Response:
     """Browser SDKs register with less than server SDKs: ``appName`` is required; a
     missing ``interval``, ``started`` or ``strategies`` means 0, now and none."""
     refused = refusal(request, request.app[RATE_LIMITS].frontend_register)  # before the body
+    refused = refused or oversized(request, request.app[CONFIG].sdk_usage_max_body_bytes)
     if refused is not None:
         return refused
-    body = await read_json(request)
+    body = await read_json(request, max_bytes=request.app[CONFIG].sdk_usage_max_body_bytes)
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
     if "appName" not in body:
