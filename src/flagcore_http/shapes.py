@@ -54,13 +54,10 @@ __all__ = [
     "COMPONENT_NAMES",
     "CONTEXT_BODY",
     "CONTEXT_QUERY",
-    "FRONTEND_REGISTRATION",
     "ID",
     "INTEGER",
-    "METRICS",
     "NULLABLE_STRING",
     "REFINED",
-    "REGISTRATION",
     "SDK_HEADERS",
     "SDK_QUERY",
     "SDK_SCOPE_QUERY",
@@ -153,35 +150,8 @@ CONTEXT_BODY = obj(
     closed=False,
 )
 
+
 # Bodies read by hand (SDK registration and metrics), as `routes.client` checks them.
-REGISTRATION = obj(
-    {
-        "appName": {"type": "string", "minLength": 1},
-        "interval": {"type": "number", "minimum": 0, "maximum": INT32_MAX},
-        "started": {"type": ["string", "number"]},
-        "strategies": array(STRING),
-    },
-    {"instanceId": NULLABLE_STRING, "sdkVersion": NULLABLE_STRING, "environment": NULLABLE_STRING},
-    closed=False,
-)
-FRONTEND_REGISTRATION = {**REGISTRATION, "required": ["appName"]}
-METRICS = obj(
-    {
-        "bucket": obj(
-            {},
-            {
-                "start": {"type": ["string", "null"], "format": "date-time"},
-                "stop": {"type": ["string", "null"], "format": "date-time"},
-                "toggles": {"type": "object"},
-            },
-            closed=False,
-        )
-    },
-    {"appName": NULLABLE_STRING, "instanceId": NULLABLE_STRING},
-    closed=False,
-)
-
-
 def json_patch(paths: Iterable[str]) -> JsonSchema:
     """A JSON Patch body of ``replace``/``add`` operations on these paths (a route passes
     the table it patches from, so the two cannot differ)."""

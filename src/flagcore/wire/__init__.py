@@ -15,6 +15,7 @@
 - `frontend_answers`: the Frontend API's and OFREP's answers.
 - `playground_answers`: Unleash's playground answers.
 - `import_answers`: import validation and import reports, the context field list.
+- `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from flagcore.wire import (
     frontend_answers,
     import_answers,
     playground_answers,
+    sdk_bodies,
     signal_answers,
 )
 from flagcore.wire.admin_answers import *  # noqa: F403
@@ -67,6 +69,7 @@ from flagcore.wire.import_answers import *  # noqa: F403
 from flagcore.wire.playground_answers import *  # noqa: F403
 from flagcore.wire.reading import NotFast
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
+from flagcore.wire.sdk_bodies import *  # noqa: F403
 from flagcore.wire.signal_answers import *  # noqa: F403
 
 # Unleash's feature export format (branch importer).
@@ -153,3 +156,4 @@ __all__ += frontend_answers.__all__
 __all__ += import_answers.__all__
 __all__ += playground_answers.__all__
 __all__ += signal_answers.__all__
+__all__ += sdk_bodies.__all__
