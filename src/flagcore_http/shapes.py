@@ -49,8 +49,6 @@ __all__ = [
     "ACTION_EVENTS_PAGE",
     "ANY_JSON",
     "BOOLEAN",
-    "CLIENT_FEATURES",
-    "CLIENT_FLAG",
     "COMPONENT_NAMES",
     "CONTEXT_BODY",
     "CONTEXT_QUERY",
@@ -106,30 +104,6 @@ def array(items: JsonSchema) -> JsonSchema:
 
 def nullable(schema: JsonSchema) -> JsonSchema:
     return {"anyOf": [schema, {"type": "null"}]}
-
-
-# The SDK API. A flag as SDKs get it is the wire's `Flag` (strategies without the admin-only
-# keys), and in format 1 (clients without Unleash-Client-Spec 4.2.0) the legacy keys: the
-# first strategy's name ("default" without one) and its parameters. The whole payload adds
-# segments (format 2), the echoed query and its meta.
-CLIENT_FLAG: JsonSchema = {
-    "allOf": [schema_ref("Flag")],
-    "properties": {
-        "strategy": STRING,
-        "parameters": {"type": "object", "additionalProperties": STRING},
-    },
-}
-CLIENT_FEATURES = obj(
-    {
-        "version": INTEGER,
-        "features": array(CLIENT_FLAG),
-        "query": {"type": "object"},
-        "meta": obj(
-            {"revisionId": INTEGER, "etag": STRING, "queryHash": STRING},
-        ),
-    },
-    {"segments": array(schema_ref("Segment"))},
-)
 
 
 # A context as a request body: Unleash's fields (strings) and ``properties``; OFREP's

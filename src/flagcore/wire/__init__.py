@@ -5,7 +5,9 @@
 - `reading` / `writing`: the fast paths, generated from the table.
 - `converter`: the strict cattrs converter (the reference reader, with JSON paths in its
   errors); adapters that read classes of their own take ``converter.copy()``.
-- `client_features`: whole payloads, deltas, formats 1 and 2.
+- `client_features`: whole payloads, deltas, formats 1 and 2; `client_payload`: the
+  payload's envelope as a typed answer (its schema; the server's fast writer is checked
+  against its derived one).
 - `unleash_export`: Unleash's feature export file (its import and export).
 - `schema`: JSON Schemas of the same classes, for the published API contract.
 - `answer_table` / `admin_answers` / `delta_events`: the answers (typed values, each with
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 from flagcore.wire import (
     admin_answers,
+    client_payload,
     delta_events,
     frontend_answers,
     import_answers,
@@ -45,6 +48,7 @@ from flagcore.wire.client_features import (
     unstructure_client_features,
     unstructure_flag,
 )
+from flagcore.wire.client_payload import *  # noqa: F403
 from flagcore.wire.converter import (
     INT32_MAX,
     INT32_MIN,
@@ -151,6 +155,7 @@ __all__ = [
 # Each answer module's face is the package's own: a new answer class is exported where it
 # is written, with no edit here.
 __all__ += admin_answers.__all__
+__all__ += client_payload.__all__
 __all__ += delta_events.__all__
 __all__ += frontend_answers.__all__
 __all__ += import_answers.__all__

@@ -23,8 +23,10 @@ from flagcore.service import (
     known_variants_only,
 )
 from flagcore.wire import (
+    CLIENT_FLAG_SCHEMA,
     METRICS_SCHEMA,
     REGISTRATION_SCHEMA,
+    ClientFeaturesAnswer,
     read_metrics_body,
     read_registration,
     registration_started,
@@ -216,7 +218,7 @@ def _cache_key(environment: str, query: ClientQuery | None, version: int) -> tup
 
 @routes.get("/api/client/features")
 @documented(
-    {200: shapes.CLIENT_FEATURES, 304: None}, query=shapes.SDK_QUERY, headers=shapes.SDK_HEADERS
+    {200: ClientFeaturesAnswer, 304: None}, query=shapes.SDK_QUERY, headers=shapes.SDK_HEADERS
 )
 async def client_features(request: web.Request) -> web.StreamResponse:
     version = _spec_version(request)
@@ -323,7 +325,9 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
 
 
 @routes.get("/api/client/features/{name}")
-@documented({200: shapes.CLIENT_FLAG}, query=shapes.SDK_SCOPE_QUERY, headers=shapes.SDK_HEADERS)
+@documented(
+    {200: dict(CLIENT_FLAG_SCHEMA)}, query=shapes.SDK_SCOPE_QUERY, headers=shapes.SDK_HEADERS
+)
 async def client_feature(request: web.Request) -> web.Response:
     version = _spec_version(request)
     environment, projects = sdk_scope(request)
