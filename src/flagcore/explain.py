@@ -41,7 +41,15 @@ from flagcore.variants import (
     trace_variant_choice,
     variants_stickiness,
 )
-from flagcore.wire import structure_flag, structure_segment, write_constraint, write_flag
+from flagcore.wire import (
+    AnswerField,
+    answer,
+    structure_flag,
+    structure_segment,
+    write_answer,
+    write_constraint,
+    write_flag,
+)
 from flagcore.wire.fields import PARAMETER_GROUP_ID, PARAMETER_STICKINESS, VARIANTS
 
 __all__ = [
@@ -68,6 +76,17 @@ class NotExplainable(RuntimeError):
     """The engine let go of its flags' JSON; build it with ``explainable=True``."""
 
 
+@answer(
+    AnswerField("context_name", "contextName"),
+    AnswerField("operator", "operator"),
+    AnswerField("values", "values"),
+    AnswerField("value", "value", omitted_when_none=True),
+    AnswerField("inverted", "inverted"),
+    AnswerField("case_insensitive", "caseInsensitive"),
+    AnswerField("context_value", "contextValue"),
+    AnswerField("result", "result"),
+    AnswerField("problem", "problem", omitted_when_none=True),
+)
 @attrs.frozen
 class ConstraintResult:
     """One constraint, the context value it read and whether it held."""
@@ -83,46 +102,38 @@ class ConstraintResult:
     problem: str | None = None  # why the constraint cannot be evaluated (the flag is off)
 
     def to_json(self) -> JSON:
-        out: JSON = {
-            "contextName": self.context_name,
-            "operator": self.operator,
-            "values": list(self.values),
-        }
-        if self.value is not None:
-            out["value"] = self.value
-        out.update(
-            inverted=self.inverted,
-            caseInsensitive=self.case_insensitive,
-            contextValue=self.context_value,
-            result=self.result,
-        )
-        if self.problem is not None:
-            out["problem"] = self.problem
-        return out
+        return write_answer(self)
 
 
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("name", "name"),
+    AnswerField("result", "result"),
+    AnswerField("constraints", "constraints"),
+    AnswerField("problem", "problem", omitted_when_none=True),
+)
 @attrs.frozen
 class SegmentResult:
     """One segment a strategy uses: all its constraints must hold."""
 
     id: int
     name: str | None  # None when the segment does not exist
-    constraints: tuple[ConstraintResult, ...]
     result: bool
+    constraints: tuple[ConstraintResult, ...]
     problem: str | None = None
 
     def to_json(self) -> JSON:
-        out: JSON = {
-            "id": self.id,
-            "name": self.name,
-            "result": self.result,
-            "constraints": [c.to_json() for c in self.constraints],
-        }
-        if self.problem is not None:
-            out["problem"] = self.problem
-        return out
+        return write_answer(self)
 
 
+@answer(
+    AnswerField("stickiness", "stickiness"),
+    AnswerField("group_id", "groupId"),
+    AnswerField("percentage", "percentage"),
+    AnswerField("stickiness_value", "stickinessValue"),
+    AnswerField("bucket", "bucket"),
+    AnswerField("random", "random"),
+)
 @attrs.frozen
 class RolloutResult:
     """A sticky rollout: what it hashed and where that landed (1..100)."""
@@ -135,14 +146,7 @@ class RolloutResult:
     random: bool  # no sticky value: Unleash draws a random bucket
 
     def to_json(self) -> JSON:
-        return {
-            "stickiness": self.stickiness,
-            "groupId": self.group_id,
-            "percentage": self.percentage,
-            "stickinessValue": self.stickiness_value,
-            "bucket": self.bucket,
-            "random": self.random,
-        }
+        return write_answer(self)
 
 
 @attrs.frozen
@@ -222,6 +226,15 @@ class StrategyResult:
         return out
 
 
+@answer(
+    AnswerField("feature", "feature"),
+    AnswerField("required_enabled", "requiredEnabled"),
+    AnswerField("required_variants", "requiredVariants"),
+    AnswerField("found", "found"),
+    AnswerField("parent_enabled", "parentEnabled"),
+    AnswerField("parent_variant", "parentVariant"),
+    AnswerField("satisfied", "satisfied"),
+)
 @attrs.frozen
 class DependencyResult:
     """One parent flag this flag requires (on or off, maybe with one of some variants)."""
@@ -235,15 +248,7 @@ class DependencyResult:
     satisfied: bool
 
     def to_json(self) -> JSON:
-        return {
-            "feature": self.feature,
-            "requiredEnabled": self.required_enabled,
-            "requiredVariants": list(self.required_variants),
-            "found": self.found,
-            "parentEnabled": self.parent_enabled,
-            "parentVariant": self.parent_variant,
-            "satisfied": self.satisfied,
-        }
+        return write_answer(self)
 
 
 @attrs.frozen
@@ -487,17 +492,17 @@ def _segment(
 ) -> SegmentResult:
     raw = sources.segment(segment_id)
     if raw is None:
-        return SegmentResult(segment_id, None, (), False, f"segment {segment_id} does not exist")
+        return SegmentResult(segment_id, None, False, (), f"segment {segment_id} does not exist")
     try:
         segment = raw if isinstance(raw, Segment) else structure_segment(raw)
     except InvalidInput:
-        return SegmentResult(segment_id, None, (), False, f"segment {segment_id} could not be read")
+        return SegmentResult(segment_id, None, False, (), f"segment {segment_id} could not be read")
     constraints = tuple(
         _constraint(compiler, write_constraint(c), ctx) for c in segment.constraints
     )
     problem = next((c.problem for c in constraints if c.problem is not None), None)
     return SegmentResult(
-        segment.id, segment.name, constraints, all(c.result for c in constraints), problem
+        segment.id, segment.name, all(c.result for c in constraints), constraints, problem
     )
 
 
