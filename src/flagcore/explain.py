@@ -49,6 +49,7 @@ from flagcore.wire import (
     write_answer,
     write_constraint,
     write_flag,
+    written_by,
 )
 from flagcore.wire.fields import PARAMETER_GROUP_ID, PARAMETER_STICKINESS, VARIANTS
 
@@ -180,6 +181,31 @@ class VariantChoice:
         return out
 
 
+# Their JSON is not one key per attribute (the trace is spread into the choice; a variant
+# keeps the client specification's snake_case shape): the answers holding them call these.
+written_by(VariantResult, VariantResult.to_mapping)
+written_by(VariantChoice, VariantChoice.to_json)
+
+
+@answer(
+    ("index", "index"),
+    ("name", "name"),
+    ("id", "id"),
+    ("title", "title"),
+    ("disabled", "disabled"),
+    ("parameters", "parameters"),
+    ("known", "known"),
+    ("constraints", "constraints"),
+    ("constraints_result", "constraintsResult"),
+    ("segments", "segments"),
+    ("segments_result", "segmentsResult"),
+    ("strategy_result", "strategyResult"),
+    ("rollout", "rollout"),
+    ("result", "result"),
+    ("variant", "variant"),
+    ("variants", "variants"),
+    AnswerField("problem", "problem", omitted_when_none=True),
+)
 @attrs.frozen
 class StrategyResult:
     """One strategy, in order. ``result`` is what the engine decided for it."""
@@ -192,8 +218,8 @@ class StrategyResult:
     parameters: Mapping[str, str]
     known: bool  # an implementation exists (unknown strategies are off)
     constraints: tuple[ConstraintResult, ...]
-    segments: tuple[SegmentResult, ...]
     constraints_result: bool
+    segments: tuple[SegmentResult, ...]
     segments_result: bool
     strategy_result: bool | None  # the strategy's own rule (None: unknown or unusable)
     rollout: RolloutResult | None
@@ -203,27 +229,7 @@ class StrategyResult:
     problem: str | None = None
 
     def to_json(self) -> JSON:
-        out: JSON = {
-            "index": self.index,
-            "name": self.name,
-            "id": self.id,
-            "title": self.title,
-            "disabled": self.disabled,
-            "parameters": dict(self.parameters),
-            "known": self.known,
-            "constraints": [c.to_json() for c in self.constraints],
-            "constraintsResult": self.constraints_result,
-            "segments": [s.to_json() for s in self.segments],
-            "segmentsResult": self.segments_result,
-            "strategyResult": self.strategy_result,
-            "rollout": None if self.rollout is None else self.rollout.to_json(),
-            "result": self.result,
-            "variant": None if self.variant is None else self.variant.to_json(),
-            "variants": list(self.variants),
-        }
-        if self.problem is not None:
-            out["problem"] = self.problem
-        return out
+        return write_answer(self)
 
 
 @answer(
@@ -251,6 +257,22 @@ class DependencyResult:
         return write_answer(self)
 
 
+@answer(
+    AnswerField("name", "name"),
+    AnswerField("exists", "exists"),
+    AnswerField("project", "project"),
+    AnswerField("enabled_in_environment", "enabledInEnvironment"),
+    AnswerField("problem", "problem"),
+    AnswerField("dependencies", "dependencies"),
+    AnswerField("dependencies_satisfied", "dependenciesSatisfied"),
+    AnswerField("strategies", "strategies"),
+    AnswerField("strategies_result", "strategiesResult"),
+    AnswerField("matched_strategy", "matchedStrategy"),
+    AnswerField("enabled", "enabled"),
+    AnswerField("variant", "variant"),
+    AnswerField("variant_choice", "variantChoice"),
+    AnswerField("variants", "variants"),
+)
 @attrs.frozen
 class FlagExplanation:
     """The whole decision on one flag for one context.
@@ -276,22 +298,8 @@ class FlagExplanation:
     variants: tuple[JSON, ...]  # the flag's own variants, as Unleash's JSON
 
     def to_json(self) -> JSON:
-        return {
-            "name": self.name,
-            "exists": self.exists,
-            "project": self.project,
-            "enabledInEnvironment": self.enabled_in_environment,
-            "problem": self.problem,
-            "dependencies": [d.to_json() for d in self.dependencies],
-            "dependenciesSatisfied": self.dependencies_satisfied,
-            "strategies": [s.to_json() for s in self.strategies],
-            "strategiesResult": self.strategies_result,
-            "matchedStrategy": self.matched_strategy,
-            "enabled": self.enabled,
-            "variant": self.variant.to_mapping(),
-            "variantChoice": None if self.variant_choice is None else self.variant_choice.to_json(),
-            "variants": list(self.variants),
-        }
+        """The explanation as plain JSON (Unleash's camelCase keys)."""
+        return write_answer(self)
 
 
 @attrs.frozen

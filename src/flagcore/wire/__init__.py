@@ -33,7 +33,14 @@ from flagcore.wire import (
     signal_answers,
 )
 from flagcore.wire.admin_answers import *  # noqa: F403
-from flagcore.wire.answer_table import ANSWER_FIELDS, AnswerField, answer, iso_time, write_answer
+from flagcore.wire.answer_table import (
+    ANSWER_FIELDS,
+    AnswerField,
+    answer,
+    iso_time,
+    write_answer,
+    written_by,
+)
 from flagcore.wire.client_features import (
     ClientFeaturesReading,
     IndexedClientFeatures,
@@ -151,6 +158,7 @@ __all__ = [
     "write_export",
     "write_flag",
     "write_segment",
+    "written_by",
 ]
 # Each answer module's face is the package's own: a new answer class is exported where it
 # is written, with no edit here.
