@@ -214,83 +214,9 @@ COMPONENT_NAMES: dict[type, str] = {ActionSetBody: "createActionsSchema", ErrorA
 
 
 # --- Contracts of the export/import, context and playground routes (branch contracts) ---
-# Unleash's export file as `flagcore.wire.write_export` writes it: the answer of
-# ``POST /api/admin/features-batch/export``. (What an import reads is the derived
-# ``FeatureExport`` component: the reader's own classes and key table.)
-_LEGAL_VALUE = obj({"value": STRING, "description": NULLABLE_STRING})
+# (The export file's answer is `flagcore.wire.ExportFileAnswer`, derived from its rows;
+# what an import reads is the derived ``FeatureExport`` component.)
 _STRATEGY_PARAMETERS: JsonSchema = {"type": "object", "additionalProperties": STRING}
-EXPORT = obj(
-    {
-        "features": array(
-            obj(
-                {
-                    "name": STRING,
-                    "type": STRING,
-                    "description": NULLABLE_STRING,
-                    "project": NULLABLE_STRING,
-                    "stale": BOOLEAN,
-                    "impressionData": BOOLEAN,
-                    "archived": BOOLEAN,
-                }
-            )
-        ),
-        "featureStrategies": array(
-            obj(
-                {
-                    "featureName": STRING,
-                    "id": NULLABLE_STRING,
-                    "name": STRING,
-                    "title": NULLABLE_STRING,
-                    "disabled": BOOLEAN,
-                    "parameters": _STRATEGY_PARAMETERS,
-                    "constraints": array(schema_ref("Constraint")),
-                    "segments": array(INTEGER),
-                    "variants": array(schema_ref("Variant")),
-                    # The list's order is the evaluation order; Unleash writes null here.
-                    "sortOrder": {"type": "null"},
-                }
-            )
-        ),
-        "featureEnvironments": array(
-            obj(
-                {
-                    "name": STRING,
-                    "featureName": STRING,
-                    "environment": NULLABLE_STRING,
-                    "enabled": BOOLEAN,
-                    "variants": array(schema_ref("Variant")),
-                }
-            )
-        ),
-        "contextFields": array(
-            obj(
-                {
-                    "name": STRING,
-                    "description": NULLABLE_STRING,
-                    "legalValues": array(_LEGAL_VALUE),
-                    "stickiness": BOOLEAN,
-                    "sortOrder": {"type": ["integer", "null"]},
-                }
-            )
-        ),
-        "featureTags": array(obj({"featureName": STRING, "tagType": STRING, "tagValue": STRING})),
-        "segments": array(obj({"id": INTEGER, "name": STRING})),
-        "tagTypes": array(
-            obj(
-                {
-                    "name": STRING,
-                    "description": NULLABLE_STRING,
-                    "color": NULLABLE_STRING,
-                    "icon": NULLABLE_STRING,
-                }
-            )
-        ),
-        "dependencies": array(
-            obj({"feature": STRING, "dependencies": array(schema_ref("Dependency"))})
-        ),
-        "links": {"type": "array", "maxItems": 0},  # Unleash's flag links: none here
-    }
-)
 # `routes.features_batch.export_flags`'s body (extra keys are ignored, as Unleash does).
 EXPORT_QUERY = obj(
     {"environment": STRING},
@@ -478,7 +404,6 @@ __all__ += [
     "ADVANCED_PLAYGROUND_BODY",
     "EXPLAIN_BODY",
     "EXPLANATION",
-    "EXPORT",
     "EXPORT_QUERY",
     "IMPORT_OPTIONS",
     "PLAYGROUND_BODY",

@@ -26,6 +26,7 @@ from flagcore.wire import (
     admin_answers,
     client_payload,
     delta_events,
+    export_answers,
     frontend_answers,
     import_answers,
     playground_answers,
@@ -74,6 +75,7 @@ from flagcore.wire.converter import (
     structure_with,
 )
 from flagcore.wire.delta_events import *  # noqa: F403
+from flagcore.wire.export_answers import *  # noqa: F403
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.frontend_answers import *  # noqa: F403
 from flagcore.wire.import_answers import *  # noqa: F403
@@ -97,7 +99,6 @@ from flagcore.wire.unleash_export import (
     FeatureExport,
     LegalValue,
     read_export,
-    write_export,
 )
 from flagcore.wire.writing import write_constraint, write_flag, write_segment
 
@@ -155,7 +156,6 @@ __all__ = [
     "wire_name",
     "write_answer",
     "write_constraint",
-    "write_export",
     "write_flag",
     "write_segment",
     "written_by",
@@ -164,6 +164,7 @@ __all__ = [
 # is written, with no edit here.
 __all__ += admin_answers.__all__
 __all__ += client_payload.__all__
+__all__ += export_answers.__all__
 __all__ += delta_events.__all__
 __all__ += frontend_answers.__all__
 __all__ += import_answers.__all__
