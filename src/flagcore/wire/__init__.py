@@ -8,7 +8,7 @@
 - `client_features`: whole payloads, deltas, formats 1 and 2; `client_payload`: the
   payload's envelope as a typed answer (its schema; the server's fast writer is checked
   against its derived one).
-- `unleash_export`: Unleash's feature export file (its import and export).
+- `unleash_export`: Unleash's feature export file as read; `export_answers`: as written.
 - `schema`: JSON Schemas of the same classes, for the published API contract.
 - `answer_table` / `admin_answers` / `delta_events`: the answers (typed values, each with
   its row of keys: the writer and the schema are generated from it), the admin API's
