@@ -41,7 +41,16 @@ from flagcore.variants import (
     trace_variant_choice,
     variants_stickiness,
 )
-from flagcore.wire import structure_flag, structure_segment, write_constraint, write_flag
+from flagcore.wire import (
+    AnswerField,
+    answer,
+    structure_flag,
+    structure_segment,
+    write_answer,
+    write_constraint,
+    write_flag,
+    written_by,
+)
 from flagcore.wire.fields import PARAMETER_GROUP_ID, PARAMETER_STICKINESS, VARIANTS
 
 __all__ = [
@@ -68,6 +77,17 @@ class NotExplainable(RuntimeError):
     """The engine let go of its flags' JSON; build it with ``explainable=True``."""
 
 
+@answer(
+    AnswerField("context_name", "contextName"),
+    AnswerField("operator", "operator"),
+    AnswerField("values", "values"),
+    AnswerField("value", "value", omitted_when_none=True),
+    AnswerField("inverted", "inverted"),
+    AnswerField("case_insensitive", "caseInsensitive"),
+    AnswerField("context_value", "contextValue"),
+    AnswerField("result", "result"),
+    AnswerField("problem", "problem", omitted_when_none=True),
+)
 @attrs.frozen
 class ConstraintResult:
     """One constraint, the context value it read and whether it held."""
@@ -83,46 +103,38 @@ class ConstraintResult:
     problem: str | None = None  # why the constraint cannot be evaluated (the flag is off)
 
     def to_json(self) -> JSON:
-        out: JSON = {
-            "contextName": self.context_name,
-            "operator": self.operator,
-            "values": list(self.values),
-        }
-        if self.value is not None:
-            out["value"] = self.value
-        out.update(
-            inverted=self.inverted,
-            caseInsensitive=self.case_insensitive,
-            contextValue=self.context_value,
-            result=self.result,
-        )
-        if self.problem is not None:
-            out["problem"] = self.problem
-        return out
+        return write_answer(self)
 
 
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("name", "name"),
+    AnswerField("result", "result"),
+    AnswerField("constraints", "constraints"),
+    AnswerField("problem", "problem", omitted_when_none=True),
+)
 @attrs.frozen
 class SegmentResult:
     """One segment a strategy uses: all its constraints must hold."""
 
     id: int
     name: str | None  # None when the segment does not exist
-    constraints: tuple[ConstraintResult, ...]
     result: bool
+    constraints: tuple[ConstraintResult, ...]
     problem: str | None = None
 
     def to_json(self) -> JSON:
-        out: JSON = {
-            "id": self.id,
-            "name": self.name,
-            "result": self.result,
-            "constraints": [c.to_json() for c in self.constraints],
-        }
-        if self.problem is not None:
-            out["problem"] = self.problem
-        return out
+        return write_answer(self)
 
 
+@answer(
+    AnswerField("stickiness", "stickiness"),
+    AnswerField("group_id", "groupId"),
+    AnswerField("percentage", "percentage"),
+    AnswerField("stickiness_value", "stickinessValue"),
+    AnswerField("bucket", "bucket"),
+    AnswerField("random", "random"),
+)
 @attrs.frozen
 class RolloutResult:
     """A sticky rollout: what it hashed and where that landed (1..100)."""
@@ -135,14 +147,7 @@ class RolloutResult:
     random: bool  # no sticky value: Unleash draws a random bucket
 
     def to_json(self) -> JSON:
-        return {
-            "stickiness": self.stickiness,
-            "groupId": self.group_id,
-            "percentage": self.percentage,
-            "stickinessValue": self.stickiness_value,
-            "bucket": self.bucket,
-            "random": self.random,
-        }
+        return write_answer(self)
 
 
 @attrs.frozen
@@ -176,6 +181,31 @@ class VariantChoice:
         return out
 
 
+# Their JSON is not one key per attribute (the trace is spread into the choice; a variant
+# keeps the client specification's snake_case shape): the answers holding them call these.
+written_by(VariantResult, VariantResult.to_mapping)
+written_by(VariantChoice, VariantChoice.to_json)
+
+
+@answer(
+    ("index", "index"),
+    ("name", "name"),
+    ("id", "id"),
+    ("title", "title"),
+    ("disabled", "disabled"),
+    ("parameters", "parameters"),
+    ("known", "known"),
+    ("constraints", "constraints"),
+    ("constraints_result", "constraintsResult"),
+    ("segments", "segments"),
+    ("segments_result", "segmentsResult"),
+    ("strategy_result", "strategyResult"),
+    ("rollout", "rollout"),
+    ("result", "result"),
+    ("variant", "variant"),
+    ("variants", "variants"),
+    AnswerField("problem", "problem", omitted_when_none=True),
+)
 @attrs.frozen
 class StrategyResult:
     """One strategy, in order. ``result`` is what the engine decided for it."""
@@ -188,8 +218,8 @@ class StrategyResult:
     parameters: Mapping[str, str]
     known: bool  # an implementation exists (unknown strategies are off)
     constraints: tuple[ConstraintResult, ...]
-    segments: tuple[SegmentResult, ...]
     constraints_result: bool
+    segments: tuple[SegmentResult, ...]
     segments_result: bool
     strategy_result: bool | None  # the strategy's own rule (None: unknown or unusable)
     rollout: RolloutResult | None
@@ -199,29 +229,18 @@ class StrategyResult:
     problem: str | None = None
 
     def to_json(self) -> JSON:
-        out: JSON = {
-            "index": self.index,
-            "name": self.name,
-            "id": self.id,
-            "title": self.title,
-            "disabled": self.disabled,
-            "parameters": dict(self.parameters),
-            "known": self.known,
-            "constraints": [c.to_json() for c in self.constraints],
-            "constraintsResult": self.constraints_result,
-            "segments": [s.to_json() for s in self.segments],
-            "segmentsResult": self.segments_result,
-            "strategyResult": self.strategy_result,
-            "rollout": None if self.rollout is None else self.rollout.to_json(),
-            "result": self.result,
-            "variant": None if self.variant is None else self.variant.to_json(),
-            "variants": list(self.variants),
-        }
-        if self.problem is not None:
-            out["problem"] = self.problem
-        return out
+        return write_answer(self)
 
 
+@answer(
+    AnswerField("feature", "feature"),
+    AnswerField("required_enabled", "requiredEnabled"),
+    AnswerField("required_variants", "requiredVariants"),
+    AnswerField("found", "found"),
+    AnswerField("parent_enabled", "parentEnabled"),
+    AnswerField("parent_variant", "parentVariant"),
+    AnswerField("satisfied", "satisfied"),
+)
 @attrs.frozen
 class DependencyResult:
     """One parent flag this flag requires (on or off, maybe with one of some variants)."""
@@ -235,17 +254,25 @@ class DependencyResult:
     satisfied: bool
 
     def to_json(self) -> JSON:
-        return {
-            "feature": self.feature,
-            "requiredEnabled": self.required_enabled,
-            "requiredVariants": list(self.required_variants),
-            "found": self.found,
-            "parentEnabled": self.parent_enabled,
-            "parentVariant": self.parent_variant,
-            "satisfied": self.satisfied,
-        }
+        return write_answer(self)
 
 
+@answer(
+    AnswerField("name", "name"),
+    AnswerField("exists", "exists"),
+    AnswerField("project", "project"),
+    AnswerField("enabled_in_environment", "enabledInEnvironment"),
+    AnswerField("problem", "problem"),
+    AnswerField("dependencies", "dependencies"),
+    AnswerField("dependencies_satisfied", "dependenciesSatisfied"),
+    AnswerField("strategies", "strategies"),
+    AnswerField("strategies_result", "strategiesResult"),
+    AnswerField("matched_strategy", "matchedStrategy"),
+    AnswerField("enabled", "enabled"),
+    AnswerField("variant", "variant"),
+    AnswerField("variant_choice", "variantChoice"),
+    AnswerField("variants", "variants"),
+)
 @attrs.frozen
 class FlagExplanation:
     """The whole decision on one flag for one context.
@@ -271,22 +298,8 @@ class FlagExplanation:
     variants: tuple[JSON, ...]  # the flag's own variants, as Unleash's JSON
 
     def to_json(self) -> JSON:
-        return {
-            "name": self.name,
-            "exists": self.exists,
-            "project": self.project,
-            "enabledInEnvironment": self.enabled_in_environment,
-            "problem": self.problem,
-            "dependencies": [d.to_json() for d in self.dependencies],
-            "dependenciesSatisfied": self.dependencies_satisfied,
-            "strategies": [s.to_json() for s in self.strategies],
-            "strategiesResult": self.strategies_result,
-            "matchedStrategy": self.matched_strategy,
-            "enabled": self.enabled,
-            "variant": self.variant.to_mapping(),
-            "variantChoice": None if self.variant_choice is None else self.variant_choice.to_json(),
-            "variants": list(self.variants),
-        }
+        """The explanation as plain JSON (Unleash's camelCase keys)."""
+        return write_answer(self)
 
 
 @attrs.frozen
@@ -487,17 +500,17 @@ def _segment(
 ) -> SegmentResult:
     raw = sources.segment(segment_id)
     if raw is None:
-        return SegmentResult(segment_id, None, (), False, f"segment {segment_id} does not exist")
+        return SegmentResult(segment_id, None, False, (), f"segment {segment_id} does not exist")
     try:
         segment = raw if isinstance(raw, Segment) else structure_segment(raw)
     except InvalidInput:
-        return SegmentResult(segment_id, None, (), False, f"segment {segment_id} could not be read")
+        return SegmentResult(segment_id, None, False, (), f"segment {segment_id} could not be read")
     constraints = tuple(
         _constraint(compiler, write_constraint(c), ctx) for c in segment.constraints
     )
     problem = next((c.problem for c in constraints if c.problem is not None), None)
     return SegmentResult(
-        segment.id, segment.name, constraints, all(c.result for c in constraints), problem
+        segment.id, segment.name, all(c.result for c in constraints), constraints, problem
     )
 
 

@@ -34,50 +34,17 @@ from flagcore_http.metrics import (
 )
 from flagcore_http.rate_limits import RATE_LIMITS, RateLimits
 from flagcore_http.request_log import REQUEST_LOG, RequestLog
-from flagcore_http.routes import (
-    actions,
-    admin,
-    archive,
-    client,
-    features,
-    features_batch,
-    frontend,
-    health,
-    ofrep,
-    playground,  # Playground (issue 19, branch explain)
-    projects,
-    segments,
-    signals,
-    streaming,
-    tags,
-    tokens,
-)
+from flagcore_http.route_modules import route_tables
+from flagcore_http.routes import client, frontend
 from flagcore_http.streaming import HUB, StreamingHub, close_streams, hub_lifetime, hub_settings
 from flagcore_http.ui import setup_ui
 from flagcore_http.usage_buffer import USAGE_BUFFER, UsageBuffer, usage_flush
 
 __all__ = ["create_app"]
 
-ROUTE_TABLES = (
-    client.routes,
-    streaming.routes,
-    features.routes,
-    segments.routes,
-    projects.routes,
-    archive.routes,
-    tags.routes,
-    tokens.routes,
-    signals.routes,
-    actions.routes,
-    admin.routes,
-    health.routes,
-    frontend.routes,
-    ofrep.routes,
-    cors.routes,
-    playground.routes,  # Playground (issue 19, branch explain)
-    # Moving in from Unleash and out again (branch importer): /api/admin/features-batch/*.
-    features_batch.routes,
-)
+# Every module of `flagcore_http.routes` with a `routes` table (`route_modules`), and the
+# CORS preflights of the Frontend API and OFREP paths.
+ROUTE_TABLES = (*route_tables(), cors.routes)
 
 
 def create_app(service: Service, config: ServerConfig | None = None) -> web.Application:

@@ -31,6 +31,7 @@ import json
 import math
 from typing import Any, Final, TypeVar
 
+import attrs
 import orjson
 from aiohttp import web
 
@@ -41,6 +42,7 @@ from flagcore_http import wire as http_wire
 
 __all__ = [
     "MAX_DEPTH",
+    "as_keywords",
     "int_parameter",
     "parse_json",
     "query_int",
@@ -320,6 +322,15 @@ async def _read_at_most(request: web.Request, max_bytes: int) -> bytes:
 async def read_body(request: web.Request, cls: type[_T]) -> _T:
     """The JSON body read as ``cls`` (a class `flagcore_http.wire` knows)."""
     return structure_body(await read_json(request), cls)
+
+
+def as_keywords(body: attrs.AttrsInstance) -> dict[str, Any]:
+    """A request value's fields as keyword arguments, for a service method that takes
+    each of them by the same name: the route hands the body on whole, so a new field
+    costs its request class and the service, not the handler as well. A field the method
+    does not take fails every request of the route (and
+    `tests/http/test_bodies_handed_whole.py`)."""
+    return {field.name: getattr(body, field.name) for field in attrs.fields(type(body))}
 
 
 def structure_body(data: Any, cls: type[_T]) -> _T:

@@ -49,18 +49,13 @@ __all__ = [
     "ACTION_EVENTS_PAGE",
     "ANY_JSON",
     "BOOLEAN",
-    "CLIENT_FEATURES",
-    "CLIENT_FLAG",
     "COMPONENT_NAMES",
     "CONTEXT_BODY",
     "CONTEXT_QUERY",
-    "FRONTEND_REGISTRATION",
     "ID",
     "INTEGER",
-    "METRICS",
     "NULLABLE_STRING",
     "REFINED",
-    "REGISTRATION",
     "SDK_HEADERS",
     "SDK_QUERY",
     "SDK_SCOPE_QUERY",
@@ -111,30 +106,6 @@ def nullable(schema: JsonSchema) -> JsonSchema:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-# The SDK API. A flag as SDKs get it is the wire's `Flag` (strategies without the admin-only
-# keys), and in format 1 (clients without Unleash-Client-Spec 4.2.0) the legacy keys: the
-# first strategy's name ("default" without one) and its parameters. The whole payload adds
-# segments (format 2), the echoed query and its meta.
-CLIENT_FLAG: JsonSchema = {
-    "allOf": [schema_ref("Flag")],
-    "properties": {
-        "strategy": STRING,
-        "parameters": {"type": "object", "additionalProperties": STRING},
-    },
-}
-CLIENT_FEATURES = obj(
-    {
-        "version": INTEGER,
-        "features": array(CLIENT_FLAG),
-        "query": {"type": "object"},
-        "meta": obj(
-            {"revisionId": INTEGER, "etag": STRING, "queryHash": STRING},
-        ),
-    },
-    {"segments": array(schema_ref("Segment"))},
-)
-
-
 # A context as a request body: Unleash's fields (strings) and ``properties``; OFREP's
 # flat attributes (strings, numbers, booleans) are any other key.
 CONTEXT_BODY = obj(
@@ -153,35 +124,8 @@ CONTEXT_BODY = obj(
     closed=False,
 )
 
+
 # Bodies read by hand (SDK registration and metrics), as `routes.client` checks them.
-REGISTRATION = obj(
-    {
-        "appName": {"type": "string", "minLength": 1},
-        "interval": {"type": "number", "minimum": 0, "maximum": INT32_MAX},
-        "started": {"type": ["string", "number"]},
-        "strategies": array(STRING),
-    },
-    {"instanceId": NULLABLE_STRING, "sdkVersion": NULLABLE_STRING, "environment": NULLABLE_STRING},
-    closed=False,
-)
-FRONTEND_REGISTRATION = {**REGISTRATION, "required": ["appName"]}
-METRICS = obj(
-    {
-        "bucket": obj(
-            {},
-            {
-                "start": {"type": ["string", "null"], "format": "date-time"},
-                "stop": {"type": ["string", "null"], "format": "date-time"},
-                "toggles": {"type": "object"},
-            },
-            closed=False,
-        )
-    },
-    {"appName": NULLABLE_STRING, "instanceId": NULLABLE_STRING},
-    closed=False,
-)
-
-
 def json_patch(paths: Iterable[str]) -> JsonSchema:
     """A JSON Patch body of ``replace``/``add`` operations on these paths (a route passes
     the table it patches from, so the two cannot differ)."""
@@ -270,83 +214,9 @@ COMPONENT_NAMES: dict[type, str] = {ActionSetBody: "createActionsSchema", ErrorA
 
 
 # --- Contracts of the export/import, context and playground routes (branch contracts) ---
-# Unleash's export file as `flagcore.wire.write_export` writes it: the answer of
-# ``POST /api/admin/features-batch/export``. (What an import reads is the derived
-# ``FeatureExport`` component: the reader's own classes and key table.)
-_LEGAL_VALUE = obj({"value": STRING, "description": NULLABLE_STRING})
+# (The export file's answer is `flagcore.wire.ExportFileAnswer`, derived from its rows;
+# what an import reads is the derived ``FeatureExport`` component.)
 _STRATEGY_PARAMETERS: JsonSchema = {"type": "object", "additionalProperties": STRING}
-EXPORT = obj(
-    {
-        "features": array(
-            obj(
-                {
-                    "name": STRING,
-                    "type": STRING,
-                    "description": NULLABLE_STRING,
-                    "project": NULLABLE_STRING,
-                    "stale": BOOLEAN,
-                    "impressionData": BOOLEAN,
-                    "archived": BOOLEAN,
-                }
-            )
-        ),
-        "featureStrategies": array(
-            obj(
-                {
-                    "featureName": STRING,
-                    "id": NULLABLE_STRING,
-                    "name": STRING,
-                    "title": NULLABLE_STRING,
-                    "disabled": BOOLEAN,
-                    "parameters": _STRATEGY_PARAMETERS,
-                    "constraints": array(schema_ref("Constraint")),
-                    "segments": array(INTEGER),
-                    "variants": array(schema_ref("Variant")),
-                    # The list's order is the evaluation order; Unleash writes null here.
-                    "sortOrder": {"type": "null"},
-                }
-            )
-        ),
-        "featureEnvironments": array(
-            obj(
-                {
-                    "name": STRING,
-                    "featureName": STRING,
-                    "environment": NULLABLE_STRING,
-                    "enabled": BOOLEAN,
-                    "variants": array(schema_ref("Variant")),
-                }
-            )
-        ),
-        "contextFields": array(
-            obj(
-                {
-                    "name": STRING,
-                    "description": NULLABLE_STRING,
-                    "legalValues": array(_LEGAL_VALUE),
-                    "stickiness": BOOLEAN,
-                    "sortOrder": {"type": ["integer", "null"]},
-                }
-            )
-        ),
-        "featureTags": array(obj({"featureName": STRING, "tagType": STRING, "tagValue": STRING})),
-        "segments": array(obj({"id": INTEGER, "name": STRING})),
-        "tagTypes": array(
-            obj(
-                {
-                    "name": STRING,
-                    "description": NULLABLE_STRING,
-                    "color": NULLABLE_STRING,
-                    "icon": NULLABLE_STRING,
-                }
-            )
-        ),
-        "dependencies": array(
-            obj({"feature": STRING, "dependencies": array(schema_ref("Dependency"))})
-        ),
-        "links": {"type": "array", "maxItems": 0},  # Unleash's flag links: none here
-    }
-)
 # `routes.features_batch.export_flags`'s body (extra keys are ignored, as Unleash does).
 EXPORT_QUERY = obj(
     {"environment": STRING},
@@ -534,7 +404,6 @@ __all__ += [
     "ADVANCED_PLAYGROUND_BODY",
     "EXPLAIN_BODY",
     "EXPLANATION",
-    "EXPORT",
     "EXPORT_QUERY",
     "IMPORT_OPTIONS",
     "PLAYGROUND_BODY",

@@ -176,12 +176,19 @@ class Flags:
         description: str | None = None,
         impression_data: bool = False,
         stale: bool = False,
+        archived: bool = False,
         actor: str = SYSTEM,
     ) -> FlagDefinition:
         """Unleash's ``PUT`` of a flag: every setting takes the given value, and one left
         out its default (a stale flag updated without ``stale`` is no longer stale; no
         ``description``, or an empty one, clears it to null). `update_flag` changes only
-        what it is given (``PATCH``)."""
+        what it is given (``PATCH``). ``archived`` is in Unleash's body but may only be
+        false here: archiving is its own use case (`Archive`, ``DELETE``)."""
+        if archived is not False:
+            raise InvalidInput(
+                "archive a flag with DELETE on its path, not with archived: true",
+                [ErrorDetail("only false here; DELETE the flag to archive it", "$.archived")],
+            )
         _check_type(type)
         check_text(description, "$.description")
         check_flag_value(impression_data, "$.impressionData")

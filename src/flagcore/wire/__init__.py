@@ -5,8 +5,10 @@
 - `reading` / `writing`: the fast paths, generated from the table.
 - `converter`: the strict cattrs converter (the reference reader, with JSON paths in its
   errors); adapters that read classes of their own take ``converter.copy()``.
-- `client_features`: whole payloads, deltas, formats 1 and 2.
-- `unleash_export`: Unleash's feature export file (its import and export).
+- `client_features`: whole payloads, deltas, formats 1 and 2; `client_payload`: the
+  payload's envelope as a typed answer (its schema; the server's fast writer is checked
+  against its derived one).
+- `unleash_export`: Unleash's feature export file as read; `export_answers`: as written.
 - `schema`: JSON Schemas of the same classes, for the published API contract.
 - `answer_table` / `admin_answers` / `delta_events`: the answers (typed values, each with
   its row of keys: the writer and the schema are generated from it), the admin API's
@@ -15,42 +17,31 @@
 - `frontend_answers`: the Frontend API's and OFREP's answers.
 - `playground_answers`: Unleash's playground answers.
 - `import_answers`: import validation and import reports, the context field list.
+- `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
 from __future__ import annotations
 
-from flagcore.wire.admin_answers import (
-    ArchivedFlagAnswer,
-    ArchivedFlagsAnswer,
-    EnvironmentsAnswer,
-    ErrorAnswer,
-    EventsAnswer,
-    FlagAnswer,
-    FlagDetailsAnswer,
-    FlagEnvironmentAnswer,
-    FlagsAnswer,
-    HealthAnswer,
-    PlacementAnswer,
-    ProjectAnswer,
-    ProjectsAnswer,
-    ProjectWithFlagCount,
-    SegmentAnswer,
-    SegmentsAnswer,
-    SegmentsWithUsageAnswer,
-    SegmentWithUsageAnswer,
-    StrategiesUsingAnswer,
-    StrategyAnswer,
-    StrategyDefinitionAnswer,
-    StrategyDefinitionsAnswer,
-    StrategySegmentsAnswer,
-    TagsAnswer,
-    TagTypesAnswer,
-    TokenAnswer,
-    TokensAnswer,
-    UsageBufferAnswer,
-    VariantsAnswer,
+from flagcore.wire import (
+    admin_answers,
+    client_payload,
+    delta_events,
+    export_answers,
+    frontend_answers,
+    import_answers,
+    playground_answers,
+    sdk_bodies,
+    signal_answers,
 )
-from flagcore.wire.answer_table import ANSWER_FIELDS, AnswerField, answer, iso_time, write_answer
+from flagcore.wire.admin_answers import *  # noqa: F403
+from flagcore.wire.answer_table import (
+    ANSWER_FIELDS,
+    AnswerField,
+    answer,
+    iso_time,
+    write_answer,
+    written_by,
+)
 from flagcore.wire.client_features import (
     ClientFeaturesReading,
     IndexedClientFeatures,
@@ -65,6 +56,7 @@ from flagcore.wire.client_features import (
     unstructure_client_features,
     unstructure_flag,
 )
+from flagcore.wire.client_payload import *  # noqa: F403
 from flagcore.wire.converter import (
     INT32_MAX,
     INT32_MIN,
@@ -82,70 +74,16 @@ from flagcore.wire.converter import (
     structure,
     structure_with,
 )
-from flagcore.wire.delta_events import (
-    DeltaAnswer,
-    DeltaEvent,
-    FeatureRemoved,
-    FeatureUpdated,
-    Hydration,
-    SegmentRemoved,
-    SegmentUpdated,
-)
+from flagcore.wire.delta_events import *  # noqa: F403
+from flagcore.wire.export_answers import *  # noqa: F403
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
-from flagcore.wire.frontend_answers import (
-    FrontendToggle,
-    FrontendToggles,
-    FrontendVariant,
-    OfrepErrorAnswer,
-    OfrepEvaluation,
-    OfrepFlags,
-    OfrepMetadata,
-    OfrepParseFailure,
-)
-from flagcore.wire.import_answers import (
-    ContextFieldAnswer,
-    ImportCheckAnswer,
-    ImportItemAnswer,
-    ImportReportAnswer,
-    LegalValueAnswer,
-)
-from flagcore.wire.playground_answers import (
-    AdvancedPlaygroundAnswer,
-    AdvancedPlaygroundFeature,
-    AdvancedPlaygroundResult,
-    PlaygroundAnswer,
-    PlaygroundConstraint,
-    PlaygroundFeature,
-    PlaygroundLinks,
-    PlaygroundSegment,
-    PlaygroundStrategies,
-    PlaygroundStrategy,
-    PlaygroundVariant,
-    StrategyEvaluation,
-    StrategyVariant,
-)
+from flagcore.wire.frontend_answers import *  # noqa: F403
+from flagcore.wire.import_answers import *  # noqa: F403
+from flagcore.wire.playground_answers import *  # noqa: F403
 from flagcore.wire.reading import NotFast
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
-from flagcore.wire.signal_answers import (
-    SIGNAL_ENDPOINT_SOURCE,
-    ActionCatalogueEntry,
-    ActionOutcomeAnswer,
-    ActionParameterAnswer,
-    ActionSetAnswer,
-    ActionSetEventAnswer,
-    ActionSetEventsAnswer,
-    ActionSetRunAnswer,
-    ActionSetsAnswer,
-    ActionSignalAnswer,
-    CreatedId,
-    SignalAnswer,
-    SignalEndpointAnswer,
-    SignalEndpointsAnswer,
-    SignalsAnswer,
-    SignalTokenAnswer,
-    SignalTokensAnswer,
-    SignalTokenWithSecret,
-)
+from flagcore.wire.sdk_bodies import *  # noqa: F403
+from flagcore.wire.signal_answers import *  # noqa: F403
 
 # Unleash's feature export format (branch importer).
 from flagcore.wire.unleash_export import (
@@ -161,7 +99,6 @@ from flagcore.wire.unleash_export import (
     FeatureExport,
     LegalValue,
     read_export,
-    write_export,
 )
 from flagcore.wire.writing import write_constraint, write_flag, write_segment
 
@@ -174,31 +111,9 @@ __all__ = [
     "INT64_MAX",
     "INT64_MIN",
     "MAX_ERROR_DETAILS",
-    "SIGNAL_ENDPOINT_SOURCE",
     "WIRE_NAMES",
-    "ActionCatalogueEntry",
-    "ActionOutcomeAnswer",
-    "ActionParameterAnswer",
-    "ActionSetAnswer",
-    "ActionSetEventAnswer",
-    "ActionSetEventsAnswer",
-    "ActionSetRunAnswer",
-    "ActionSetsAnswer",
-    "ActionSignalAnswer",
-    "AdvancedPlaygroundAnswer",
-    "AdvancedPlaygroundFeature",
-    "AdvancedPlaygroundResult",
     "AnswerField",
-    "ArchivedFlagAnswer",
-    "ArchivedFlagsAnswer",
     "ClientFeaturesReading",
-    "ContextFieldAnswer",
-    "CreatedId",
-    "DeltaAnswer",
-    "DeltaEvent",
-    "EnvironmentsAnswer",
-    "ErrorAnswer",
-    "EventsAnswer",
     "ExportedContextField",
     "ExportedDependencies",
     "ExportedEnvironment",
@@ -208,70 +123,12 @@ __all__ = [
     "ExportedTag",
     "ExportedTagType",
     "FeatureExport",
-    "FeatureRemoved",
-    "FeatureUpdated",
-    "FlagAnswer",
-    "FlagDetailsAnswer",
-    "FlagEnvironmentAnswer",
-    "FlagsAnswer",
-    "FrontendToggle",
-    "FrontendToggles",
-    "FrontendVariant",
-    "HealthAnswer",
-    "Hydration",
-    "ImportCheckAnswer",
-    "ImportItemAnswer",
-    "ImportReportAnswer",
     "IndexedClientFeatures",
     "JsonSchema",
     "LegalValue",
-    "LegalValueAnswer",
     "NotFast",
-    "OfrepErrorAnswer",
-    "OfrepEvaluation",
-    "OfrepFlags",
-    "OfrepMetadata",
-    "OfrepParseFailure",
     "OutOfRange",
-    "PlacementAnswer",
-    "PlaygroundAnswer",
-    "PlaygroundConstraint",
-    "PlaygroundFeature",
-    "PlaygroundLinks",
-    "PlaygroundSegment",
-    "PlaygroundStrategies",
-    "PlaygroundStrategy",
-    "PlaygroundVariant",
-    "ProjectAnswer",
-    "ProjectWithFlagCount",
-    "ProjectsAnswer",
     "SchemaSet",
-    "SegmentAnswer",
-    "SegmentRemoved",
-    "SegmentUpdated",
-    "SegmentWithUsageAnswer",
-    "SegmentsAnswer",
-    "SegmentsWithUsageAnswer",
-    "SignalAnswer",
-    "SignalEndpointAnswer",
-    "SignalEndpointsAnswer",
-    "SignalTokenAnswer",
-    "SignalTokenWithSecret",
-    "SignalTokensAnswer",
-    "SignalsAnswer",
-    "StrategiesUsingAnswer",
-    "StrategyAnswer",
-    "StrategyDefinitionAnswer",
-    "StrategyDefinitionsAnswer",
-    "StrategyEvaluation",
-    "StrategySegmentsAnswer",
-    "StrategyVariant",
-    "TagTypesAnswer",
-    "TagsAnswer",
-    "TokenAnswer",
-    "TokensAnswer",
-    "UsageBufferAnswer",
-    "VariantsAnswer",
     "WireField",
     "WrongType",
     "answer",
@@ -299,7 +156,18 @@ __all__ = [
     "wire_name",
     "write_answer",
     "write_constraint",
-    "write_export",
     "write_flag",
     "write_segment",
+    "written_by",
 ]
+# Each answer module's face is the package's own: a new answer class is exported where it
+# is written, with no edit here.
+__all__ += admin_answers.__all__
+__all__ += client_payload.__all__
+__all__ += export_answers.__all__
+__all__ += delta_events.__all__
+__all__ += frontend_answers.__all__
+__all__ += import_answers.__all__
+__all__ += playground_answers.__all__
+__all__ += signal_answers.__all__
+__all__ += sdk_bodies.__all__

@@ -9,6 +9,10 @@ says of an answer cannot differ from what is sent.
 
 An answer's keys are always present (null for an empty optional value), except those
 rows marked ``omitted_when_none``: Unleash leaves such a key out rather than sending null.
+
+A value whose JSON is not one key per attribute (a trace spread into the object holding
+it, a shape fixed elsewhere) can still be held by answers: `written_by` names its writer,
+which the generated writers of its holders call. It has no derived schema.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ __all__ = [
     "iso_time",
     "write_answer",
     "writer_of",
+    "written_by",
 ]
 
 _C = TypeVar("_C", bound=type)
@@ -57,6 +62,7 @@ class AnswerField:
 
 ANSWER_FIELDS: dict[type, tuple[AnswerField, ...]] = {}
 _WRITERS: dict[type, Callable[[Any], dict[str, Any]]] = {}
+_HAND_WRITTEN: set[type] = set()
 # What generated writers call: the model's fast writers, the answers', `iso_time`.
 _NAMESPACE: dict[str, Any] = {"iso_time": iso_time}
 for _model_class in FIELDS:
@@ -80,6 +86,14 @@ def answer(*rows: AnswerField | tuple[str, str]) -> Callable[[_C], _C]:
     return register
 
 
+def written_by(cls: _C, writer: Callable[[Any], dict[str, Any]]) -> _C:
+    """Let answers hold ``cls``, written by its own ``writer`` (see the module's note)."""
+    _WRITERS[cls] = writer
+    _NAMESPACE[f"w_{cls.__name__}"] = writer
+    _HAND_WRITTEN.add(cls)
+    return cls
+
+
 def writer_of(cls: type) -> Callable[[Any], dict[str, Any]]:
     """The JSON writer of an answer class (a fresh dict per call, callers may change it)."""
     return _WRITERS[cls]
@@ -97,7 +111,7 @@ _SCALARS = (str, bool, int, float)
 
 
 def _nested(type_: Any) -> str:
-    if type_ not in FIELDS and type_ not in ANSWER_FIELDS:
+    if type_ not in FIELDS and type_ not in ANSWER_FIELDS and type_ not in _HAND_WRITTEN:
         raise TypeError(f"{type_!r} is neither a model class nor an answer")
     return f"w_{type_.__name__}"
 

@@ -6,7 +6,8 @@ An export is flat lists keyed by flag name (``featureStrategies``, ``featureEnvi
 evaluation order with ``sortOrder`` null or missing; segments appear by ``{id, name}``
 only (no constraints), and strategies refer to the exporting server's segment ids.
 
-Reading is strict, like every reader of Unleash's JSON here: a wrong type anywhere refuses
+Writing is `flagcore.wire.export_answers`' (answer-table rows). Reading is strict, like
+every reader of Unleash's JSON here: a wrong type anywhere refuses
 the whole file with the JSON path of each problem (`read_export`). The keys the model
 classes share with the client format (a strategy's, a variant's, a constraint's) come from
 `flagcore.wire.fields.FIELDS`; the keys only this format has are the constants below.
@@ -23,24 +24,10 @@ from flagcore.model import Constraint, Dependency, Strategy, Variant
 from flagcore.wire.converter import converter as _core_converter
 from flagcore.wire.converter import register_class, structure_with
 from flagcore.wire.fields import (
-    DEPENDENCIES,
-    DESCRIPTION,
-    ENABLED,
-    FEATURE,
     IMPRESSION_DATA,
-    NAME,
-    PROJECT,
-    SEGMENTS,
     SORT_ORDER,
-    STALE,
-    STICKINESS,
-    TYPE,
-    VALUE,
-    VARIANTS,
     WIRE_NAMES,
-    wire_name,
 )
-from flagcore.wire.writing import write_constraint
 
 __all__ = [
     "EXPORT_NAMES",
@@ -55,7 +42,6 @@ __all__ = [
     "FeatureExport",
     "LegalValue",
     "read_export",
-    "write_export",
 ]
 
 # Keys only the export format has.
@@ -256,85 +242,3 @@ def read_export(data: Any, what: str = "the export") -> FeatureExport:
     """``data`` (parsed JSON) as an export, or `flagcore.errors.InvalidInput` whose details
     name the JSON path of every problem (``$.featureStrategies[3].constraints[0].values``)."""
     return structure_with(_CONVERTER, _NAMES, data, FeatureExport, what)
-
-
-def write_export(export: FeatureExport) -> dict[str, Any]:
-    """The export as Unleash writes it: strategies in evaluation order, ``sortOrder`` null."""
-    return {
-        FEATURES: [
-            {
-                NAME: flag.name,
-                TYPE: flag.type,
-                DESCRIPTION: flag.description,
-                PROJECT: flag.project,
-                STALE: flag.stale,
-                IMPRESSION_DATA: flag.impression_data,
-                ARCHIVED: flag.archived,
-            }
-            for flag in export.features
-        ],
-        FEATURE_STRATEGIES: [_write_strategy(s) for s in export.feature_strategies],
-        FEATURE_ENVIRONMENTS: [
-            {
-                NAME: state.feature_name,
-                FEATURE_NAME: state.feature_name,
-                ENVIRONMENT: state.environment,
-                ENABLED: state.enabled,
-                VARIANTS: _CONVERTER.unstructure(state.variants),
-            }
-            for state in export.feature_environments
-        ],
-        CONTEXT_FIELDS: [
-            {
-                NAME: field.name,
-                DESCRIPTION: field.description,
-                LEGAL_VALUES: [
-                    {VALUE: v.value, DESCRIPTION: v.description} for v in field.legal_values
-                ],
-                STICKINESS: field.stickiness,
-                SORT_ORDER: field.sort_order,
-            }
-            for field in export.context_fields
-        ],
-        FEATURE_TAGS: [
-            {FEATURE_NAME: tag.feature_name, TAG_TYPE: tag.tag_type, TAG_VALUE: tag.tag_value}
-            for tag in export.feature_tags
-        ],
-        SEGMENTS: [{"id": s.id, NAME: s.name} for s in export.segments],
-        TAG_TYPES: [
-            {NAME: t.name, DESCRIPTION: t.description, COLOR: t.color, ICON: t.icon}
-            for t in export.tag_types
-        ],
-        DEPENDENCIES: [
-            {FEATURE: d.feature, DEPENDENCIES: _CONVERTER.unstructure(d.dependencies)}
-            for d in export.dependencies
-        ],
-        LINKS: [],
-    }
-
-
-def _write_strategy(strategy: ExportedStrategy) -> dict[str, Any]:
-    out: dict[str, Any] = {FEATURE_NAME: strategy.feature_name}
-    for attribute in (
-        "id",
-        "name",
-        "title",
-        "disabled",
-        "parameters",
-        "constraints",
-        "segments",
-        "variants",
-    ):
-        value = getattr(strategy, attribute)
-        if attribute == "constraints":
-            value = [write_constraint(c) for c in value]
-        elif attribute == "variants":
-            value = _CONVERTER.unstructure(value)
-        elif attribute in ("parameters",):
-            value = dict(value)
-        elif attribute == "segments":
-            value = list(value)
-        out[wire_name(Strategy, attribute)] = value
-    # The list's order is the evaluation order; Unleash writes no number for it.
-    out[SORT_ORDER] = None
-    return out

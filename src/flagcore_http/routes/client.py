@@ -6,7 +6,6 @@ import asyncio
 import datetime as dt
 import functools
 import json
-import math
 import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -22,7 +21,17 @@ from flagcore.service import (
     client_features_format,
     known_variants_only,
 )
-from flagcore.wire import INT32_MAX, unstructure_client_features, unstructure_flag
+from flagcore.wire import (
+    CLIENT_FLAG_SCHEMA,
+    METRICS_SCHEMA,
+    REGISTRATION_SCHEMA,
+    ClientFeaturesAnswer,
+    read_metrics_body,
+    read_registration,
+    registration_started,
+    unstructure_client_features,
+    unstructure_flag,
+)
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.body_size import oversized
@@ -52,8 +61,6 @@ from flagcore_http.usage_buffer import USAGE_BUFFER
 
 __all__ = [
     "record_metrics",
-    "register_problems",
-    "registration_started",
     "routes",
     "save_registration",
     "sdk_scope",
@@ -216,7 +223,7 @@ def _cache_key(environment: str, query: ClientQuery | None, version: int) -> tup
 
 @routes.get("/api/client/features")
 @documented(
-    {200: shapes.CLIENT_FEATURES, 304: None}, query=shapes.SDK_QUERY, headers=shapes.SDK_HEADERS
+    {200: ClientFeaturesAnswer, 304: None}, query=shapes.SDK_QUERY, headers=shapes.SDK_HEADERS
 )
 async def client_features(request: web.Request) -> web.StreamResponse:
     version = _spec_version(request)
@@ -337,7 +344,9 @@ def with_fast_path(route: web.RouteDef, handler: Handler, app: web.Application) 
 
 
 @routes.get("/api/client/features/{name}")
-@documented({200: shapes.CLIENT_FLAG}, query=shapes.SDK_SCOPE_QUERY, headers=shapes.SDK_HEADERS)
+@documented(
+    {200: dict(CLIENT_FLAG_SCHEMA)}, query=shapes.SDK_SCOPE_QUERY, headers=shapes.SDK_HEADERS
+)
 async def client_feature(request: web.Request) -> web.Response:
     version = _spec_version(request)
     environment, projects = sdk_scope(request)
@@ -354,76 +363,6 @@ async def client_feature(request: web.Request) -> web.Response:
     return web.json_response(unstructure_flag(snapshot.features[0], segments))
 
 
-def _timestamp(value: Any, path: str) -> dt.datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str) and len(value) <= 64:
-        try:
-            parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            parsed = None
-        if parsed is not None:
-            return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
-        # RFC 3339 with nanoseconds, as the Python SDK sends: keep microseconds.
-        head, dot, tail = value.partition(".")
-        digits = tail.rstrip("Zz")
-        if dot and len(digits) > 6:  # shorter each time: the retry ends
-            zone = tail[len(digits) :]
-            return _timestamp(f"{head}.{digits[:6]}{zone}", path)
-    raise InvalidInput(f"{path} must be an RFC 3339 time", [ErrorDetail("not a time", path)])
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def registration_started(value: Any) -> dt.datetime:
-    """Unleash's ``started``: an RFC 3339 time, or a number of milliseconds since 1970."""
-    if _is_number(value):
-        try:
-            return dt.datetime.fromtimestamp(value / 1000, dt.UTC)
-        except (OverflowError, OSError, ValueError):
-            raise InvalidInput(
-                "$.started is out of range", [ErrorDetail("a time in range", "$.started")]
-            ) from None
-    started = _timestamp(value, "$.started")
-    assert started is not None  # a missing value is reported before
-    return started
-
-
-# Unleash's clientApplicationSchema: these fields are required, with these types.
-_REGISTER_REQUIRED: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "appName": (lambda v: isinstance(v, str) and bool(v), "a non-empty string"),
-    # Kept in an SQL integer column (32-bit in PostgreSQL): 2^31-1 ms is over 24 days.
-    "interval": (
-        lambda v: _is_number(v) and 0 <= v <= INT32_MAX,
-        f"a number from 0 to {INT32_MAX}",
-    ),
-    "started": (lambda v: isinstance(v, str) or _is_number(v), "an RFC 3339 time or a number"),
-    "strategies": (
-        lambda v: isinstance(v, list) and all(isinstance(s, str) for s in v),
-        "a list of strings",
-    ),
-}
-_REGISTER_OPTIONAL_STRINGS = ("instanceId", "sdkVersion", "environment")
-
-
-def register_problems(body: dict[str, Any]) -> list[ErrorDetail]:
-    """Every missing or mistyped field of a registration, each with its JSON path."""
-    problems = []
-    for key, (valid, what) in _REGISTER_REQUIRED.items():
-        if key not in body or body[key] is None:
-            problems.append(ErrorDetail(f"{key} is required: {what}", f"$.{key}"))
-        elif not valid(body[key]):
-            problems.append(ErrorDetail(f"{key} must be {what}", f"$.{key}"))
-    problems.extend(
-        ErrorDetail(f"{key} must be a string", f"$.{key}")
-        for key in _REGISTER_OPTIONAL_STRINGS
-        if body.get(key) is not None and not isinstance(body[key], str)
-    )
-    return problems
-
-
 async def _json_object(request: web.Request) -> dict[str, Any]:
     body = await read_json(request, max_bytes=request.app[CONFIG].sdk_usage_max_body_bytes)
     if not isinstance(body, dict):
@@ -432,25 +371,23 @@ async def _json_object(request: web.Request) -> dict[str, Any]:
 
 
 @routes.post("/api/client/register")
-@documented({202: None}, body=shapes.REGISTRATION, errors=(429,))
+@documented({202: None}, body=REGISTRATION_SCHEMA, errors=(429,))
 async def register(request: web.Request) -> web.Response:
     refused = refusal(request, request.app[RATE_LIMITS].register)  # before the body is read
     refused = refused or oversized(request, request.app[CONFIG].sdk_usage_max_body_bytes)
     if refused is not None:
         return refused
     body = await _json_object(request)
-    problems = register_problems(body)
-    if problems:
-        raise InvalidInput("the registration is missing fields or has wrong types", problems)
+    registration = read_registration(body, "the registration is missing fields or has wrong types")
     environment, _projects = sdk_scope(request)
     instance = service(request).instances.checked_instance(
-        body["appName"],
-        body.get("instanceId") or "unknown",
+        registration.app_name,
+        registration.instance_id or "unknown",
         environment=environment,
-        sdk_version=body.get("sdkVersion"),
-        strategies=body["strategies"],
-        started=registration_started(body["started"]),
-        interval=round(body["interval"]),
+        sdk_version=registration.sdk_version,
+        strategies=registration.strategies,
+        started=registration_started(registration.started),
+        interval=round(registration.interval),
     )
     await save_registration(request, instance, create=True)
     return web.Response(status=202)
@@ -466,7 +403,7 @@ async def save_registration(
 
 
 @routes.post("/api/client/metrics")
-@documented({202: None}, body=shapes.METRICS, errors=(429,))
+@documented({202: None}, body=METRICS_SCHEMA, errors=(429,))
 async def metrics(request: web.Request) -> web.Response:
     refused = refusal(request, request.app[RATE_LIMITS].metrics)  # before the body is read
     refused = refused or oversized(request, request.app[CONFIG].sdk_usage_max_body_bytes)
@@ -476,12 +413,12 @@ async def metrics(request: web.Request) -> web.Response:
     return web.Response(status=202)
 
 
-def _reported_sdk(request: web.Request, body: dict[str, Any]) -> Any:
+def _reported_sdk(request: web.Request, sdk_version: Any) -> Any:
     """The SDK's version as a metrics report gives it: the body's ``sdkVersion``, else the
     ``Unleash-SDK`` header browser SDKs send (as Unleash records it); an over-long header
     is not kept rather than refusing the report for it."""
-    if body.get("sdkVersion") is not None:
-        return body["sdkVersion"]
+    if sdk_version is not None:
+        return sdk_version
     header = request.headers.get("Unleash-SDK")
     return header if header is not None and len(header) <= MAX_TRACKED_HEADER_LENGTH else None
 
@@ -502,19 +439,9 @@ async def record_metrics(
     loop, then held and written behind the answer in a merged batch
     (`flagcore_http.usage_buffer`): a post never waits for the store nor fails for want
     of it."""
-    body = await _json_object(request)
-    bucket = body.get("bucket")
-    if not isinstance(bucket, dict):
-        raise InvalidInput("bucket is required", [ErrorDetail("an object", "$.bucket")])
-    toggles = bucket.get("toggles", {})
-    if not isinstance(toggles, dict):
-        raise InvalidInput(
-            "bucket.toggles must be an object", [ErrorDetail("an object", "$.bucket.toggles")]
-        )
-    instance_id = body.get("instanceId")
-    if instance_id is not None and not isinstance(instance_id, str):
-        raise InvalidInput("instanceId must be a string", [ErrorDetail("a string", "$.instanceId")])
-    start = _timestamp(bucket.get("start"), "$.bucket.start") or dt.datetime.now(dt.UTC)
+    body = read_metrics_body(await _json_object(request))
+    toggles = body.toggles
+    start = body.start or dt.datetime.now(dt.UTC)
     # Only flags in the token's projects are counted (all projects for a "*" token).
     environment, projects = sdk_scope(request)
     svc = service(request)
@@ -528,12 +455,12 @@ async def record_metrics(
             toggles = known_variants_only(toggles, known_variants)
     # Every rule is checked here, so a bad report is a 400 even while the store is away.
     report = svc.metrics.check_report(
-        body.get("appName"),
-        instance_id or "unknown",
+        body.app_name,
+        body.instance_id or "unknown",
         environment,
         start,
         toggles,
-        sdk_version=_reported_sdk(request, body),
+        sdk_version=_reported_sdk(request, body.sdk_version),
     )
     dropped = request.app[METRICS].sdk_metrics_dropped
     if report.hour is None:

@@ -21,7 +21,7 @@ from flagcore.wire import (
 )
 from flagcore_http import shapes, wire
 from flagcore_http.answering import answered
-from flagcore_http.bodies import read_body, read_json, structure_body
+from flagcore_http.bodies import as_keywords, read_body, read_json, structure_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.wire import CreateFlag, SortOrderItem, UpdateFlag
@@ -105,19 +105,11 @@ async def get_flag(request: web.Request) -> web.Response:
 async def update_flag(request: web.Request) -> web.Response:
     """Replaces, as Unleash's ``PUT`` does: what the body leaves out takes its default."""
     body = await read_body(request, UpdateFlag)
-    if body.archived:
-        raise InvalidInput(
-            "archive a flag with DELETE on its path, not with archived: true",
-            [ErrorDetail("only false here; DELETE the flag to archive it", "$.archived")],
-        )
     updated = await call(
         request,
         service(request).flags.replace_flag,
         *_path(request),
-        type=body.type,
-        description=body.description,
-        impression_data=body.impression_data,
-        stale=body.stale,
+        **as_keywords(body),
         actor=actor(request),
     )
     return answered(FlagAnswer.of(updated))

@@ -14,6 +14,7 @@ from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.service import ImportCheck, ImportReport
 from flagcore.wire import (
     ContextFieldAnswer,
+    ExportFileAnswer,
     FeatureExport,
     ImportCheckAnswer,
     ImportItemAnswer,
@@ -84,7 +85,7 @@ def _read_data(body: dict[str, Any]) -> FeatureExport:
 
 
 @routes.post(BATCH + "/export")
-@documented({200: shapes.EXPORT}, body=shapes.EXPORT_QUERY, errors=(404,))
+@documented({200: ExportFileAnswer}, body=shapes.EXPORT_QUERY, errors=(404,))
 async def export_flags(request: web.Request) -> web.Response:
     """Unleash's body: ``{"features": [names], "environment", "downloadFile"?, "tag"?,
     "project"?}``; ``tag`` is ``{"type", "value"}`` or ``"type:value"``."""

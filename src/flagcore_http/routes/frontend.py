@@ -27,7 +27,13 @@ from flagcore.errors import (
     StorageError,
 )
 from flagcore.service import FrontendView, build_frontend_view, frontend_context
-from flagcore.wire import FrontendToggles
+from flagcore.wire import (
+    FRONTEND_REGISTRATION_SCHEMA,
+    METRICS_SCHEMA,
+    FrontendToggles,
+    read_registration,
+    registration_started,
+)
 from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.body_size import oversized
@@ -257,7 +263,7 @@ async def frontend_post(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/frontend/client/metrics")
-@documented({200: None}, body=shapes.METRICS, errors=(429,))
+@documented({200: None}, body=METRICS_SCHEMA, errors=(429,))
 async def frontend_metrics(request: web.Request) -> web.Response:
     """Counted as for server SDKs (the token's projects and environment); 200 as Unleash.
     The token ships in every browser bundle, so what it may add to the store is bounded
@@ -282,7 +288,7 @@ async def frontend_metrics(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/frontend/client/register")
-@documented({200: None}, body=shapes.FRONTEND_REGISTRATION, errors=(429,))
+@documented({200: None}, body=FRONTEND_REGISTRATION_SCHEMA, errors=(429,))
 async def frontend_register(request: web.Request) -> web.Response:
     """Browser SDKs register with less than server SDKs: ``appName`` is required; a
     missing ``interval``, ``started`` or ``strategies`` means 0, now and none."""
@@ -301,18 +307,16 @@ async def frontend_register(request: web.Request) -> web.Response:
     if filled.get("started") is None:
         filled["started"] = service(request).clock().isoformat()
     # The same checks as a server SDK's registration, once the defaults are in.
-    problems = client.register_problems(filled)
-    if problems:
-        raise InvalidInput("the registration has wrong types", problems)
+    registration = read_registration(filled, "the registration has wrong types")
     environment, _projects = frontend_scope(request)
     instance = service(request).instances.checked_instance(
-        filled["appName"],
-        filled.get("instanceId") or "unknown",
+        registration.app_name,
+        registration.instance_id or "unknown",
         environment=environment,
-        sdk_version=filled.get("sdkVersion"),
-        strategies=filled["strategies"],
-        started=client.registration_started(filled["started"]),
-        interval=round(filled["interval"]),
+        sdk_version=registration.sdk_version,
+        strategies=registration.strategies,
+        started=registration_started(registration.started),
+        interval=round(registration.interval),
     )
     # A new instance is a row: within the same budget as the token's metrics posts.
     budget = metrics_row_budget(request, 1, frontend=True)

@@ -10,7 +10,7 @@ from flagcore.wire import (
     ProjectWithFlagCount,
 )
 from flagcore_http.answering import answered
-from flagcore_http.bodies import read_body
+from flagcore_http.bodies import as_keywords, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.wire import CreateProject, UpdateProject
@@ -64,8 +64,7 @@ async def _update(request: web.Request) -> web.Response:
         request,
         service(request).projects.update_project,
         request.match_info["id"],
-        name=body.name,
-        description=body.description,
+        **as_keywords(body),
         actor=actor(request),
     )
     return answered(ProjectAnswer.of(project))

@@ -15,7 +15,7 @@ from flagcore.wire import (
 )
 from flagcore_http import shapes
 from flagcore_http.answering import answered
-from flagcore_http.bodies import int_parameter, read_body
+from flagcore_http.bodies import as_keywords, int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.wire import SegmentBody, StrategySegments
@@ -54,10 +54,7 @@ async def create_segment(request: web.Request) -> web.Response:
     segment = await call(
         request,
         service(request).segments.define_segment,
-        body.name,
-        body.constraints,
-        description=body.description,
-        project=body.project,
+        **as_keywords(body),
         actor=actor(request),
     )
     return answered(
@@ -83,10 +80,7 @@ async def update_segment(request: web.Request) -> web.Response:
         request,
         service(request).segments.update_segment,
         segment_id,
-        body.name,
-        body.constraints,
-        description=body.description,
-        project=body.project,
+        **as_keywords(body),
         actor=actor(request),
     )
     return web.Response(status=204)

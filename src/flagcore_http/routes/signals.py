@@ -29,7 +29,7 @@ from flagcore.wire import (
 from flagcore_http import shapes
 from flagcore_http.answering import answered
 from flagcore_http.auth import signal_sender
-from flagcore_http.bodies import int_parameter, parse_json, query_int, read_body
+from flagcore_http.bodies import as_keywords, int_parameter, parse_json, query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.errors import error_response
@@ -101,9 +101,7 @@ async def update_endpoint(request: web.Request) -> web.Response:
         request,
         service(request).signals.update_signal_endpoint,
         endpoint_id,
-        name=body.name,
-        description=body.description,
-        enabled=body.enabled,
+        **as_keywords(body),
         actor=actor(request),
     )
     return answered(SignalEndpointAnswer.of(updated))
