@@ -50,7 +50,9 @@ from flagcore_http.routes import (
     streaming,
     tags,
     tokens,
+    users,
 )
+from flagcore_http.sign_in_throttle import SIGN_IN_THROTTLE, SignInThrottle
 from flagcore_http.streaming import HUB, StreamingHub, close_streams, hub_lifetime, hub_settings
 from flagcore_http.ui import setup_ui
 from flagcore_http.usage_buffer import USAGE_BUFFER, UsageBuffer, usage_flush
@@ -76,6 +78,8 @@ ROUTE_TABLES = (
     playground.routes,  # Playground (issue 19, branch explain)
     # Moving in from Unleash and out again (branch importer): /api/admin/features-batch/*.
     features_batch.routes,
+    # People (issue 28): /api/admin/user-admin, /api/admin/user, /auth/simple/login, /logout.
+    users.routes,
 )
 
 
@@ -97,6 +101,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[frontend.FRONTEND_VIEWS] = frontend.FrontendViews()
     # --- rate limits and the auth-failure tarpit (rate_limits.py) ---
     app[RATE_LIMITS] = RateLimits.from_config(config)
+    app[SIGN_IN_THROTTLE] = SignInThrottle.from_config(config)
     app[METRIC_NAMES] = MetricNames()  # metrics reports drop names that are not flags
     app[USAGE_BUFFER] = UsageBuffer(config.usage_buffer_entries)  # SDK usage in an outage
     app[METRICS] = ServerMetrics()  # observe (issue 18 §2): requests counted per route

@@ -49,6 +49,7 @@ from flagcore.service.projects import Projects
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.segments import Segments
 from flagcore.service.sessions import (
+    SIGN_IN_REFUSED,
     PasswordCandidate,
     SessionHolder,
     Sessions,
@@ -76,6 +77,7 @@ __all__ = [
     "MAX_COUNT",
     "RESET_LINK_LIFETIME",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
+    "SIGN_IN_REFUSED",
     "STANDARD_FIELDS",
     "SYSTEM",
     "CheckedReport",

@@ -163,6 +163,7 @@ from flagcore.wire.unleash_export import (
     read_export,
     write_export,
 )
+from flagcore.wire.user_answers import ResetPasswordAnswer, RoleAnswer, UserAnswer, UsersAnswer
 from flagcore.wire.writing import write_constraint, write_flag, write_segment
 
 __all__ = [
@@ -245,6 +246,8 @@ __all__ = [
     "ProjectAnswer",
     "ProjectWithFlagCount",
     "ProjectsAnswer",
+    "ResetPasswordAnswer",
+    "RoleAnswer",
     "SchemaSet",
     "SegmentAnswer",
     "SegmentRemoved",
@@ -271,6 +274,8 @@ __all__ = [
     "TokenAnswer",
     "TokensAnswer",
     "UsageBufferAnswer",
+    "UserAnswer",
+    "UsersAnswer",
     "VariantsAnswer",
     "WireField",
     "WrongType",

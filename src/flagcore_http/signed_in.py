@@ -1,0 +1,78 @@
+"""Who a browser's session cookie belongs to, and the slow password work off the loop.
+
+The cookie (`flagcore_http.session_cookie`) names a server-side session; every request
+asks the store whether it still lives (`Service.sessions.holder`), so a session ended on
+another server is refused here at the next request. Password hashes are made and checked
+on a small pool of their own: never on the event loop, never on the store's worker (whose
+queue SDK polls share), and at most two at a time (Argon2id takes 64 MiB each).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from concurrent.futures import ThreadPoolExecutor
+
+from aiohttp import web
+
+from flagcore.passwords import NewPassword, dummy_verify, verify
+from flagcore.service import PasswordCandidate, SessionHolder, StartedSession
+from flagcore_http.calls import call
+from flagcore_http.keys import CONFIG, SERVICE
+from flagcore_http.session_cookie import COOKIE_NAME, SIGNER, Session
+
+__all__ = [
+    "cookie_session",
+    "hashed_password",
+    "password_matches",
+    "session_holder",
+    "start_session",
+]
+
+_PASSWORD_WORK = ThreadPoolExecutor(max_workers=2, thread_name_prefix="flagcore-passwords")
+
+
+def cookie_session(request: web.Request) -> Session | None:
+    """The session the request's cookie carries (signed, unexpired), or None."""
+    signer = request.app.get(SIGNER)
+    if signer is None:
+        return None
+    return signer.read(request.cookies.get(COOKIE_NAME))
+
+
+async def session_holder(request: web.Request, session: Session | None) -> SessionHolder | None:
+    """Who the signed-in ``session`` belongs to, if the store still has it live."""
+    if session is None or not session.signed_in:
+        return None
+    return await call(request, request.app[SERVICE].sessions.holder, session.session_id)
+
+
+async def start_session(
+    request: web.Request, *, user_id: int | None = None, token_id: str | None = None
+) -> tuple[Session, StartedSession]:
+    """A new server-side session (a new id at every sign-in) and the cookie naming it."""
+    signer = request.app[SIGNER]
+    lifetime = dt.timedelta(seconds=request.app[CONFIG].ui_session_seconds)
+    started = await call(
+        request,
+        request.app[SERVICE].sessions.start,
+        user_id=user_id,
+        token_id=token_id,
+        lifetime=lifetime,
+    )
+    return signer.new_session(started.secret), started
+
+
+async def hashed_password(password: str, path: str = "$.password") -> NewPassword:
+    """``password`` checked against the policy and hashed, on the password pool."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_PASSWORD_WORK, NewPassword.of, password, path)
+
+
+async def password_matches(candidate: PasswordCandidate | None, password: str) -> bool:
+    """Whether ``password`` is the candidate's (with nobody named, the same work is done)."""
+    loop = asyncio.get_running_loop()
+    if candidate is None:
+        await loop.run_in_executor(_PASSWORD_WORK, dummy_verify, password)
+        return False
+    return await loop.run_in_executor(_PASSWORD_WORK, verify, candidate.password_hash, password)
