@@ -245,7 +245,7 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_page(
     page.goto(server.url + "/ui/sign-in")
     check("/ui/sign-in")
     page.get_by_label("Admin API token").fill("*:*.not-a-token-we-know")
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.locator(".field-error").wait_for()
     check("/ui/sign-in refused")
     sign_in(page, server)
