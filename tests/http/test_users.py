@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -204,3 +205,27 @@ async def test_failed_sign_ins_are_throttled_per_account_then_per_address(
     for _ in range(2):
         await _login(api, "bob@example.io", "Wrong-Horse-9", status=401)
     await _login(api, "carol@example.io", "Wrong-Horse-9", status=429)
+
+
+def _change(old: str, new: str, confirm: str) -> dict[str, str]:
+    return {"password": new, "confirmPassword": confirm, "oldPassword": old}
+
+
+async def test_a_user_changes_their_own_password_keeping_this_session_only(
+    api: Api, service: Service
+) -> None:
+    await _create(api, email="ann@example.io", rootRole=1, password=PASSWORD)
+    other = service.sessions.sign_in("ann@example.io", PASSWORD, lifetime=dt.timedelta(hours=1))
+    await _login(api, "ann@example.io", PASSWORD)
+    change = "/api/admin/user/change-password"
+    new = "New-Horse-77"
+    wrong = await api.json("POST", change, 400, token=None, json=_change("x", new, new))
+    assert wrong["details"][0]["path"] == "$.oldPassword"
+    mismatch = await api.json(
+        "POST", change, 400, token=None, json=_change(PASSWORD, new, new + "8")
+    )
+    assert mismatch["details"][0]["path"] == "$.confirmPassword"
+    await api.json("POST", change, token=None, json=_change(PASSWORD, new, new))
+    await api.json("GET", "/api/admin/user", token=None)  # this session stays
+    assert service.sessions.holder(other.secret) is None  # the other one ended
+    await _login(api, "ann@example.io", new)

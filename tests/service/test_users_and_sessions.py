@@ -166,3 +166,25 @@ def test_no_event_carries_a_password_or_its_hash(
     assert "user-password-changed" in logged
     assert "$argon2id$" not in logged
     assert GOOD not in logged
+
+
+def test_retention_deletes_expired_sessions_and_keeps_live_ones(
+    service: Service, good_password: NewPassword
+) -> None:
+    _ann(service, good_password)
+    expired = service.sessions.sign_in("ann@example.io", GOOD, lifetime=dt.timedelta(0))
+    live = service.sessions.sign_in("ann@example.io", GOOD, lifetime=HOUR)
+    assert service.retention.prune().sessions == 1
+    assert service.retention.prune().sessions == 0
+    assert service.sessions.holder(live.secret) is not None
+    assert service.sessions.holder(expired.secret) is None
+
+
+def test_session_writes_do_not_move_the_revision(
+    service: Service, good_password: NewPassword
+) -> None:
+    _ann(service, good_password)
+    revision = service.storage.revision()
+    started = service.sessions.sign_in("ann@example.io", GOOD, lifetime=HOUR)
+    service.sessions.end(started.secret)
+    assert service.storage.revision() == revision

@@ -6,6 +6,9 @@ an admin ending a user's sessions, deleting or disabling the user) takes effect 
 server over the same database at its next request. Each sign-in makes a new id, so an id
 planted before sign-in is worth nothing after it.
 
+Session writes are not changes SDKs see: they go through the store directly (as
+retention does), so they neither move the revision nor wake in-process readers.
+
 Checking a password is slow by design; `Sessions.password_candidate` and
 `flagcore.passwords.verify` are separate steps so a server can run the check off its store
 worker, then `Sessions.start` the session. `Sessions.sign_in` does all three in-process.
@@ -15,12 +18,14 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
+from contextlib import AbstractContextManager
 
 import attrs
 
 from flagcore.errors import Unauthenticated
 from flagcore.passwords import dummy_verify, verify
 from flagcore.people import User, UserSession
+from flagcore.ports import Transaction
 from flagcore.service.context import ServiceContext
 from flagcore.service.users import end_sessions_of, find_user, secret_digest
 from flagcore.tables import USER_PASSWORDS, USER_SESSIONS, USERS
@@ -81,6 +86,15 @@ class Sessions:
             password = tx.get_record(USER_PASSWORDS, user.id)
         return None if password is None else PasswordCandidate(user, password.hash)
 
+    def own_password(self, user_id: int) -> PasswordCandidate | None:
+        """A signed-in user's password hash, to check the old one before a change."""
+        with self._context.read() as tx:
+            user = tx.get_record(USERS, user_id)
+            password = tx.get_record(USER_PASSWORDS, user_id)
+        if user is None or password is None:
+            return None
+        return PasswordCandidate(user, password.hash)
+
     def start(
         self, *, user_id: int | None = None, token_id: str | None = None, lifetime: dt.timedelta
     ) -> StartedSession:
@@ -89,7 +103,7 @@ class Sessions:
         secret = secrets.token_urlsafe(32)
         now = self._context.clock()
         session = UserSession(secret_digest(secret), user_id, token_id, now, now + lifetime, now)
-        with self._context.unit() as tx:
+        with self._quiet() as tx:
             if user_id is not None:
                 user = tx.get_record(USERS, user_id)
                 if user is None or user.disabled:
@@ -128,7 +142,7 @@ class Sessions:
         if session.user_id is not None and (user is None or user.disabled):
             return None
         if now - session.last_seen_at >= SEEN_EVERY:
-            with self._context.unit() as tx:
+            with self._quiet() as tx:
                 tx.save_record(USER_SESSIONS, attrs.evolve(session, last_seen_at=now))
                 if user is not None:
                     tx.save_record(USERS, attrs.evolve(user, seen_at=now))
@@ -136,12 +150,12 @@ class Sessions:
 
     def end(self, secret: str) -> None:
         """Sign out: the session ends here and on every other server."""
-        with self._context.unit() as tx:
+        with self._quiet() as tx:
             tx.delete_record(USER_SESSIONS, secret_digest(secret))
 
     def end_all_of_user(self, user_id: int) -> int:
         """End every session of one user ("sign out everywhere", or an admin's doing)."""
-        with self._context.unit() as tx:
+        with self._quiet() as tx:
             return end_sessions_of(tx, user_id)
 
     def count_of_user(self, user_id: int) -> int:
@@ -150,11 +164,5 @@ class Sessions:
             sessions = tx.list_records(USER_SESSIONS, {"user_id": user_id})
         return sum(1 for s in sessions if s.expires_at > now)
 
-    def prune_expired(self) -> int:
-        """Delete sessions past their expiry; how many."""
-        now = self._context.clock()
-        with self._context.unit() as tx:
-            expired = [s for s in tx.list_records(USER_SESSIONS) if s.expires_at <= now]
-            for session in expired:
-                tx.delete_record(USER_SESSIONS, session.id_digest)
-        return len(expired)
+    def _quiet(self) -> AbstractContextManager[Transaction]:
+        return self._context.store.transaction()

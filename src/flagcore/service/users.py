@@ -109,9 +109,12 @@ def _check_unique(tx: Records, email: str | None, username: str | None, own_id: 
             )
 
 
-def end_sessions_of(tx: Records, user_id: int) -> int:
-    """End every session of one user; how many there were."""
-    sessions = tx.list_records(USER_SESSIONS, {"user_id": user_id})
+def end_sessions_of(tx: Records, user_id: int, *, keep: str | None = None) -> int:
+    """End every session of one user (but the one whose id is ``keep``); how many."""
+    kept = secret_digest(keep) if keep is not None else None
+    sessions = [
+        s for s in tx.list_records(USER_SESSIONS, {"user_id": user_id}) if s.id_digest != kept
+    ]
     for session in sessions:
         tx.delete_record(USER_SESSIONS, session.id_digest)
     return len(sessions)
@@ -203,14 +206,22 @@ class Users:
             tx.delete_record(USERS, user_id)
             self._context.record_event(tx, "user-deleted", actor, pre_data=_user_event(user))
 
-    def set_password(self, user_id: int, password: NewPassword, *, actor: str = SYSTEM) -> None:
-        """Set a user's password; every session they had ends (Unleash's rule too)."""
+    def set_password(
+        self,
+        user_id: int,
+        password: NewPassword,
+        *,
+        actor: str = SYSTEM,
+        keep_session: str | None = None,
+    ) -> None:
+        """Set a user's password; every session they had ends (Unleash's rule too), but
+        ``keep_session`` (the id of the session of a user changing their own)."""
         with self._context.unit() as tx:
             user = _user(tx, user_id)
             tx.save_record(
                 USER_PASSWORDS, UserPassword(user.id, password.hash, self._context.clock())
             )
-            end_sessions_of(tx, user_id)
+            end_sessions_of(tx, user_id, keep=keep_session)
             self._context.record_event(tx, "user-password-changed", actor, data={"id": user.id})
 
     def create_link(

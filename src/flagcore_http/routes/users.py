@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore.errors import ErrorDetail, Forbidden, Unauthenticated
+from flagcore.errors import ErrorDetail, Forbidden, InvalidInput, Unauthenticated
 from flagcore.people import LinkKind, RootRole, User
 from flagcore.service import SIGN_IN_REFUSED, NewUser
 from flagcore.wire import ResetPasswordAnswer, UserAnswer, UsersAnswer
@@ -168,6 +168,43 @@ async def signed_in_user(request: web.Request) -> web.Response:
         raise Forbidden("This request is made with an API token, not by a signed-in user.")
     fresh = await call(request, service(request).users.get_user, user.id)
     return answered(UserAnswer.of(fresh))
+
+
+@routes.post("/api/admin/user/change-password")
+@documented({200: None}, body=PasswordBody, errors=(401, 429))
+async def change_my_password(request: web.Request) -> web.Response:
+    """Unleash's ``changeMyPassword``: the old password, and the new one twice. This
+    session stays; every other session of the user ends."""
+    user: User | None = request.get(USER)
+    session = cookie_session(request)
+    if user is None or session is None:
+        raise Forbidden("This request is made with an API token, not by a signed-in user.")
+    body = await read_body(request, PasswordBody)
+    if body.old_password is None or body.confirm_password != body.password:
+        path = "$.oldPassword" if body.old_password is None else "$.confirmPassword"
+        problem = "required" if body.old_password is None else "does not match the password"
+        raise InvalidInput("The password was not changed.", [ErrorDetail(problem, path)])
+    throttle = request.app[SIGN_IN_THROTTLE]
+    login = f"user-id:{user.id}"  # its own key: no login is spelled so
+    wait = throttle.wait(request, login)
+    if wait:
+        return too_many_requests(request, too_many_sign_ins(wait), wait)
+    candidate = await call(request, service(request).sessions.own_password, user.id)
+    if not await password_matches(candidate, body.old_password):
+        throttle.failed(request, login)
+        raise InvalidInput(
+            "The old password is not right.", [ErrorDetail("not right", "$.oldPassword")]
+        )
+    password = await hashed_password(body.password)
+    await call(
+        request,
+        service(request).users.set_password,
+        user.id,
+        password,
+        actor=actor(request),
+        keep_session=session.session_id,
+    )
+    return web.Response(status=200)
 
 
 @routes.post("/auth/simple/login")
