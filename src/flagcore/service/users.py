@@ -236,7 +236,10 @@ class Users:
         with self._context.unit() as tx:
             user = find_user(tx, login)
             if user is None:
-                raise NotFound(f"Could not find {login}", [ErrorDetail("no such user", "$.id")])
+                raise NotFound(
+                    "There is no user with this email or username.",
+                    [ErrorDetail("no such user", "$.id")],
+                )
             return _new_link(tx, self._context, user, kind, actor, lifetime)
 
     def create_link_for(

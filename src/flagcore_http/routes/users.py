@@ -149,7 +149,7 @@ async def end_user_sessions(request: web.Request) -> web.Response:
 
 
 @routes.post(USER_ADMIN + "/reset-password")
-@documented({200: ResetPasswordAnswer}, body=IdBody)
+@documented({200: ResetPasswordAnswer}, body=IdBody, errors=(404,))
 async def reset_password(request: web.Request) -> web.Response:
     """A single-use link (a day) for the user whose email or username is ``id``, shown to
     the admin who asked (flagcore sends no mail)."""
