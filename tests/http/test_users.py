@@ -126,8 +126,14 @@ async def test_a_wrong_password_and_an_unknown_account_get_the_same_401(api: Api
     await api.json("GET", "/api/admin/user", status=401, token=None)
 
 
-async def test_an_api_token_is_not_a_signed_in_user(api: Api) -> None:
-    await api.json("GET", "/api/admin/user", status=403)
+async def test_an_admin_token_asking_who_it_is_gets_itself_as_admin(api: Api) -> None:
+    me = await api.json("GET", "/api/admin/user")
+    assert (me["id"], me["name"], me["rootRole"], me["accountType"]) == (
+        0,
+        "admin",
+        1,
+        "API token",
+    )
 
 
 async def test_deleting_disabling_or_ending_a_users_sessions_signs_them_out_at_once(

@@ -163,7 +163,13 @@ from flagcore.wire.unleash_export import (
     read_export,
     write_export,
 )
-from flagcore.wire.user_answers import ResetPasswordAnswer, RoleAnswer, UserAnswer, UsersAnswer
+from flagcore.wire.user_answers import (
+    ResetPasswordAnswer,
+    RoleAnswer,
+    UserAnswer,
+    UsersAnswer,
+    token_user,
+)
 from flagcore.wire.writing import write_constraint, write_flag, write_segment
 
 __all__ = [
@@ -299,6 +305,7 @@ __all__ = [
     "structure_segment",
     "structure_variants",
     "structure_with",
+    "token_user",
     "unstructure_client_features",
     "unstructure_flag",
     "wire_name",

@@ -13,7 +13,7 @@ import attrs
 from flagcore.people import RootRole, User
 from flagcore.wire.answer_table import AnswerField, answer
 
-__all__ = ["ResetPasswordAnswer", "RoleAnswer", "UserAnswer", "UsersAnswer"]
+__all__ = ["ResetPasswordAnswer", "RoleAnswer", "UserAnswer", "UsersAnswer", "token_user"]
 
 _ROLE_DESCRIPTIONS = {
     RootRole.ADMIN: "Users with the root admin role have superuser access to Unleash.",
@@ -66,6 +66,15 @@ class UserAnswer:
             user.disabled,
             invite_link,
         )
+
+
+def token_user(name: str, created_at: dt.datetime) -> UserAnswer:
+    """An admin API token asking who it is: Unleash answers its API user (named by the
+    token, acting as Admin, ``isAPI``); flagcore answers the token's name, id 0 (no user
+    has it), the Admin root role and the account type ``API token``."""
+    return UserAnswer(
+        0, name, None, None, RootRole.ADMIN.role_id, created_at, None, "API token", False
+    )
 
 
 @answer(

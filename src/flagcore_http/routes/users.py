@@ -15,13 +15,13 @@ from aiohttp import web
 from flagcore.errors import ErrorDetail, Forbidden, InvalidInput, Unauthenticated
 from flagcore.people import LinkKind, RootRole, User
 from flagcore.service import SIGN_IN_REFUSED, NewUser
-from flagcore.wire import ResetPasswordAnswer, UserAnswer, UsersAnswer
+from flagcore.wire import ResetPasswordAnswer, UserAnswer, UsersAnswer, token_user
 from flagcore_http import shapes
 from flagcore_http.answering import answered
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
-from flagcore_http.keys import USER
+from flagcore_http.keys import TOKEN, USER
 from flagcore_http.rate_limits import too_many_requests
 from flagcore_http.session_cookie import COOKIE_NAME, SIGNER, Session
 from flagcore_http.sign_in_throttle import MAX_LOGIN_LENGTH, SIGN_IN_THROTTLE, too_many_sign_ins
@@ -162,10 +162,13 @@ async def reset_password(request: web.Request) -> web.Response:
 @routes.get("/api/admin/user")
 @documented({200: UserAnswer})
 async def signed_in_user(request: web.Request) -> web.Response:
-    """The person signed in with this session; an API token is nobody."""
+    """The person signed in with this session (an admin token: itself, as Admin)."""
     user: User | None = request.get(USER)
     if user is None:
-        raise Forbidden("This request is made with an API token, not by a signed-in user.")
+        token = request.get(TOKEN)
+        if token is None:  # --auth none: nobody signed in
+            raise Forbidden("Nobody is signed in: authentication is off.")
+        return answered(token_user(token.name, token.created_at))
     fresh = await call(request, service(request).users.get_user, user.id)
     return answered(UserAnswer.of(fresh))
 
@@ -175,11 +178,14 @@ async def signed_in_user(request: web.Request) -> web.Response:
 async def change_my_password(request: web.Request) -> web.Response:
     """Unleash's ``changeMyPassword``: the old password, and the new one twice. This
     session stays; every other session of the user ends."""
+    body = await read_body(request, PasswordBody)
     user: User | None = request.get(USER)
     session = cookie_session(request)
     if user is None or session is None:
-        raise Forbidden("This request is made with an API token, not by a signed-in user.")
-    body = await read_body(request, PasswordBody)
+        raise InvalidInput(
+            "Only a signed-in user changes their own password: an API token has none.",
+            [ErrorDetail("not a signed-in user", "$")],
+        )
     if body.old_password is None or body.confirm_password != body.password:
         path = "$.oldPassword" if body.old_password is None else "$.confirmPassword"
         problem = "required" if body.old_password is None else "does not match the password"
@@ -234,6 +240,8 @@ async def login(request: web.Request) -> web.Response:
 @documented({200: None}, store=True)
 async def logout(request: web.Request) -> web.Response:
     """Ends this browser's session on the server (its cookie is refused from now on)."""
+    if request.body_exists:
+        raise InvalidInput("Signing out takes no body.", [ErrorDetail("no body", "$")])
     session = cookie_session(request)
     if session is not None and session.signed_in:
         await call(request, service(request).sessions.end, session.session_id)
