@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from aiohttp import web
 
-from flagcore.passwords import NewPassword, dummy_verify, verify
+from flagcore.passwords import MAX_PASSWORD_LENGTH, NewPassword, dummy_verify, verify
 from flagcore.service import PasswordCandidate, SessionHolder, StartedSession
 from flagcore_http.calls import call
 from flagcore_http.keys import CONFIG, SERVICE
@@ -70,7 +70,12 @@ async def hashed_password(password: str, path: str = "$.password") -> NewPasswor
 
 
 async def password_matches(candidate: PasswordCandidate | None, password: str) -> bool:
-    """Whether ``password`` is the candidate's (with nobody named, the same work is done)."""
+    """Whether ``password`` is the candidate's (with nobody named, the same work is done).
+
+    One longer than the policy allows matches no password set through flagcore: it is
+    refused without hashing, so a megabyte "password" costs nothing."""
+    if len(password) > MAX_PASSWORD_LENGTH:
+        return False
     loop = asyncio.get_running_loop()
     if candidate is None:
         await loop.run_in_executor(_PASSWORD_WORK, dummy_verify, password)

@@ -123,6 +123,7 @@ async def test_a_wrong_password_and_an_unknown_account_get_the_same_401(api: Api
     wrong = await _login(api, "ann@example.io", "Wrong-Horse-9", status=401)
     nobody = await _login(api, "bob@example.io", PASSWORD, status=401)
     assert wrong["message"] == nobody["message"]
+    await _login(api, "ann@example.io", PASSWORD + "x" * 200_000, status=401)
     await api.json("GET", "/api/admin/user", status=401, token=None)
 
 
