@@ -177,6 +177,7 @@ async def _signed_in(request: web.Request) -> bool:
     holder = await session_holder(request, cookie_session(request))
     if holder is None:
         return False
+    _refuse_cross_site_writes(request)
     if holder.user is not None:
         request[USER] = holder.user
         return True
@@ -185,6 +186,24 @@ async def _signed_in(request: web.Request) -> bool:
         return False
     request[TOKEN] = token
     return True
+
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _refuse_cross_site_writes(request: web.Request) -> None:
+    """A cookie goes with every request from the same site, other ports included, and a
+    plain form or a bodyless ``fetch`` needs no CORS preflight. So a write made with the
+    session cookie must say ``application/json`` (which another origin cannot send
+    without a preflight the admin API never grants) and, where the browser tells,
+    come from this origin (``Sec-Fetch-Site``)."""
+    if request.method in _SAFE_METHODS:
+        return
+    site = request.headers.get("Sec-Fetch-Site", "same-origin")
+    if request.content_type != "application/json" or site not in ("same-origin", "none"):
+        raise Forbidden(
+            "A write with a browser session must come from this site as application/json."
+        )
 
 
 async def token_of_id(request: web.Request, token_id: str | None) -> ApiToken | None:

@@ -236,3 +236,35 @@ async def test_a_user_changes_their_own_password_keeping_this_session_only(
     await api.json("GET", "/api/admin/user", token=None)  # this session stays
     assert service.sessions.holder(other.secret) is None  # the other one ended
     await _login(api, "ann@example.io", new)
+
+
+async def test_a_browser_sessions_writes_must_be_json_from_this_origin(api: Api) -> None:
+    """A page on another port of the same host gets the cookie sent along (same site), and
+    a plain form or a bodyless POST needs no preflight: such writes are refused."""
+    await _create(api, email="ann@example.io", rootRole=1, password=PASSWORD)
+    await _login(api, "ann@example.io", PASSWORD)
+    body = '{"id": "p", "name": "P"}'
+    for headers in (
+        {"Content-Type": "text/plain"},
+        {"Content-Type": "application/x-www-form-urlencoded"},
+        {"Content-Type": "application/json", "Sec-Fetch-Site": "same-site"},
+        {"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"},
+    ):
+        response = await api.request(
+            "POST", "/api/admin/projects", token=None, data=body, headers=headers
+        )
+        assert response.status == 403, headers
+    bodyless = await api.request(
+        "POST", "/api/admin/projects/default/features/f/environments/development/on", token=None
+    )
+    assert bodyless.status == 403
+    projects = await api.json("GET", "/api/admin/projects")
+    assert "p" not in [p["id"] for p in projects["projects"]]
+    await api.json(
+        "POST",
+        "/api/admin/projects",
+        status=201,
+        token=None,
+        data=body,
+        headers={"Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"},
+    )
