@@ -26,6 +26,7 @@ __all__ = [
     "hashed_password",
     "password_matches",
     "session_holder",
+    "set_link",
     "start_session",
 ]
 
@@ -81,3 +82,8 @@ async def password_matches(candidate: PasswordCandidate | None, password: str) -
         await loop.run_in_executor(_PASSWORD_WORK, dummy_verify, password)
         return False
     return await loop.run_in_executor(_PASSWORD_WORK, verify, candidate.password_hash, password)
+
+
+def set_link(request: web.Request, token: str) -> str:
+    """The address where a link's holder sets their password, on this server."""
+    return f"{request.url.origin()}/ui/set-password?token={token}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.ui.conftest import ADMIN, Server, sign_in, start_server, stop_server
 
@@ -62,7 +62,7 @@ def test_the_first_admin_signs_in_with_the_printed_link_then_with_the_password(
     shot(page, "signed-in-as-a-user")
     expect(page.locator("header .who")).to_have_text("Admin")
     page.get_by_role("link", name="New flag").click()
-    page.get_by_label("Name").fill("by-a-person")
+    page.get_by_label("Name", exact=True).fill("by-a-person")
     page.get_by_role("button", name="Create flag").click()
     expect(page.get_by_role("heading", name="by-a-person")).to_be_visible()
     events = server.api("GET", "/api/admin/events?feature=by-a-person")["events"]
@@ -140,3 +140,42 @@ def test_failed_sign_ins_are_throttled_and_the_page_says_so(page: Page, tmp_path
         expect(page.get_by_label("Email or username")).to_have_value("admin")
     finally:
         stop_server(server)
+
+
+def test_an_admin_invites_a_user_who_sets_a_password_and_an_editor_cannot_manage_users(
+    signed_in: Page, server: Server, browser: Browser
+) -> None:
+    page = signed_in
+    page.get_by_role("link", name="Users", exact=True).click()
+    page.get_by_label("Email", exact=True).fill("not an email")
+    page.get_by_label("Name", exact=True).fill("Ed")
+    page.get_by_role("button", name="Invite user").click()
+    expect(page.get_by_label("Email", exact=True)).to_have_value("not an email")  # kept as typed
+    expect(page.get_by_label("Name", exact=True)).to_have_value("Ed")
+    page.get_by_label("Email", exact=True).fill("ed@example.io")
+    page.get_by_label("Root role").select_option("Editor")
+    page.get_by_role("button", name="Invite user").click()
+    link = page.get_by_label("Link", exact=True).input_value()
+    assert "/ui/set-password?token=" in link
+
+    other = browser.new_context()
+    try:
+        ed = other.new_page()
+        ed.goto(link)
+        ed.get_by_label("New password").fill(PASSWORD)
+        ed.get_by_role("button", name="Set password and sign in").click()
+        expect(ed.locator("header .who")).to_have_text("Ed")
+        ed.goto(server.url + "/ui/users")
+        expect(ed.get_by_text("Managing users needs the Admin root role.")).to_be_visible()
+
+        page.goto(server.url + "/ui/users")
+        page.get_by_role("button", name="Disable Ed").click()
+        expect(page.get_by_role("status")).to_have_text("User “Ed” disabled: their sessions ended.")
+        ed.reload()
+        expect(ed.get_by_role("heading", name="Sign in", exact=True)).to_be_visible()
+        page.get_by_role("button", name="Delete Ed").click()
+        expect(page.get_by_role("status")).to_have_text("User “Ed” deleted.")
+    finally:
+        other.close()
+    users = server.api("GET", "/api/admin/user-admin")["users"]
+    assert [u["username"] for u in users] == ["admin"]

@@ -29,11 +29,12 @@ from flagcore_http.signed_in import (
     cookie_session,
     hashed_password,
     password_matches,
+    set_link,
     start_session,
 )
 from flagcore_http.wire import CreateUser, IdBody, LoginBody, PasswordBody, UpdateUser
 
-__all__ = ["routes", "set_link"]
+__all__ = ["routes"]
 
 routes = web.RouteTableDef()
 
@@ -46,11 +47,6 @@ def _admins_only(request: web.Request) -> None:
     user: User | None = request.get(USER)
     if user is not None and user.root_role is not RootRole.ADMIN:
         raise Forbidden("Managing users needs the Admin root role.")
-
-
-def set_link(request: web.Request, token: str) -> str:
-    """The address where a link's holder sets their password, on this server."""
-    return f"{request.url.origin()}/ui/set-password?token={token}"
 
 
 @routes.get(USER_ADMIN)
