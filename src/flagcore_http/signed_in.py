@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from aiohttp import web
 
+from flagcore.errors import ServiceUnavailable
 from flagcore.passwords import MAX_PASSWORD_LENGTH, NewPassword, dummy_verify, verify
 from flagcore.service import PasswordCandidate, SessionHolder, StartedSession
 from flagcore_http.calls import call
@@ -30,7 +33,24 @@ __all__ = [
     "start_session",
 ]
 
+_T = TypeVar("_T")
+
 _PASSWORD_WORK = ThreadPoolExecutor(max_workers=2, thread_name_prefix="flagcore-passwords")
+MAX_WAITING_PASSWORD_WORK = 64
+"""Password checks and hashes queued at most (two run, the rest wait); past it a sign-in
+is 503 with Retry-After: a flood from many addresses cannot queue work without bound."""
+_waiting = 0
+
+
+async def _on_password_pool(fn: Callable[..., _T], *args: Any) -> _T:
+    global _waiting
+    if _waiting >= MAX_WAITING_PASSWORD_WORK:
+        raise ServiceUnavailable("Too many sign-ins at once; try again shortly.", 1.0)
+    _waiting += 1
+    try:
+        return await asyncio.get_running_loop().run_in_executor(_PASSWORD_WORK, fn, *args)
+    finally:
+        _waiting -= 1
 
 
 def cookie_session(request: web.Request) -> Session | None:
@@ -66,8 +86,7 @@ async def start_session(
 
 async def hashed_password(password: str, path: str = "$.password") -> NewPassword:
     """``password`` checked against the policy and hashed, on the password pool."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(_PASSWORD_WORK, NewPassword.of, password, path)
+    return await _on_password_pool(NewPassword.of, password, path)
 
 
 async def password_matches(candidate: PasswordCandidate | None, password: str) -> bool:
@@ -77,11 +96,10 @@ async def password_matches(candidate: PasswordCandidate | None, password: str) -
     refused without hashing, so a megabyte "password" costs nothing."""
     if len(password) > MAX_PASSWORD_LENGTH:
         return False
-    loop = asyncio.get_running_loop()
     if candidate is None:
-        await loop.run_in_executor(_PASSWORD_WORK, dummy_verify, password)
+        await _on_password_pool(dummy_verify, password)
         return False
-    return await loop.run_in_executor(_PASSWORD_WORK, verify, candidate.password_hash, password)
+    return await _on_password_pool(verify, candidate.password_hash, password)
 
 
 def set_link(request: web.Request, token: str) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import re
 from collections.abc import AsyncIterator
@@ -12,7 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from flagcore.service import Service
-from flagcore_http import ServerConfig, create_app
+from flagcore_http import ServerConfig, create_app, signed_in
 from tests.http.conftest import Api
 
 PASSWORD = "Correct-Horse-9"
@@ -268,3 +269,22 @@ async def test_a_browser_sessions_writes_must_be_json_from_this_origin(api: Api)
         data=body,
         headers={"Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"},
     )
+
+
+async def test_sign_ins_beyond_the_password_queue_are_503_with_retry_after(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two hashes run at once and a bounded number wait; a flood past it is refused at
+    once (the bound is lowered here so a handful of requests reach it)."""
+    await _create(api, email="ann@example.io", rootRole=1, password=PASSWORD)
+    monkeypatch.setattr(signed_in, "MAX_WAITING_PASSWORD_WORK", 2)
+    body = {"username": "ann@example.io", "password": "Wrong-Horse-9"}
+    answers = await asyncio.gather(
+        *(api.request("POST", "/auth/simple/login", token=None, json=body) for _ in range(8))
+    )
+    statuses = sorted(a.status for a in answers)
+    assert statuses.count(401) >= 2
+    assert 503 in statuses
+    refused = next(a for a in answers if a.status == 503)
+    assert refused.headers["Retry-After"] == "1"
+    await _login(api, "ann@example.io", PASSWORD)  # the queue drained: signing in works
