@@ -193,14 +193,16 @@ _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 def _refuse_cross_site_writes(request: web.Request) -> None:
     """A cookie goes with every request from the same site, other ports included, and a
-    plain form or a bodyless ``fetch`` needs no CORS preflight. So a write made with the
-    session cookie must say ``application/json`` (which another origin cannot send
-    without a preflight the admin API never grants) and, where the browser tells,
-    come from this origin (``Sec-Fetch-Site``)."""
+    plain form or a bodyless ``fetch`` POST needs no CORS preflight. So a POST made with
+    the session cookie must say ``application/json`` (which another origin cannot send
+    without a preflight the admin API never grants; PUT, PATCH and DELETE always need
+    one), and every write, where the browser tells, must come from this origin
+    (``Sec-Fetch-Site``)."""
     if request.method in _SAFE_METHODS:
         return
     site = request.headers.get("Sec-Fetch-Site", "same-origin")
-    if request.content_type != "application/json" or site not in ("same-origin", "none"):
+    not_json = request.method == "POST" and request.content_type != "application/json"
+    if not_json or site not in ("same-origin", "none"):
         raise Forbidden(
             "A write with a browser session must come from this site as application/json."
         )

@@ -261,6 +261,9 @@ async def test_a_browser_sessions_writes_must_be_json_from_this_origin(api: Api)
     assert bodyless.status == 403
     projects = await api.json("GET", "/api/admin/projects")
     assert "p" not in [p["id"] for p in projects["projects"]]
+    cross = {"Sec-Fetch-Site": "same-site"}
+    refused = await api.request("DELETE", "/api/admin/projects/default", token=None, headers=cross)
+    assert refused.status == 403
     await api.json(
         "POST",
         "/api/admin/projects",
@@ -269,6 +272,7 @@ async def test_a_browser_sessions_writes_must_be_json_from_this_origin(api: Api)
         data=body,
         headers={"Content-Type": "application/json", "Sec-Fetch-Site": "same-origin"},
     )
+    await api.json("DELETE", "/api/admin/projects/p", token=None)  # same origin, no body
 
 
 async def test_sign_ins_beyond_the_password_queue_are_503_with_retry_after(
