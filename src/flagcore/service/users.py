@@ -137,6 +137,20 @@ class Users:
             return len(tx.list_records(USERS, limit=1))
 
     def create_user(self, new: NewUser, *, actor: str = SYSTEM) -> User:
+        user, _link = self._create(new, actor, invitation=None)
+        return user
+
+    def invite_user(
+        self, new: NewUser, *, actor: str = SYSTEM, lifetime: dt.timedelta = RESET_LINK_LIFETIME
+    ) -> tuple[User, CreatedLink]:
+        """A user without a password and their invitation link, written together."""
+        user, link = self._create(attrs.evolve(new, password=None), actor, invitation=lifetime)
+        assert link is not None
+        return user, link
+
+    def _create(
+        self, new: NewUser, actor: str, *, invitation: dt.timedelta | None
+    ) -> tuple[User, CreatedLink | None]:
         details = [
             *_check_text(new.email, "$.email", _EMAIL),
             *_check_text(new.username, "$.username", _USERNAME),
@@ -146,6 +160,7 @@ class Users:
             details.append(ErrorDetail("give an email or a username", "$.email"))
         if details:
             raise InvalidInput("The user cannot be created as given.", details)
+        link = None
         with self._context.unit() as tx:
             _check_unique(tx, new.email, new.username, own_id=-1)
             user = tx.create_record(
@@ -164,7 +179,9 @@ class Users:
                     USER_PASSWORDS, UserPassword(user.id, new.password.hash, self._context.clock())
                 )
             self._context.record_event(tx, "user-created", actor, data=_user_event(user))
-        return user
+            if invitation is not None:
+                link = _new_link(tx, self._context, user, LinkKind.INVITATION, actor, invitation)
+        return user, link
 
     def update_user(
         self,

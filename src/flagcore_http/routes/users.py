@@ -13,7 +13,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail, Forbidden, InvalidInput, Unauthenticated
-from flagcore.people import LinkKind, RootRole, User
+from flagcore.people import RootRole, User
 from flagcore.service import SIGN_IN_REFUSED, NewUser
 from flagcore.wire import ResetPasswordAnswer, UserAnswer, UsersAnswer, token_user
 from flagcore_http import shapes
@@ -66,18 +66,11 @@ async def create_user(request: web.Request) -> web.Response:
     password = await hashed_password(body.password) if body.password is not None else None
     new = NewUser(body.root_role, body.email, body.username, body.name, password)
     users = service(request).users
-    created = await call(request, users.create_user, new, actor=actor(request))
-    invite = None
-    if password is None:
-        link = await call(
-            request,
-            users.create_link_for,
-            created.id,
-            kind=LinkKind.INVITATION,
-            actor=actor(request),
-        )
-        invite = set_link(request, link.token)
-    return answered(UserAnswer.of(created, invite), status=201)
+    if password is not None:
+        created = await call(request, users.create_user, new, actor=actor(request))
+        return answered(UserAnswer.of(created), status=201)
+    created, link = await call(request, users.invite_user, new, actor=actor(request))
+    return answered(UserAnswer.of(created, set_link(request, link.token)), status=201)
 
 
 @routes.get(USER_ADMIN + "/{id}")

@@ -81,13 +81,9 @@ async def invite_user(request: web.Request) -> web.Response:
             username=values["username"] or None,
             name=values["name"] or None,
         )
-        actor = viewer(request).actor
-        created = await call(request, users.create_user, new, actor=actor)
+        created, link = await call(request, users.invite_user, new, actor=viewer(request).actor)
     except FlagcoreError as error:
         return await _page(request, values=values, error=error, status=400)
-    link = await call(
-        request, users.create_link_for, created.id, kind=LinkKind.INVITATION, actor=actor
-    )
     return await _page(request, link=(created.display_name, set_link(request, link.token)))
 
 
