@@ -34,6 +34,7 @@ from flagcore.entities import (
     StrategyPlacement,
     TagType,
 )
+from flagcore.people import ResetLink, User, UserPassword, UserSession
 
 __all__ = [
     "ACTION_EXECUTIONS",
@@ -55,6 +56,10 @@ __all__ = [
     "STRATEGY_DEFINITIONS",
     "TABLES",
     "TAG_TYPES",
+    "USERS",
+    "USER_PASSWORDS",
+    "USER_RESET_LINKS",
+    "USER_SESSIONS",
     "Below",
     "FlagTag",
     "Table",
@@ -197,6 +202,30 @@ ACTION_EXECUTIONS = Table(
     deleted_with=(("action_sets", "action_set.id"),),
 )
 EVENTS = Table(Event, "events", key=("id",), order=("-id",))
+# People (issue 28). Emails and usernames are unique regardless of case: the service
+# checks it, and the SQL schema holds an index on their lower case.
+USERS = Table(User, "users", key=("id",), order=("id",))
+USER_PASSWORDS = Table(
+    UserPassword,
+    "user_passwords",
+    key=("user_id",),
+    order=("user_id",),
+    deleted_with=(("users", "user_id"),),
+)
+USER_SESSIONS = Table(
+    UserSession,
+    "user_sessions",
+    key=("id_digest",),
+    order=("created_at", "id_digest"),
+    deleted_with=(("users", "user_id"),),
+)
+USER_RESET_LINKS = Table(
+    ResetLink,
+    "user_reset_links",
+    key=("token_digest",),
+    order=("created_at", "token_digest"),
+    deleted_with=(("users", "user_id"),),
+)
 
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
@@ -215,6 +244,10 @@ TABLES: tuple[Table[Any], ...] = (
     ACTION_SETS,
     ACTION_EXECUTIONS,
     EVENTS,
+    USERS,
+    USER_PASSWORDS,
+    USER_SESSIONS,
+    USER_RESET_LINKS,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

@@ -56,13 +56,16 @@ from flagcore.entities import (
 )
 from flagcore.errors import Conflict
 from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant, WeightType
+from flagcore.people import LinkKind, ResetLink, RootRole, User, UserPassword, UserSession
 from flagcore.ports import Store, Transaction
+from flagcore.tables import USER_PASSWORDS, USER_RESET_LINKS, USER_SESSIONS, USERS
 
 __all__ = [
     "ActionRepositoryContract",
     "EventLogContract",
     "FlagRepositoryContract",
     "MetricsRepositoryContract",
+    "PeopleContract",
     "ProjectRepositoryContract",
     "RetentionDeletesContract",
     "SegmentRepositoryContract",
@@ -894,6 +897,54 @@ class RetentionDeletesContract(_PortContract):
             assert tx.append_event("feature-created", "test").id > revision
 
 
+class PeopleContract(_PortContract):
+    """Users, their passwords, sessions and links (issue 28), kept through `Records`."""
+
+    def test_a_user_round_trips_with_every_field_and_ids_are_never_reused(
+        self, store: Store
+    ) -> None:
+        with store.transaction() as tx:
+            first = tx.create_record(
+                USERS, User(0, RootRole.EDITOR, "Ann", "ann@x.io", created_at=T0)
+            )
+            second = tx.create_record(
+                USERS,
+                User(0, RootRole.VIEWER, None, None, "bob", True, _at(1), seen_at=_at(2)),
+            )
+            tx.delete_record(USERS, second.id)
+            third = tx.create_record(USERS, User(0, RootRole.ADMIN, username="cy", created_at=T0))
+        assert third.id > second.id > first.id
+        with store.transaction(write=False) as tx:
+            assert tx.get_record(USERS, first.id) == first
+            assert tx.list_records(USERS) == [first, third]
+            assert tx.get_record(USERS, second.id) is None
+
+    def test_deleting_a_user_deletes_their_password_sessions_and_links(self, store: Store) -> None:
+        with store.transaction() as tx:
+            ann = tx.create_record(USERS, User(0, RootRole.ADMIN, email="ann@x.io", created_at=T0))
+            bob = tx.create_record(USERS, User(0, RootRole.ADMIN, email="bob@x.io", created_at=T0))
+            for user in (ann, bob):
+                tx.save_record(USER_PASSWORDS, UserPassword(user.id, f"hash-{user.id}", T0))
+                tx.save_record(
+                    USER_SESSIONS, UserSession(f"s{user.id}", user.id, None, T0, _at(60), T0)
+                )
+                tx.save_record(
+                    USER_RESET_LINKS,
+                    ResetLink(f"l{user.id}", user.id, LinkKind.RESET, "system", T0, _at(60)),
+                )
+            tx.save_record(USER_SESSIONS, UserSession("token", None, "abc", T0, _at(60), _at(1)))
+        with store.transaction() as tx:
+            tx.delete_record(USERS, ann.id)
+        with store.transaction(write=False) as tx:
+            assert tx.get_record(USER_PASSWORDS, ann.id) is None
+            assert [s.id_digest for s in tx.list_records(USER_SESSIONS)] == [f"s{bob.id}", "token"]
+            assert [link.user_id for link in tx.list_records(USER_RESET_LINKS)] == [bob.id]
+            assert tx.list_records(USER_SESSIONS, {"user_id": bob.id})[0].expires_at == _at(60)
+            assert tx.get_record(USER_PASSWORDS, bob.id) == UserPassword(
+                bob.id, f"hash-{bob.id}", T0
+            )
+
+
 class StorePortContract(
     UnitOfWorkContract,
     EventLogContract,
@@ -908,5 +959,6 @@ class StorePortContract(
     ActionRepositoryContract,
     MetricsRepositoryContract,
     RetentionDeletesContract,
+    PeopleContract,
 ):
     """The whole port: subclass with a ``store`` fixture yielding a fresh, empty store."""

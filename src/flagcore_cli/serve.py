@@ -25,6 +25,7 @@ from flagcore_cli.startup import (
     cannot_listen,
     init_token_failure,
     prepare_tokens,
+    tell_about,
     warn_about,
 )
 from flagcore_cli.stores import (
@@ -114,9 +115,7 @@ async def _run(
         if metrics_sock is not None:  # observe (issue 18 §2)
             metrics_runner = await _serve_metrics(app, metrics_sock)
             stack.push_async_callback(metrics_runner.cleanup)
-        if tokens.new_admin_secret is not None:
-            say(f"admin API token, shown once: {tokens.new_admin_secret}")
-            say(f"  use it as: export ADMIN_TOKEN='{tokens.new_admin_secret}'")
+        tell_about(tokens, host, port)
         if config.auth is AuthMode.NONE:
             say("authentication is off (--auth none): anyone who can connect is admin")
         if note is not None:

@@ -23,6 +23,8 @@ __all__ = [
     "cannot_listen",
     "init_token_failure",
     "prepare_tokens",
+    "sign_in_link",
+    "tell_about",
     "warn_about",
 ]
 
@@ -63,6 +65,28 @@ class StartupTokens:
 
     new_admin_secret: str | None = attrs.field(default=None, repr=False)
     made_without_auth: tuple[ApiToken, ...] = ()
+    # The first start of a database with no user: the admin user's one-time link token.
+    first_admin_link: str | None = attrs.field(default=None, repr=False)
+
+
+def sign_in_link(host: str, port: int, token: str) -> str:
+    """Where the first admin sets their password (a wildcard address as localhost)."""
+    shown = "localhost" if host in ("0.0.0.0", "::", "") else host
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}/ui/set-password?token={token}"
+
+
+def tell_about(tokens: StartupTokens, host: str, port: int) -> None:
+    """The secrets a start made, shown once on stdout (never in the log stream)."""
+    if tokens.new_admin_secret is not None:
+        say(f"admin API token, shown once: {tokens.new_admin_secret}")
+        say(f"  use it as: export ADMIN_TOKEN='{tokens.new_admin_secret}'")
+    if tokens.first_admin_link is not None:
+        say(
+            "first sign-in as user 'admin', a one-time link valid for 24 hours: "
+            + sign_in_link(host, port, tokens.first_admin_link)
+        )
 
 
 def _spec(token: InitToken) -> TokenSpec:
@@ -86,7 +110,12 @@ def prepare_tokens(service: Service, config: ServerConfig) -> StartupTokens:
         return StartupTokens()
     made_without_auth = tuple(service.tokens.tokens_created_by(ANONYMOUS))
     created = service.tokens.ensure_admin_token(untrusted_actor=ANONYMOUS)
-    return StartupTokens(created.secret if created else None, made_without_auth)
+    first_admin = service.users.ensure_first_admin()
+    return StartupTokens(
+        created.secret if created else None,
+        made_without_auth,
+        first_admin.token if first_admin else None,
+    )
 
 
 def warn_about(config: ServerConfig, tokens: StartupTokens) -> None:

@@ -47,6 +47,7 @@ from flagcore_cli.startup import (
     cannot_listen,
     init_token_failure,
     prepare_tokens,
+    tell_about,
     warn_about,
 )
 from flagcore_cli.stores import (
@@ -219,9 +220,7 @@ def _supervise(
             f"flagcore listening on http://{host}:{port} "
             f"(database {database_name(config.db)}, {len(children)} workers)"
         )
-        if tokens.new_admin_secret is not None:
-            say(f"admin API token, shown once: {tokens.new_admin_secret}")
-            say(f"  use it as: export ADMIN_TOKEN='{tokens.new_admin_secret}'")
+        tell_about(tokens, host, port)
         if config.auth is AuthMode.NONE:
             say("authentication is off (--auth none): anyone who can connect is admin")
         if note is not None:

@@ -36,6 +36,7 @@ from flagcore_http.rate_limits import RATE_LIMITS, RateLimits
 from flagcore_http.request_log import REQUEST_LOG, RequestLog
 from flagcore_http.route_modules import route_tables
 from flagcore_http.routes import client, frontend
+from flagcore_http.sign_in_throttle import SIGN_IN_THROTTLE, SignInThrottle
 from flagcore_http.streaming import HUB, StreamingHub, close_streams, hub_lifetime, hub_settings
 from flagcore_http.ui import setup_ui
 from flagcore_http.usage_buffer import USAGE_BUFFER, UsageBuffer, usage_flush
@@ -65,6 +66,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[frontend.FRONTEND_VIEWS] = frontend.FrontendViews()
     # --- rate limits and the auth-failure tarpit (rate_limits.py) ---
     app[RATE_LIMITS] = RateLimits.from_config(config)
+    app[SIGN_IN_THROTTLE] = SignInThrottle.from_config(config)
     app[METRIC_NAMES] = MetricNames()  # metrics reports drop names that are not flags
     # SDK usage, written behind the answers (and held through an outage)
     app[USAGE_BUFFER] = UsageBuffer(

@@ -20,8 +20,9 @@ from flagcore.service import SignalCredentials, SignalSender
 from flagcore_http.calls import call
 from flagcore_http.client_cache import secret_digest
 from flagcore_http.config import AuthMode
-from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN
+from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN, USER
 from flagcore_http.rate_limits import tarpit_auth_failure
+from flagcore_http.signed_in import cookie_session, session_holder
 
 __all__ = [
     "MAX_SECRET_LENGTH",
@@ -34,6 +35,7 @@ __all__ = [
     "presented_secret",
     "required_kind",
     "signal_sender",
+    "token_of_id",
 ]
 
 # Unleash's secrets are under 200 characters; ours at most a few more. A longer header is
@@ -138,6 +140,8 @@ async def authenticate(request: web.Request) -> None:
     if request.method == "OPTIONS" and is_frontend_path(request.path):
         return  # a CORS preflight: browsers send no credentials with it
     secret = presented_secret(request)
+    if secret is None and kinds == (TokenType.ADMIN,) and await _signed_in(request):
+        return
     if secret is None:
         raise Unauthenticated(
             "This endpoint requires an API token: send it in the Authorization header."
@@ -163,6 +167,53 @@ async def authenticate(request: web.Request) -> None:
         given = _article(token.type.value)
         raise Forbidden(f"This endpoint needs {needed} token, not {given} token.")
     request[TOKEN] = token
+
+
+async def _signed_in(request: web.Request) -> bool:
+    """The admin API for a browser signed in with a session cookie: its user (or, signed
+    in to the UI with an admin token, that token) acts. Which root roles may do what is
+    not decided yet (issue 28's roles): every signed-in user acts as an admin, but for
+    the user admin routes, which need the Admin root role."""
+    holder = await session_holder(request, cookie_session(request))
+    if holder is None:
+        return False
+    _refuse_cross_site_writes(request)
+    if holder.user is not None:
+        request[USER] = holder.user
+        return True
+    token = await token_of_id(request, holder.session.token_id)
+    if token is None:
+        return False
+    request[TOKEN] = token
+    return True
+
+
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def _refuse_cross_site_writes(request: web.Request) -> None:
+    """A cookie goes with every request from the same site, other ports included, and a
+    plain form or a bodyless ``fetch`` POST needs no CORS preflight. So a POST made with
+    the session cookie must say ``application/json`` (which another origin cannot send
+    without a preflight the admin API never grants; PUT, PATCH and DELETE always need
+    one), and every write, where the browser tells, must come from this origin
+    (``Sec-Fetch-Site``)."""
+    if request.method in _SAFE_METHODS:
+        return
+    site = request.headers.get("Sec-Fetch-Site", "same-origin")
+    not_json = request.method == "POST" and request.content_type != "application/json"
+    if not_json or site not in ("same-origin", "none"):
+        raise Forbidden(
+            "A write with a browser session must come from this site as application/json."
+        )
+
+
+async def token_of_id(request: web.Request, token_id: str | None) -> ApiToken | None:
+    """The admin token a UI session was made with, if it still exists."""
+    if not token_id:
+        return None
+    tokens = await call(request, request.app[SERVICE].tokens.list_tokens)
+    return next((t for t in tokens if t.id == token_id and t.type is TokenType.ADMIN), None)
 
 
 class SignalCredentialsCache:

@@ -22,8 +22,9 @@ from typing import Any, TypeVar
 from aiohttp import web
 
 from flagcore.errors import FlagcoreError, ServiceUnavailable
+from flagcore.people import User
 from flagcore.service import Service
-from flagcore_http.keys import CACHE, CONFIG, SERVICE, TOKEN, WORKER
+from flagcore_http.keys import CACHE, CONFIG, SERVICE, TOKEN, USER, WORKER
 
 __all__ = ["StoreWorker", "actor", "call", "service", "store_upkeep"]
 
@@ -134,7 +135,11 @@ async def call(
 
 
 def actor(request: web.Request) -> str:
-    """Who does it, for the event log: the token's name, never its secret."""
+    """Who does it, for the event log: the signed-in person (``user:<id>:<name>``) or the
+    token's name, never its secret."""
+    user: User | None = request.get(USER)
+    if user is not None:
+        return user.actor
     token = request.get(TOKEN)
     return f"token:{token.name}" if token is not None else "anonymous"
 

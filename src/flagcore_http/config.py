@@ -366,6 +366,10 @@ class ServerConfig:
     # Refused secrets a minute per address before each further 401 waits this long.
     auth_failures_free_per_minute: int = 30
     auth_failure_delay: float = 1.0
+    # Failed password sign-ins allowed per account and per address in 15 minutes; past
+    # them, sign-ins are refused with 429 until the window frees one (issue 28).
+    sign_in_failures_per_account: int = 10
+    sign_in_failures_per_address: int = 50
     # Proxies whose X-Forwarded-For names the caller (addresses or networks); none: no one.
     trusted_proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...] = ()
     # --- observe (issue 18 §2): metrics on their own port (None: on the main port, at
@@ -818,6 +822,22 @@ SETTINGS: tuple[Setting, ...] = (
         default="30",
         section=_LIMITS,
         help="refused secrets a minute per address before each further 401 waits",
+    ),
+    Setting(
+        "FLAGCORE_SIGN_IN_FAILURES_PER_ACCOUNT",
+        "sign_in_failures_per_account",
+        _between(0, 1_000_000, "not a count"),
+        default="10",
+        section=_LIMITS,
+        help="failed password sign-ins per account in 15 minutes before 429 (0: no limit)",
+    ),
+    Setting(
+        "FLAGCORE_SIGN_IN_FAILURES_PER_ADDRESS",
+        "sign_in_failures_per_address",
+        _between(0, 1_000_000, "not a count"),
+        default="50",
+        section=_LIMITS,
+        help="failed password sign-ins per address in 15 minutes before 429 (0: no limit)",
     ),
     Setting(
         "FLAGCORE_AUTH_FAILURE_DELAY_SECONDS",

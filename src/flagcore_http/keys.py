@@ -7,11 +7,12 @@ from concurrent.futures import ThreadPoolExecutor
 from aiohttp import web
 
 from flagcore.entities import ApiToken
+from flagcore.people import User
 from flagcore.service import Service
 from flagcore_http.client_cache import ClientCache
 from flagcore_http.config import ServerConfig
 
-__all__ = ["CACHE", "CONFIG", "REVISION", "SERVICE", "TOKEN", "WORKER"]
+__all__ = ["CACHE", "CONFIG", "REVISION", "SERVICE", "TOKEN", "USER", "WORKER"]
 
 SERVICE = web.AppKey("service", Service)
 CONFIG = web.AppKey("config", ServerConfig)
@@ -21,4 +22,6 @@ CACHE = web.AppKey("client_cache", ClientCache)
 
 # Per request: the authenticated token, and the store revision read while authenticating.
 TOKEN = web.RequestKey("token", ApiToken)
+# Per request: the person signed in with a session cookie (instead of a token).
+USER = web.RequestKey("user", User)
 REVISION = web.RequestKey("revision", int)

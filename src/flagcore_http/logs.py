@@ -75,6 +75,8 @@ _AUTHORIZATION = re.compile(r"(?i)(authorization\s*[:=]\s*)(?:bearer\s+)?[^\s'\"
 _HEX_RUN = re.compile(r"\b[0-9A-Fa-f]{32,}\b")
 # Paths whose segments are secrets: `DELETE /api/admin/api-tokens/<secret>` (but not the
 # route's own template, `/api/admin/api-tokens/{token}`, which JSON lines name).
+# A query's ``token=`` (the one-time links that set a user's password: /ui/set-password).
+_TOKEN_QUERY = re.compile(r"(?i)([?&;]token=)[^&#\s\"']*")
 _SECRET_PATHS = re.compile(r"(?i)(/api/admin/api-tokens/)(?!\{token\}(?:[/?#\s\"']|$))[^/?#\s\"']*")
 
 
@@ -100,6 +102,8 @@ def redacted(text: str) -> str:
         text = _SECRET_PATHS.sub(r"\1<secret>", text)
     if ":" in text or "=" in text:
         text = _TOKEN.sub("<secret>", text)
+        if folded is None or "token=" in folded:
+            text = _TOKEN_QUERY.sub(r"\1<secret>", text)
         if folded is None or "authorization" in folded:
             text = _AUTHORIZATION.sub(r"\1<secret>", text)
     return _HEX_RUN.sub("<secret>", text)

@@ -110,6 +110,14 @@ class RateLimiter:
         bucket[0] = tokens
         return (1.0 - tokens) / self._rate
 
+    def wait(self, key: Hashable) -> float:
+        """The seconds until ``key`` could take one (0.0: now), taking nothing."""
+        bucket = self._buckets.get(key)
+        if not self.capacity or bucket is None:
+            return 0.0
+        tokens = min(self.capacity, bucket[0] + (self._clock() - bucket[1]) * self._rate)
+        return 0.0 if tokens >= 1.0 else (1.0 - tokens) / self._rate
+
     def reserve(self, key: Hashable, most: int) -> int | None:
         """Take up to ``most`` whole tokens for ``key`` at once and say how many (None when
         the limiter is off): a budget spent by work whose cost is known only afterwards,

@@ -17,6 +17,7 @@ import cattrs
 from flagcore import wire
 from flagcore.entities import ActionKind, StrategyParameter, TokenType
 from flagcore.model import Constraint
+from flagcore.people import RootRole
 
 __all__ = [
     "BODY_NAMES",
@@ -28,10 +29,14 @@ __all__ = [
     "CreateStrategyDefinition",
     "CreateTagType",
     "CreateToken",
+    "CreateUser",
     "EndpointBody",
     "EndpointUpdate",
     "ExecutionParamsBody",
+    "IdBody",
+    "LoginBody",
     "MatchBody",
+    "PasswordBody",
     "PayloadFilterBody",
     "SegmentBody",
     "SignalTokenBody",
@@ -40,6 +45,7 @@ __all__ = [
     "TagBody",
     "UpdateFlag",
     "UpdateProject",
+    "UpdateUser",
     "converter",
     "structure",
 ]
@@ -203,6 +209,51 @@ class SignalTokenBody:
     name: str
 
 
+# Users and sign-in (see `flagcore_http.routes.users`), in Unleash's schemas' shape.
+@attrs.frozen
+class CreateUser:
+    """Unleash's ``createUserSchema``: ``rootRole`` is an id (1, 2, 3) or a name."""
+
+    root_role: RootRole
+    email: str | None = None
+    username: str | None = None
+    name: str | None = None
+    password: str | None = None
+    send_email: bool = False
+
+
+@attrs.frozen
+class UpdateUser:
+    """Unleash's ``updateUserSchema`` (``disabled`` is flagcore's own)."""
+
+    email: str | None = None
+    name: str | None = None
+    root_role: RootRole | None = None
+    disabled: bool | None = None
+
+
+@attrs.frozen
+class PasswordBody:
+    password: str
+    old_password: str | None = None
+    confirm_password: str | None = None
+
+
+@attrs.frozen
+class IdBody:
+    """Unleash's ``idSchema``: for a reset link, the user's email (or username)."""
+
+    id: str
+
+
+@attrs.frozen
+class LoginBody:
+    """Unleash's ``loginSchema``: ``username`` is an email or a username."""
+
+    username: str
+    password: str
+
+
 # Each class and its attributes whose keys differ; inner classes before those holding them.
 _NAMES: Mapping[type, Mapping[str, str]] = {
     TagBody: {},
@@ -231,6 +282,11 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     EndpointBody: {},
     EndpointUpdate: {},
     SignalTokenBody: {},
+    CreateUser: {"root_role": "rootRole", "send_email": "sendEmail"},
+    UpdateUser: {"root_role": "rootRole"},
+    PasswordBody: {"old_password": "oldPassword", "confirm_password": "confirmPassword"},
+    IdBody: {},
+    LoginBody: {},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES
@@ -238,11 +294,21 @@ BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES
 _ALL_NAMES: Mapping[type, Mapping[str, str]] = {**wire.WIRE_NAMES, **_NAMES}
 
 
+def _root_role(value: object, _type: object) -> RootRole:
+    """Unleash takes a root role by its id or its name."""
+    if type(value) is int and (by_id := RootRole.of_id(value)) is not None:
+        return by_id
+    if type(value) is str and value in RootRole.__members__.values():
+        return RootRole(value)
+    raise ValueError("expected a root role: 1, 2, 3, Admin, Editor or Viewer")
+
+
 def _http_converter() -> cattrs.Converter:
     made = wire.converter.copy()
     for enum_type in (ActionKind, TokenType):
         made.register_structure_hook(enum_type, wire.enum_hook(enum_type))
         made.register_unstructure_hook(enum_type, lambda value: value.value)
+    made.register_structure_hook(RootRole, _root_role)
     for cls, renames in _NAMES.items():
         wire.register_class(made, cls, renames)
     return made

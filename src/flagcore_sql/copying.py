@@ -39,8 +39,8 @@ _OWN_TABLES = ("flag_metrics", "client_instances")
 
 def _serial(table: tables.Table[Any]) -> bool:
     """Whether the database allocates ``table``'s ids: one integer key."""
-    if len(table.key) != 1:
-        return False
+    if len(table.key) != 1 or any(path == table.key[0] for _t, path in table.deleted_with):
+        return False  # several paths, or another table's id (a user's password)
     kind: Any = table.entity
     for name in table.key[0].split("."):
         kind = typing.get_type_hints(kind).get(name)  # None: a property (strategies' id)

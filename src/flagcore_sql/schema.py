@@ -435,6 +435,53 @@ def _m007_hint(hint: str) -> str:
     return f"{scope}.{shown[:2] if len(shown) >= 4 else ''}…"
 
 
+def m008_users_and_sessions(session: SqlSession, dialect: Dialect) -> None:
+    """People (issue 28): users, their password hashes kept apart, server-side sessions
+    and single-use links, both kept by the digest of their secret. Emails and usernames
+    are unique whatever their case (the service says so first, with a 409)."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE users (
+            id {serial},
+            root_role TEXT NOT NULL,
+            name TEXT,
+            email TEXT,
+            username TEXT,
+            disabled {bool} NOT NULL,
+            created_at TEXT NOT NULL,
+            seen_at TEXT
+        );
+        CREATE UNIQUE INDEX users_email ON users (lower(email));
+        CREATE UNIQUE INDEX users_username ON users (lower(username));
+        CREATE TABLE user_passwords (
+            user_id {bigint} PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+            hash TEXT NOT NULL,
+            changed_at TEXT NOT NULL
+        );
+        CREATE TABLE user_sessions (
+            id_digest TEXT PRIMARY KEY,
+            user_id {bigint} REFERENCES users(id) ON DELETE CASCADE,
+            token_id TEXT,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL
+        );
+        CREATE INDEX user_sessions_user ON user_sessions(user_id);
+        CREATE TABLE user_reset_links (
+            token_digest TEXT PRIMARY KEY,
+            user_id {bigint} NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -445,5 +492,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m005_segment_created,
         m006_metrics_buckets_and_retention,
         m007_api_token_ids,
+        m008_users_and_sessions,
     )
 )

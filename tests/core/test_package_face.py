@@ -56,6 +56,9 @@ PUBLIC_MODULES = frozenset(
         "flagcore.explain",
         # Unleash's playground built from explanations (issue 19).
         "flagcore.service.playground",
+        # People (issue 28): users and sessions, and the password policy and hashing.
+        "flagcore.people",
+        "flagcore.passwords",
     }
 )
 

@@ -6,6 +6,7 @@ import os
 import re
 import socket
 import subprocess
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ def test_a_taken_port_stops_the_start_before_any_database_or_token_exists(
     assert token_line.startswith("admin API token, shown once: *:*.")
     secret = token_line.split(": ", 1)[1].strip()
     assert server.next_line().strip() == f"use it as: export ADMIN_TOKEN='{secret}'"
+    assert server.next_line().startswith("first sign-in as user 'admin', a one-time link")
     assert server.request("GET", "/api/admin/projects", secret)[0] == 200
     assert "admin API token" not in server.stop()
     assert secret.partition(".")[2] not in server.stderr_path.read_text()  # stdout only
@@ -196,6 +198,26 @@ def test_an_init_token_for_a_missing_environment_leaves_no_database_behind(
     ]
     assert result.returncode == 2  # a wrong setting, as docs/http.md says
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_first_start_makes_an_admin_user_and_prints_a_one_time_sign_in_link(
+    start: Any,
+) -> None:
+    server = start()
+    lines = [server.next_line() for _ in range(3)]
+    secret = lines[0].split(": ", 1)[1].strip()
+    link = lines[2].rsplit(" ", 1)[1].strip()
+    assert link.startswith("http://127.0.0.1:")
+    assert "/ui/set-password?token=" in link
+    with urllib.request.urlopen(link, timeout=10) as page:
+        assert "Set your password" in page.read().decode()
+    _, users = server.request("GET", "/api/admin/user-admin", secret)
+    assert [(u["username"], u["rootRole"]) for u in users["users"]] == [("admin", 1)]
+    token = link.rsplit("=", 1)[1]
+    assert token not in server.stderr_path.read_text()  # stdout only, like the token
+    server.stop()
+    # Users exist now: a later start makes none and prints no link.
+    assert "sign-in" not in start().stop()
 
 
 def test_a_lost_admin_token_is_recovered_with_the_init_variable(start: Any) -> None:

@@ -142,6 +142,8 @@ def test_every_secret_shape_is_redacted_in_any_case_and_beside_any_text() -> Non
         ("é Authorization: x", "é Authorization: <secret>"),
         ("ü /api/admin/api-tokens/plain ü", "ü /api/admin/api-tokens/<secret> ü"),
         ("id " + "ab" * 16, "id <secret>"),
+        ('"GET /ui/set-password?token=Ab-9_x" 200', '"GET /ui/set-password?token=<secret>" 200'),
+        ("/ui/set-password?x=1&TOKEN=Ab-9_x&y=2", "/ui/set-password?x=1&TOKEN=<secret>&y=2"),
         ('127.0.0.1 "GET /api/client/features" 304 0 0.000412s 3f9a1c0b2d4e-1a', None),
     ):
         assert redacted(text) == (text if expected is None else expected)

@@ -150,7 +150,11 @@ def test_a_database_made_by_the_pre_shared_layer_store_opens_with_all_its_data(
     try:
         # nothing re-run; the migrations shipped since then applied once
         migration_set = applied[0][0]
-        assert _applied_migrations(path) == [*applied, (migration_set, "m007_api_token_ids")]
+        assert _applied_migrations(path) == [
+            *applied,
+            (migration_set, "m007_api_token_ids"),
+            (migration_set, "m008_users_and_sessions"),
+        ]
         after = _everything(store)
         assert {k: v for k, v in after.items() if k != "tokens"} == {
             k: v for k, v in before.items() if k != "tokens"

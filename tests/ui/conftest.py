@@ -178,7 +178,7 @@ def signed_in(page: Page, server: Server) -> Page:
 def sign_in(page: Page, server: Server, token: str = ADMIN) -> None:
     page.goto(server.url + "/")
     page.get_by_label("Admin API token").fill(token)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.get_by_role("heading", name="Flags", exact=True).wait_for()
 
 

@@ -91,6 +91,9 @@ def _seed(server: Server) -> list[str]:
     server.api("POST", FLAGS, {"name": "labelled", "description": "checkout <b>v2</b>"})
     server.api("POST", f"{FLAGS}/labelled/environments/development/on")
     server.api("POST", f"{FLAGS}/labelled/stale/on")
+    server.api(
+        "POST", "/api/admin/user-admin", {"email": "a@example.io", "name": "A", "rootRole": 2}
+    )
     server.api("POST", "/api/admin/features/labelled/tags", {"type": "simple", "value": "core"})
     segment = server.api(
         "POST",
@@ -194,6 +197,7 @@ def _seed(server: Server) -> list[str]:
         f"/ui/segments/{segment['id']}",
         "/ui/projects",
         "/ui/tokens",
+        "/ui/users",
         "/ui/events",
         "/ui/signals",
         f"/ui/signals/{endpoint['id']}",
@@ -245,7 +249,7 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_page(
     page.goto(server.url + "/ui/sign-in")
     check("/ui/sign-in")
     page.get_by_label("Admin API token").fill("*:*.not-a-token-we-know")
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.locator(".field-error").wait_for()
     check("/ui/sign-in refused")
     sign_in(page, server)

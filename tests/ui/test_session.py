@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flagcore_http import ServerConfig
-from flagcore_http.ui.session import ANONYMOUS, SessionSigner
+from flagcore_http.session_cookie import ANONYMOUS, SessionSigner
 
 
 def test_a_session_reads_back_until_it_expires() -> None:
@@ -16,7 +16,7 @@ def test_a_session_reads_back_until_it_expires() -> None:
     assert signer.read(cookie, now=1_060) is None
     assert session.signed_in
     assert not signer.new_session().signed_in
-    assert signer.new_session().token_id == ANONYMOUS
+    assert signer.new_session().session_id == ANONYMOUS
 
 
 @pytest.mark.parametrize(

@@ -23,12 +23,12 @@ def test_sign_in_with_the_admin_token_then_sign_out(page: Page, server: Server, 
     shot(page, "sign-in")
 
     page.get_by_label("Admin API token").fill("*:*.not-a-token-we-know")
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.locator(".field-error")).to_have_text("not an admin token this server knows")
     expect(page.get_by_label("Admin API token")).to_have_attribute("aria-invalid", "true")
 
     page.get_by_label("Admin API token").fill(ADMIN)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page).to_have_url(server.url + "/ui/flags?project=default")
     cookie = _session_cookie(page)
     assert cookie["httpOnly"] is True
@@ -39,15 +39,15 @@ def test_sign_in_with_the_admin_token_then_sign_out(page: Page, server: Server, 
     assert digest not in cookie["value"]  # nor a hash to guess the secret from
 
     page.get_by_role("button", name="Sign out").click()
-    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("heading", name="Sign in", exact=True)).to_be_visible()
     page.goto(server.url + "/ui/flags")
-    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("heading", name="Sign in", exact=True)).to_be_visible()
 
 
 def test_a_client_token_cannot_sign_in(page: Page, server: Server) -> None:
     page.goto(server.url + "/ui/sign-in")
     page.get_by_label("Admin API token").fill("default:development.ui-client-secret-for-tests")
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page.locator(".field-error")).to_have_text("not an admin token this server knows")
 
 
@@ -57,7 +57,7 @@ def test_revoking_the_token_ends_the_session(page: Page, server: Server) -> None
     expect(page.get_by_text("alice")).to_be_visible()
     server.api("DELETE", "/api/admin/api-tokens/" + urllib.parse.quote(created["secret"]))
     page.reload()
-    expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
+    expect(page.get_by_role("heading", name="Sign in", exact=True)).to_be_visible()
 
 
 def test_a_form_posted_without_its_csrf_token_is_refused_and_stores_nothing(
@@ -114,7 +114,7 @@ def test_after_signing_in_next_never_leaves_the_site(page: Page, server: Server)
         page.context.clear_cookies()
         page.goto(f"{server.url}/ui/sign-in?next={target}")
         page.get_by_label("Admin API token").fill(ADMIN)
-        page.get_by_role("button", name="Sign in").click()
+        page.get_by_role("button", name="Sign in", exact=True).click()
         expect(page).to_have_url(server.url + "/ui/flags")
         # Signed in already: the sign-in page sends on at once, to the same safe place.
         page.goto(f"{server.url}/ui/sign-in?next={target}")
@@ -124,5 +124,5 @@ def test_after_signing_in_next_never_leaves_the_site(page: Page, server: Server)
     page.context.clear_cookies()
     page.goto(server.url + "/ui/segments?x=%2F%2Fa")
     page.get_by_label("Admin API token").fill(ADMIN)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     expect(page).to_have_url(server.url + "/ui/segments?x=%2F%2Fa")

@@ -48,6 +48,13 @@ from flagcore.service.metrics import (
 from flagcore.service.projects import Projects
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.segments import Segments
+from flagcore.service.sessions import (
+    SIGN_IN_REFUSED,
+    PasswordCandidate,
+    SessionHolder,
+    Sessions,
+    StartedSession,
+)
 from flagcore.service.signal_intake import (
     SIGNAL_PAYLOAD_MAX_DEPTH,
     SignalCredentials,
@@ -59,6 +66,7 @@ from flagcore.service.strategies import Strategies
 from flagcore.service.strategy_definitions import BUILTIN_DEFINITIONS, StrategyDefinitions
 from flagcore.service.tags import Tags
 from flagcore.service.tokens import CreatedToken, Tokens, TokenSpec, hash_secret
+from flagcore.service.users import RESET_LINK_LIFETIME, CreatedLink, NewUser, Users
 from flagcore.service.variants import FlagVariants
 from flagcore.signal_matching import match_action_sets, matching_action_sets
 
@@ -67,13 +75,16 @@ from flagcore.signal_matching import match_action_sets, matching_action_sets
 __all__ = [
     "BUILTIN_DEFINITIONS",
     "MAX_COUNT",
+    "RESET_LINK_LIFETIME",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
+    "SIGN_IN_REFUSED",
     "STANDARD_FIELDS",
     "SYSTEM",
     "CheckedReport",
     "ClientQuery",
     "ClientVocabulary",
     "CopyReport",
+    "CreatedLink",
     "CreatedSignalToken",
     "CreatedToken",
     "FlagCounts",
@@ -86,13 +97,17 @@ __all__ = [
     "InstanceCopy",
     "KindReport",
     "LiveEngine",
+    "NewUser",
+    "PasswordCandidate",
     "PruneReport",
     "RecordedMetrics",
     "RetentionSettings",
     "Service",
     "ServiceContext",
+    "SessionHolder",
     "SignalCredentials",
     "SignalSender",
+    "StartedSession",
     "TokenSpec",
     "build_frontend_view",
     "bulk_lists_off_flags",
@@ -145,6 +160,8 @@ class Service:
         self.client = ClientView(context, pause_gc=pause_gc)
         self.flag_overviews = FlagOverviews(context)
         self.storage = Storage(context)
+        self.users = Users(context)
+        self.sessions = Sessions(context)
         # Parts that call others, given them here: the only links between parts.
         self.flags = Flags(context, tags=self.tags)
         self.strategies = Strategies(context, definitions=self.strategy_definitions)

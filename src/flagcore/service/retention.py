@@ -14,6 +14,7 @@ import datetime as dt
 import attrs
 
 from flagcore.service.context import ServiceContext
+from flagcore.tables import USER_SESSIONS, Below
 
 __all__ = ["PruneReport", "Retention", "RetentionSettings"]
 
@@ -45,10 +46,11 @@ class PruneReport:
     client_instances: int = 0
     signals: int = 0
     events: int = 0
+    sessions: int = 0
 
     @property
     def total(self) -> int:
-        return self.metrics + self.client_instances + self.signals + self.events
+        return self.metrics + self.client_instances + self.signals + self.events + self.sessions
 
 
 def _cutoff(now: dt.datetime, **age: float) -> dt.datetime | None:
@@ -98,4 +100,9 @@ class Retention:
             events_before = _cutoff(now, days=settings.event_days)
             if events_before is not None:
                 counts["events"] = tx.delete_events_before(events_before, batch)
+            # Sign-in sessions past their expiry are refused already; their rows go too.
+            expired = tx.list_records(USER_SESSIONS, {"expires_at": Below(now)}, limit=batch)
+            for session in expired:
+                tx.delete_record(USER_SESSIONS, session.id_digest)
+            counts["sessions"] = len(expired)
         return PruneReport(**counts)

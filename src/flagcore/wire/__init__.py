@@ -17,6 +17,7 @@
 - `frontend_answers`: the Frontend API's and OFREP's answers.
 - `playground_answers`: Unleash's playground answers.
 - `import_answers`: import validation and import reports, the context field list.
+- `user_answers`: users, their root roles, reset links (issue 28).
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -32,6 +33,7 @@ from flagcore.wire import (
     playground_answers,
     sdk_bodies,
     signal_answers,
+    user_answers,
 )
 from flagcore.wire.admin_answers import *  # noqa: F403
 from flagcore.wire.answer_table import (
@@ -100,6 +102,7 @@ from flagcore.wire.unleash_export import (
     LegalValue,
     read_export,
 )
+from flagcore.wire.user_answers import *  # noqa: F403
 from flagcore.wire.writing import write_constraint, write_flag, write_segment
 
 __all__ = [
@@ -171,3 +174,4 @@ __all__ += import_answers.__all__
 __all__ += playground_answers.__all__
 __all__ += signal_answers.__all__
 __all__ += sdk_bodies.__all__
+__all__ += user_answers.__all__

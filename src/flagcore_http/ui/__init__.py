@@ -14,10 +14,10 @@ import jinja2
 from aiohttp import web
 
 from flagcore_http.keys import CONFIG
+from flagcore_http.session_cookie import SessionSigner
 from flagcore_http.ui import filters, flash, forms
 from flagcore_http.ui.pages import UI_SIGNER
 from flagcore_http.ui.paths import FAVICON_PATH
-from flagcore_http.ui.session import SessionSigner
 from flagcore_http.ui.views import ALL_ROUTES
 
 __all__ = ["setup_ui"]

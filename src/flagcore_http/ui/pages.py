@@ -20,21 +20,23 @@ import attrs
 from aiohttp import web
 from multidict import MultiDict
 
-from flagcore.entities import ApiToken, TokenType
+from flagcore.entities import ApiToken
 from flagcore.errors import (
     ErrorDetail,
     FlagcoreError,
     Forbidden,
     InvalidInput,
 )
+from flagcore.people import User
 from flagcore.service import Service
+from flagcore_http.auth import token_of_id
 from flagcore_http.body_deadline import within_body_deadline
-from flagcore_http.calls import call
 from flagcore_http.closing import closing_when_sent
 from flagcore_http.config import AuthMode
 from flagcore_http.errors import status_of
-from flagcore_http.keys import CONFIG, SERVICE
-from flagcore_http.ui.session import COOKIE_NAME, CSRF_FIELD, Session, SessionSigner
+from flagcore_http.keys import CONFIG, SERVICE, USER
+from flagcore_http.session_cookie import COOKIE_NAME, CSRF_FIELD, SIGNER, Session
+from flagcore_http.signed_in import session_holder
 
 __all__ = [
     "UI_SIGNER",
@@ -51,7 +53,7 @@ __all__ = [
 
 _log = logging.getLogger("flagcore_http.ui")
 
-UI_SIGNER = web.AppKey("ui_signer", SessionSigner)
+UI_SIGNER = SIGNER
 _FORM = web.RequestKey("ui_form", MultiDict[str])
 
 # One typed field is at most this long (a payload or a description); the body as a whole is
@@ -84,10 +86,17 @@ class Viewer:
     token: ApiToken | None
     csrf: str
     auth_off: bool
+    user: User | None = None
+
+    @property
+    def signed_in(self) -> bool:
+        return self.user is not None or self.token is not None
 
     @property
     def actor(self) -> str:
-        """The event log's name for this person: the same as the API gives their token."""
+        """The event log's name for this person: the same as the API gives them."""
+        if self.user is not None:
+            return self.user.actor
         return f"token:{self.token.name}" if self.token is not None else "anonymous"
 
 
@@ -160,14 +169,19 @@ async def _handle(request: web.Request, handler: Handler, public: bool) -> web.S
     if session is None:
         session = signer.new_session()
         session_cookie(request, session)
-    token = None
+    token = user = None
     if session.signed_in and not auth_off:
-        token = await _admin_token(request, session.token_id)
-        if token is None:  # revoked since: the session ends with it
+        holder = await session_holder(request, session)
+        if holder is not None and holder.user is None:
+            token = await token_of_id(request, holder.session.token_id)
+        user = holder.user if holder is not None else None
+        if user is None and token is None:  # ended, or its token revoked: signed out
             session = signer.new_session()
             session_cookie(request, session)
-    request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off)
-    signed_in = auth_off or token is not None
+    request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off, user)
+    if user is not None:
+        request[USER] = user  # the actor of what this page changes
+    signed_in = auth_off or token is not None or user is not None
     if not public and not signed_in:
         # Decided from the headers: a form from someone not signed in is never read.
         target = request.path_qs if request.method == "GET" else "/"
@@ -185,14 +199,6 @@ async def _handle(request: web.Request, handler: Handler, public: bool) -> web.S
                 "Reload the page and try again."
             )
     return await handler(request)
-
-
-async def _admin_token(request: web.Request, token_id: str) -> ApiToken | None:
-    tokens = await call(request, svc(request).tokens.list_tokens)
-    for token in tokens:
-        if token.id and token.id == token_id and token.type is TokenType.ADMIN:
-            return token
-    return None
 
 
 class _FormTooLarge(Exception):

@@ -18,6 +18,7 @@ from flagcore_http.ui.views import (
     signals,
     strategies,
     tokens,
+    users,
 )
 
 __all__ = ["ALL_ROUTES"]
@@ -31,6 +32,7 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     segments.routes,
     projects.routes,
     tokens.routes,
+    users.routes,
     events.routes,
     signals.routes,
     actions.routes,

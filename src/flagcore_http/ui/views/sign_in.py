@@ -1,17 +1,31 @@
-"""Signing in with an admin token, signing out, and the front page."""
+"""Signing in with a password or an admin token, setting a password through a link,
+signing out (here or everywhere), and the front page.
+
+Every sign-in starts a new server-side session (a new id: one planted before is worth
+nothing); signing out deletes it, so the old cookie is refused from then on, on every
+server over the same database.
+"""
 
 from __future__ import annotations
 
+import math
 import string
 import urllib.parse
 
 from aiohttp import web
 
 from flagcore.entities import TokenType
-from flagcore.errors import ErrorDetail, InvalidInput, NotFound
+from flagcore.errors import ErrorDetail, InvalidInput, NotFound, Unauthenticated
+from flagcore.service import SIGN_IN_REFUSED
 from flagcore_http.auth import MAX_SECRET_LENGTH
 from flagcore_http.calls import call
 from flagcore_http.rate_limits import tarpit_auth_failure
+from flagcore_http.sign_in_throttle import (
+    MAX_LOGIN_LENGTH,
+    SIGN_IN_THROTTLE,
+    too_many_sign_ins,
+)
+from flagcore_http.signed_in import hashed_password, password_matches, start_session
 from flagcore_http.ui.pages import (
     UI_SIGNER,
     field_errors,
@@ -68,7 +82,7 @@ async def front(request: web.Request) -> web.Response:
 @routes.get("/ui/sign-in")
 @page(public=True)
 async def sign_in_form(request: web.Request) -> web.Response:
-    if viewer(request).auth_off or viewer(request).token is not None:
+    if viewer(request).auth_off or viewer(request).signed_in:
         return redirect(safe_next(request.query.get("next")))
     return render(request, "sign_in.html", {"next": safe_next(request.query.get("next"))})
 
@@ -99,16 +113,107 @@ async def sign_in(request: web.Request) -> web.Response:
             {"next": target, "errors": field_errors(error), "error": error.message},
             status=401,
         )
-    signer = request.app[UI_SIGNER]
-    session_cookie(request, signer.new_session(token.id))
+    cookie, _started = await start_session(request, token_id=token.id)
+    session_cookie(request, cookie)
     return redirect(target)
+
+
+@routes.post("/ui/sign-in/password")
+@page(public=True)
+async def sign_in_with_password(request: web.Request) -> web.Response:
+    fields = form(request)
+    login, password = fields.get("username", ""), fields.get("password", "")
+    target = safe_next(fields.get("next"))
+    throttle = request.app[SIGN_IN_THROTTLE]
+    wait = throttle.wait(request, login)
+    if wait:
+        response = render(
+            request,
+            "sign_in.html",
+            {"next": target, "username": login, "error": too_many_sign_ins(wait)},
+            status=429,
+        )
+        response.headers["Retry-After"] = str(max(1, math.ceil(wait)))
+        return response
+    candidate = None
+    if login and len(login) <= MAX_LOGIN_LENGTH:
+        candidate = await call(request, svc(request).sessions.password_candidate, login)
+    if not await password_matches(candidate, password) or candidate is None:
+        throttle.failed(request, login)
+        error = InvalidInput(SIGN_IN_REFUSED, [ErrorDetail("check it", "$.password")])
+        return render(
+            request,
+            "sign_in.html",
+            {
+                "next": target,
+                "username": login,
+                "errors": field_errors(error),
+                "error": error.message,
+            },
+            status=401,
+        )
+    try:
+        cookie, _started = await start_session(request, user_id=candidate.user.id)
+    except Unauthenticated as refused:  # disabled or deleted meanwhile
+        return render(
+            request, "sign_in.html", {"next": target, "error": refused.message}, status=401
+        )
+    session_cookie(request, cookie)
+    return redirect(target)
+
+
+@routes.get("/ui/set-password")
+@page(public=True)
+async def set_password_form(request: web.Request) -> web.Response:
+    token = request.query.get("token", "")
+    user = await call(request, svc(request).users.link_user, token)
+    return render(request, "set_password.html", {"user": user, "token": token})
+
+
+@routes.post("/ui/set-password")
+@page(public=True)
+async def set_password(request: web.Request) -> web.Response:
+    fields = form(request)
+    token = fields.get("token", "")
+    user = await call(request, svc(request).users.link_user, token)
+    try:
+        password = await hashed_password(fields.get("password", ""))
+    except InvalidInput as error:
+        context = {
+            "user": user,
+            "token": token,
+            "errors": field_errors(error),
+            "error": error.message,
+        }
+        return render(request, "set_password.html", context, status=400)
+    user = await call(request, svc(request).users.use_link, token, password)
+    cookie, _started = await start_session(request, user_id=user.id)
+    session_cookie(request, cookie)
+    return redirect(_HOME)
 
 
 @routes.post("/ui/sign-out")
 @page(public=True)
 async def sign_out(request: web.Request) -> web.Response:
-    signer = request.app[UI_SIGNER]
-    session_cookie(request, signer.new_session())
+    """Ends the session on the server: the old cookie no longer signs anyone in."""
+    session = viewer(request).session
+    if session.signed_in:
+        await call(request, svc(request).sessions.end, session.session_id)
+    session_cookie(request, request.app[UI_SIGNER].new_session())
+    return redirect("/ui/sign-in")
+
+
+@routes.post("/ui/sign-out-everywhere")
+@page()
+async def sign_out_everywhere(request: web.Request) -> web.Response:
+    """Ends every session of the signed-in user, in every browser, on every server."""
+    user = viewer(request).user
+    session = viewer(request).session
+    if user is not None:
+        await call(request, svc(request).sessions.end_all_of_user, user.id)
+    elif session.signed_in:
+        await call(request, svc(request).sessions.end, session.session_id)
+    session_cookie(request, request.app[UI_SIGNER].new_session())
     return redirect("/ui/sign-in")
 
 

@@ -1,14 +1,16 @@
-"""The admin UI's session cookie and CSRF tokens.
+"""The browser's session cookie (the UI's, and the admin API's for a signed-in person)
+and CSRF tokens.
 
-A session is a signed cookie (HMAC-SHA256 with the server's UI secret) holding the admin
-token's id (the random one its listing shows: nothing derived from its secret, so a leaked
-cookie gives no hash to guess the secret from), an expiry and a random nonce. The server
-keeps no session table: revoking the token ends every session made with it, because each
-request looks the id up again. The CSRF token of a form is an HMAC of the session's nonce, so
-a page from another site cannot know it; every POST must carry it.
+The cookie is signed (HMAC-SHA256 with the server's UI secret) and holds the id of a
+server-side session (`flagcore.service.sessions`: 256 random bits, stored only as their
+SHA-256), an expiry and a random nonce. The row is the session: signing out, "sign out
+everywhere", an admin, or deleting or disabling a user ends it on every server at its next
+request; the signature only spares the store a lookup for cookies that are not ours. The
+CSRF token of a form is an HMAC of the session's nonce, so a page from another site cannot
+know it; every POST must carry it.
 
-Visitors who have not signed in get an anonymous session (no token) so the sign-in form
-is CSRF-protected too; signing in replaces it with a new nonce.
+Visitors who have not signed in get an anonymous session (no server row) so the sign-in
+form is CSRF-protected too; signing in replaces it with a new id and a new nonce.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ import secrets
 import time
 
 import attrs
+from aiohttp import web
 
-__all__ = ["ANONYMOUS", "COOKIE_NAME", "CSRF_FIELD", "Session", "SessionSigner"]
+__all__ = ["ANONYMOUS", "COOKIE_NAME", "CSRF_FIELD", "SIGNER", "Session", "SessionSigner"]
 
 COOKIE_NAME = "flagcore_session"
 CSRF_FIELD = "_csrf"
@@ -29,15 +32,18 @@ ANONYMOUS = "-"
 _MAX_COOKIE_LENGTH = 512
 
 
-@attrs.frozen
+@attrs.frozen(repr=False)
 class Session:
-    token_id: str  # ANONYMOUS when nobody signed in
+    session_id: str  # the server-side session's id; ANONYMOUS when nobody signed in
     expires_at: int  # Unix seconds
     nonce: str
 
     @property
     def signed_in(self) -> bool:
-        return self.token_id != ANONYMOUS
+        return self.session_id != ANONYMOUS
+
+    def __repr__(self) -> str:  # the id is a credential: never in a log line
+        return f"Session(signed_in={self.signed_in}, expires_at={self.expires_at})"
 
 
 class SessionSigner:
@@ -50,12 +56,12 @@ class SessionSigner:
         self._csrf_key = hmac.new(key, b"flagcore ui csrf", hashlib.sha256).digest()
         self.lifetime_seconds = lifetime_seconds
 
-    def new_session(self, token_id: str = ANONYMOUS, *, now: float | None = None) -> Session:
+    def new_session(self, session_id: str = ANONYMOUS, *, now: float | None = None) -> Session:
         issued = time.time() if now is None else now
-        return Session(token_id, int(issued + self.lifetime_seconds), secrets.token_urlsafe(18))
+        return Session(session_id, int(issued + self.lifetime_seconds), secrets.token_urlsafe(18))
 
     def cookie_value(self, session: Session) -> str:
-        body = f"{session.token_id}.{session.expires_at}.{session.nonce}"
+        body = f"{session.session_id}.{session.expires_at}.{session.nonce}"
         return f"{body}.{self._sign(self._cookie_key, body)}"
 
     def read(self, cookie: str | None, *, now: float | None = None) -> Session | None:
@@ -65,10 +71,10 @@ class SessionSigner:
         body, _, signature = cookie.rpartition(".")
         if not hmac.compare_digest(signature, self._sign(self._cookie_key, body)):
             return None
-        token_id, expires, nonce = body.split(".", 2)
+        session_id, expires, nonce = body.split(".", 2)
         if not expires.isdigit() or int(expires) <= (time.time() if now is None else now):
             return None
-        return Session(token_id, int(expires), nonce)
+        return Session(session_id, int(expires), nonce)
 
     def csrf_token(self, session: Session) -> str:
         return self._sign(self._csrf_key, session.nonce)
@@ -83,3 +89,7 @@ class SessionSigner:
     @staticmethod
     def _sign(key: bytes, body: str) -> str:
         return hmac.new(key, body.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+# Set by the UI's setup; read by the UI's pages and by the admin API's authentication.
+SIGNER = web.AppKey("session_signer", SessionSigner)

@@ -1,0 +1,109 @@
+"""People who sign in: users, their password hashes, their sessions, single-use links.
+
+Kept apart on purpose: a `User` never carries its password hash (a `UserPassword` row of
+its own), so no answer or event built from a user can leak it. Sessions and links are
+kept by a digest of their secret, never the secret itself: the store alone cannot be used
+to sign in.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import enum
+
+import attrs
+
+__all__ = ["LinkKind", "ResetLink", "RootRole", "User", "UserPassword", "UserSession"]
+
+
+def _utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+class RootRole(enum.StrEnum):
+    """Unleash's three predefined root roles; their ids are Unleash's (1, 2, 3)."""
+
+    ADMIN = "Admin"
+    EDITOR = "Editor"
+    VIEWER = "Viewer"
+
+    @property
+    def role_id(self) -> int:
+        return _ROLE_IDS[self]
+
+    @classmethod
+    def of_id(cls, role_id: int) -> RootRole | None:
+        return next((role for role, known in _ROLE_IDS.items() if known == role_id), None)
+
+
+_ROLE_IDS = {RootRole.ADMIN: 1, RootRole.EDITOR: 2, RootRole.VIEWER: 3}
+
+
+@attrs.frozen
+class User:
+    """A person. ``email`` or ``username`` (or both) names them at sign-in; both are
+    unique regardless of case. ``disabled`` users keep their row but cannot sign in."""
+
+    id: int
+    root_role: RootRole
+    name: str | None = None
+    email: str | None = None
+    username: str | None = None
+    disabled: bool = False
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+    seen_at: dt.datetime | None = None
+
+    @property
+    def display_name(self) -> str:
+        """What the header and the event log show: the name, else the email or username."""
+        return self.name or self.email or self.username or f"user {self.id}"
+
+    @property
+    def actor(self) -> str:
+        """The event log's name for this person (a string, as every actor is)."""
+        return f"user:{self.id}:{self.display_name}"
+
+
+@attrs.frozen
+class UserPassword:
+    """A user's password as an Argon2id hash (the PHC string: parameters, salt, hash)."""
+
+    user_id: int
+    hash: str
+    changed_at: dt.datetime = attrs.field(factory=_utc_now)
+
+
+@attrs.frozen
+class UserSession:
+    """A signed-in browser, kept server-side so it can be ended from anywhere.
+
+    ``id_digest`` is the SHA-256 of the cookie's 256-bit random id. A session belongs to a
+    user, or (signing in to the UI with an admin token, as before users existed) to the
+    token of ``token_id``.
+    """
+
+    id_digest: str
+    user_id: int | None
+    token_id: str | None
+    created_at: dt.datetime
+    expires_at: dt.datetime
+    last_seen_at: dt.datetime
+
+
+class LinkKind(enum.StrEnum):
+    INVITATION = "invitation"
+    RESET = "reset"
+
+
+@attrs.frozen
+class ResetLink:
+    """A single-use link that lets a user set a password: an invitation (the first start's
+    admin, a new user) or a reset an admin made. Kept by a digest of its token."""
+
+    token_digest: str
+    user_id: int
+    kind: LinkKind
+    created_by: str
+    created_at: dt.datetime
+    expires_at: dt.datetime
+    used_at: dt.datetime | None = None

@@ -1,0 +1,112 @@
+"""Users and roles as Unleash's admin API answers them (``userSchema``, ``usersSchema``,
+``roleSchema``, ``resetPasswordSchema``): typed values with their rows of keys.
+
+No answer has a field for a password or its hash: there is nothing to leave out by mistake.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import attrs
+
+from flagcore.people import RootRole, User
+from flagcore.wire.answer_table import AnswerField, answer
+
+__all__ = ["ResetPasswordAnswer", "RoleAnswer", "UserAnswer", "UsersAnswer", "token_user"]
+
+_ROLE_DESCRIPTIONS = {
+    RootRole.ADMIN: "Users with the root admin role have superuser access to Unleash.",
+    RootRole.EDITOR: "Users with the root editor role have access to most features in "
+    "Unleash, but can not manage users and roles in the root scope.",
+    RootRole.VIEWER: "Users with the root viewer role can only read root resources in Unleash.",
+}
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("name", "name"),
+    AnswerField("email", "email", omitted_when_none=True),
+    AnswerField("username", "username"),
+    AnswerField("root_role", "rootRole"),
+    AnswerField("created_at", "createdAt"),
+    AnswerField("seen_at", "seenAt"),
+    AnswerField("account_type", "accountType"),
+    AnswerField("disabled", "disabled"),
+    AnswerField("invite_link", "inviteLink", omitted_when_none=True),
+)
+@attrs.frozen
+class UserAnswer:
+    """A user as Unleash lists one; ``disabled`` is flagcore's own (Unleash's open edition
+    has no disabled users); ``inviteLink`` only in the answer that created a user without
+    a password."""
+
+    id: int
+    name: str | None
+    email: str | None
+    username: str | None
+    root_role: int
+    created_at: dt.datetime
+    seen_at: dt.datetime | None
+    account_type: str
+    disabled: bool
+    invite_link: str | None = None
+
+    @classmethod
+    def of(cls, user: User, invite_link: str | None = None) -> UserAnswer:
+        return cls(
+            user.id,
+            user.name,
+            user.email,
+            user.username,
+            user.root_role.role_id,
+            user.created_at,
+            user.seen_at,
+            "User",
+            user.disabled,
+            invite_link,
+        )
+
+
+def token_user(name: str, created_at: dt.datetime) -> UserAnswer:
+    """An admin API token asking who it is: Unleash answers its API user (named by the
+    token, acting as Admin, ``isAPI``); flagcore answers the token's name, id 0 (no user
+    has it), the Admin root role and the account type ``API token``."""
+    return UserAnswer(
+        0, name, None, None, RootRole.ADMIN.role_id, created_at, None, "API token", False
+    )
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("type", "type"),
+    AnswerField("name", "name"),
+    AnswerField("description", "description"),
+)
+@attrs.frozen
+class RoleAnswer:
+    id: int
+    type: str
+    name: str
+    description: str
+
+    @classmethod
+    def of(cls, role: RootRole) -> RoleAnswer:
+        return cls(role.role_id, "root", role.value, _ROLE_DESCRIPTIONS[role])
+
+
+@answer(AnswerField("users", "users"), AnswerField("root_roles", "rootRoles"))
+@attrs.frozen
+class UsersAnswer:
+    users: tuple[UserAnswer, ...]
+    root_roles: tuple[RoleAnswer, ...]
+
+    @classmethod
+    def of(cls, users: list[User]) -> UsersAnswer:
+        return cls(tuple(map(UserAnswer.of, users)), tuple(map(RoleAnswer.of, RootRole)))
+
+
+@answer(AnswerField("reset_password_url", "resetPasswordUrl"))
+@attrs.frozen
+class ResetPasswordAnswer:
+    reset_password_url: str

@@ -1,0 +1,107 @@
+"""Who a browser's session cookie belongs to, and the slow password work off the loop.
+
+The cookie (`flagcore_http.session_cookie`) names a server-side session; every request
+asks the store whether it still lives (`Service.sessions.holder`), so a session ended on
+another server is refused here at the next request. Password hashes are made and checked
+on a small pool of their own: never on the event loop, never on the store's worker (whose
+queue SDK polls share), and at most two at a time (Argon2id takes 64 MiB each).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from aiohttp import web
+
+from flagcore.errors import ServiceUnavailable
+from flagcore.passwords import MAX_PASSWORD_LENGTH, NewPassword, dummy_verify, verify
+from flagcore.service import PasswordCandidate, SessionHolder, StartedSession
+from flagcore_http.calls import call
+from flagcore_http.keys import CONFIG, SERVICE
+from flagcore_http.session_cookie import COOKIE_NAME, SIGNER, Session
+
+__all__ = [
+    "cookie_session",
+    "hashed_password",
+    "password_matches",
+    "session_holder",
+    "set_link",
+    "start_session",
+]
+
+_T = TypeVar("_T")
+
+_PASSWORD_WORK = ThreadPoolExecutor(max_workers=2, thread_name_prefix="flagcore-passwords")
+MAX_WAITING_PASSWORD_WORK = 64
+"""Password checks and hashes queued at most (two run, the rest wait); past it a sign-in
+is 503 with Retry-After: a flood from many addresses cannot queue work without bound."""
+_waiting = 0
+
+
+async def _on_password_pool(fn: Callable[..., _T], *args: Any) -> _T:
+    global _waiting
+    if _waiting >= MAX_WAITING_PASSWORD_WORK:
+        raise ServiceUnavailable("Too many sign-ins at once; try again shortly.", 1.0)
+    _waiting += 1
+    try:
+        return await asyncio.get_running_loop().run_in_executor(_PASSWORD_WORK, fn, *args)
+    finally:
+        _waiting -= 1
+
+
+def cookie_session(request: web.Request) -> Session | None:
+    """The session the request's cookie carries (signed, unexpired), or None."""
+    signer = request.app.get(SIGNER)
+    if signer is None:
+        return None
+    return signer.read(request.cookies.get(COOKIE_NAME))
+
+
+async def session_holder(request: web.Request, session: Session | None) -> SessionHolder | None:
+    """Who the signed-in ``session`` belongs to, if the store still has it live."""
+    if session is None or not session.signed_in:
+        return None
+    return await call(request, request.app[SERVICE].sessions.holder, session.session_id)
+
+
+async def start_session(
+    request: web.Request, *, user_id: int | None = None, token_id: str | None = None
+) -> tuple[Session, StartedSession]:
+    """A new server-side session (a new id at every sign-in) and the cookie naming it."""
+    signer = request.app[SIGNER]
+    lifetime = dt.timedelta(seconds=request.app[CONFIG].ui_session_seconds)
+    started = await call(
+        request,
+        request.app[SERVICE].sessions.start,
+        user_id=user_id,
+        token_id=token_id,
+        lifetime=lifetime,
+    )
+    return signer.new_session(started.secret), started
+
+
+async def hashed_password(password: str, path: str = "$.password") -> NewPassword:
+    """``password`` checked against the policy and hashed, on the password pool."""
+    return await _on_password_pool(NewPassword.of, password, path)
+
+
+async def password_matches(candidate: PasswordCandidate | None, password: str) -> bool:
+    """Whether ``password`` is the candidate's (with nobody named, the same work is done).
+
+    One longer than the policy allows matches no password set through flagcore: it is
+    refused without hashing, so a megabyte "password" costs nothing."""
+    if len(password) > MAX_PASSWORD_LENGTH:
+        return False
+    if candidate is None:
+        await _on_password_pool(dummy_verify, password)
+        return False
+    return await _on_password_pool(verify, candidate.password_hash, password)
+
+
+def set_link(request: web.Request, token: str) -> str:
+    """The address where a link's holder sets their password, on this server."""
+    return f"{request.url.origin()}/ui/set-password?token={token}"

@@ -1,0 +1,137 @@
+"""Users: list, invite (the link shown once, to the admin), reset links, ending a user's
+sessions, disabling and deleting. Managing users needs the Admin root role (a token, or
+``--auth none``, acts as Admin), as on the API."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from flagcore.errors import ErrorDetail, FlagcoreError, Forbidden, InvalidInput
+from flagcore.people import LinkKind, RootRole
+from flagcore.service import NewUser
+from flagcore_http.calls import call
+from flagcore_http.signed_in import set_link
+from flagcore_http.ui.flash import with_flash
+from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+
+__all__ = ["routes"]
+
+routes = web.RouteTableDef()
+
+_FIELDS = ("email", "username", "name", "rootRole")
+
+
+def _admins_only(request: web.Request) -> None:
+    user = viewer(request).user
+    if user is not None and user.root_role is not RootRole.ADMIN:
+        raise Forbidden("Managing users needs the Admin root role.")
+
+
+async def _page(
+    request: web.Request,
+    *,
+    link: tuple[str, str] | None = None,
+    values: dict[str, str] | None = None,
+    error: FlagcoreError | None = None,
+    status: int = 200,
+) -> web.Response:
+    return render(
+        request,
+        "users.html",
+        {
+            "users": await call(request, svc(request).users.list_users),
+            "roles": list(RootRole),
+            "link": link,  # (whose, address): shown on this answer only
+            "values": values or {"rootRole": RootRole.VIEWER.value},
+            "error": error.message if error else None,
+            "errors": field_errors(error) if error else {},
+        },
+        status=status,
+    )
+
+
+def _user_id(request: web.Request) -> int:
+    raw = request.match_info["id"]
+    if not raw.isascii() or not raw.isdigit() or len(raw) > 18:
+        raise InvalidInput("not a user id", [ErrorDetail("not a user id", "$.id")])
+    return int(raw)
+
+
+@routes.get("/ui/users")
+@page()
+async def list_users(request: web.Request) -> web.Response:
+    _admins_only(request)
+    return await _page(request)
+
+
+@routes.post("/ui/users")
+@page()
+async def invite_user(request: web.Request) -> web.Response:
+    """A new user without a password, and the invitation link that lets them set one."""
+    _admins_only(request)
+    fields = form(request)
+    values = {key: fields.get(key, "") for key in _FIELDS}
+    users = svc(request).users
+    try:
+        if values["rootRole"] not in {role.value for role in RootRole}:
+            raise InvalidInput("Choose a root role.", [ErrorDetail("choose one", "$.rootRole")])
+        new = NewUser(
+            RootRole(values["rootRole"]),
+            email=values["email"] or None,
+            username=values["username"] or None,
+            name=values["name"] or None,
+        )
+        created, link = await call(request, users.invite_user, new, actor=viewer(request).actor)
+    except FlagcoreError as error:
+        return await _page(request, values=values, error=error, status=400)
+    return await _page(request, link=(created.display_name, set_link(request, link.token)))
+
+
+@routes.post("/ui/users/{id}/reset-link")
+@page()
+async def reset_link(request: web.Request) -> web.Response:
+    _admins_only(request)
+    users = svc(request).users
+    user = await call(request, users.get_user, _user_id(request))
+    link = await call(
+        request, users.create_link_for, user.id, kind=LinkKind.RESET, actor=viewer(request).actor
+    )
+    return await _page(request, link=(user.display_name, set_link(request, link.token)))
+
+
+@routes.post("/ui/users/{id}/end-sessions")
+@page()
+async def end_sessions(request: web.Request) -> web.Response:
+    _admins_only(request)
+    user = await call(request, svc(request).users.get_user, _user_id(request))
+    await call(request, svc(request).sessions.end_all_of_user, user.id)
+    return redirect(with_flash(request, "/ui/users", "sessions-ended", user.display_name))
+
+
+@routes.post("/ui/users/{id}/disabled")
+@page()
+async def set_disabled(request: web.Request) -> web.Response:
+    """``disabled`` = ``yes`` or ``no``; disabling ends the user's sessions at once."""
+    _admins_only(request)
+    choice = form(request).get("disabled")
+    if choice not in ("yes", "no"):
+        raise InvalidInput("disabled is yes or no", [ErrorDetail("yes or no", "$.disabled")])
+    user = await call(
+        request,
+        svc(request).users.update_user,
+        _user_id(request),
+        disabled=choice == "yes",
+        actor=viewer(request).actor,
+    )
+    what = "user-disabled" if user.disabled else "user-enabled"
+    return redirect(with_flash(request, "/ui/users", what, user.display_name))
+
+
+@routes.post("/ui/users/{id}/delete")
+@page()
+async def delete_user(request: web.Request) -> web.Response:
+    _admins_only(request)
+    users = svc(request).users
+    user = await call(request, users.get_user, _user_id(request))
+    await call(request, users.delete_user, user.id, actor=viewer(request).actor)
+    return redirect(with_flash(request, "/ui/users", "user-deleted", user.display_name))
