@@ -23,7 +23,15 @@ import time
 import attrs
 from aiohttp import web
 
-__all__ = ["ANONYMOUS", "COOKIE_NAME", "CSRF_FIELD", "SIGNER", "Session", "SessionSigner"]
+__all__ = [
+    "ANONYMOUS",
+    "COOKIE_NAME",
+    "CSRF_FIELD",
+    "SIGNER",
+    "Session",
+    "SessionSigner",
+    "set_session_cookie",
+]
 
 COOKIE_NAME = "flagcore_session"
 CSRF_FIELD = "_csrf"
@@ -93,3 +101,20 @@ class SessionSigner:
 
 # Set by the UI's setup; read by the UI's pages and by the admin API's authentication.
 SIGNER = web.AppKey("session_signer", SessionSigner)
+
+
+def set_session_cookie(
+    request: web.Request, response: web.StreamResponse, session: Session
+) -> None:
+    """``session``'s cookie on ``response``: for the whole site, out of scripts' reach, sent
+    by no other site's page, and only over HTTPS when the request came over it."""
+    signer = request.app[SIGNER]
+    response.set_cookie(
+        COOKIE_NAME,
+        signer.cookie_value(session),
+        max_age=int(signer.lifetime_seconds),
+        path="/",
+        httponly=True,
+        samesite="Strict",
+        secure=request.secure,
+    )

@@ -23,7 +23,7 @@ from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.keys import TOKEN, USER
 from flagcore_http.rate_limits import too_many_requests
-from flagcore_http.session_cookie import COOKIE_NAME, SIGNER, Session
+from flagcore_http.session_cookie import COOKIE_NAME, set_session_cookie
 from flagcore_http.sign_in_throttle import MAX_LOGIN_LENGTH, SIGN_IN_THROTTLE, too_many_sign_ins
 from flagcore_http.signed_in import (
     cookie_session,
@@ -221,7 +221,7 @@ async def login(request: web.Request) -> web.Response:
         raise Unauthenticated(SIGN_IN_REFUSED, [ErrorDetail("check it", "$.password")])
     cookie, _started = await start_session(request, user_id=candidate.user.id)
     response = answered(UserAnswer.of(candidate.user))
-    _set_cookie(request, response, cookie)
+    set_session_cookie(request, response, cookie)
     return response
 
 
@@ -237,16 +237,3 @@ async def logout(request: web.Request) -> web.Response:
     response = web.Response(status=200)
     response.del_cookie(COOKIE_NAME, path="/")
     return response
-
-
-def _set_cookie(request: web.Request, response: web.Response, session: Session) -> None:
-    signer = request.app[SIGNER]
-    response.set_cookie(
-        COOKIE_NAME,
-        signer.cookie_value(session),
-        max_age=int(signer.lifetime_seconds),
-        path="/",
-        httponly=True,
-        samesite="Strict",
-        secure=request.secure,
-    )

@@ -35,7 +35,13 @@ from flagcore_http.closing import closing_when_sent
 from flagcore_http.config import AuthMode
 from flagcore_http.errors import status_of
 from flagcore_http.keys import CONFIG, SERVICE, USER
-from flagcore_http.session_cookie import COOKIE_NAME, CSRF_FIELD, SIGNER, Session
+from flagcore_http.session_cookie import (
+    COOKIE_NAME,
+    CSRF_FIELD,
+    SIGNER,
+    Session,
+    set_session_cookie,
+)
 from flagcore_http.signed_in import session_holder
 
 __all__ = [
@@ -255,16 +261,7 @@ def _finish(request: web.Request, response: web.StreamResponse) -> None:
         response.headers.setdefault(name, value)
     session = request.get(_NEW_SESSION)
     if session is not None:
-        signer = request.app[UI_SIGNER]
-        response.set_cookie(
-            COOKIE_NAME,
-            signer.cookie_value(session),
-            max_age=int(signer.lifetime_seconds),
-            path="/",
-            httponly=True,
-            samesite="Strict",
-            secure=request.secure,
-        )
+        set_session_cookie(request, response, session)
 
 
 def redirect(location: str) -> web.Response:
