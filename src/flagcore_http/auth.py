@@ -31,6 +31,7 @@ __all__ = [
     "accepted_kinds",
     "admin_without_token",
     "authenticate",
+    "from_this_origin",
     "is_frontend_path",
     "presented_secret",
     "required_kind",
@@ -200,12 +201,17 @@ def _refuse_cross_site_writes(request: web.Request) -> None:
     (``Sec-Fetch-Site``)."""
     if request.method in _SAFE_METHODS:
         return
-    site = request.headers.get("Sec-Fetch-Site", "same-origin")
     not_json = request.method == "POST" and request.content_type != "application/json"
-    if not_json or site not in ("same-origin", "none"):
+    if not_json or not from_this_origin(request):
         raise Forbidden(
             "A write with a browser session must come from this site as application/json."
         )
+
+
+def from_this_origin(request: web.Request) -> bool:
+    """False when the browser says the request comes from another origin
+    (``Sec-Fetch-Site``; a client that does not say is taken at its word)."""
+    return request.headers.get("Sec-Fetch-Site", "same-origin") in ("same-origin", "none")
 
 
 async def token_of_id(request: web.Request, token_id: str | None) -> ApiToken | None:

@@ -275,6 +275,35 @@ async def test_a_browser_sessions_writes_must_be_json_from_this_origin(api: Api)
     await api.json("DELETE", "/api/admin/projects/p", token=None)  # same origin, no body
 
 
+async def test_a_page_of_another_site_cannot_sign_one_out(api: Api) -> None:
+    await _create(api, email="ann@example.io", rootRole=1, password=PASSWORD)
+    await _login(api, "ann@example.io", PASSWORD)
+    for site in ("same-site", "cross-site"):
+        refused = await api.request("POST", "/logout", token=None, headers={"Sec-Fetch-Site": site})
+        assert refused.status == 403, site
+    await api.json("GET", "/api/admin/user", token=None)  # still signed in
+    await api.json("POST", "/logout", token=None, headers={"Sec-Fetch-Site": "same-origin"})
+    await api.json("GET", "/api/admin/user", 401, token=None)
+
+
+async def test_sign_ins_under_any_name_never_lock_a_user_out_of_their_own_password(
+    tight_api: Api, service: Service
+) -> None:
+    """The own-password check is counted apart from every login a sign-in can name."""
+    api = tight_api
+    created = await _create(api, email="ann@example.io", rootRole=1, password=PASSWORD)
+    await _login(api, "ann@example.io", PASSWORD)
+    for name in (
+        f"user-id:{created['id']}",
+        f"USER-ID:{created['id']}",
+        f"User-Id:{created['id']}",
+    ):
+        await _login(api, name, "Wrong-Horse-9", status=401)
+    change = "/api/admin/user/change-password"
+    new = "New-Horse-77"
+    await api.json("POST", change, token=None, json=_change(PASSWORD, new, new))
+
+
 async def test_sign_ins_beyond_the_password_queue_are_503_with_retry_after(
     api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -144,6 +144,30 @@ def test_a_reset_link_works_once_and_ends_the_users_sessions(
         service.users.create_link("nobody@example.io")
 
 
+def test_only_the_newest_link_works_and_a_password_or_disabling_spends_it(
+    service: Service, good_password: NewPassword
+) -> None:
+    """As Unleash expires a user's reset tokens: a new link, a link used, a password set
+    and a user disabled each leave no older link working."""
+    user_id = _ann(service, good_password)
+    older = service.users.create_link("ann@example.io").token
+    newer = service.users.create_link("ann@example.io").token
+    with pytest.raises(NotFound):  # a newer link was made
+        service.users.link_user(older)
+    service.users.set_password(user_id, NewPassword.of("Brand-New-Pass-1"))
+    with pytest.raises(NotFound):  # a password was set
+        service.users.use_link(newer, NewPassword.of("Brand-New-Pass-2"))
+    unused = service.users.create_link("ann@example.io").token
+    service.users.update_user(user_id, disabled=True)
+    service.users.update_user(user_id, disabled=False)
+    with pytest.raises(NotFound):  # the user was disabled meanwhile
+        service.users.use_link(unused, NewPassword.of("Brand-New-Pass-3"))
+    last = service.users.create_link("ann@example.io").token
+    service.users.update_user(user_id, disabled=True)
+    with pytest.raises(NotFound):
+        service.users.link_user(last)
+
+
 def test_the_first_start_makes_one_admin_with_an_invitation(service: Service) -> None:
     created = service.users.ensure_first_admin()
     assert created is not None

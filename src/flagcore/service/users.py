@@ -21,7 +21,7 @@ from flagcore.passwords import NewPassword
 from flagcore.people import LinkKind, ResetLink, RootRole, User, UserPassword
 from flagcore.ports import Records, Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
-from flagcore.tables import USER_PASSWORDS, USER_RESET_LINKS, USER_SESSIONS, USERS
+from flagcore.tables import IS_NULL, USER_PASSWORDS, USER_RESET_LINKS, USER_SESSIONS, USERS
 
 __all__ = ["RESET_LINK_LIFETIME", "CreatedLink", "NewUser", "Users", "secret_digest"]
 
@@ -120,6 +120,16 @@ def end_sessions_of(tx: Records, user_id: int, *, keep: str | None = None) -> in
     return len(sessions)
 
 
+def spend_links_of(tx: Records, user_id: int, now: dt.datetime) -> int:
+    """Spend every unused link of one user; how many. A new link, a link used, a password
+    set and a user disabled each leave no older link working (as Unleash expires a
+    user's reset tokens on each of these)."""
+    links = tx.list_records(USER_RESET_LINKS, {"user_id": user_id, "used_at": IS_NULL})
+    for link in links:
+        tx.save_record(USER_RESET_LINKS, attrs.evolve(link, used_at=now))
+    return len(links)
+
+
 class Users:
     def __init__(self, context: ServiceContext) -> None:
         self._context = context
@@ -210,6 +220,7 @@ class Users:
             tx.save_record(USERS, after)
             if after.disabled:
                 end_sessions_of(tx, user_id)
+                spend_links_of(tx, user_id, self._context.clock())
             self._context.record_event(
                 tx, "user-updated", actor, data=_user_event(after), pre_data=_user_event(before)
             )
@@ -235,10 +246,10 @@ class Users:
         ``keep_session`` (the id of the session of a user changing their own)."""
         with self._context.unit() as tx:
             user = _user(tx, user_id)
-            tx.save_record(
-                USER_PASSWORDS, UserPassword(user.id, password.hash, self._context.clock())
-            )
+            now = self._context.clock()
+            tx.save_record(USER_PASSWORDS, UserPassword(user.id, password.hash, now))
             end_sessions_of(tx, user_id, keep=keep_session)
+            spend_links_of(tx, user_id, now)
             self._context.record_event(tx, "user-password-changed", actor, data={"id": user.id})
 
     def create_link(
@@ -273,15 +284,15 @@ class Users:
     def link_user(self, token: str) -> User:
         """Whose link this is, if it can still be used (else `NotFound`)."""
         with self._context.read() as tx:
-            return _user(tx, _usable_link(tx, token, self._context.clock()).user_id)
+            return _usable_user(tx, _usable_link(tx, token, self._context.clock()))
 
     def use_link(self, token: str, password: NewPassword) -> User:
         """Set the password through a link, once: the link is spent, sessions end."""
         with self._context.unit() as tx:
             now = self._context.clock()
             link = _usable_link(tx, token, now)
-            user = _user(tx, link.user_id)
-            tx.save_record(USER_RESET_LINKS, attrs.evolve(link, used_at=now))
+            user = _usable_user(tx, link)
+            spend_links_of(tx, user.id, now)  # this one and any other
             tx.save_record(USER_PASSWORDS, UserPassword(user.id, password.hash, now))
             end_sessions_of(tx, user.id)
             self._context.record_event(
@@ -331,6 +342,7 @@ def _new_link(
 ) -> CreatedLink:
     token = secrets.token_urlsafe(32)
     now = context.clock()
+    spend_links_of(tx, user.id, now)  # only the newest link works
     link = ResetLink(secret_digest(token), user.id, kind, actor, now, now + lifetime)
     tx.save_record(USER_RESET_LINKS, link)
     context.record_event(tx, "user-link-created", actor, data={"id": user.id, "kind": kind.value})
@@ -345,3 +357,15 @@ def _usable_link(tx: Records, token: str, now: dt.datetime) -> ResetLink:
             [ErrorDetail("unknown, used or expired", "$.token")],
         )
     return link
+
+
+def _usable_user(tx: Records, link: ResetLink) -> User:
+    """The user of a usable link, unless disabled (their links are spent when they are
+    disabled; this covers a link of a user disabled before that rule)."""
+    user = _user(tx, link.user_id)
+    if user.disabled:
+        raise NotFound(
+            "This link is unknown, used or expired. Ask an admin for a new one.",
+            [ErrorDetail("unknown, used or expired", "$.token")],
+        )
+    return user

@@ -18,13 +18,19 @@ from flagcore.service import SIGN_IN_REFUSED, NewUser
 from flagcore.wire import ResetPasswordAnswer, UserAnswer, UsersAnswer, token_user
 from flagcore_http import shapes
 from flagcore_http.answering import answered
+from flagcore_http.auth import from_this_origin
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.keys import TOKEN, USER
 from flagcore_http.rate_limits import too_many_requests
 from flagcore_http.session_cookie import COOKIE_NAME, set_session_cookie
-from flagcore_http.sign_in_throttle import MAX_LOGIN_LENGTH, SIGN_IN_THROTTLE, too_many_sign_ins
+from flagcore_http.sign_in_throttle import (
+    MAX_LOGIN_LENGTH,
+    SIGN_IN_THROTTLE,
+    OwnPassword,
+    too_many_sign_ins,
+)
 from flagcore_http.signed_in import (
     cookie_session,
     hashed_password,
@@ -180,7 +186,7 @@ async def change_my_password(request: web.Request) -> web.Response:
         problem = "required" if body.old_password is None else "does not match the password"
         raise InvalidInput("The password was not changed.", [ErrorDetail(problem, path)])
     throttle = request.app[SIGN_IN_THROTTLE]
-    login = f"user-id:{user.id}"  # its own key: no login is spelled so
+    login = OwnPassword(user.id)  # apart from every login a sign-in could name
     wait = throttle.wait(request, login)
     if wait:
         return too_many_requests(request, too_many_sign_ins(wait), wait)
@@ -231,6 +237,8 @@ async def logout(request: web.Request) -> web.Response:
     """Ends this browser's session on the server (its cookie is refused from now on)."""
     if request.body_exists:
         raise InvalidInput("Signing out takes no body.", [ErrorDetail("no body", "$")])
+    if not from_this_origin(request):  # a page of another port or site cannot sign one out
+        raise Forbidden("Signing out must come from this site.")
     session = cookie_session(request)
     if session is not None and session.signed_in:
         await call(request, service(request).sessions.end, session.session_id)
