@@ -25,6 +25,7 @@ __all__ = [
     "ActionSetBody",
     "CreateEnvironment",
     "CreateFlag",
+    "CreatePersonalToken",
     "CreateProject",
     "CreateStrategyDefinition",
     "CreateTagType",
@@ -247,6 +248,14 @@ class IdBody:
 
 
 @attrs.frozen
+class CreatePersonalToken:
+    """Unleash's ``createPatSchema``: both required; ``expiresAt`` an RFC 3339 date-time."""
+
+    description: str
+    expires_at: str
+
+
+@attrs.frozen
 class LoginBody:
     """Unleash's ``loginSchema``: ``username`` is an email or a username."""
 
@@ -287,6 +296,7 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     PasswordBody: {"old_password": "oldPassword", "confirm_password": "confirmPassword"},
     IdBody: {},
     LoginBody: {},
+    CreatePersonalToken: {"expires_at": "expiresAt"},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

@@ -45,6 +45,14 @@ from flagcore.service.metrics import (
     RecordedMetrics,
     known_variants_only,
 )
+from flagcore.service.personal_tokens import (
+    MAX_PERSONAL_TOKEN_LIFETIME,
+    MAX_PERSONAL_TOKENS,
+    PERSONAL_TOKEN_PREFIX,
+    CreatedPersonalToken,
+    PersonalTokenHolder,
+    PersonalTokens,
+)
 from flagcore.service.projects import Projects
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.segments import Segments
@@ -75,6 +83,9 @@ from flagcore.signal_matching import match_action_sets, matching_action_sets
 __all__ = [
     "BUILTIN_DEFINITIONS",
     "MAX_COUNT",
+    "MAX_PERSONAL_TOKENS",
+    "MAX_PERSONAL_TOKEN_LIFETIME",
+    "PERSONAL_TOKEN_PREFIX",
     "RESET_LINK_LIFETIME",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
     "SIGN_IN_REFUSED",
@@ -85,6 +96,7 @@ __all__ = [
     "ClientVocabulary",
     "CopyReport",
     "CreatedLink",
+    "CreatedPersonalToken",
     "CreatedSignalToken",
     "CreatedToken",
     "FlagCounts",
@@ -99,6 +111,7 @@ __all__ = [
     "LiveEngine",
     "NewUser",
     "PasswordCandidate",
+    "PersonalTokenHolder",
     "PruneReport",
     "RecordedMetrics",
     "RetentionSettings",
@@ -162,6 +175,7 @@ class Service:
         self.storage = Storage(context)
         self.users = Users(context)
         self.sessions = Sessions(context)
+        self.personal_tokens = PersonalTokens(context)
         # Parts that call others, given them here: the only links between parts.
         self.flags = Flags(context, tags=self.tags)
         self.strategies = Strategies(context, definitions=self.strategy_definitions)

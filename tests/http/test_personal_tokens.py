@@ -1,0 +1,205 @@
+"""Personal access tokens over HTTP, in Unleash's shape (``/api/admin/user/tokens``): a
+token acts as its owner, expires, and stops with its owner (issue 28). A real server on
+127.0.0.1 over a real SQLite file, with a clock the test moves."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from flagcore.entities import TokenType
+from flagcore.service import Service
+from flagcore_http import ServerConfig, create_app
+from flagcore_store_sqlite import SqliteStore
+from tests.http.conftest import ADMIN, CLIENT, Api
+
+PASSWORD = "Correct-Horse-9"
+TOKENS = "/api/admin/user/tokens"
+START = dt.datetime(2026, 11, 1, 12, 0, tzinfo=dt.UTC)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def timed_service(tmp_path: Path, clock: Clock) -> Iterator[Service]:
+    store = SqliteStore(tmp_path / "flags.db")
+    service = Service(store, clock=clock)
+    service.tokens.create_token("admin", TokenType.ADMIN, secret=ADMIN)
+    service.tokens.create_token(
+        "sdk", "client", projects=["default"], environment="development", secret=CLIENT
+    )
+    yield service
+    store.close()
+
+
+@pytest.fixture
+async def api(timed_service: Service) -> AsyncIterator[Api]:
+    app = create_app(timed_service, ServerConfig())
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        yield Api(client)
+
+
+def _in(days: float) -> str:
+    return (START + dt.timedelta(days=days)).isoformat().replace("+00:00", "Z")
+
+
+async def _user(api: Api, email: str, name: str, role: str = "Admin") -> int:
+    body = {"email": email, "name": name, "rootRole": role, "password": PASSWORD}
+    created = await api.json("POST", "/api/admin/user-admin", status=201, json=body)
+    return int(created["id"])
+
+
+async def _signed_in(api: Api, email: str) -> None:
+    await api.json(
+        "POST",
+        "/auth/simple/login",
+        token=None,
+        json={"username": email, "password": PASSWORD},
+    )
+
+
+async def _new_pat(api: Api, description: str = "ci", days: float = 30) -> Any:
+    """A PAT made by whoever is signed in with the client's cookie."""
+    return await api.json(
+        "POST",
+        TOKENS,
+        status=201,
+        token=None,
+        json={"description": description, "expiresAt": _in(days)},
+    )
+
+
+async def test_a_pat_is_shown_once_and_acts_on_the_admin_api_as_its_owner(api: Api) -> None:
+    ann = await _user(api, "ann@example.io", "Ann")
+    await _signed_in(api, "ann@example.io")
+    created = await _new_pat(api, "deploys")
+    secret = created["secret"]
+    assert secret.startswith("user:")
+    assert (created["description"], created["userId"], created["expiresAt"]) == (
+        "deploys",
+        ann,
+        "2026-12-01T12:00:00.000Z",
+    )
+    listed = await api.json("GET", TOKENS, token=None)
+    assert [(p["id"], p["description"]) for p in listed["pats"]] == [(created["id"], "deploys")]
+    assert "secret" not in listed["pats"][0]
+    api.client.session.cookie_jar.clear()  # from here on, only the PAT
+    me = await api.json("GET", "/api/admin/user", token=secret)
+    assert (me["id"], me["email"]) == (ann, "ann@example.io")
+    await api.json(
+        "POST", "/api/admin/projects", status=201, token=secret, json={"id": "p", "name": "P"}
+    )
+    events = await api.json("GET", "/api/admin/events")
+    assert events["events"][0]["createdBy"] == f"user:{ann}:Ann (personal token {created['id']})"
+    # A PAT is for the admin API only: SDK paths refuse it.
+    await api.json("GET", "/api/client/features", status=401, token=secret)
+
+
+async def test_an_expired_pat_is_refused(api: Api, clock: Clock) -> None:
+    await _user(api, "ann@example.io", "Ann")
+    await _signed_in(api, "ann@example.io")
+    secret = (await _new_pat(api, days=1))["secret"]
+    api.client.session.cookie_jar.clear()
+    await api.json("GET", "/api/admin/projects", token=secret)
+    clock.now = START + dt.timedelta(days=1)
+    refused = await api.json("GET", "/api/admin/projects", status=401, token=secret)
+    assert "expired" in refused["message"]
+
+
+async def test_a_disabled_or_deleted_owners_pats_are_refused_at_once(api: Api) -> None:
+    ann = await _user(api, "ann@example.io", "Ann")
+    await _signed_in(api, "ann@example.io")
+    secret = (await _new_pat(api))["secret"]
+    api.client.session.cookie_jar.clear()
+    user = f"/api/admin/user-admin/{ann}"
+    await api.json("GET", "/api/admin/projects", token=secret)
+    await api.json("PUT", user, json={"disabled": True})
+    await api.json("GET", "/api/admin/projects", status=401, token=secret)
+    await api.json("PUT", user, json={"disabled": False})
+    await api.json("GET", "/api/admin/projects", token=secret)
+    await api.json("DELETE", user)
+    await api.json("GET", "/api/admin/projects", status=401, token=secret)
+
+
+async def test_a_pat_cannot_see_or_delete_another_users_pats(api: Api) -> None:
+    await _user(api, "ann@example.io", "Ann")
+    await _user(api, "bob@example.io", "Bob")
+    await _signed_in(api, "ann@example.io")
+    anns = await _new_pat(api, "ann's")
+    await _signed_in(api, "bob@example.io")
+    bobs = await _new_pat(api, "bob's")
+    api.client.session.cookie_jar.clear()
+    listed = await api.json("GET", TOKENS, token=bobs["secret"])
+    assert [p["description"] for p in listed["pats"]] == ["bob's"]
+    await api.json("DELETE", f"{TOKENS}/{anns['id']}", status=404, token=bobs["secret"])
+    await api.json("GET", "/api/admin/projects", token=anns["secret"])  # still works
+    await api.json("DELETE", f"{TOKENS}/{bobs['id']}", token=anns["secret"], status=404)
+    # Its owner deletes it: refused at once.
+    await api.json("DELETE", f"{TOKENS}/{anns['id']}", token=anns["secret"])
+    await api.json("GET", "/api/admin/projects", status=401, token=anns["secret"])
+
+
+async def test_an_admin_api_token_has_no_personal_tokens(api: Api) -> None:
+    await api.json("GET", TOKENS, status=403)
+    await api.json("POST", TOKENS, status=403, json={"description": "x", "expiresAt": _in(1)})
+
+
+async def test_bad_pat_bodies_are_400s_naming_the_field_and_nothing_is_created(
+    api: Api,
+) -> None:
+    await _user(api, "ann@example.io", "Ann")
+    await _signed_in(api, "ann@example.io")
+    for body, path in [
+        ({"description": "ci"}, "$.expiresAt"),
+        ({"expiresAt": _in(1)}, "$.description"),
+        ({"description": "ci", "expiresAt": _in(-1)}, "$.expiresAt"),
+        ({"description": "ci", "expiresAt": _in(367)}, "$.expiresAt"),
+        ({"description": "ci", "expiresAt": "2026-12-01"}, "$.expiresAt"),
+        ({"description": "ci", "expiresAt": "2026-12-01T00:00:00"}, "$.expiresAt"),
+        ({"description": "ci", "expiresAt": "soon"}, "$.expiresAt"),
+        ({"description": " ", "expiresAt": _in(1)}, "$.description"),
+        ({"description": "ci", "expiresAt": 5}, "$.expiresAt"),
+    ]:
+        refused = await api.json("POST", TOKENS, status=400, token=None, json=body)
+        assert [d["path"] for d in refused["details"]] == [path], body
+    assert (await api.json("GET", TOKENS, token=None))["pats"] == []
+    await _new_pat(api, "ci")
+    taken = await api.json(
+        "POST", TOKENS, status=409, token=None, json={"description": "ci", "expiresAt": _in(2)}
+    )
+    assert taken["details"][0]["path"] == "$.description"
+
+
+async def test_a_user_holds_at_most_ten_pats(api: Api) -> None:
+    await _user(api, "ann@example.io", "Ann")
+    await _signed_in(api, "ann@example.io")
+    for number in range(10):
+        await _new_pat(api, f"token {number}")
+    refused = await api.json(
+        "POST",
+        TOKENS,
+        status=400,
+        token=None,
+        json={"description": "one more", "expiresAt": _in(1)},
+    )
+    assert "Too many" in refused["message"]
+
+
+async def test_a_made_up_pat_is_a_401(api: Api) -> None:
+    await api.json("GET", "/api/admin/projects", status=401, token="user:" + "0" * 56)
