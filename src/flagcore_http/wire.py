@@ -27,6 +27,7 @@ __all__ = [
     "CreateFlag",
     "CreatePersonalToken",
     "CreateProject",
+    "CreateServiceAccount",
     "CreateStrategyDefinition",
     "CreateTagType",
     "CreateToken",
@@ -46,6 +47,7 @@ __all__ = [
     "TagBody",
     "UpdateFlag",
     "UpdateProject",
+    "UpdateServiceAccount",
     "UpdateUser",
     "converter",
     "structure",
@@ -256,6 +258,24 @@ class CreatePersonalToken:
 
 
 @attrs.frozen
+class CreateServiceAccount:
+    """The enterprise UI's ``IServiceAccountPayload``: all three required."""
+
+    name: str
+    username: str
+    root_role: RootRole
+
+
+@attrs.frozen
+class UpdateServiceAccount:
+    """What is left out is kept."""
+
+    name: str | None = None
+    username: str | None = None
+    root_role: RootRole | None = None
+
+
+@attrs.frozen
 class LoginBody:
     """Unleash's ``loginSchema``: ``username`` is an email or a username."""
 
@@ -297,6 +317,8 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     IdBody: {},
     LoginBody: {},
     CreatePersonalToken: {"expires_at": "expiresAt"},
+    CreateServiceAccount: {"root_role": "rootRole"},
+    UpdateServiceAccount: {"root_role": "rootRole"},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

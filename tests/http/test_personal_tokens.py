@@ -203,3 +203,137 @@ async def test_a_user_holds_at_most_ten_pats(api: Api) -> None:
 
 async def test_a_made_up_pat_is_a_401(api: Api) -> None:
     await api.json("GET", "/api/admin/projects", status=401, token="user:" + "0" * 56)
+
+
+SERVICE_ACCOUNTS = "/api/admin/service-account"
+
+
+async def _service_account(api: Api, username: str = "deployer", role: str = "Editor") -> Any:
+    body = {"name": "Deployer", "username": username, "rootRole": role}
+    return await api.json("POST", SERVICE_ACCOUNTS, status=201, json=body)
+
+
+async def test_a_service_account_is_made_changed_and_listed_with_its_tokens(api: Api) -> None:
+    account = await _service_account(api)
+    assert (account["name"], account["username"], account["rootRole"], account["tokens"]) == (
+        "Deployer",
+        "deployer",
+        2,
+        [],
+    )
+    path = f"{SERVICE_ACCOUNTS}/{account['id']}"
+    created = await api.json(
+        "POST", path + "/token", status=201, json={"description": "ci", "expiresAt": _in(30)}
+    )
+    assert created["secret"].startswith("user:")
+    changed = await api.json("PUT", path, json={"rootRole": "Admin", "name": "Deploy bot"})
+    assert (changed["rootRole"], changed["name"], changed["username"]) == (
+        1,
+        "Deploy bot",
+        "deployer",
+    )
+    listed = await api.json("GET", SERVICE_ACCOUNTS)
+    assert [
+        (a["username"], [t["description"] for t in a["tokens"]]) for a in listed["serviceAccounts"]
+    ] == [("deployer", ["ci"])]
+    assert "secret" not in listed["serviceAccounts"][0]["tokens"][0]
+    assert [r["name"] for r in listed["rootRoles"]] == ["Admin", "Editor", "Viewer"]
+    tokens = await api.json("GET", path + "/token")
+    assert [t["id"] for t in tokens["pats"]] == [created["id"]]
+    # Not one of the people: the user admin routes neither list nor reach it.
+    assert (await api.json("GET", "/api/admin/user-admin"))["users"] == []
+    await api.json("GET", f"/api/admin/user-admin/{account['id']}", status=404)
+
+
+async def test_a_service_accounts_token_acts_as_the_account_and_is_named_in_the_log(
+    api: Api,
+) -> None:
+    account = await _service_account(api)
+    path = f"{SERVICE_ACCOUNTS}/{account['id']}"
+    token = await api.json(
+        "POST", path + "/token", status=201, json={"description": "ci", "expiresAt": _in(30)}
+    )
+    secret = token["secret"]
+    me = await api.json("GET", "/api/admin/user", token=secret)
+    assert (me["id"], me["username"], me["rootRole"], me["accountType"]) == (
+        account["id"],
+        "deployer",
+        2,
+        "Service Account",
+    )
+    await api.json(
+        "POST", "/api/admin/projects", status=201, token=secret, json={"id": "p", "name": "P"}
+    )
+    events = await api.json("GET", "/api/admin/events")
+    assert events["events"][0]["createdBy"] == (
+        f"service-account:{account['id']}:Deployer (token {token['id']})"
+    )
+    # Its token manages nothing of its own, and it is not an admin.
+    await api.json("GET", TOKENS, status=403, token=secret)
+    await api.json("GET", SERVICE_ACCOUNTS, status=403, token=secret)
+    # Deleting the token, then the account, stops it at once.
+    await api.json("DELETE", f"{path}/token/{token['id']}")
+    await api.json("GET", "/api/admin/projects", status=401, token=secret)
+    again = await api.json(
+        "POST", path + "/token", status=201, json={"description": "ci", "expiresAt": _in(30)}
+    )
+    await api.json("DELETE", path)
+    await api.json("GET", "/api/admin/projects", status=401, token=again["secret"])
+    await api.json("GET", path + "/token", status=404)
+
+
+async def test_a_service_account_cannot_sign_in_or_get_a_password(api: Api) -> None:
+    account = await _service_account(api)
+    await api.json(
+        "POST",
+        "/auth/simple/login",
+        status=401,
+        token=None,
+        json={"username": "deployer", "password": PASSWORD},
+    )
+    await api.json(
+        "POST", "/api/admin/user-admin/reset-password", status=404, json={"id": "deployer"}
+    )
+    await api.json(
+        "POST",
+        f"/api/admin/user-admin/{account['id']}/change-password",
+        status=404,
+        json={"password": PASSWORD},
+    )
+
+
+async def test_only_admins_manage_service_accounts(api: Api) -> None:
+    await _user(api, "ed@example.io", "Ed", role="Editor")
+    await _signed_in(api, "ed@example.io")
+    await api.json("GET", SERVICE_ACCOUNTS, status=403, token=None)
+    refused = await api.json(
+        "POST",
+        SERVICE_ACCOUNTS,
+        status=403,
+        token=None,
+        json={"name": "x", "username": "x", "rootRole": 1},
+    )
+    assert "Admin" in refused["message"]
+    assert (await api.json("GET", SERVICE_ACCOUNTS))["serviceAccounts"] == []
+
+
+async def test_bad_service_account_bodies_are_400s_and_taken_usernames_409s(api: Api) -> None:
+    await _user(api, "ann@example.io", "Ann")
+    for body, path in [
+        ({"name": "x", "rootRole": 1}, "$.username"),
+        ({"username": "x", "rootRole": 1}, "$.name"),
+        ({"name": "x", "username": "x"}, "$.rootRole"),
+        ({"name": "x", "username": "a b", "rootRole": 1}, "$.username"),
+        ({"name": "x", "username": "x", "rootRole": 9}, "$.rootRole"),
+    ]:
+        refused = await api.json("POST", SERVICE_ACCOUNTS, status=400, json=body)
+        assert [d["path"] for d in refused["details"]] == [path], body
+    await _service_account(api, "deployer")
+    taken = await api.json(
+        "POST",
+        SERVICE_ACCOUNTS,
+        status=409,
+        json={"name": "x", "username": "DEPLOYER", "rootRole": 1},
+    )
+    assert taken["details"][0]["path"] == "$.username"
+    assert len((await api.json("GET", SERVICE_ACCOUNTS))["serviceAccounts"]) == 1

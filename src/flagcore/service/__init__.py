@@ -56,6 +56,7 @@ from flagcore.service.personal_tokens import (
 from flagcore.service.projects import Projects
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.segments import Segments
+from flagcore.service.service_accounts import ServiceAccounts
 from flagcore.service.sessions import (
     SIGN_IN_REFUSED,
     PasswordCandidate,
@@ -182,6 +183,7 @@ class Service:
         self.environments = Environments(context, strategies=self.strategies)
         self.actions = ActionSets(context, flags=self.flags, environments=self.environments)
         self.metrics = Metrics(context, instances=self.instances)
+        self.service_accounts = ServiceAccounts(context, personal_tokens=self.personal_tokens)
         # Moving in from Unleash and out again (branch importer): export files, imports.
         self.importing = Importing(context, strategies=self.strategies)
         self.exporting = Exporting(context)

@@ -63,21 +63,30 @@ class PersonalTokenHolder:
     @property
     def actor(self) -> str:
         """The event log's name: the owner, and that it was one of their tokens."""
-        return f"{self.user.actor} (personal token {self.token.id})"
+        kind = "token" if self.user.service_account else "personal token"
+        return f"{self.user.actor} ({kind} {self.token.id})"
 
 
 class PersonalTokens:
     def __init__(self, context: ServiceContext) -> None:
         self._context = context
 
-    def list_of(self, owner_id: int) -> list[PersonalToken]:
-        """The owner's tokens, expired ones too (so they can be seen and deleted)."""
+    def list_of(self, owner_id: int, *, service_account: bool = False) -> list[PersonalToken]:
+        """The owner's tokens, expired ones too (so they can be seen and deleted). The
+        owner is a person, or (``service_account``) a service account: each kind is
+        reached only through its own routes."""
         with self._context.read() as tx:
-            _owner(tx, owner_id)
+            _owner(tx, owner_id, service_account)
             return list(tx.list_records(PERSONAL_TOKENS, {"user_id": owner_id}))
 
     def create(
-        self, owner_id: int, description: str, expires_at: dt.datetime, *, actor: str = SYSTEM
+        self,
+        owner_id: int,
+        description: str,
+        expires_at: dt.datetime,
+        *,
+        service_account: bool = False,
+        actor: str = SYSTEM,
     ) -> CreatedPersonalToken:
         """A new token for ``owner_id``: a description unique among theirs, an expiry in
         the future and at most `MAX_PERSONAL_TOKEN_LIFETIME` away."""
@@ -85,7 +94,7 @@ class PersonalTokens:
         _check(description, expires_at, now)
         secret = PERSONAL_TOKEN_PREFIX + secrets.token_hex(28)
         with self._context.unit() as tx:
-            _owner(tx, owner_id)
+            _owner(tx, owner_id, service_account)
             held = tx.list_records(PERSONAL_TOKENS, {"user_id": owner_id})
             if len(held) >= MAX_PERSONAL_TOKENS:
                 raise LimitExceeded(
@@ -106,10 +115,13 @@ class PersonalTokens:
             self._context.record_event(tx, "pat-created", actor, data=_token_event(token))
         return CreatedPersonalToken(token, secret)
 
-    def delete(self, owner_id: int, token_id: int, *, actor: str = SYSTEM) -> None:
+    def delete(
+        self, owner_id: int, token_id: int, *, service_account: bool = False, actor: str = SYSTEM
+    ) -> None:
         """Delete one of the owner's tokens; another owner's is `NotFound`, as an unknown
         one is (nobody learns which ids exist)."""
         with self._context.unit() as tx:
+            _owner(tx, owner_id, service_account)
             token = tx.get_record(PERSONAL_TOKENS, token_id)
             if token is None or token.user_id != owner_id:
                 raise NotFound(
@@ -159,10 +171,11 @@ def _check(description: str, expires_at: dt.datetime, now: dt.datetime) -> None:
         raise InvalidInput("The personal access token cannot be created as given.", details)
 
 
-def _owner(tx: Records, owner_id: int) -> User:
+def _owner(tx: Records, owner_id: int, service_account: bool) -> User:
     user = tx.get_record(USERS, owner_id)
-    if user is None:
-        raise NotFound(f"Could not find user with id {owner_id}")
+    if user is None or user.service_account is not service_account:
+        kind = "service account" if service_account else "user"
+        raise NotFound(f"Could not find {kind} with id {owner_id}")
     return user
 
 

@@ -18,6 +18,8 @@ __all__ = [
     "PersonalTokensAnswer",
     "ResetPasswordAnswer",
     "RoleAnswer",
+    "ServiceAccountAnswer",
+    "ServiceAccountsAnswer",
     "UserAnswer",
     "UsersAnswer",
     "token_user",
@@ -164,3 +166,52 @@ class PersonalTokensAnswer:
     @classmethod
     def of(cls, tokens: list[PersonalToken]) -> PersonalTokensAnswer:
         return cls(tuple(map(PersonalTokenAnswer.of, tokens)))
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("name", "name"),
+    AnswerField("username", "username"),
+    AnswerField("root_role", "rootRole"),
+    AnswerField("created_at", "createdAt"),
+    AnswerField("seen_at", "seenAt"),
+    AnswerField("tokens", "tokens"),
+)
+@attrs.frozen
+class ServiceAccountAnswer:
+    """Unleash's ``serviceAccountSchema`` (the fields a service account has here): its
+    tokens listed with it, never their secrets."""
+
+    id: int
+    name: str | None
+    username: str | None
+    root_role: int
+    created_at: dt.datetime
+    seen_at: dt.datetime | None
+    tokens: tuple[PersonalTokenAnswer, ...]
+
+    @classmethod
+    def of(cls, account: User, tokens: list[PersonalToken]) -> ServiceAccountAnswer:
+        return cls(
+            account.id,
+            account.name,
+            account.username,
+            account.root_role.role_id,
+            account.created_at,
+            account.seen_at,
+            tuple(map(PersonalTokenAnswer.of, tokens)),
+        )
+
+
+@answer(AnswerField("service_accounts", "serviceAccounts"), AnswerField("root_roles", "rootRoles"))
+@attrs.frozen
+class ServiceAccountsAnswer:
+    service_accounts: tuple[ServiceAccountAnswer, ...]
+    root_roles: tuple[RoleAnswer, ...]
+
+    @classmethod
+    def of(cls, accounts: list[tuple[User, list[PersonalToken]]]) -> ServiceAccountsAnswer:
+        return cls(
+            tuple(ServiceAccountAnswer.of(account, tokens) for account, tokens in accounts),
+            tuple(map(RoleAnswer.of, RootRole)),
+        )

@@ -34,6 +34,8 @@ def _owner(request: web.Request) -> User:
     user: User | None = request.get(USER)
     if user is None:
         raise Forbidden("Personal access tokens belong to a signed-in user, not to an API token.")
+    if user.service_account:
+        raise Forbidden("A service account's tokens are managed by an admin, not by its tokens.")
     return user
 
 
