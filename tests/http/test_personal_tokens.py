@@ -337,3 +337,33 @@ async def test_bad_service_account_bodies_are_400s_and_taken_usernames_409s(api:
     )
     assert taken["details"][0]["path"] == "$.username"
     assert len((await api.json("GET", SERVICE_ACCOUNTS))["serviceAccounts"]) == 1
+
+
+async def test_a_pat_is_refused_on_a_second_server_as_soon_as_its_owner_is_disabled(
+    tmp_path: Path, clock: Clock
+) -> None:
+    """Two servers over one SQLite file: a change made on one is seen by the other at its
+    next request (nothing cached against the store)."""
+    path = tmp_path / "shared.db"
+    stores = [SqliteStore(path), SqliteStore(path)]
+    first, second = Service(stores[0], clock=clock), Service(stores[1], clock=clock)
+    first.tokens.create_token("admin", TokenType.ADMIN, secret=ADMIN)
+    try:
+        async with (
+            TestClient(TestServer(create_app(first, ServerConfig()), host="127.0.0.1")) as one,
+            TestClient(TestServer(create_app(second, ServerConfig()), host="127.0.0.1")) as two,
+        ):
+            a, b = Api(one), Api(two)
+            ann = await _user(a, "ann@example.io", "Ann")
+            await _signed_in(a, "ann@example.io")
+            secret = (await _new_pat(a))["secret"]
+            await b.json("GET", "/api/admin/projects", token=secret)
+            await a.json("PUT", f"/api/admin/user-admin/{ann}", json={"disabled": True})
+            await b.json("GET", "/api/admin/projects", status=401, token=secret)
+            await a.json("PUT", f"/api/admin/user-admin/{ann}", json={"disabled": False})
+            await b.json("GET", "/api/admin/projects", token=secret)
+            await a.json("DELETE", f"/api/admin/user-admin/{ann}")
+            await b.json("GET", "/api/admin/projects", status=401, token=secret)
+    finally:
+        for store in stores:
+            store.close()
