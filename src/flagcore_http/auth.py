@@ -154,10 +154,11 @@ async def authenticate(request: web.Request) -> None:
     cache = request.app[CACHE]
     service = request.app[SERVICE]
     request[REVISION] = cache.current_revision(service)
-    if kinds == (TokenType.ADMIN,) and secret.startswith(PERSONAL_TOKEN_PREFIX):
+    token = cache.known_tokens.get(secret)
+    if token is None and secret.startswith(PERSONAL_TOKEN_PREFIX) and kinds == (TokenType.ADMIN,):
+        # Past the cache of known API tokens, so an SDK's poll never comes this way.
         await _personal_token(request, secret)
         return
-    token = cache.known_tokens.get(secret)
     if token is None:
         token = await _look_up(request, secret)
     if token is None:
