@@ -70,6 +70,15 @@ def test_an_admin_makes_a_service_account_and_a_token_that_acts_as_it(
     page.get_by_label("Root role").select_option("Editor")
     page.get_by_role("button", name="Create service account").click()
     expect(page.get_by_role("heading", name="Deployer")).to_be_visible()
+    # A username taken in another case is refused; the form comes back as typed.
+    page.get_by_label("Name", exact=True).fill("Second")
+    page.get_by_label("Username").fill("DEPLOYER")
+    page.get_by_label("Root role").select_option("Admin")
+    page.get_by_role("button", name="Create service account").click()
+    expect(page.locator(".field-error")).to_have_text("taken")
+    expect(page.get_by_label("Name", exact=True)).to_have_value("Second")
+    expect(page.get_by_label("Username")).to_have_value("DEPLOYER")
+    expect(page.get_by_label("Root role")).to_have_value("Admin")
 
     page.get_by_label("New token’s description").fill("ci")
     page.get_by_label("Expires at the end of").fill(_day(7))
