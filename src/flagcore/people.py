@@ -13,7 +13,15 @@ import enum
 
 import attrs
 
-__all__ = ["LinkKind", "ResetLink", "RootRole", "User", "UserPassword", "UserSession"]
+__all__ = [
+    "LinkKind",
+    "PersonalToken",
+    "ResetLink",
+    "RootRole",
+    "User",
+    "UserPassword",
+    "UserSession",
+]
 
 
 def _utc_now() -> dt.datetime:
@@ -52,6 +60,7 @@ class User:
     disabled: bool = False
     created_at: dt.datetime = attrs.field(factory=_utc_now)
     seen_at: dt.datetime | None = None
+    service_account: bool = False
 
     @property
     def display_name(self) -> str:
@@ -60,8 +69,10 @@ class User:
 
     @property
     def actor(self) -> str:
-        """The event log's name for this person (a string, as every actor is)."""
-        return f"user:{self.id}:{self.display_name}"
+        """The event log's name for this person (a string, as every actor is); a service
+        account's is ``service-account:<id>:<name>``."""
+        kind = "service-account" if self.service_account else "user"
+        return f"{kind}:{self.id}:{self.display_name}"
 
 
 @attrs.frozen
@@ -107,3 +118,20 @@ class ResetLink:
     created_at: dt.datetime
     expires_at: dt.datetime
     used_at: dt.datetime | None = None
+
+
+@attrs.frozen
+class PersonalToken:
+    """A token that acts as the user who owns it (a person's personal access token, or a
+    service account's token), until ``expires_at``. Kept by the SHA-256 of its secret;
+    the secret is shown once, when it is made. It names its owner by id, not their
+    permissions: whatever the owner may do at the time of a request, the token may do,
+    and a disabled or deleted owner's tokens stop at once."""
+
+    id: int
+    user_id: int
+    description: str
+    secret_digest: str
+    created_at: dt.datetime
+    expires_at: dt.datetime
+    seen_at: dt.datetime | None = None

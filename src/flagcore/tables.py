@@ -34,7 +34,7 @@ from flagcore.entities import (
     StrategyPlacement,
     TagType,
 )
-from flagcore.people import ResetLink, User, UserPassword, UserSession
+from flagcore.people import PersonalToken, ResetLink, User, UserPassword, UserSession
 
 __all__ = [
     "ACTION_EXECUTIONS",
@@ -48,6 +48,7 @@ __all__ = [
     "FLAG_TAGS",
     "IS_NULL",
     "NOT_NULL",
+    "PERSONAL_TOKENS",
     "PROJECTS",
     "SEGMENTS",
     "SIGNALS",
@@ -226,6 +227,14 @@ USER_RESET_LINKS = Table(
     order=("created_at", "token_digest"),
     deleted_with=(("users", "user_id"),),
 )
+PERSONAL_TOKENS = Table(
+    PersonalToken,
+    "personal_tokens",
+    key=("id",),
+    order=("id",),
+    unique=(("secret_digest",),),
+    deleted_with=(("users", "user_id"),),
+)
 
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
@@ -248,6 +257,7 @@ TABLES: tuple[Table[Any], ...] = (
     USER_PASSWORDS,
     USER_SESSIONS,
     USER_RESET_LINKS,
+    PERSONAL_TOKENS,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

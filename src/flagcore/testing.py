@@ -56,9 +56,23 @@ from flagcore.entities import (
 )
 from flagcore.errors import Conflict
 from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant, WeightType
-from flagcore.people import LinkKind, ResetLink, RootRole, User, UserPassword, UserSession
+from flagcore.people import (
+    LinkKind,
+    PersonalToken,
+    ResetLink,
+    RootRole,
+    User,
+    UserPassword,
+    UserSession,
+)
 from flagcore.ports import Store, Transaction
-from flagcore.tables import USER_PASSWORDS, USER_RESET_LINKS, USER_SESSIONS, USERS
+from flagcore.tables import (
+    PERSONAL_TOKENS,
+    USER_PASSWORDS,
+    USER_RESET_LINKS,
+    USER_SESSIONS,
+    USERS,
+)
 
 __all__ = [
     "ActionRepositoryContract",
@@ -943,6 +957,28 @@ class PeopleContract(_PortContract):
             assert tx.get_record(USER_PASSWORDS, bob.id) == UserPassword(
                 bob.id, f"hash-{bob.id}", T0
             )
+
+    def test_personal_tokens_are_found_by_digest_unique_and_go_with_their_owner(
+        self, store: Store
+    ) -> None:
+        with store.transaction() as tx:
+            bot = tx.create_record(
+                USERS, User(0, RootRole.EDITOR, username="bot", service_account=True)
+            )
+            ann = tx.create_record(USERS, User(0, RootRole.ADMIN, email="ann@x.io"))
+            kept = tx.create_record(
+                PERSONAL_TOKENS, PersonalToken(0, bot.id, "ci", "d1", T0, _at(60), _at(1))
+            )
+            tx.create_record(PERSONAL_TOKENS, PersonalToken(0, ann.id, "mine", "d2", T0, _at(60)))
+        with store.transaction(write=False) as tx:
+            assert tx.get_record(USERS, bot.id) == bot
+            assert tx.list_records(PERSONAL_TOKENS, {"secret_digest": "d1"}) == [kept]
+        with pytest.raises(Conflict), store.transaction() as tx:
+            tx.create_record(PERSONAL_TOKENS, PersonalToken(0, ann.id, "x", "d1", T0, T0))
+        with store.transaction() as tx:
+            tx.delete_record(USERS, ann.id)
+        with store.transaction(write=False) as tx:
+            assert tx.list_records(PERSONAL_TOKENS) == [kept]
 
 
 class StorePortContract(

@@ -16,11 +16,11 @@ from aiohttp import web
 
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import Forbidden, Unauthenticated
-from flagcore.service import SignalCredentials, SignalSender
+from flagcore.service import PERSONAL_TOKEN_PREFIX, SignalCredentials, SignalSender
 from flagcore_http.calls import call
 from flagcore_http.client_cache import secret_digest
 from flagcore_http.config import AuthMode
-from flagcore_http.keys import CACHE, CONFIG, REVISION, SERVICE, TOKEN, USER
+from flagcore_http.keys import CACHE, CONFIG, PERSONAL_TOKEN, REVISION, SERVICE, TOKEN, USER
 from flagcore_http.rate_limits import tarpit_auth_failure
 from flagcore_http.signed_in import cookie_session, session_holder
 
@@ -156,6 +156,10 @@ async def authenticate(request: web.Request) -> None:
     service = request.app[SERVICE]
     request[REVISION] = cache.current_revision(service)
     token = cache.known_tokens.get(secret)
+    if token is None and secret.startswith(PERSONAL_TOKEN_PREFIX) and kinds == (TokenType.ADMIN,):
+        # Past the cache of known API tokens, so an SDK's poll never comes this way.
+        await _personal_token(request, secret)
+        return
     if token is None:
         token = await _look_up(request, secret)
     if token is None:
@@ -168,6 +172,19 @@ async def authenticate(request: web.Request) -> None:
         given = _article(token.type.value)
         raise Forbidden(f"This endpoint needs {needed} token, not {given} token.")
     request[TOKEN] = token
+
+
+async def _personal_token(request: web.Request, secret: str) -> None:
+    """A personal access token (or a service account's) acts as its owner: the request is
+    the owner's, as if they were signed in. Asked of the store at every request (the admin
+    API, never an SDK's path), so an expired token, or one whose owner was disabled or
+    deleted on any server, is refused at once."""
+    holder = await call(request, request.app[SERVICE].personal_tokens.holder, secret)
+    if holder is None:
+        await tarpit_auth_failure(request)
+        raise Unauthenticated("The personal access token is not valid, or it has expired.")
+    request[USER] = holder.user
+    request[PERSONAL_TOKEN] = holder.token
 
 
 async def _signed_in(request: web.Request) -> bool:

@@ -23,8 +23,8 @@ from aiohttp import web
 
 from flagcore.errors import FlagcoreError, ServiceUnavailable
 from flagcore.people import User
-from flagcore.service import Service
-from flagcore_http.keys import CACHE, CONFIG, SERVICE, TOKEN, USER, WORKER
+from flagcore.service import PersonalTokenHolder, Service
+from flagcore_http.keys import CACHE, CONFIG, PERSONAL_TOKEN, SERVICE, TOKEN, USER, WORKER
 
 __all__ = ["StoreWorker", "actor", "call", "service", "store_upkeep"]
 
@@ -139,6 +139,9 @@ def actor(request: web.Request) -> str:
     token's name, never its secret."""
     user: User | None = request.get(USER)
     if user is not None:
+        personal = request.get(PERSONAL_TOKEN)
+        if personal is not None:
+            return PersonalTokenHolder(personal, user).actor
         return user.actor
     token = request.get(TOKEN)
     return f"token:{token.name}" if token is not None else "anonymous"

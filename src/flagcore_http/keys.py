@@ -7,12 +7,21 @@ from concurrent.futures import ThreadPoolExecutor
 from aiohttp import web
 
 from flagcore.entities import ApiToken
-from flagcore.people import User
+from flagcore.people import PersonalToken, User
 from flagcore.service import Service
 from flagcore_http.client_cache import ClientCache
 from flagcore_http.config import ServerConfig
 
-__all__ = ["CACHE", "CONFIG", "REVISION", "SERVICE", "TOKEN", "USER", "WORKER"]
+__all__ = [
+    "CACHE",
+    "CONFIG",
+    "PERSONAL_TOKEN",
+    "REVISION",
+    "SERVICE",
+    "TOKEN",
+    "USER",
+    "WORKER",
+]
 
 SERVICE = web.AppKey("service", Service)
 CONFIG = web.AppKey("config", ServerConfig)
@@ -24,4 +33,6 @@ CACHE = web.AppKey("client_cache", ClientCache)
 TOKEN = web.RequestKey("token", ApiToken)
 # Per request: the person signed in with a session cookie (instead of a token).
 USER = web.RequestKey("user", User)
+# Per request: the personal access token (or service account token) the USER acts through.
+PERSONAL_TOKEN = web.RequestKey("personal_token", PersonalToken)
 REVISION = web.RequestKey("revision", int)

@@ -25,7 +25,9 @@ __all__ = [
     "ActionSetBody",
     "CreateEnvironment",
     "CreateFlag",
+    "CreatePersonalToken",
     "CreateProject",
+    "CreateServiceAccount",
     "CreateStrategyDefinition",
     "CreateTagType",
     "CreateToken",
@@ -45,6 +47,7 @@ __all__ = [
     "TagBody",
     "UpdateFlag",
     "UpdateProject",
+    "UpdateServiceAccount",
     "UpdateUser",
     "converter",
     "structure",
@@ -247,6 +250,32 @@ class IdBody:
 
 
 @attrs.frozen
+class CreatePersonalToken:
+    """Unleash's ``createPatSchema``: both required; ``expiresAt`` an RFC 3339 date-time."""
+
+    description: str
+    expires_at: str
+
+
+@attrs.frozen
+class CreateServiceAccount:
+    """The enterprise UI's ``IServiceAccountPayload``: all three required."""
+
+    name: str
+    username: str
+    root_role: RootRole
+
+
+@attrs.frozen
+class UpdateServiceAccount:
+    """What is left out is kept."""
+
+    name: str | None = None
+    username: str | None = None
+    root_role: RootRole | None = None
+
+
+@attrs.frozen
 class LoginBody:
     """Unleash's ``loginSchema``: ``username`` is an email or a username."""
 
@@ -287,6 +316,9 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     PasswordBody: {"old_password": "oldPassword", "confirm_password": "confirmPassword"},
     IdBody: {},
     LoginBody: {},
+    CreatePersonalToken: {"expires_at": "expiresAt"},
+    CreateServiceAccount: {"root_role": "rootRole"},
+    UpdateServiceAccount: {"root_role": "rootRole"},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

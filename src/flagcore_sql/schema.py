@@ -482,6 +482,28 @@ def m008_users_and_sessions(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m009_personal_tokens(session: SqlSession, dialect: Dialect) -> None:
+    """Personal access tokens and service accounts (issue 28): a token acting as its
+    owner, kept by the digest of its secret; a service account is a user marked so."""
+    _script(
+        session,
+        dialect,
+        """
+        ALTER TABLE users ADD COLUMN service_account {bool} NOT NULL DEFAULT FALSE;
+        CREATE TABLE personal_tokens (
+            id {serial},
+            user_id {bigint} NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            description TEXT NOT NULL,
+            secret_digest TEXT NOT NULL UNIQUE,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            seen_at TEXT
+        );
+        CREATE INDEX personal_tokens_user ON personal_tokens(user_id);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -493,5 +515,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m006_metrics_buckets_and_retention,
         m007_api_token_ids,
         m008_users_and_sessions,
+        m009_personal_tokens,
     )
 )

@@ -12,7 +12,8 @@ from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
 
 from flagcore.entities import TokenType
-from flagcore.service import Service
+from flagcore.people import RootRole
+from flagcore.service import NewUser, Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.usage_buffer import flush_usage
 from flagcore_store_sqlite import SqliteStore
@@ -75,3 +76,11 @@ async def api(service: Service) -> AsyncIterator[Api]:
     app = create_app(service, ServerConfig())
     async with TestClient(TestServer(app, host="127.0.0.1")) as client:
         yield Api(client)
+
+
+def personal_token(service: Service) -> str:
+    """The secret of a token that acts as a person: the routes of a person's own tokens
+    (``/api/admin/user/tokens``) need one, as an admin API token is nobody."""
+    owner = service.users.create_user(NewUser(RootRole.VIEWER, email="pat-owner@example.io"))
+    expires = service.clock() + dt.timedelta(days=1)
+    return service.personal_tokens.create(owner.id, "a person's", expires).secret

@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from flagcore.service import Service
 from flagcore_http import AuthMode, ServerConfig, create_app
 from flagcore_http.ui.paths import is_ui_path
-from tests.http.conftest import ADMIN, CLIENT, Api
+from tests.http.conftest import ADMIN, CLIENT, Api, personal_token
 
 FRONTEND = "default:development.frontend-secret-for-tests"
 
@@ -54,6 +54,9 @@ async def test_auth_matrix(api: Api, service: Service, method: str, path: str) -
         right, wrong = CLIENT, ADMIN  # issue #17: client or frontend tokens
     if browser_path and method != "OPTIONS":
         pass
+    elif path.startswith("/api/admin/user/tokens"):
+        # A person's own tokens: an admin API token is nobody (403); one of theirs is right.
+        right, wrong = personal_token(service), CLIENT
     elif path.startswith(("/api/admin", "/api/projects")):
         right, wrong = ADMIN, CLIENT
     elif path.startswith("/api/client"):
@@ -156,6 +159,8 @@ async def test_malformed_input_never_makes_a_500(
             "web", "frontend", projects=("default",), environment="development", secret=FRONTEND
         )
         token = FRONTEND
+    if path.startswith("/api/admin/user/tokens"):
+        token = personal_token(service)
     for param in _ODD_PARAMS:
         response = await api.request(method, _concrete(path, param), token=token)
         assert response.status < 500, (param, await response.text())

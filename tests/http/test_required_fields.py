@@ -15,7 +15,7 @@ from flagcore.model import Strategy
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.openapi import document
-from tests.http.conftest import ADMIN, CLIENT, Api
+from tests.http.conftest import ADMIN, CLIENT, Api, personal_token
 
 FRONTEND = "default:development.frontend-secret-for-required-fields"
 
@@ -109,10 +109,11 @@ async def test_a_body_without_a_documented_required_field_is_a_400_naming_its_pa
     in_array: bool,
 ) -> None:
     values = _seeded(service)
+    token = personal_token(service) if path.startswith("/api/admin/user/tokens") else _token(path)
     revision = service.store.revision()
     body: Any = [{}] if in_array else {}
     prefix = "$[0]" if in_array else "$"
-    response = await api.request(method, _filled(path, values), json=body, token=_token(path))
+    response = await api.request(method, _filled(path, values), json=body, token=token)
     refused = await response.json()
     assert response.status == 400, refused
     paths = {detail.get("path") for detail in refused["details"]}

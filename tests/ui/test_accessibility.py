@@ -95,6 +95,15 @@ def _seed(server: Server) -> list[str]:
         "POST", "/api/admin/user-admin", {"email": "a@example.io", "name": "A", "rootRole": 2}
     )
     server.api("POST", "/api/admin/features/labelled/tags", {"type": "simple", "value": "core"})
+    account = server.api(
+        "POST", "/api/admin/service-account", {"name": "Bot", "username": "bot", "rootRole": 3}
+    )
+    soon = (dt.datetime.now(dt.UTC) + dt.timedelta(days=7)).isoformat()
+    server.api(
+        "POST",
+        f"/api/admin/service-account/{account['id']}/token",
+        {"description": "ci", "expiresAt": soon},
+    )
     segment = server.api(
         "POST",
         "/api/admin/segments",
@@ -198,6 +207,7 @@ def _seed(server: Server) -> list[str]:
         "/ui/projects",
         "/ui/tokens",
         "/ui/users",
+        "/ui/service-accounts",
         "/ui/events",
         "/ui/signals",
         f"/ui/signals/{endpoint['id']}",

@@ -45,9 +45,18 @@ from flagcore.service.metrics import (
     RecordedMetrics,
     known_variants_only,
 )
+from flagcore.service.personal_tokens import (
+    MAX_PERSONAL_TOKEN_LIFETIME,
+    MAX_PERSONAL_TOKENS,
+    PERSONAL_TOKEN_PREFIX,
+    CreatedPersonalToken,
+    PersonalTokenHolder,
+    PersonalTokens,
+)
 from flagcore.service.projects import Projects
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.segments import Segments
+from flagcore.service.service_accounts import ServiceAccounts
 from flagcore.service.sessions import (
     SIGN_IN_REFUSED,
     PasswordCandidate,
@@ -75,6 +84,9 @@ from flagcore.signal_matching import match_action_sets, matching_action_sets
 __all__ = [
     "BUILTIN_DEFINITIONS",
     "MAX_COUNT",
+    "MAX_PERSONAL_TOKENS",
+    "MAX_PERSONAL_TOKEN_LIFETIME",
+    "PERSONAL_TOKEN_PREFIX",
     "RESET_LINK_LIFETIME",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
     "SIGN_IN_REFUSED",
@@ -85,6 +97,7 @@ __all__ = [
     "ClientVocabulary",
     "CopyReport",
     "CreatedLink",
+    "CreatedPersonalToken",
     "CreatedSignalToken",
     "CreatedToken",
     "FlagCounts",
@@ -99,6 +112,7 @@ __all__ = [
     "LiveEngine",
     "NewUser",
     "PasswordCandidate",
+    "PersonalTokenHolder",
     "PruneReport",
     "RecordedMetrics",
     "RetentionSettings",
@@ -162,12 +176,14 @@ class Service:
         self.storage = Storage(context)
         self.users = Users(context)
         self.sessions = Sessions(context)
+        self.personal_tokens = PersonalTokens(context)
         # Parts that call others, given them here: the only links between parts.
         self.flags = Flags(context, tags=self.tags)
         self.strategies = Strategies(context, definitions=self.strategy_definitions)
         self.environments = Environments(context, strategies=self.strategies)
         self.actions = ActionSets(context, flags=self.flags, environments=self.environments)
         self.metrics = Metrics(context, instances=self.instances)
+        self.service_accounts = ServiceAccounts(context, personal_tokens=self.personal_tokens)
         # Moving in from Unleash and out again (branch importer): export files, imports.
         self.importing = Importing(context, strategies=self.strategies)
         self.exporting = Exporting(context)

@@ -81,7 +81,7 @@ class Sessions:
         """The enabled user ``login`` (email or username) names, if they have a password."""
         with self._context.read() as tx:
             user = find_user(tx, login)
-            if user is None or user.disabled:
+            if user is None or user.disabled or user.service_account:
                 return None
             password = tx.get_record(USER_PASSWORDS, user.id)
         return None if password is None else PasswordCandidate(user, password.hash)

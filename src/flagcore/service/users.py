@@ -23,7 +23,16 @@ from flagcore.ports import Records, Transaction
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.tables import IS_NULL, USER_PASSWORDS, USER_RESET_LINKS, USER_SESSIONS, USERS
 
-__all__ = ["RESET_LINK_LIFETIME", "CreatedLink", "NewUser", "Users", "secret_digest"]
+__all__ = [
+    "RESET_LINK_LIFETIME",
+    "CreatedLink",
+    "NewUser",
+    "Users",
+    "check_unique",
+    "check_user_text",
+    "secret_digest",
+    "user_event",
+]
 
 RESET_LINK_LIFETIME = dt.timedelta(hours=24)
 """How long an invitation or a reset link works (Unleash's reset tokens: one day)."""
@@ -61,7 +70,7 @@ class CreatedLink:
     link: ResetLink
 
 
-def _user_event(user: User) -> dict[str, object]:
+def user_event(user: User) -> dict[str, object]:
     return {
         "id": user.id,
         "name": user.name,
@@ -72,7 +81,9 @@ def _user_event(user: User) -> dict[str, object]:
     }
 
 
-def _check_text(value: str | None, path: str, pattern: re.Pattern[str] | None) -> list[ErrorDetail]:
+def check_user_text(
+    value: str | None, path: str, pattern: re.Pattern[str] | None
+) -> list[ErrorDetail]:
     if value is None:
         return []
     if not value.strip():
@@ -95,7 +106,7 @@ def find_user(tx: Records, login: str) -> User | None:
     return None
 
 
-def _check_unique(tx: Records, email: str | None, username: str | None, own_id: int) -> None:
+def check_unique(tx: Records, email: str | None, username: str | None, own_id: int) -> None:
     for other in tx.list_records(USERS):
         if other.id == own_id:
             continue
@@ -135,8 +146,9 @@ class Users:
         self._context = context
 
     def list_users(self) -> list[User]:
+        """People only: service accounts are listed on their own (Unleash's way)."""
         with self._context.read() as tx:
-            return list(tx.list_records(USERS))
+            return [user for user in tx.list_records(USERS) if not user.service_account]
 
     def get_user(self, user_id: int) -> User:
         with self._context.read() as tx:
@@ -162,9 +174,9 @@ class Users:
         self, new: NewUser, actor: str, *, invitation: dt.timedelta | None
     ) -> tuple[User, CreatedLink | None]:
         details = [
-            *_check_text(new.email, "$.email", _EMAIL),
-            *_check_text(new.username, "$.username", _USERNAME),
-            *_check_text(new.name, "$.name", None),
+            *check_user_text(new.email, "$.email", _EMAIL),
+            *check_user_text(new.username, "$.username", _USERNAME),
+            *check_user_text(new.name, "$.name", None),
         ]
         if new.email is None and new.username is None:
             details.append(ErrorDetail("give an email or a username", "$.email"))
@@ -172,7 +184,7 @@ class Users:
             raise InvalidInput("The user cannot be created as given.", details)
         link = None
         with self._context.unit() as tx:
-            _check_unique(tx, new.email, new.username, own_id=-1)
+            check_unique(tx, new.email, new.username, own_id=-1)
             user = tx.create_record(
                 USERS,
                 User(
@@ -188,7 +200,7 @@ class Users:
                 tx.save_record(
                     USER_PASSWORDS, UserPassword(user.id, new.password.hash, self._context.clock())
                 )
-            self._context.record_event(tx, "user-created", actor, data=_user_event(user))
+            self._context.record_event(tx, "user-created", actor, data=user_event(user))
             if invitation is not None:
                 link = _new_link(tx, self._context, user, LinkKind.INVITATION, actor, invitation)
         return user, link
@@ -204,12 +216,15 @@ class Users:
         actor: str = SYSTEM,
     ) -> User:
         """Change what is given (None keeps it). Disabling a user ends their sessions."""
-        details = [*_check_text(email, "$.email", _EMAIL), *_check_text(name, "$.name", None)]
+        details = [
+            *check_user_text(email, "$.email", _EMAIL),
+            *check_user_text(name, "$.name", None),
+        ]
         if details:
             raise InvalidInput("The user cannot be changed as given.", details)
         with self._context.unit() as tx:
             before = _user(tx, user_id)
-            _check_unique(tx, email, None, own_id=user_id)
+            check_unique(tx, email, None, own_id=user_id)
             after = attrs.evolve(
                 before,
                 name=before.name if name is None else name,
@@ -222,7 +237,7 @@ class Users:
                 end_sessions_of(tx, user_id)
                 spend_links_of(tx, user_id, self._context.clock())
             self._context.record_event(
-                tx, "user-updated", actor, data=_user_event(after), pre_data=_user_event(before)
+                tx, "user-updated", actor, data=user_event(after), pre_data=user_event(before)
             )
         return after
 
@@ -232,7 +247,7 @@ class Users:
             user = _user(tx, user_id)
             end_sessions_of(tx, user_id)
             tx.delete_record(USERS, user_id)
-            self._context.record_event(tx, "user-deleted", actor, pre_data=_user_event(user))
+            self._context.record_event(tx, "user-deleted", actor, pre_data=user_event(user))
 
     def set_password(
         self,
@@ -263,7 +278,7 @@ class Users:
         """A single-use link for the user ``login`` names (email or username)."""
         with self._context.unit() as tx:
             user = find_user(tx, login)
-            if user is None:
+            if user is None or user.service_account:
                 raise NotFound(
                     "There is no user with this email or username.",
                     [ErrorDetail("no such user", "$.id")],
@@ -321,13 +336,15 @@ class Users:
                     created_at=self._context.clock(),
                 ),
             )
-            self._context.record_event(tx, "user-created", SYSTEM, data=_user_event(user))
+            self._context.record_event(tx, "user-created", SYSTEM, data=user_event(user))
             return _new_link(tx, self._context, user, LinkKind.INVITATION, SYSTEM, lifetime)
 
 
 def _user(tx: Records, user_id: int) -> User:
+    """A person: a service account is not one of the users these routes manage (it has
+    no password and no links; `flagcore.service.service_accounts` keeps it)."""
     user = tx.get_record(USERS, user_id)
-    if user is None:
+    if user is None or user.service_account:
         raise NotFound(f"Could not find user with id {user_id}")
     return user
 

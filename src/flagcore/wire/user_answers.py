@@ -10,10 +10,20 @@ import datetime as dt
 
 import attrs
 
-from flagcore.people import RootRole, User
+from flagcore.people import PersonalToken, RootRole, User
 from flagcore.wire.answer_table import AnswerField, answer
 
-__all__ = ["ResetPasswordAnswer", "RoleAnswer", "UserAnswer", "UsersAnswer", "token_user"]
+__all__ = [
+    "PersonalTokenAnswer",
+    "PersonalTokensAnswer",
+    "ResetPasswordAnswer",
+    "RoleAnswer",
+    "ServiceAccountAnswer",
+    "ServiceAccountsAnswer",
+    "UserAnswer",
+    "UsersAnswer",
+    "token_user",
+]
 
 _ROLE_DESCRIPTIONS = {
     RootRole.ADMIN: "Users with the root admin role have superuser access to Unleash.",
@@ -62,7 +72,7 @@ class UserAnswer:
             user.root_role.role_id,
             user.created_at,
             user.seen_at,
-            "User",
+            "Service Account" if user.service_account else "User",
             user.disabled,
             invite_link,
         )
@@ -110,3 +120,98 @@ class UsersAnswer:
 @attrs.frozen
 class ResetPasswordAnswer:
     reset_password_url: str
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("description", "description"),
+    AnswerField("expires_at", "expiresAt"),
+    AnswerField("created_at", "createdAt"),
+    AnswerField("seen_at", "seenAt"),
+    AnswerField("user_id", "userId"),
+    AnswerField("secret", "secret", omitted_when_none=True),
+)
+@attrs.frozen
+class PersonalTokenAnswer:
+    """Unleash's ``patSchema``: ``secret`` only in the answer that created the token."""
+
+    id: int
+    description: str
+    expires_at: dt.datetime
+    created_at: dt.datetime
+    seen_at: dt.datetime | None
+    user_id: int
+    secret: str | None = None
+
+    @classmethod
+    def of(cls, token: PersonalToken, secret: str | None = None) -> PersonalTokenAnswer:
+        return cls(
+            token.id,
+            token.description,
+            token.expires_at,
+            token.created_at,
+            token.seen_at,
+            token.user_id,
+            secret,
+        )
+
+
+@answer(AnswerField("pats", "pats"))
+@attrs.frozen
+class PersonalTokensAnswer:
+    """Unleash's ``patsSchema``."""
+
+    pats: tuple[PersonalTokenAnswer, ...]
+
+    @classmethod
+    def of(cls, tokens: list[PersonalToken]) -> PersonalTokensAnswer:
+        return cls(tuple(map(PersonalTokenAnswer.of, tokens)))
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("name", "name"),
+    AnswerField("username", "username"),
+    AnswerField("root_role", "rootRole"),
+    AnswerField("created_at", "createdAt"),
+    AnswerField("seen_at", "seenAt"),
+    AnswerField("tokens", "tokens"),
+)
+@attrs.frozen
+class ServiceAccountAnswer:
+    """Unleash's ``serviceAccountSchema`` (the fields a service account has here): its
+    tokens listed with it, never their secrets."""
+
+    id: int
+    name: str | None
+    username: str | None
+    root_role: int
+    created_at: dt.datetime
+    seen_at: dt.datetime | None
+    tokens: tuple[PersonalTokenAnswer, ...]
+
+    @classmethod
+    def of(cls, account: User, tokens: list[PersonalToken]) -> ServiceAccountAnswer:
+        return cls(
+            account.id,
+            account.name,
+            account.username,
+            account.root_role.role_id,
+            account.created_at,
+            account.seen_at,
+            tuple(map(PersonalTokenAnswer.of, tokens)),
+        )
+
+
+@answer(AnswerField("service_accounts", "serviceAccounts"), AnswerField("root_roles", "rootRoles"))
+@attrs.frozen
+class ServiceAccountsAnswer:
+    service_accounts: tuple[ServiceAccountAnswer, ...]
+    root_roles: tuple[RoleAnswer, ...]
+
+    @classmethod
+    def of(cls, accounts: list[tuple[User, list[PersonalToken]]]) -> ServiceAccountsAnswer:
+        return cls(
+            tuple(ServiceAccountAnswer.of(account, tokens) for account, tokens in accounts),
+            tuple(map(RoleAnswer.of, RootRole)),
+        )

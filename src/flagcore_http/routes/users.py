@@ -164,6 +164,8 @@ async def signed_in_user(request: web.Request) -> web.Response:
         if token is None:  # --auth none: nobody signed in
             raise Forbidden("Nobody is signed in: authentication is off.")
         return answered(token_user(token.name, token.created_at))
+    if user.service_account:  # one of its tokens asks: the account as read just now
+        return answered(UserAnswer.of(user))
     fresh = await call(request, service(request).users.get_user, user.id)
     return answered(UserAnswer.of(fresh))
 

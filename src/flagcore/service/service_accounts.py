@@ -1,0 +1,152 @@
+"""Service accounts (Unleash's ``/api/admin/service-account``): users for machines.
+
+A service account is a `User` marked ``service_account``: it has a name, a username and
+a root role, never a password, so it cannot sign in; it acts only through its tokens
+(`flagcore.service.personal_tokens`), which act with its root role. It is not one of the
+users ``/api/admin/user-admin`` lists or changes, and no password or link can be made for
+it. Deleting it deletes its tokens, at once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import attrs
+
+from flagcore.errors import ErrorDetail, InvalidInput, NotFound
+from flagcore.people import PersonalToken, RootRole, User
+from flagcore.ports import Records
+from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.personal_tokens import CreatedPersonalToken, PersonalTokens
+from flagcore.service.users import check_unique, check_user_text, user_event
+from flagcore.tables import PERSONAL_TOKENS, USERS
+
+__all__ = ["ServiceAccounts"]
+
+
+class ServiceAccounts:
+    def __init__(self, context: ServiceContext, *, personal_tokens: PersonalTokens) -> None:
+        self._context = context
+        self._tokens = personal_tokens
+
+    def list_accounts(self) -> list[tuple[User, list[PersonalToken]]]:
+        """Every service account with its tokens (Unleash lists them together)."""
+        with self._context.read() as tx:
+            accounts = [user for user in tx.list_records(USERS) if user.service_account]
+            return [
+                (account, list(tx.list_records(PERSONAL_TOKENS, {"user_id": account.id})))
+                for account in accounts
+            ]
+
+    def get_account(self, account_id: int) -> User:
+        with self._context.read() as tx:
+            return _account(tx, account_id)
+
+    def create_account(
+        self, *, name: str, username: str, root_role: RootRole, actor: str = SYSTEM
+    ) -> User:
+        """A new service account: a name and a username (unique among every user's
+        usernames and emails, whatever their case), both required."""
+        _check(name, username)
+        with self._context.unit() as tx:
+            check_unique(tx, None, username, own_id=-1)
+            account = tx.create_record(
+                USERS,
+                User(
+                    id=0,
+                    root_role=root_role,
+                    name=name,
+                    username=username,
+                    created_at=self._context.clock(),
+                    service_account=True,
+                ),
+            )
+            self._context.record_event(
+                tx, "service-account-created", actor, data=user_event(account)
+            )
+        return account
+
+    def update_account(
+        self,
+        account_id: int,
+        *,
+        name: str | None = None,
+        username: str | None = None,
+        root_role: RootRole | None = None,
+        actor: str = SYSTEM,
+    ) -> User:
+        """Change what is given (None keeps it); a new root role applies to the account's
+        tokens at their next request."""
+        details = [
+            *check_user_text(name, "$.name", None),
+            *check_user_text(username, "$.username", _USERNAME),
+        ]
+        if details:
+            raise InvalidInput("The service account cannot be changed as given.", details)
+        with self._context.unit() as tx:
+            before = _account(tx, account_id)
+            check_unique(tx, None, username, own_id=account_id)
+            after = attrs.evolve(
+                before,
+                name=before.name if name is None else name,
+                username=before.username if username is None else username,
+                root_role=before.root_role if root_role is None else root_role,
+            )
+            tx.save_record(USERS, after)
+            self._context.record_event(
+                tx,
+                "service-account-updated",
+                actor,
+                data=user_event(after),
+                pre_data=user_event(before),
+            )
+        return after
+
+    def delete_account(self, account_id: int, *, actor: str = SYSTEM) -> None:
+        """Its tokens go with it, and are refused at once on every server."""
+        with self._context.unit() as tx:
+            account = _account(tx, account_id)
+            for token in tx.list_records(PERSONAL_TOKENS, {"user_id": account_id}):
+                tx.delete_record(PERSONAL_TOKENS, token.id)
+            tx.delete_record(USERS, account_id)
+            self._context.record_event(
+                tx, "service-account-deleted", actor, pre_data=user_event(account)
+            )
+
+    def tokens_of(self, account_id: int) -> list[PersonalToken]:
+        return self._tokens.list_of(account_id, service_account=True)
+
+    def create_token(
+        self, account_id: int, description: str, expires_at: dt.datetime, *, actor: str = SYSTEM
+    ) -> CreatedPersonalToken:
+        """A token acting as the account; its rules are a personal token's."""
+        return self._tokens.create(
+            account_id, description, expires_at, service_account=True, actor=actor
+        )
+
+    def delete_token(self, account_id: int, token_id: int, *, actor: str = SYSTEM) -> None:
+        self._tokens.delete(account_id, token_id, service_account=True, actor=actor)
+
+
+# A username, not an email: what a service account is named by (Unleash requires one).
+_USERNAME = re.compile(r"[^@\s]+")
+
+
+def _check(name: str, username: str) -> None:
+    details = [
+        *check_user_text(name, "$.name", None),
+        *check_user_text(username, "$.username", _USERNAME),
+    ]
+    if details:
+        raise InvalidInput("The service account cannot be created as given.", details)
+
+
+def _account(tx: Records, account_id: int) -> User:
+    account = tx.get_record(USERS, account_id)
+    if account is None or not account.service_account:
+        raise NotFound(
+            f"Could not find service account with id {account_id}",
+            [ErrorDetail("no such service account", "/params/id")],
+        )
+    return account
