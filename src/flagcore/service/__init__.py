@@ -46,9 +46,11 @@ from flagcore.service.metrics import (
     known_variants_only,
 )
 from flagcore.service.projects import Projects
+from flagcore.service.provider_sign_in import ProviderIdentity, ProviderRules, ProviderSignIn
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.segments import Segments
 from flagcore.service.sessions import (
+    PASSWORD_SIGN_IN_OFF,
     SIGN_IN_REFUSED,
     PasswordCandidate,
     SessionHolder,
@@ -75,6 +77,7 @@ from flagcore.signal_matching import match_action_sets, matching_action_sets
 __all__ = [
     "BUILTIN_DEFINITIONS",
     "MAX_COUNT",
+    "PASSWORD_SIGN_IN_OFF",
     "RESET_LINK_LIFETIME",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
     "SIGN_IN_REFUSED",
@@ -99,6 +102,8 @@ __all__ = [
     "LiveEngine",
     "NewUser",
     "PasswordCandidate",
+    "ProviderIdentity",
+    "ProviderRules",
     "PruneReport",
     "RecordedMetrics",
     "RetentionSettings",
@@ -162,6 +167,7 @@ class Service:
         self.storage = Storage(context)
         self.users = Users(context)
         self.sessions = Sessions(context)
+        self.provider_sign_in = ProviderSignIn(context)
         # Parts that call others, given them here: the only links between parts.
         self.flags = Flags(context, tags=self.tags)
         self.strategies = Strategies(context, definitions=self.strategy_definitions)

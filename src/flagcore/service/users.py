@@ -61,7 +61,7 @@ class CreatedLink:
     link: ResetLink
 
 
-def _user_event(user: User) -> dict[str, object]:
+def user_event(user: User) -> dict[str, object]:
     return {
         "id": user.id,
         "name": user.name,
@@ -178,7 +178,7 @@ class Users:
                 tx.save_record(
                     USER_PASSWORDS, UserPassword(user.id, new.password.hash, self._context.clock())
                 )
-            self._context.record_event(tx, "user-created", actor, data=_user_event(user))
+            self._context.record_event(tx, "user-created", actor, data=user_event(user))
             if invitation is not None:
                 link = _new_link(tx, self._context, user, LinkKind.INVITATION, actor, invitation)
         return user, link
@@ -211,7 +211,7 @@ class Users:
             if after.disabled:
                 end_sessions_of(tx, user_id)
             self._context.record_event(
-                tx, "user-updated", actor, data=_user_event(after), pre_data=_user_event(before)
+                tx, "user-updated", actor, data=user_event(after), pre_data=user_event(before)
             )
         return after
 
@@ -221,7 +221,7 @@ class Users:
             user = _user(tx, user_id)
             end_sessions_of(tx, user_id)
             tx.delete_record(USERS, user_id)
-            self._context.record_event(tx, "user-deleted", actor, pre_data=_user_event(user))
+            self._context.record_event(tx, "user-deleted", actor, pre_data=user_event(user))
 
     def set_password(
         self,
@@ -310,7 +310,7 @@ class Users:
                     created_at=self._context.clock(),
                 ),
             )
-            self._context.record_event(tx, "user-created", SYSTEM, data=_user_event(user))
+            self._context.record_event(tx, "user-created", SYSTEM, data=user_event(user))
             return _new_link(tx, self._context, user, LinkKind.INVITATION, SYSTEM, lifetime)
 
 

@@ -13,6 +13,7 @@ from flagcore_http.ui.views import (
     flags,
     playground,
     projects,
+    provider_sign_in,
     segments,
     sign_in,
     signals,
@@ -38,5 +39,6 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     actions.routes,
     applications.routes,
     playground.routes,
+    provider_sign_in.routes,
     sign_in.routes,
 )
