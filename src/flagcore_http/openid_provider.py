@@ -17,6 +17,7 @@ never logged; nothing of a token, code or claim is logged either.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import time
 import urllib.parse
@@ -65,6 +66,10 @@ _SIGNING_ALGORITHMS = (
     "ES512",
     "EdDSA",
 )
+
+
+def _form_encoded(text: str) -> str:
+    return urllib.parse.quote_plus(text, safe="")
 
 
 class ProviderRefused(Exception):
@@ -187,11 +192,8 @@ class OpenIdProvider:
                 {"client_id": self._client_id, "client_secret": self._client_secret}
             )
         else:  # client_secret_basic: each part form-encoded first (RFC 6749, 2.3.1)
-            auth = aiohttp.BasicAuth(
-                urllib.parse.quote(self._client_id, safe=""),
-                urllib.parse.quote(self._client_secret, safe=""),
-            )
-            headers["Authorization"] = auth.encode()
+            pair = f"{_form_encoded(self._client_id)}:{_form_encoded(self._client_secret)}"
+            headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
         status, answer = await self._call("POST", discovered.token_endpoint, body, headers)
         if status != 200 or not isinstance(answer.get("id_token"), str):
             reason = answer.get("error") if isinstance(answer.get("error"), str) else status
@@ -227,8 +229,9 @@ class OpenIdProvider:
         try:
             registry.validate(claims)
         except JoseError as error:
+            claim = getattr(error, "claim", None) or error.error
             raise ProviderRefused(
-                f"The provider's ID token did not pass its checks ({error.error}); try again."
+                f"The provider's ID token did not pass its checks ({claim}); try again."
             ) from None
         audiences = claims["aud"] if isinstance(claims["aud"], list) else [claims["aud"]]
         if len(audiences) > 1 and claims.get("azp") != self._client_id:
