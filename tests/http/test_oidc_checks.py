@@ -32,7 +32,8 @@ def provider() -> Iterator[RunningProvider]:
 
 @pytest.fixture
 def server(tmp_path: Path, provider: RunningProvider) -> Iterator[Server]:
-    running = start_server(tmp_path, env=server_settings(provider.issuer))
+    settings = server_settings(provider.issuer, FLAGCORE_ACCESS_LOG="all")
+    running = start_server(tmp_path, env=settings)
     provider.accept_callbacks_of(running.url, ELSEWHERE)
     try:
         yield running
