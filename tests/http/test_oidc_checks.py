@@ -144,3 +144,19 @@ async def test_the_id_token_must_carry_this_flows_nonce_and_a_code_signs_in_once
         assert identity.name == "Ann Admin"
     finally:
         await client.close()
+
+
+async def test_a_provider_that_cannot_be_reached_is_a_message_on_the_sign_in_page(
+    tmp_path: Path,
+) -> None:
+    running = start_server(tmp_path, env=server_settings(ELSEWHERE))  # nothing listens
+    try:
+        async with aiohttp.ClientSession(cookie_jar=_jar()) as http:
+            answer = await http.get(running.url + "/ui/sign-in/oidc", allow_redirects=False)
+            assert answer.status == 502
+            assert "The sign-in provider cannot be reached; try again later." in (
+                await answer.text()
+            )
+            assert not [c for c in http.cookie_jar if c.key == "flagcore_oidc"]
+    finally:
+        stop_server(running)
