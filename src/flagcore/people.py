@@ -13,7 +13,15 @@ import enum
 
 import attrs
 
-__all__ = ["LinkKind", "ResetLink", "RootRole", "User", "UserPassword", "UserSession"]
+__all__ = [
+    "LinkKind",
+    "ResetLink",
+    "RootRole",
+    "User",
+    "UserIdentity",
+    "UserPassword",
+    "UserSession",
+]
 
 
 def _utc_now() -> dt.datetime:
@@ -107,3 +115,16 @@ class ResetLink:
     created_at: dt.datetime
     expires_at: dt.datetime
     used_at: dt.datetime | None = None
+
+
+@attrs.frozen
+class UserIdentity:
+    """A person's account at an OpenID provider (its issuer and the token's ``sub``),
+    linked to a user at their first sign-in there: later sign-ins find the user by it,
+    whatever their email has become, and another account at the same provider cannot take
+    the user over by showing the same email."""
+
+    issuer: str
+    subject: str
+    user_id: int
+    created_at: dt.datetime

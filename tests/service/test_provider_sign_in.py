@@ -91,3 +91,30 @@ def test_no_allow_list_lets_every_domain_in(service: Service) -> None:
     rules = ProviderRules(default_role=RootRole.EDITOR)
     user = service.provider_sign_in.user_for(_person("eve@elsewhere.org"), rules)
     assert user.root_role is RootRole.EDITOR
+
+
+def test_a_later_sign_in_finds_the_user_by_their_provider_account_after_their_email_changed(
+    service: Service,
+) -> None:
+    first = service.provider_sign_in.user_for(_person(), RULES)
+    again = service.provider_sign_in.user_for(_person("ann.new@example.io"), RULES)
+    assert again.id == first.id
+    assert again.email == "ann@example.io"  # the user's email is the admin's to change
+    assert len(service.users.list_users()) == 1
+
+
+def test_an_email_of_a_user_linked_to_another_account_at_the_provider_is_refused(
+    service: Service,
+) -> None:
+    service.provider_sign_in.user_for(_person(), RULES)
+    other = ProviderIdentity(ISSUER, "sub-2", "ann@example.io", email_verified=True)
+    with pytest.raises(Unauthenticated, match="another account at this provider"):
+        service.provider_sign_in.user_for(other, RULES)
+
+
+def test_deleting_a_user_forgets_their_provider_account(service: Service) -> None:
+    first = service.provider_sign_in.user_for(_person(), RULES)
+    service.users.delete_user(first.id)
+    again = service.provider_sign_in.user_for(_person(), RULES)
+    assert again.id != first.id
+    assert [u.id for u in service.users.list_users()] == [again.id]

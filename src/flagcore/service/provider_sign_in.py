@@ -2,11 +2,13 @@
 that decide whether they may come in and as whom.
 
 The HTTP layer verifies the token (signature, issuer, audience, expiry, nonce) and hands
-over a `ProviderIdentity`; the rules live here. A person is found by their verified email
-(whatever its case), so a user an admin made or invited signs in with the provider too. A
-first sign-in creates the user with the role their groups map to, else the default; a
-later one changes nothing about them (an admin's change of role is never undone behind
-their back). Every refusal writes nothing.
+over a `ProviderIdentity`; the rules live here. A person is found by their account at the
+provider (issuer and subject, linked at their first sign-in), else by their verified email
+(whatever its case), so a user an admin made or invited signs in with the provider too;
+an email whose user is linked to another account at the same provider is refused (a
+reused address takes nobody over). A first sign-in creates the user with the role their
+groups map to, else the default; a later one changes nothing about them (an admin's
+change of role is never undone behind their back). Every refusal writes nothing.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from __future__ import annotations
 import attrs
 
 from flagcore.errors import Unauthenticated
-from flagcore.people import RootRole, User
+from flagcore.people import RootRole, User, UserIdentity
+from flagcore.ports import Records
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.users import find_user, user_event
-from flagcore.tables import USERS
+from flagcore.tables import USER_IDENTITIES, USERS
 
 __all__ = ["ProviderIdentity", "ProviderRules", "ProviderSignIn"]
 
@@ -78,21 +81,40 @@ class ProviderSignIn:
             domain = email.rpartition("@")[2]
             raise Unauthenticated(f"Email addresses at {domain} may not sign in here.")
         with self._context.unit() as tx:
-            user = find_user(tx, email)
-            if user is not None:
-                if user.disabled:
-                    raise Unauthenticated("This account is disabled; ask an admin.")
-                return user
-            user = tx.create_record(
-                USERS,
-                User(
-                    id=0,
-                    root_role=rules.role_for(identity.groups),
-                    name=(identity.name or "").strip()[:255] or None,
-                    email=email,
-                    created_at=self._context.clock(),
-                ),
-            )
-            data = {**user_event(user), "signedInWith": identity.issuer}
-            self._context.record_event(tx, "user-created", SYSTEM, data=data)
+            now = self._context.clock()
+            linked = tx.get_record(USER_IDENTITIES, (identity.issuer, identity.subject))
+            user = tx.get_record(USERS, linked.user_id) if linked is not None else None
+            if user is None:
+                user = find_user(tx, email)
+                if user is not None:
+                    _check_not_linked_elsewhere(tx, user, identity)
+                else:
+                    user = tx.create_record(
+                        USERS,
+                        User(
+                            id=0,
+                            root_role=rules.role_for(identity.groups),
+                            name=(identity.name or "").strip()[:255] or None,
+                            email=email,
+                            created_at=now,
+                        ),
+                    )
+                    data = {**user_event(user), "signedInWith": identity.issuer}
+                    self._context.record_event(tx, "user-created", SYSTEM, data=data)
+            if user.disabled:
+                raise Unauthenticated("This account is disabled; ask an admin.")
+            if linked is None:
+                tx.save_record(
+                    USER_IDENTITIES,
+                    UserIdentity(identity.issuer, identity.subject, user.id, now),
+                )
             return user
+
+
+def _check_not_linked_elsewhere(tx: Records, user: User, identity: ProviderIdentity) -> None:
+    for other in tx.list_records(USER_IDENTITIES, {"user_id": user.id}):
+        if other.issuer == identity.issuer and other.subject != identity.subject:
+            raise Unauthenticated(
+                "This email belongs to a user who signs in with another account at this "
+                "provider; ask an admin."
+            )
