@@ -18,6 +18,7 @@ import ipaddress
 import math
 import os
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping
 
 import attrs
@@ -284,7 +285,14 @@ def _boolean(raw: str, where: str) -> bool:
 
 
 # --- sign-in with an OpenID provider (issue 28; docs/users-and-roles.md) ---
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _host_of(url: str) -> str | None:
+    try:
+        return urllib.parse.urlsplit(url).hostname
+    except ValueError:  # a bad port or bracket
+        return None
 
 
 def _provider_url(raw: str, where: str) -> str | None:
@@ -298,7 +306,7 @@ def _provider_url(raw: str, where: str) -> str | None:
     if (
         match is None
         or len(text) > 2048
-        or (match.group(1) == "http" and match.group(2).rpartition(":")[0] not in _LOOPBACK_HOSTS)
+        or (match.group(1) == "http" and _host_of(text) not in _LOOPBACK_HOSTS)
     ):
         raise ConfigError(
             f"{where}={_shown(raw)}: use an https:// URL such as https://sso.example.com/realms/"

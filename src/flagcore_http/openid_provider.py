@@ -211,7 +211,7 @@ class OpenIdProvider:
             try:
                 token = jwt.decode(id_token, keys, algorithms=list(discovered.algorithms))
                 break
-            except (JoseError, ValueError):
+            except (JoseError, ValueError, KeyError, TypeError):  # malformed or unknown key
                 if refresh:
                     raise ProviderRefused(
                         "The provider's answer was not signed with its keys; try again."

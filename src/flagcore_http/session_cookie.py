@@ -31,6 +31,9 @@ CSRF_FIELD = "_csrf"
 ANONYMOUS = "-"
 # A cookie is a few hundred bytes; anything longer is not ours and is not even hashed.
 _MAX_COOKIE_LENGTH = 512
+# A sign-in flow's cookie holds the page to return to (at most 2,048 characters): within
+# the 4 kB a browser keeps of a cookie.
+_MAX_SEALED_LENGTH = 4_000
 
 
 @attrs.frozen(repr=False)
@@ -95,7 +98,7 @@ class SessionSigner:
 
     def unsealed(self, value: str | None) -> str | None:
         """The text `sealed` signed, or None for a value that is not ours."""
-        if not value or len(value) > _MAX_COOKIE_LENGTH * 2 or not value.isascii():
+        if not value or len(value) > _MAX_SEALED_LENGTH or not value.isascii():
             return None
         body, _, signature = value.rpartition(".")
         if not hmac.compare_digest(signature, self._sign(self._flow_key, body)):

@@ -63,6 +63,17 @@ def test_a_setting_that_cannot_work_is_refused_naming_it(
     assert "s3cret" not in str(refused.value)
 
 
-def test_an_http_issuer_is_allowed_on_this_machine_only() -> None:
-    local = ServerConfig.from_env({**PROVIDER, "FLAGCORE_OIDC_ISSUER": "http://127.0.0.1:8080/x"})
-    assert local.oidc_issuer == "http://127.0.0.1:8080/x"
+@pytest.mark.parametrize(
+    "issuer",
+    ["http://127.0.0.1:8080/x", "http://127.0.0.1", "http://localhost:9000", "http://[::1]"],
+)
+def test_an_http_issuer_is_allowed_on_this_machine_only(issuer: str) -> None:
+    assert ServerConfig.from_env({**PROVIDER, "FLAGCORE_OIDC_ISSUER": issuer}).oidc_issuer == issuer
+
+
+@pytest.mark.parametrize(
+    "issuer", ["http://127.0.0.1.example.com", "http://localhost@evil.example", "http://[::1"]
+)
+def test_an_http_issuer_elsewhere_is_refused(issuer: str) -> None:
+    with pytest.raises(ConfigError, match="FLAGCORE_OIDC_ISSUER"):
+        ServerConfig.from_env({**PROVIDER, "FLAGCORE_OIDC_ISSUER": issuer})

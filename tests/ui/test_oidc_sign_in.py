@@ -165,3 +165,17 @@ def test_with_password_sign_in_off_the_page_offers_only_the_provider(
         )
     finally:
         stop_server(running)
+
+
+def test_a_person_sent_to_sign_in_from_a_page_lands_back_on_it(page: Page, server: Server) -> None:
+    # A long address (a search of 1,500 characters) rides in the flow cookie and back.
+    search = "checkout-" + "x" * 1_500
+    page.goto(server.url + "/ui/flags?q=" + search)
+    expect(page.get_by_role("heading", name="Sign in", exact=True)).to_be_visible()
+    page.get_by_role("link", name="Sign in with Test IdP").click()
+    page.locator("input[name=login]").fill("bob")
+    page.locator("input[name=password]").fill("any password")
+    page.get_by_role("button", name="Sign-in").click()
+    page.get_by_role("button", name="Continue").click()
+    expect(page.locator("header .who")).to_have_text("Bob")
+    assert page.url == server.url + "/ui/flags?q=" + search
