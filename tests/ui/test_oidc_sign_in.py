@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 
 from tests.ui.conftest import Server, start_server, stop_server
 from tests.ui.oidc_provider import RunningProvider, running_provider, server_settings
+from tests.ui.test_accessibility import axe_source, axe_violations  # noqa: F401 (a fixture)
 
 
 @pytest.fixture
@@ -179,3 +180,15 @@ def test_a_person_sent_to_sign_in_from_a_page_lands_back_on_it(page: Page, serve
     page.get_by_role("button", name="Continue").click()
     expect(page.locator("header .who")).to_have_text("Bob")
     assert page.url == server.url + "/ui/flags?q=" + search
+
+
+def test_axe_finds_no_serious_violation_on_the_sign_in_page_with_a_provider_or_its_refusal(
+    page: Page,
+    server: Server,
+    axe_source: str,  # noqa: F811
+) -> None:
+    page.goto(server.url + "/ui/sign-in")
+    assert axe_violations(page, axe_source) == []
+    _sign_in_at_provider(page, server, "eve")
+    expect(page.get_by_text("may not sign in here")).to_be_visible()
+    assert axe_violations(page, axe_source) == []
