@@ -69,8 +69,9 @@ def _with_query(url: str, **changes: str) -> str:
     return parts._replace(query=urllib.parse.urlencode(query)).geturl()
 
 
+@pytest.mark.parametrize("other_state", ["x" * 43, "", "é" * 43])
 async def test_a_callback_with_another_state_is_refused_and_the_flow_is_spent(
-    server: Server,
+    server: Server, other_state: str
 ) -> None:
     async with aiohttp.ClientSession(cookie_jar=_jar()) as http:
         async with http.get(server.url + "/ui/sign-in/oidc", allow_redirects=False) as started:
@@ -82,14 +83,20 @@ async def test_a_callback_with_another_state_is_refused_and_the_flow_is_spent(
         assert len(query["nonce"]) >= 32
         callback = await _through_provider(http, authorization, "ann")
 
-        async with http.get(_with_query(callback, state="x" * 43)) as refused:
+        async with http.get(_with_query(callback, state=other_state)) as refused:
             assert refused.status == 400
             assert "came back without the state it left with" in await refused.text()
         # The refusal spent the flow: even the true callback is refused now.
         async with http.get(callback) as again:
             assert again.status == 400
             assert "expired or began in another browser" in await again.text()
-    assert [u["username"] for u in server.api("GET", "/api/admin/user-admin")["users"]] == ["admin"]
+    users = server.api("GET", "/api/admin/user-admin")["users"]
+    assert [u["username"] for u in users] == ["admin"]
+    # The access log has the callback's lines without their query: no code, no state.
+    log = server.log.read_text()
+    assert '"GET /ui/sign-in/oidc/callback"' in log
+    assert query["state"] not in log
+    assert "code=" not in log
 
 
 async def test_a_callback_in_a_browser_that_did_not_start_the_flow_is_refused(

@@ -87,7 +87,9 @@ async def finish_provider_sign_in(request: web.Request) -> web.Response:
         message = "This sign-in expired or began in another browser; start it again."
         return _refused(request, message, safe_next(None), status=400)
     target = pending.next
-    if not hmac.compare_digest(request.query.get("state", ""), pending.state):
+    # As bytes: compare_digest refuses a str that is not ASCII, and the query is anyone's.
+    came_back = request.query.get("state", "").encode("utf-8", "surrogatepass")
+    if not hmac.compare_digest(came_back, pending.state.encode("ascii")):
         message = "The sign-in came back without the state it left with; start it again."
         return _refused(request, message, target, status=400)
     error = request.query.get("error")
