@@ -70,6 +70,7 @@ def test_a_later_sign_in_finds_the_user_by_email_whatever_its_case_and_keeps_the
         (_person("eve@elsewhere.org"), "Email addresses at elsewhere.org may not sign in here."),
         (_person(email_verified=False), "has not verified your email address"),
         (_person(None), "did not tell us your email address"),
+        (_person("a" * 250 + "@example.io"), "longer than 255 characters"),
     ],
 )
 def test_a_refused_sign_in_says_why_and_creates_nobody(

@@ -19,7 +19,7 @@ from flagcore.errors import Unauthenticated
 from flagcore.people import RootRole, User, UserIdentity
 from flagcore.ports import Records
 from flagcore.service.context import SYSTEM, ServiceContext
-from flagcore.service.users import find_user, user_event
+from flagcore.service.users import MAX_NAME_LENGTH, find_user, user_event
 from flagcore.tables import USER_IDENTITIES, USERS
 
 __all__ = ["ProviderIdentity", "ProviderRules", "ProviderSignIn"]
@@ -73,6 +73,10 @@ class ProviderSignIn:
         email = identity.email
         if not email or "@" not in email:
             raise Unauthenticated("The provider did not tell us your email address.")
+        if len(email) > MAX_NAME_LENGTH:
+            raise Unauthenticated(
+                f"Your email address is longer than {MAX_NAME_LENGTH} characters; ask an admin."
+            )
         if not identity.email_verified:
             raise Unauthenticated(
                 "The provider has not verified your email address; verify it there first."
@@ -94,7 +98,7 @@ class ProviderSignIn:
                         User(
                             id=0,
                             root_role=rules.role_for(identity.groups),
-                            name=(identity.name or "").strip()[:255] or None,
+                            name=(identity.name or "").strip()[:MAX_NAME_LENGTH] or None,
                             email=email,
                             created_at=now,
                         ),
