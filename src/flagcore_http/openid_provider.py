@@ -117,6 +117,7 @@ class _Discovered:
     algorithms: tuple[str, ...]
     post_secret: bool  # the token endpoint takes client_secret_post only
     fetched_at: float
+    userinfo_endpoint: str | None = None
 
 
 class OpenIdProvider:
@@ -201,7 +202,30 @@ class OpenIdProvider:
                 f"The provider did not accept this sign-in ({str(reason)[:80]}); try again."
             )
         claims = await self._verified_claims(answer["id_token"], pending.nonce, discovered)
+        access_token = answer.get("access_token")
+        if self._wants_userinfo(claims) and isinstance(access_token, str):
+            claims = await self._with_userinfo(claims, access_token, discovered)
         return self._identity(claims)
+
+    def _wants_userinfo(self, claims: dict[str, Any]) -> bool:
+        """Providers that follow the letter of OpenID Connect Core 5.4 (Okta, npm's
+        oidc-provider) put the scopes' claims in the userinfo answer, not the ID token,
+        when an access token is issued too."""
+        return "email" not in claims or (
+            self._group_claim is not None and self._group_claim not in claims
+        )
+
+    async def _with_userinfo(
+        self, claims: dict[str, Any], access_token: str, discovered: _Discovered
+    ) -> dict[str, Any]:
+        if discovered.userinfo_endpoint is None:
+            return claims
+        headers = {"Authorization": f"Bearer {access_token}", "Accept": "application/json"}
+        status, info = await self._call("GET", discovered.userinfo_endpoint, None, headers)
+        # Core 5.3.2: the userinfo answer is about the ID token's subject, or it is not used.
+        if status != 200 or info.get("sub") != claims["sub"]:
+            raise ProviderRefused("The provider's account details could not be read; try again.")
+        return {**info, **claims}  # what the verified ID token says wins
 
     async def _verified_claims(
         self, id_token: str, nonce: str, discovered: _Discovered
@@ -278,6 +302,9 @@ class OpenIdProvider:
                 tuple(a for a in _SIGNING_ALGORITHMS if a in offered),
                 "client_secret_basic" not in methods and "client_secret_post" in methods,
                 time.monotonic(),
+                meta.get("userinfo_endpoint")
+                if isinstance(meta.get("userinfo_endpoint"), str)
+                else None,
             )
             self._keys = None
             return self._discovered

@@ -167,3 +167,27 @@ async def test_a_provider_that_cannot_be_reached_is_a_message_on_the_sign_in_pag
             assert not [c for c in http.cookie_jar if c.key == "flagcore_oidc"]
     finally:
         stop_server(running)
+
+
+async def test_claims_the_provider_keeps_for_userinfo_are_read_from_there() -> None:
+    # npm's oidc-provider by default, like Okta: with an access token issued, the ID token
+    # carries no email, name or groups; the userinfo endpoint does.
+    with running_provider(claims_in_userinfo_only=True) as provider:
+        provider.accept_callbacks_of(ELSEWHERE)
+        settings = server_settings(provider.issuer, FLAGCORE_OIDC_GROUP_CLAIM="groups")
+        client = OpenIdProvider(ServerConfig.from_env(settings))
+        redirect = ELSEWHERE + CALLBACK
+        try:
+            async with aiohttp.ClientSession(cookie_jar=_jar()) as http:
+                url, pending = await client.start(redirect, "/ui/flags")
+                callback = await _through_provider(http, url, "ann")
+                code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(callback).query))["code"]
+                identity = await client.finish(code, pending, redirect)
+        finally:
+            await client.close()
+    assert (identity.subject, identity.email, identity.email_verified) == (
+        "ann",
+        "ann@example.io",
+        True,
+    )
+    assert identity.groups == ("flag-admins", "staff")

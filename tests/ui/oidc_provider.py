@@ -65,9 +65,16 @@ class RunningProvider:
 
 
 @contextmanager
-def running_provider(accounts: Mapping[str, Any] = ACCOUNTS) -> Iterator[RunningProvider]:
+def running_provider(
+    accounts: Mapping[str, Any] = ACCOUNTS, *, claims_in_userinfo_only: bool = False
+) -> Iterator[RunningProvider]:
     folder = install_provider()
-    settings = {"clientId": CLIENT_ID, "clientSecret": CLIENT_SECRET, "accounts": accounts}
+    settings = {
+        "clientId": CLIENT_ID,
+        "clientSecret": CLIENT_SECRET,
+        "accounts": accounts,
+        "conformIdTokenClaims": claims_in_userinfo_only,
+    }
     process = subprocess.Popen(
         ["node", "provider.js", json.dumps(settings)],
         cwd=folder,

@@ -38,8 +38,9 @@ function start(issuer, redirectUris) {
       profile: ['name'],
       groups: ['groups'],
     },
-    // The claims of the scopes asked for go in the ID token (as Keycloak and Google do).
-    conformIdTokenClaims: false,
+    // The claims of the scopes asked for go in the ID token (as Keycloak and Google do),
+    // unless the test asks for the letter of Core 5.4 (as Okta does): then only userinfo.
+    conformIdTokenClaims: Boolean(settings.conformIdTokenClaims),
     cookies: { keys: ['flagcore-test-cookie-key'] },
     features: { devInteractions: { enabled: true } },
     async findAccount(ctx, id) {
