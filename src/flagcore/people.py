@@ -19,6 +19,7 @@ __all__ = [
     "ResetLink",
     "RootRole",
     "User",
+    "UserIdentity",
     "UserPassword",
     "UserSession",
 ]
@@ -135,3 +136,16 @@ class PersonalToken:
     created_at: dt.datetime
     expires_at: dt.datetime
     seen_at: dt.datetime | None = None
+
+
+@attrs.frozen
+class UserIdentity:
+    """A person's account at an OpenID provider (its issuer and the token's ``sub``),
+    linked to a user at their first sign-in there: later sign-ins find the user by it,
+    whatever their email has become, and another account at the same provider cannot take
+    the user over by showing the same email."""
+
+    issuer: str
+    subject: str
+    user_id: int
+    created_at: dt.datetime

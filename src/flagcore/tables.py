@@ -34,7 +34,14 @@ from flagcore.entities import (
     StrategyPlacement,
     TagType,
 )
-from flagcore.people import PersonalToken, ResetLink, User, UserPassword, UserSession
+from flagcore.people import (
+    PersonalToken,
+    ResetLink,
+    User,
+    UserIdentity,
+    UserPassword,
+    UserSession,
+)
 
 __all__ = [
     "ACTION_EXECUTIONS",
@@ -58,6 +65,7 @@ __all__ = [
     "TABLES",
     "TAG_TYPES",
     "USERS",
+    "USER_IDENTITIES",
     "USER_PASSWORDS",
     "USER_RESET_LINKS",
     "USER_SESSIONS",
@@ -236,6 +244,14 @@ PERSONAL_TOKENS = Table(
     deleted_with=(("users", "user_id"),),
 )
 
+USER_IDENTITIES = Table(
+    UserIdentity,
+    "user_identities",
+    key=("issuer", "subject"),
+    order=("created_at", "issuer", "subject"),
+    deleted_with=(("users", "user_id"),),
+)
+
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
     ENVIRONMENTS,
@@ -258,6 +274,7 @@ TABLES: tuple[Table[Any], ...] = (
     USER_SESSIONS,
     USER_RESET_LINKS,
     PERSONAL_TOKENS,
+    USER_IDENTITIES,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

@@ -18,11 +18,13 @@ import ipaddress
 import math
 import os
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping
 
 import attrs
 
 from flagcore.entities import TokenType
+from flagcore.people import RootRole
 from flagcore.service import RetentionSettings
 
 __all__ = [
@@ -282,6 +284,101 @@ def _boolean(raw: str, where: str) -> bool:
     return text == "true"
 
 
+# --- sign-in with an OpenID provider (issue 28; docs/users-and-roles.md) ---
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _host_of(url: str) -> str | None:
+    try:
+        return urllib.parse.urlsplit(url).hostname
+    except ValueError:  # a bad port or bracket
+        return None
+
+
+def _provider_url(raw: str, where: str) -> str | None:
+    """An https URL (http only on this machine, for trying it out); empty is unset.
+
+    Kept as typed: an issuer must equal the tokens' ``iss`` exactly."""
+    text = raw.strip()
+    if not text:
+        return None
+    match = re.fullmatch(r"(https?)://([^/?#\s]+)(/[^?#\s]*)?", text)
+    if (
+        match is None
+        or len(text) > 2048
+        or (match.group(1) == "http" and _host_of(text) not in _LOOPBACK_HOSTS)
+    ):
+        raise ConfigError(
+            f"{where}={_shown(raw)}: use an https:// URL such as https://sso.example.com/realms/"
+            "main (http:// only for 127.0.0.1 or localhost)"
+        )
+    return text
+
+
+def _optional_text(raw: str, where: str) -> str | None:
+    if len(raw) > 1024 or any(ord(c) < 32 for c in raw):
+        raise ConfigError(f"{where}: at most 1024 printable characters")
+    return raw.strip() or None
+
+
+def _provider_name(raw: str, where: str) -> str:
+    name = _optional_text(raw, where)
+    if name is None or len(name) > 80:
+        raise ConfigError(f"{where}={_shown(raw)}: a name of 1 to 80 characters, such as Okta")
+    return name
+
+
+def _client_secret(raw: str, where: str) -> str | None:
+    return raw or None
+
+
+def _root_role(raw: str, where: str) -> RootRole:
+    for role in RootRole:
+        if raw.strip().casefold() == role.value.casefold():
+            return role
+    raise ConfigError(f"{where}={_shown(raw)}: use Admin, Editor or Viewer")
+
+
+def _email_domains(raw: str, where: str) -> tuple[str, ...]:
+    """A comma list of email domains (any case); empty lets every domain in."""
+    domains = tuple(part.strip().casefold() for part in raw.split(",") if part.strip())
+    for domain in domains:
+        if not re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", domain):
+            raise ConfigError(
+                f"{where}={_shown(raw)}: {_shown(domain)} is not a domain; use a comma list "
+                "such as example.com,example.org"
+            )
+    return domains
+
+
+def _group_roles(raw: str, where: str) -> tuple[tuple[str, RootRole], ...]:
+    """``group=Role`` pairs, comma separated: members of a group get its root role."""
+    pairs = []
+    for part in (p.strip() for p in raw.split(",")):
+        if not part:
+            continue
+        group, equals, role = part.rpartition("=")
+        if not equals or not group.strip():
+            raise ConfigError(
+                f"{where}={_shown(raw)}: {_shown(part)} is not group=Role; use a comma list "
+                "such as flag-admins=Admin,developers=Editor"
+            )
+        pairs.append((group.strip(), _root_role(role, where)))
+    return tuple(pairs)
+
+
+def _scopes(raw: str, where: str) -> str:
+    words = raw.split()
+    if "openid" not in words or any(
+        not re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+", w) for w in words
+    ):
+        raise ConfigError(
+            f"{where}={_shown(raw)}: space-separated scopes including openid, such as "
+            "'openid email profile'"
+        )
+    return " ".join(words)
+
+
 @attrs.frozen(kw_only=True)
 class ServerConfig:
     host: str = "127.0.0.1"
@@ -346,6 +443,18 @@ class ServerConfig:
     # --- admin web UI: session signing and lifetime (docs/ui.md) ---
     ui_secret: str | None = attrs.field(default=None, repr=False)
     ui_session_seconds: float = 8 * 3600.0
+    # --- sign-in with an OpenID provider (docs/users-and-roles.md, "OpenID Connect") ---
+    oidc_issuer: str | None = None
+    oidc_client_id: str | None = None
+    oidc_client_secret: str | None = attrs.field(default=None, repr=False)
+    oidc_provider_name: str = "OpenID Connect"
+    oidc_redirect_base_url: str | None = None
+    oidc_scopes: str = "openid email profile"
+    oidc_default_root_role: RootRole = RootRole.VIEWER
+    oidc_email_domains: tuple[str, ...] = ()
+    oidc_group_claim: str | None = None
+    oidc_group_roles: tuple[tuple[str, RootRole], ...] = ()
+    password_sign_in: bool = True
     # --- fastpath: worker processes on one port, and the event loop (docs/performance.md) ---
     workers: int = 1
     event_loop: str = "auto"
@@ -405,6 +514,7 @@ class ServerConfig:
         if retention:
             values["retention"] = RetentionSettings(**retention)  # type: ignore[arg-type]
         _check_metrics_port(values)
+        _check_oidc(values)
         return cls(**values)  # type: ignore[arg-type]
 
 
@@ -416,6 +526,22 @@ def _check_metrics_port(values: Mapping[str, object]) -> None:
         raise ConfigError(
             f"--metrics-port/FLAGCORE_METRICS_PORT={metrics_port}: the same as the main port; "
             "choose another, or leave it unset to serve metrics on the main port"
+        )
+
+
+def _check_oidc(values: Mapping[str, object]) -> None:
+    """An issuer needs a client id and secret; group roles need the claim they read."""
+    if values.get("oidc_issuer") and not (
+        values.get("oidc_client_id") and values.get("oidc_client_secret")
+    ):
+        raise ConfigError(
+            "FLAGCORE_OIDC_ISSUER is set: set FLAGCORE_OIDC_CLIENT_ID and "
+            "FLAGCORE_OIDC_CLIENT_SECRET too (the client registered at the provider)"
+        )
+    if values.get("oidc_group_roles") and not values.get("oidc_group_claim"):
+        raise ConfigError(
+            "FLAGCORE_OIDC_GROUP_ROLES is set: set FLAGCORE_OIDC_GROUP_CLAIM, the ID token "
+            "claim that lists a person's groups (often groups)"
         )
 
 
@@ -971,6 +1097,96 @@ SETTINGS: tuple[Setting, ...] = (
         default="8",
         section=_UI,
         help="hours an admin UI session lasts",
+    ),
+    Setting(
+        "FLAGCORE_OIDC_ISSUER",
+        "oidc_issuer",
+        _provider_url,
+        default="",
+        section=_UI,
+        help="OpenID provider's issuer URL (its /.well-known/openid-configuration is read); "
+        "none: no sign-in with a provider",
+    ),
+    Setting(
+        "FLAGCORE_OIDC_CLIENT_ID",
+        "oidc_client_id",
+        _optional_text,
+        default="",
+        section=_UI,
+        help="client id registered at the OpenID provider",
+    ),
+    Setting(
+        "FLAGCORE_OIDC_CLIENT_SECRET",
+        "oidc_client_secret",
+        _client_secret,
+        default="",
+        section=_UI,
+        help="client secret registered at the OpenID provider (never logged)",
+    ),
+    Setting(
+        "FLAGCORE_OIDC_PROVIDER_NAME",
+        "oidc_provider_name",
+        _provider_name,
+        default="OpenID Connect",
+        section=_UI,
+        help='the sign-in page\'s button says "Sign in with" this name',
+    ),
+    Setting(
+        "FLAGCORE_OIDC_REDIRECT_BASE_URL",
+        "oidc_redirect_base_url",
+        _provider_url,
+        default="",
+        section=_UI,
+        help="this server's address as browsers reach it (the callback is "
+        "<it>/ui/sign-in/oidc/callback); none: the request's own",
+    ),
+    Setting(
+        "FLAGCORE_OIDC_SCOPES",
+        "oidc_scopes",
+        _scopes,
+        default="openid email profile",
+        section=_UI,
+        help="scopes asked of the OpenID provider, space separated",
+    ),
+    Setting(
+        "FLAGCORE_OIDC_DEFAULT_ROOT_ROLE",
+        "oidc_default_root_role",
+        _root_role,
+        default="Viewer",
+        section=_UI,
+        help="root role of a person's user made at their first sign-in with the provider",
+    ),
+    Setting(
+        "FLAGCORE_OIDC_EMAIL_DOMAINS",
+        "oidc_email_domains",
+        _email_domains,
+        default="",
+        section=_UI,
+        help="email domains allowed to sign in with the provider, comma separated; none: any",
+    ),
+    Setting(
+        "FLAGCORE_OIDC_GROUP_CLAIM",
+        "oidc_group_claim",
+        _optional_text,
+        default="",
+        section=_UI,
+        help="ID token claim listing a person's groups, read by FLAGCORE_OIDC_GROUP_ROLES",
+    ),
+    Setting(
+        "FLAGCORE_OIDC_GROUP_ROLES",
+        "oidc_group_roles",
+        _group_roles,
+        default="",
+        section=_UI,
+        help="group=Role pairs, comma separated: the root role of a new user in that group",
+    ),
+    Setting(
+        "FLAGCORE_PASSWORD_SIGN_IN",
+        "password_sign_in",
+        _on_off,
+        default="on",
+        section=_UI,
+        help="whether people may sign in with a password (off: only with the provider)",
     ),
     Setting(
         "FLAGCORE_WORKERS",

@@ -266,7 +266,7 @@ class AccessLog(AbstractAccessLogger):
         args = (
             request.remote or "-",
             request.method,
-            request.raw_path,
+            _logged_path(request),
             response.status,
             response.body_length,
             time,
@@ -276,6 +276,17 @@ class AccessLog(AbstractAccessLogger):
         logger.handle(
             logger.makeRecord(logger.name, logging.INFO, "", 0, _LINE, args, None, None, extra)
         )
+
+
+# Addresses whose query holds a credential: a sign-in code and state coming back from the
+# OpenID provider, a set-password link's token. Their lines show the path alone.
+_SECRET_QUERY_PATHS = frozenset({"/ui/sign-in/oidc/callback", "/ui/set-password"})
+
+
+def _logged_path(request: web.BaseRequest) -> str:
+    if request.path in _SECRET_QUERY_PATHS:
+        return request.raw_path.partition("?")[0]
+    return request.raw_path
 
 
 LOG_FORMATS = ("text", "json")

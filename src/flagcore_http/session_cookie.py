@@ -15,6 +15,7 @@ form is CSRF-protected too; signing in replaces it with a new id and a new nonce
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import secrets
@@ -38,6 +39,9 @@ CSRF_FIELD = "_csrf"
 ANONYMOUS = "-"
 # A cookie is a few hundred bytes; anything longer is not ours and is not even hashed.
 _MAX_COOKIE_LENGTH = 512
+# A sign-in flow's cookie holds the page to return to (at most 2,048 characters): within
+# the 4 kB a browser keeps of a cookie.
+_MAX_SEALED_LENGTH = 4_000
 
 
 @attrs.frozen(repr=False)
@@ -62,6 +66,7 @@ class SessionSigner:
         # Derived keys: a cookie's signature can never pass as a CSRF token.
         self._cookie_key = hmac.new(key, b"flagcore ui cookie", hashlib.sha256).digest()
         self._csrf_key = hmac.new(key, b"flagcore ui csrf", hashlib.sha256).digest()
+        self._flow_key = hmac.new(key, b"flagcore sign-in flow", hashlib.sha256).digest()
         self.lifetime_seconds = lifetime_seconds
 
     def new_session(self, session_id: str = ANONYMOUS, *, now: float | None = None) -> Session:
@@ -93,6 +98,20 @@ class SessionSigner:
             and presented.isascii()
             and hmac.compare_digest(presented, self.csrf_token(session))
         )
+
+    def sealed(self, text: str) -> str:
+        """``text`` signed for a short-lived cookie of its own (a sign-in with a provider)."""
+        body = base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii")
+        return f"{body}.{self._sign(self._flow_key, body)}"
+
+    def unsealed(self, value: str | None) -> str | None:
+        """The text `sealed` signed, or None for a value that is not ours."""
+        if not value or len(value) > _MAX_SEALED_LENGTH or not value.isascii():
+            return None
+        body, _, signature = value.rpartition(".")
+        if not hmac.compare_digest(signature, self._sign(self._flow_key, body)):
+            return None
+        return base64.urlsafe_b64decode(body).decode("utf-8")
 
     @staticmethod
     def _sign(key: bytes, body: str) -> str:

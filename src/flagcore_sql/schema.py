@@ -504,6 +504,25 @@ def m009_personal_tokens(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m010_user_identities(session: SqlSession, dialect: Dialect) -> None:
+    """Accounts at an OpenID provider linked to users (issue 28, OpenID Connect): a later
+    sign-in finds its user by issuer and subject, whatever the email has become."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE user_identities (
+            issuer TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            user_id {bigint} NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (issuer, subject)
+        );
+        CREATE INDEX user_identities_user ON user_identities(user_id);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -516,5 +535,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m007_api_token_ids,
         m008_users_and_sessions,
         m009_personal_tokens,
+        m010_user_identities,
     )
 )

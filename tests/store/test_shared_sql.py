@@ -67,4 +67,5 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m007_api_token_ids",
         "m008_users_and_sessions",
         "m009_personal_tokens",
+        "m010_user_identities",
     ]

@@ -54,10 +54,12 @@ from flagcore.service.personal_tokens import (
     PersonalTokens,
 )
 from flagcore.service.projects import Projects
+from flagcore.service.provider_sign_in import ProviderIdentity, ProviderRules, ProviderSignIn
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.segments import Segments
 from flagcore.service.service_accounts import ServiceAccounts
 from flagcore.service.sessions import (
+    PASSWORD_SIGN_IN_OFF,
     SIGN_IN_REFUSED,
     PasswordCandidate,
     SessionHolder,
@@ -86,6 +88,7 @@ __all__ = [
     "MAX_COUNT",
     "MAX_PERSONAL_TOKENS",
     "MAX_PERSONAL_TOKEN_LIFETIME",
+    "PASSWORD_SIGN_IN_OFF",
     "PERSONAL_TOKEN_PREFIX",
     "RESET_LINK_LIFETIME",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
@@ -113,6 +116,8 @@ __all__ = [
     "NewUser",
     "PasswordCandidate",
     "PersonalTokenHolder",
+    "ProviderIdentity",
+    "ProviderRules",
     "PruneReport",
     "RecordedMetrics",
     "RetentionSettings",
@@ -177,6 +182,7 @@ class Service:
         self.users = Users(context)
         self.sessions = Sessions(context)
         self.personal_tokens = PersonalTokens(context)
+        self.provider_sign_in = ProviderSignIn(context)
         # Parts that call others, given them here: the only links between parts.
         self.flags = Flags(context, tags=self.tags)
         self.strategies = Strategies(context, definitions=self.strategy_definitions)

@@ -32,6 +32,7 @@ from flagcore.tables import USER_PASSWORDS, USER_SESSIONS, USERS
 
 __all__ = [
     "MAX_SESSIONS_PER_USER",
+    "PASSWORD_SIGN_IN_OFF",
     "SIGN_IN_REFUSED",
     "PasswordCandidate",
     "SessionHolder",
@@ -44,6 +45,7 @@ MAX_SESSIONS_PER_USER = 5
 SEEN_EVERY = dt.timedelta(minutes=1)
 """A session's (and its user's) last-seen time is written at most this often."""
 SIGN_IN_REFUSED = "The combination of password and username you provided is invalid."
+PASSWORD_SIGN_IN_OFF = "Password sign-in is turned off on this server; sign in with its provider."
 
 
 @attrs.frozen(repr=False)

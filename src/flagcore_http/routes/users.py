@@ -14,7 +14,7 @@ from aiohttp import web
 
 from flagcore.errors import ErrorDetail, Forbidden, InvalidInput, Unauthenticated
 from flagcore.people import RootRole, User
-from flagcore.service import SIGN_IN_REFUSED, NewUser
+from flagcore.service import PASSWORD_SIGN_IN_OFF, SIGN_IN_REFUSED, NewUser
 from flagcore.wire import ResetPasswordAnswer, UserAnswer, UsersAnswer, token_user
 from flagcore_http import shapes
 from flagcore_http.answering import answered
@@ -22,7 +22,7 @@ from flagcore_http.auth import from_this_origin
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
-from flagcore_http.keys import TOKEN, USER
+from flagcore_http.keys import CONFIG, TOKEN, USER
 from flagcore_http.rate_limits import too_many_requests
 from flagcore_http.session_cookie import COOKIE_NAME, set_session_cookie
 from flagcore_http.sign_in_throttle import (
@@ -211,10 +211,12 @@ async def change_my_password(request: web.Request) -> web.Response:
 
 
 @routes.post("/auth/simple/login")
-@documented({200: UserAnswer}, body=LoginBody, errors=(401, 429), store=True)
+@documented({200: UserAnswer}, body=LoginBody, errors=(401, 403, 429), store=True)
 async def login(request: web.Request) -> web.Response:
     """Email or username and password: a new session, in the ``flagcore_session`` cookie."""
     body = await read_body(request, LoginBody)
+    if not request.app[CONFIG].password_sign_in:
+        raise Forbidden(PASSWORD_SIGN_IN_OFF)
     throttle = request.app[SIGN_IN_THROTTLE]
     wait = throttle.wait(request, body.username)
     if wait:

@@ -14,6 +14,7 @@ import jinja2
 from aiohttp import web
 
 from flagcore_http.keys import CONFIG
+from flagcore_http.openid_provider import OPENID_PROVIDER, OpenIdProvider
 from flagcore_http.session_cookie import SessionSigner
 from flagcore_http.ui import filters, flash, forms
 from flagcore_http.ui.pages import UI_SIGNER
@@ -31,6 +32,9 @@ def setup_ui(app: web.Application) -> None:
     # Without a configured secret, one per process: sessions end when the server restarts.
     secret = config.ui_secret or secrets.token_hex(32)
     app[UI_SIGNER] = SessionSigner(secret, config.ui_session_seconds)
+    if config.oidc_issuer:
+        app[OPENID_PROVIDER] = OpenIdProvider(config)
+        app.on_cleanup.append(_close_provider)
     environment = aiohttp_jinja2.setup(
         app,
         loader=jinja2.FileSystemLoader(_HERE / "templates"),
@@ -39,6 +43,9 @@ def setup_ui(app: web.Application) -> None:
         lstrip_blocks=True,
     )
     environment.filters.update(filters.FILTERS)
+    provider = app.get(OPENID_PROVIDER)
+    environment.globals["provider_name"] = provider.name if provider is not None else None
+    environment.globals["password_sign_in"] = config.password_sign_in
     environment.globals["csrf"] = filters.csrf_field
     environment.globals["flash_message"] = flash.flash_message
     # The empty rows the row editors draw, the same ones forms.py reads as untouched.
@@ -60,3 +67,7 @@ async def _favicon(request: web.Request) -> web.FileResponse:
             "X-Content-Type-Options": "nosniff",
         },
     )
+
+
+async def _close_provider(app: web.Application) -> None:
+    await app[OPENID_PROVIDER].close()

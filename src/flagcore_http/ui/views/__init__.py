@@ -14,6 +14,7 @@ from flagcore_http.ui.views import (
     my_tokens,
     playground,
     projects,
+    provider_sign_in,
     segments,
     service_accounts,
     sign_in,
@@ -42,5 +43,6 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     actions.routes,
     applications.routes,
     playground.routes,
+    provider_sign_in.routes,
     sign_in.routes,
 )

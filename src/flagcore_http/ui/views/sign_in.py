@@ -16,9 +16,10 @@ from aiohttp import web
 
 from flagcore.entities import TokenType
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound, Unauthenticated
-from flagcore.service import SIGN_IN_REFUSED
+from flagcore.service import PASSWORD_SIGN_IN_OFF, SIGN_IN_REFUSED
 from flagcore_http.auth import MAX_SECRET_LENGTH
 from flagcore_http.calls import call
+from flagcore_http.keys import CONFIG
 from flagcore_http.rate_limits import tarpit_auth_failure
 from flagcore_http.sign_in_throttle import (
     MAX_LOGIN_LENGTH,
@@ -124,6 +125,9 @@ async def sign_in_with_password(request: web.Request) -> web.Response:
     fields = form(request)
     login, password = fields.get("username", ""), fields.get("password", "")
     target = safe_next(fields.get("next"))
+    if not request.app[CONFIG].password_sign_in:
+        context = {"next": target, "error": PASSWORD_SIGN_IN_OFF}
+        return render(request, "sign_in.html", context, status=403)
     throttle = request.app[SIGN_IN_THROTTLE]
     wait = throttle.wait(request, login)
     if wait:
