@@ -8,11 +8,12 @@ from aiohttp import web
 
 from flagcore.entities import ApiToken
 from flagcore.people import User
+from flagcore.principals import Principal
 from flagcore.service import Service
 from flagcore_http.client_cache import ClientCache
 from flagcore_http.config import ServerConfig
 
-__all__ = ["CACHE", "CONFIG", "REVISION", "SERVICE", "TOKEN", "USER", "WORKER"]
+__all__ = ["CACHE", "CONFIG", "PRINCIPAL", "REVISION", "SERVICE", "TOKEN", "USER", "WORKER"]
 
 SERVICE = web.AppKey("service", Service)
 CONFIG = web.AppKey("config", ServerConfig)
@@ -24,4 +25,6 @@ CACHE = web.AppKey("client_cache", ClientCache)
 TOKEN = web.RequestKey("token", ApiToken)
 # Per request: the person signed in with a session cookie (instead of a token).
 USER = web.RequestKey("user", User)
+# Per request: the signed-in user with their project roles, once read from the store.
+PRINCIPAL = web.RequestKey("principal", Principal)
 REVISION = web.RequestKey("revision", int)

@@ -28,9 +28,12 @@ from flagcore.errors import (
     InvalidInput,
 )
 from flagcore.people import User
+from flagcore.permissions import Role
+from flagcore.principals import Principal
 from flagcore.service import Service
 from flagcore_http.auth import token_of_id
 from flagcore_http.body_deadline import within_body_deadline
+from flagcore_http.calls import principal_of
 from flagcore_http.closing import closing_when_sent
 from flagcore_http.config import AuthMode
 from flagcore_http.errors import status_of
@@ -87,17 +90,20 @@ class Viewer:
     csrf: str
     auth_off: bool
     user: User | None = None
+    project_roles: tuple[tuple[str, Role], ...] = ()
 
     @property
     def signed_in(self) -> bool:
         return self.user is not None or self.token is not None
 
     @property
-    def actor(self) -> str:
-        """The event log's name for this person: the same as the API gives them."""
+    def actor(self) -> Principal:
+        """Who acts, as the API resolves them: the service decides what they may do."""
         if self.user is not None:
-            return self.user.actor
-        return f"token:{self.token.name}" if self.token is not None else "anonymous"
+            return principal_of(self.user, self.project_roles)
+        return Principal.admin(
+            f"token:{self.token.name}" if self.token is not None else "anonymous"
+        )
 
 
 _VIEWER = web.RequestKey("ui_viewer", Viewer)
