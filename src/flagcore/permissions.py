@@ -10,7 +10,7 @@ for the environment permissions, optionally only in some environments.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -22,7 +22,9 @@ __all__ = [
     "Grant",
     "Permission",
     "Role",
+    "RoleAssignment",
     "RoleType",
+    "grants_of",
 ]
 
 
@@ -89,7 +91,8 @@ OPERATIONS: Mapping[str, Permission] = {
     "create_project": P.CREATE_PROJECT,
     "update_project": P.UPDATE_PROJECT,
     "delete_project": P.DELETE_PROJECT,
-    "set_project_access": P.PROJECT_USER_ACCESS_WRITE,
+    "add_project_access": P.PROJECT_USER_ACCESS_WRITE,
+    "set_user_project_roles": P.PROJECT_USER_ACCESS_WRITE,
     # segments
     "create_segment": P.CREATE_SEGMENT,
     "define_segment": P.CREATE_SEGMENT,
@@ -178,7 +181,8 @@ class RoleType(enum.StrEnum):
 class Grant:
     """One permission held; ``environment`` None means in every environment."""
 
-    permission: Permission
+    # Read back from a store as its name: made a `Permission` again, so ``is`` holds.
+    permission: Permission = attrs.field(converter=Permission)
     environment: str | None = None
 
 
@@ -191,7 +195,7 @@ class Role:
     name: str
     type: RoleType
     description: str = ""
-    grants: frozenset[Grant] = frozenset()
+    grants: tuple[Grant, ...] = ()
 
     @property
     def predefined(self) -> bool:
@@ -211,8 +215,22 @@ class Role:
         )
 
 
-def _grants(*permissions: Permission) -> frozenset[Grant]:
-    return frozenset(Grant(permission) for permission in permissions)
+def grants_of(grants: Iterable[Grant]) -> tuple[Grant, ...]:
+    """``grants`` once each, in one order (what is stored and compared)."""
+    return tuple(sorted(set(grants), key=lambda g: (g.permission.value, g.environment or "")))
+
+
+def _grants(*permissions: Permission) -> tuple[Grant, ...]:
+    return grants_of(Grant(permission) for permission in permissions)
+
+
+@attrs.frozen
+class RoleAssignment:
+    """A user given a project role in one project (Unleash's project access)."""
+
+    project: str
+    user_id: int
+    role_id: int
 
 
 _EDITOR = _grants(*(p for p in Permission if p not in {P.ADMIN, P.PROJECT_USER_ACCESS_WRITE}))
@@ -249,7 +267,7 @@ PREDEFINED_ROLES: Mapping[int, Role] = {
             "Viewer",
             RoleType.ROOT,
             "Users with the root viewer role can only read root resources in Unleash.",
-            frozenset(),
+            (),
         ),
         Role(
             4,

@@ -35,6 +35,7 @@ from flagcore.entities import (
     TagType,
 )
 from flagcore.people import ResetLink, User, UserPassword, UserSession
+from flagcore.permissions import Role, RoleAssignment
 
 __all__ = [
     "ACTION_EXECUTIONS",
@@ -49,6 +50,8 @@ __all__ = [
     "IS_NULL",
     "NOT_NULL",
     "PROJECTS",
+    "ROLES",
+    "ROLE_ASSIGNMENTS",
     "SEGMENTS",
     "SIGNALS",
     "SIGNAL_ENDPOINTS",
@@ -226,6 +229,16 @@ USER_RESET_LINKS = Table(
     order=("created_at", "token_digest"),
     deleted_with=(("users", "user_id"),),
 )
+# Custom roles only: the predefined ones (`flagcore.permissions.PREDEFINED_ROLES`) are
+# code, ids 1 to 5, never stored; a custom role's id is the service's (6 and up).
+ROLES = Table(Role, "roles", key=("id",), order=("id",), unique=(("name",),))
+ROLE_ASSIGNMENTS = Table(
+    RoleAssignment,
+    "role_assignments",
+    key=("project", "user_id", "role_id"),
+    order=("project", "user_id", "role_id"),
+    deleted_with=(("projects", "project"), ("users", "user_id")),
+)
 
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
@@ -248,6 +261,8 @@ TABLES: tuple[Table[Any], ...] = (
     USER_PASSWORDS,
     USER_SESSIONS,
     USER_RESET_LINKS,
+    ROLES,
+    ROLE_ASSIGNMENTS,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

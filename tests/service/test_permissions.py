@@ -80,7 +80,7 @@ def test_a_role_scoped_to_development_turns_flags_on_there_only(service: Service
         10,
         "dev toggler",
         RoleType.CUSTOM,
-        grants=frozenset({Grant(Permission.UPDATE_FEATURE_ENVIRONMENT, "development")}),
+        grants=(Grant(Permission.UPDATE_FEATURE_ENVIRONMENT, "development"),),
     )
     someone = Principal.of_roles("user:6:Di", VIEWER, [("beta", dev_only)], user_id=6)
     service.environments.set_environment_enabled(

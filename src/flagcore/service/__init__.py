@@ -47,6 +47,7 @@ from flagcore.service.metrics import (
 )
 from flagcore.service.projects import Projects
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
+from flagcore.service.roles import NewRole, ProjectAccess, Roles
 from flagcore.service.segments import Segments
 from flagcore.service.sessions import (
     SIGN_IN_REFUSED,
@@ -97,8 +98,10 @@ __all__ = [
     "InstanceCopy",
     "KindReport",
     "LiveEngine",
+    "NewRole",
     "NewUser",
     "PasswordCandidate",
+    "ProjectAccess",
     "PruneReport",
     "RecordedMetrics",
     "RetentionSettings",
@@ -162,6 +165,7 @@ class Service:
         self.storage = Storage(context)
         self.users = Users(context)
         self.sessions = Sessions(context)
+        self.roles = Roles(context)
         # Parts that call others, given them here: the only links between parts.
         self.flags = Flags(context, tags=self.tags)
         self.strategies = Strategies(context, definitions=self.strategy_definitions)
