@@ -32,7 +32,7 @@ from flagcore.service.lookups import require_project
 from flagcore.tables import ROLE_ASSIGNMENTS, ROLES, USERS
 from flagcore.validation import check_text
 
-__all__ = ["NewRole", "ProjectAccess", "Roles"]
+__all__ = ["NewRole", "ProjectAccess", "Roles", "principal_in"]
 
 _CUSTOM_TYPES = (RoleType.ROOT_CUSTOM, RoleType.CUSTOM)
 
@@ -162,11 +162,7 @@ class Roles:
     def principal_of(self, user: User) -> Principal:
         """``user`` with their root role and every project role they were given."""
         with self._context.read() as tx:
-            roles = {role.id: role for role in self._all_roles(tx)}
-            given = tx.list_records(ROLE_ASSIGNMENTS, where={"user_id": user.id})
-            project_roles = [(g.project, roles[g.role_id]) for g in given if g.role_id in roles]
-        root = PREDEFINED_ROLES[user.root_role.role_id]
-        return Principal.of_roles(user.actor, root, project_roles, user_id=user.id)
+            return principal_in(tx, user)
 
     @staticmethod
     def _all_roles(tx: Transaction) -> list[Role]:
@@ -261,3 +257,15 @@ def _role_data(role: Role) -> dict[str, object]:
             {"name": g.permission.value, "environment": g.environment} for g in role.grants
         ],
     }
+
+
+def principal_in(tx: Transaction, user: User) -> Principal:
+    """`Roles.principal_of` inside the caller's transaction (a session's check reads the
+    user and their roles at once)."""
+    roles = {role.id: role for role in PREDEFINED_ROLES.values()}
+    given = tx.list_records(ROLE_ASSIGNMENTS, where={"user_id": user.id})
+    if any(g.role_id not in roles for g in given):
+        roles.update((role.id, role) for role in tx.list_records(ROLES))
+    project_roles = [(g.project, roles[g.role_id]) for g in given if g.role_id in roles]
+    root = PREDEFINED_ROLES[user.root_role.role_id]
+    return Principal.of_roles(user.actor, root, project_roles, user_id=user.id)

@@ -176,15 +176,18 @@ async def _handle(request: web.Request, handler: Handler, public: bool) -> web.S
         session = signer.new_session()
         session_cookie(request, session)
     token = user = None
+    roles: tuple[tuple[str, Role], ...] = ()
     if session.signed_in and not auth_off:
         holder = await session_holder(request, session)
         if holder is not None and holder.user is None:
             token = await token_of_id(request, holder.session.token_id)
         user = holder.user if holder is not None else None
+        if holder is not None and holder.principal is not None:
+            roles = holder.principal.project_roles
         if user is None and token is None:  # ended, or its token revoked: signed out
             session = signer.new_session()
             session_cookie(request, session)
-    request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off, user)
+    request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off, user, roles)
     if user is not None:
         request[USER] = user  # the actor of what this page changes
     signed_in = auth_off or token is not None or user is not None
