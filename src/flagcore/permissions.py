@@ -128,6 +128,7 @@ OPERATIONS: Mapping[str, Permission] = {
     "set_password": P.ADMIN,
     "create_link": P.ADMIN,
     "create_link_for": P.ADMIN,
+    "end_all_of_user": P.ADMIN,
     "create_role": P.ADMIN,
     "update_role": P.ADMIN,
     "delete_role": P.ADMIN,

@@ -27,7 +27,7 @@ from flagcore.passwords import dummy_verify, verify
 from flagcore.people import User, UserSession
 from flagcore.ports import Transaction
 from flagcore.principals import Principal
-from flagcore.service.context import ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.roles import principal_in
 from flagcore.service.users import end_sessions_of, find_user, secret_digest
 from flagcore.tables import USER_PASSWORDS, USER_SESSIONS, USERS
@@ -158,8 +158,12 @@ class Sessions:
         with self._quiet() as tx:
             tx.delete_record(USER_SESSIONS, secret_digest(secret))
 
-    def end_all_of_user(self, user_id: int) -> int:
-        """End every session of one user ("sign out everywhere", or an admin's doing)."""
+    def end_all_of_user(self, user_id: int, *, actor: Actor = SYSTEM) -> int:
+        """End every session of one user ("sign out everywhere", or an admin's doing:
+        anyone else's sessions need ADMIN). No event: sessions are not logged."""
+        if isinstance(actor, Principal) and actor.user_id == user_id:
+            actor = actor.actor
+        authorize(actor, "end_all_of_user")
         with self._quiet() as tx:
             return end_sessions_of(tx, user_id)
 
