@@ -46,6 +46,7 @@ __all__ = [
     "Viewer",
     "field_errors",
     "form",
+    "form_status",
     "page",
     "redirect",
     "render",
@@ -286,6 +287,13 @@ def render(
 ) -> web.Response:
     base = {"viewer": request.get(_VIEWER), "request": request}
     return aiohttp_jinja2.render_template(template, request, {**base, **context}, status=status)
+
+
+def form_status(error: FlagcoreError | None) -> int:
+    """A form shown again: 200, 400 for what was typed, 403 when the person may not."""
+    if error is None:
+        return 200
+    return 403 if isinstance(error, Forbidden) else 400
 
 
 def field_errors(error: FlagcoreError) -> dict[str, list[str]]:
