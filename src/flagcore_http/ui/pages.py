@@ -37,7 +37,7 @@ from flagcore_http.calls import principal_of
 from flagcore_http.closing import closing_when_sent
 from flagcore_http.config import AuthMode
 from flagcore_http.errors import status_of
-from flagcore_http.keys import CONFIG, SERVICE, USER
+from flagcore_http.keys import CONFIG, PRINCIPAL, SERVICE, USER
 from flagcore_http.session_cookie import COOKIE_NAME, CSRF_FIELD, SIGNER, Session
 from flagcore_http.signed_in import session_holder
 
@@ -191,6 +191,7 @@ async def _handle(request: web.Request, handler: Handler, public: bool) -> web.S
     request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off, user, roles)
     if user is not None:
         request[USER] = user  # the actor of what this page changes
+        request[PRINCIPAL] = request[_VIEWER].actor
     signed_in = auth_off or token is not None or user is not None
     if not public and not signed_in:
         # Decided from the headers: a form from someone not signed in is never read.
