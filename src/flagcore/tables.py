@@ -42,6 +42,7 @@ from flagcore.people import (
     UserPassword,
     UserSession,
 )
+from flagcore.permissions import Role, RoleAssignment
 
 __all__ = [
     "ACTION_EXECUTIONS",
@@ -57,6 +58,8 @@ __all__ = [
     "NOT_NULL",
     "PERSONAL_TOKENS",
     "PROJECTS",
+    "ROLES",
+    "ROLE_ASSIGNMENTS",
     "SEGMENTS",
     "SIGNALS",
     "SIGNAL_ENDPOINTS",
@@ -252,6 +255,17 @@ USER_IDENTITIES = Table(
     deleted_with=(("users", "user_id"),),
 )
 
+# Custom roles only: the predefined ones (`flagcore.permissions.PREDEFINED_ROLES`) are
+# code, ids 1 to 5, never stored; a custom role's id is the service's (6 and up).
+ROLES = Table(Role, "roles", key=("id",), order=("id",), unique=(("name",),))
+ROLE_ASSIGNMENTS = Table(
+    RoleAssignment,
+    "role_assignments",
+    key=("project", "user_id", "role_id"),
+    order=("project", "user_id", "role_id"),
+    deleted_with=(("projects", "project"), ("users", "user_id")),
+)
+
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
     ENVIRONMENTS,
@@ -275,6 +289,8 @@ TABLES: tuple[Table[Any], ...] = (
     USER_RESET_LINKS,
     PERSONAL_TOKENS,
     USER_IDENTITIES,
+    ROLES,
+    ROLE_ASSIGNMENTS,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

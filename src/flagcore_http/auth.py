@@ -20,7 +20,16 @@ from flagcore.service import PERSONAL_TOKEN_PREFIX, SignalCredentials, SignalSen
 from flagcore_http.calls import call
 from flagcore_http.client_cache import secret_digest
 from flagcore_http.config import AuthMode
-from flagcore_http.keys import CACHE, CONFIG, PERSONAL_TOKEN, REVISION, SERVICE, TOKEN, USER
+from flagcore_http.keys import (
+    CACHE,
+    CONFIG,
+    PERSONAL_TOKEN,
+    PRINCIPAL,
+    REVISION,
+    SERVICE,
+    TOKEN,
+    USER,
+)
 from flagcore_http.rate_limits import tarpit_auth_failure
 from flagcore_http.signed_in import cookie_session, session_holder
 
@@ -189,15 +198,16 @@ async def _personal_token(request: web.Request, secret: str) -> None:
 
 async def _signed_in(request: web.Request) -> bool:
     """The admin API for a browser signed in with a session cookie: its user (or, signed
-    in to the UI with an admin token, that token) acts. Which root roles may do what is
-    not decided yet (issue 28's roles): every signed-in user acts as an admin, but for
-    the user admin routes, which need the Admin root role."""
+    in to the UI with an admin token, that token) acts, with their roles: the service
+    decides what they may do."""
     holder = await session_holder(request, cookie_session(request))
     if holder is None:
         return False
     _refuse_cross_site_writes(request)
     if holder.user is not None:
         request[USER] = holder.user
+        if holder.principal is not None:
+            request[PRINCIPAL] = holder.principal
         return True
     token = await token_of_id(request, holder.session.token_id)
     if token is None:

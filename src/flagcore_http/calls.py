@@ -15,18 +15,30 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
+import attrs
 from aiohttp import web
 
 from flagcore.errors import FlagcoreError, ServiceUnavailable
 from flagcore.people import User
+from flagcore.permissions import PREDEFINED_ROLES, Role
+from flagcore.principals import Principal
 from flagcore.service import PersonalTokenHolder, Service
-from flagcore_http.keys import CACHE, CONFIG, PERSONAL_TOKEN, SERVICE, TOKEN, USER, WORKER
+from flagcore_http.keys import (
+    CACHE,
+    CONFIG,
+    PERSONAL_TOKEN,
+    PRINCIPAL,
+    SERVICE,
+    TOKEN,
+    USER,
+    WORKER,
+)
 
-__all__ = ["StoreWorker", "actor", "call", "service", "store_upkeep"]
+__all__ = ["StoreWorker", "actor", "call", "principal_of", "service", "store_upkeep"]
 
 _log = logging.getLogger("flagcore_http")
 
@@ -134,17 +146,26 @@ async def call(
     return await loop.run_in_executor(worker, functools.partial(fn, *args, **kwargs))
 
 
-def actor(request: web.Request) -> str:
-    """Who does it, for the event log: the signed-in person (``user:<id>:<name>``) or the
-    token's name, never its secret."""
+def actor(request: web.Request) -> Principal:
+    """Who does it: the signed-in person with their roles, or an admin token (Admin, as
+    before users existed), or nobody with authentication off (Admin too: the server was
+    started open). The service decides what they may do; the event log gets
+    ``user:<id>:<name>`` or the token's name, never its secret."""
     user: User | None = request.get(USER)
     if user is not None:
+        principal = request.get(PRINCIPAL) or principal_of(user)
         personal = request.get(PERSONAL_TOKEN)
-        if personal is not None:
-            return PersonalTokenHolder(personal, user).actor
-        return user.actor
+        if personal is not None:  # acts as its owner, named so in the event log
+            return attrs.evolve(principal, actor=PersonalTokenHolder(personal, user).actor)
+        return principal
     token = request.get(TOKEN)
-    return f"token:{token.name}" if token is not None else "anonymous"
+    return Principal.admin(f"token:{token.name}" if token is not None else "anonymous")
+
+
+def principal_of(user: User, project_roles: Iterable[tuple[str, Role]] = ()) -> Principal:
+    """A user's principal: their root role, and the project roles they were given."""
+    root = PREDEFINED_ROLES[user.root_role.role_id]
+    return Principal.of_roles(user.actor, root, project_roles, user_id=user.id)
 
 
 async def store_upkeep(app: web.Application) -> AsyncIterator[None]:

@@ -8,6 +8,7 @@ from aiohttp import web
 
 from flagcore.entities import ApiToken
 from flagcore.people import PersonalToken, User
+from flagcore.principals import Principal
 from flagcore.service import Service
 from flagcore_http.client_cache import ClientCache
 from flagcore_http.config import ServerConfig
@@ -16,6 +17,7 @@ __all__ = [
     "CACHE",
     "CONFIG",
     "PERSONAL_TOKEN",
+    "PRINCIPAL",
     "REVISION",
     "SERVICE",
     "TOKEN",
@@ -35,4 +37,6 @@ TOKEN = web.RequestKey("token", ApiToken)
 USER = web.RequestKey("user", User)
 # Per request: the personal access token (or service account token) the USER acts through.
 PERSONAL_TOKEN = web.RequestKey("personal_token", PersonalToken)
+# Per request: the signed-in user with their project roles, once read from the store.
+PRINCIPAL = web.RequestKey("principal", Principal)
 REVISION = web.RequestKey("revision", int)

@@ -18,6 +18,7 @@ from flagcore import wire
 from flagcore.entities import ActionKind, StrategyParameter, TokenType
 from flagcore.model import Constraint
 from flagcore.people import RootRole
+from flagcore.permissions import Permission, RoleType
 
 __all__ = [
     "BODY_NAMES",
@@ -40,6 +41,9 @@ __all__ = [
     "MatchBody",
     "PasswordBody",
     "PayloadFilterBody",
+    "PermissionBody",
+    "ProjectAccessBody",
+    "RoleBody",
     "SegmentBody",
     "SignalTokenBody",
     "SortOrderItem",
@@ -49,6 +53,7 @@ __all__ = [
     "UpdateProject",
     "UpdateServiceAccount",
     "UpdateUser",
+    "UserRolesBody",
     "converter",
     "structure",
 ]
@@ -235,6 +240,41 @@ class UpdateUser:
     disabled: bool | None = None
 
 
+# Roles and project access (see `flagcore_http.routes.roles`), in Unleash's shape.
+@attrs.frozen
+class PermissionBody:
+    """One of a role's permissions: its name, and for a project role's environment
+    permissions the environment it holds in (none: every environment)."""
+
+    name: Permission
+    environment: str | None = None
+
+
+@attrs.frozen
+class RoleBody:
+    """Unleash's ``createRoleWithPermissionsSchema``: ``type`` is ``custom`` (a project
+    role, Unleash's default) or ``root-custom``."""
+
+    name: str
+    description: str = ""
+    type: RoleType = RoleType.CUSTOM
+    permissions: tuple[PermissionBody, ...] = ()
+
+
+@attrs.frozen
+class ProjectAccessBody:
+    """Unleash's ``projectAddAccessSchema``: each user gets each role (groups: none yet)."""
+
+    roles: tuple[int, ...]
+    users: tuple[int, ...] = ()
+    groups: tuple[int, ...] = ()
+
+
+@attrs.frozen
+class UserRolesBody:
+    roles: tuple[int, ...]
+
+
 @attrs.frozen
 class PasswordBody:
     password: str
@@ -319,6 +359,10 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     CreatePersonalToken: {"expires_at": "expiresAt"},
     CreateServiceAccount: {"root_role": "rootRole"},
     UpdateServiceAccount: {"root_role": "rootRole"},
+    PermissionBody: {},
+    RoleBody: {},
+    ProjectAccessBody: {},
+    UserRolesBody: {},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES
@@ -337,7 +381,7 @@ def _root_role(value: object, _type: object) -> RootRole:
 
 def _http_converter() -> cattrs.Converter:
     made = wire.converter.copy()
-    for enum_type in (ActionKind, TokenType):
+    for enum_type in (ActionKind, TokenType, Permission, RoleType):
         made.register_structure_hook(enum_type, wire.enum_hook(enum_type))
         made.register_unstructure_hook(enum_type, lambda value: value.value)
     made.register_structure_hook(RootRole, _root_role)

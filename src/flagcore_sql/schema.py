@@ -523,6 +523,32 @@ def m010_user_identities(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m011_roles(session: SqlSession, dialect: Dialect) -> None:
+    """Custom roles and project access (issue 28). A role's grants are one JSON list; an
+    assignment goes with its project or its user. Roles 1 to 5 are code, not rows, so
+    ``role_id`` has no foreign key: the service refuses to delete a role in use."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE roles (
+            id {bigint} PRIMARY KEY,
+            name TEXT NOT NULL UNIQUE,
+            type TEXT NOT NULL,
+            description TEXT NOT NULL,
+            grants TEXT NOT NULL
+        );
+        CREATE TABLE role_assignments (
+            project TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            user_id {bigint} NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            role_id {bigint} NOT NULL,
+            PRIMARY KEY (project, user_id, role_id)
+        );
+        CREATE INDEX role_assignments_user ON role_assignments(user_id);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -536,5 +562,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m008_users_and_sessions,
         m009_personal_tokens,
         m010_user_identities,
+        m011_roles,
     )
 )

@@ -58,6 +58,10 @@ PUBLIC_MODULES = frozenset(
         "flagcore.service.playground",
         # People (issue 28): users and sessions, and the password policy and hashing.
         "flagcore.people",
+        # Roles (issue 28 part 2): permission names, the operation table, roles, and the
+        # principal the service is told acts (other ways in build one).
+        "flagcore.permissions",
+        "flagcore.principals",
         "flagcore.passwords",
     }
 )

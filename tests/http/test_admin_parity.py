@@ -220,6 +220,10 @@ _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
     ("POST", "/api/admin/projects/{project}/actions/{id}/on"): None,
     ("POST", "/api/admin/projects/{project}/actions/{id}/off"): None,
     ("GET", "/api/admin/projects/{project}/actions/{id}/events"): None,
+    ("GET", "/api/admin/projects/{project}/access"): None,
+    ("POST", "/api/admin/projects/{project}/access"): {"roles": [5], "users": []},
+    ("PUT", "/api/admin/projects/{project}/users/{userId}/roles"): {"roles": []},
+    ("DELETE", "/api/admin/projects/{project}/users/{userId}/roles"): None,
 }
 
 
@@ -249,6 +253,7 @@ async def test_every_project_scoped_route_answers_404_for_an_unknown_project(api
         "environment": "development",
         "strategy_id": strategy["id"],
         "state": "on",
+        "userId": "1",
     }
     for (method, template), body in _PROJECT_ROUTES.items():
         # An action set's {id} is a number, and the project is still what is unknown.

@@ -78,6 +78,7 @@ def _seeded(service: Service) -> dict[str, str]:
         "strategy_id": strategy.id or "",
         "id": str(segment.id),
         "endpoint": str(endpoint.id),
+        "userId": "1",
     }
 
 

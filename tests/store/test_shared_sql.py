@@ -68,4 +68,5 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m008_users_and_sessions",
         "m009_personal_tokens",
         "m010_user_identities",
+        "m011_roles",
     ]

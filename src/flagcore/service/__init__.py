@@ -56,6 +56,7 @@ from flagcore.service.personal_tokens import (
 from flagcore.service.projects import Projects
 from flagcore.service.provider_sign_in import ProviderIdentity, ProviderRules, ProviderSignIn
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
+from flagcore.service.roles import NewRole, ProjectAccess, Roles
 from flagcore.service.segments import Segments
 from flagcore.service.service_accounts import ServiceAccounts
 from flagcore.service.sessions import (
@@ -113,9 +114,11 @@ __all__ = [
     "InstanceCopy",
     "KindReport",
     "LiveEngine",
+    "NewRole",
     "NewUser",
     "PasswordCandidate",
     "PersonalTokenHolder",
+    "ProjectAccess",
     "ProviderIdentity",
     "ProviderRules",
     "PruneReport",
@@ -183,6 +186,7 @@ class Service:
         self.sessions = Sessions(context)
         self.personal_tokens = PersonalTokens(context)
         self.provider_sign_in = ProviderSignIn(context)
+        self.roles = Roles(context)
         # Parts that call others, given them here: the only links between parts.
         self.flags = Flags(context, tags=self.tags)
         self.strategies = Strategies(context, definitions=self.strategy_definitions)

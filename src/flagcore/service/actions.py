@@ -38,7 +38,7 @@ from flagcore.errors import (
 from flagcore.limits import enforce
 from flagcore.model import Constraint
 from flagcore.ports import Transaction
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.environments import Environments
 from flagcore.service.flags import Flags
 from flagcore.service.lookups import require_project
@@ -70,8 +70,9 @@ class ActionSets:
         enabled: bool = True,
         description: str | None = None,
         actor_id: int | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> ActionSet:
+        actor = authorize(actor, "create_action_set", project=project)
         candidate = ActionSet(
             0,
             name,
@@ -97,11 +98,12 @@ class ActionSets:
         return created
 
     def update_action_set(
-        self, action_set_id: int, replacement: ActionSet, *, actor: str = SYSTEM
+        self, action_set_id: int, replacement: ActionSet, *, actor: Actor = SYSTEM
     ) -> ActionSet:
         """Replace an action set; it stays in its project (``replacement.project``)."""
         with self._context.unit() as tx:
             before = self._action_set(tx, action_set_id, replacement.project)
+            actor = authorize(actor, "update_action_set", project=before.project)
             after = attrs.evolve(replacement, id=action_set_id, created_at=before.created_at)
             self._check_action_set(tx, after, exclude=action_set_id)
             after = _in_order(after)
@@ -116,11 +118,17 @@ class ActionSets:
         return after
 
     def set_action_set_enabled(
-        self, action_set_id: int, enabled: bool, *, project: str | None = None, actor: str = SYSTEM
+        self,
+        action_set_id: int,
+        enabled: bool,
+        *,
+        project: str | None = None,
+        actor: Actor = SYSTEM,
     ) -> ActionSet:
         """Unleash's ``POST …/actions/<id>/on`` and ``…/off``."""
         with self._context.unit() as tx:
             before = self._action_set(tx, action_set_id, project)
+            actor = authorize(actor, "set_action_set_enabled", project=before.project)
             after = attrs.evolve(before, enabled=enabled)
             if after != before:
                 tx.save_action_set(after)
@@ -134,10 +142,11 @@ class ActionSets:
         return after
 
     def delete_action_set(
-        self, action_set_id: int, *, project: str | None = None, actor: str = SYSTEM
+        self, action_set_id: int, *, project: str | None = None, actor: Actor = SYSTEM
     ) -> None:
         with self._context.unit() as tx:
             action_set = self._action_set(tx, action_set_id, project)
+            actor = authorize(actor, "delete_action_set", project=action_set.project)
             tx.delete_action_set(action_set_id)
             self._context.record_event(
                 tx,

@@ -7,7 +7,7 @@ import attrs
 from flagcore.entities import FlagDefinition, FlagDetails
 from flagcore.errors import Conflict, NotFound
 from flagcore.ports import FlagRepository
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.flags import flag_data, flag_details
 from flagcore.service.lookups import active_flag, require_project
 
@@ -18,7 +18,8 @@ class Archive:
     def __init__(self, context: ServiceContext) -> None:
         self._context = context
 
-    def archive_flag(self, project: str, name: str, *, actor: str = SYSTEM) -> FlagDefinition:
+    def archive_flag(self, project: str, name: str, *, actor: Actor = SYSTEM) -> FlagDefinition:
+        actor = authorize(actor, "archive_flag", project=project)
         with self._context.unit() as tx:
             flag = active_flag(tx, project, name)
             archived = attrs.evolve(flag, archived_at=self._context.clock())
@@ -35,10 +36,11 @@ class Archive:
                 flag_details(tx, flag) for flag in tx.list_flags(project=project, archived=True)
             ]
 
-    def revive_flag(self, name: str, *, actor: str = SYSTEM) -> FlagDefinition:
+    def revive_flag(self, name: str, *, actor: Actor = SYSTEM) -> FlagDefinition:
         """Back from the archive with its strategies, but off in every environment."""
         with self._context.unit() as tx:
             flag = _archived_flag(tx, name)
+            actor = authorize(actor, "revive_flag", project=flag.project)
             if tx.get_project(flag.project) is None:
                 raise Conflict(
                     f'cannot revive "{name}": its project "{flag.project}" no longer exists'
@@ -51,10 +53,11 @@ class Archive:
             self._context.record_event(tx, "feature-revived", actor, flag=revived)
         return revived
 
-    def delete_flag(self, name: str, *, actor: str = SYSTEM) -> None:
+    def delete_flag(self, name: str, *, actor: Actor = SYSTEM) -> None:
         """Delete an archived flag for good; an active flag must be archived first."""
         with self._context.unit() as tx:
             flag = _archived_flag(tx, name)
+            actor = authorize(actor, "delete_flag", project=flag.project)
             tx.delete_flag(name)
             self._context.record_event(
                 tx, "feature-deleted", actor, flag=flag, pre_data=flag_data(flag)

@@ -14,12 +14,38 @@ from contextlib import contextmanager
 from typing import Any
 
 from flagcore.entities import FlagDefinition
+from flagcore.errors import Forbidden
 from flagcore.limits import Limits
+from flagcore.permissions import OPERATIONS
 from flagcore.ports import EventLog, Store, Transaction
+from flagcore.principals import Principal
 
-__all__ = ["SYSTEM", "ServiceContext", "utc_now"]
+__all__ = ["SYSTEM", "Actor", "ServiceContext", "authorize", "utc_now"]
 
 SYSTEM = "system"
+
+Actor = str | Principal
+"""Who a write is for. A plain string is an in-process caller the embedding program
+trusts (tests, the CLI, the server's own upkeep): it acts as Admin and is logged as
+given. A `Principal` (what the HTTP layer resolves) is checked against
+`flagcore.permissions.OPERATIONS`."""
+
+
+def authorize(
+    actor: Actor, operation: str, *, project: str | None = None, environment: str | None = None
+) -> str:
+    """The event log's name for ``actor``, once it may do ``operation``; else `Forbidden`.
+
+    Called first thing in each write, so a refusal writes nothing and records no event."""
+    if isinstance(actor, str):
+        return actor
+    permission = OPERATIONS[operation]
+    if actor.may(permission, project=project, environment=environment):
+        return actor.actor
+    where = f" in project '{project}'" if project is not None else ""
+    if environment is not None:
+        where += f", environment '{environment}'"
+    raise Forbidden(f"You need permission {permission}{where} to do this.")
 
 
 def utc_now() -> dt.datetime:

@@ -9,7 +9,7 @@ import attrs
 from flagcore.entities import FlagDefinition
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
 
 __all__ = ["Dependencies"]
@@ -20,9 +20,10 @@ class Dependencies:
         self._context = context
 
     def set_dependencies(
-        self, project: str, name: str, dependencies: Sequence[Dependency], *, actor: str = SYSTEM
+        self, project: str, name: str, dependencies: Sequence[Dependency], *, actor: Actor = SYSTEM
     ) -> FlagDefinition:
         """Replace the flag's parents: one level only, so a parent may not have parents."""
+        actor = authorize(actor, "set_dependencies", project=project)
         with self._context.unit() as tx:
             before = active_flag(tx, project, name)
             for index, dependency in enumerate(dependencies):

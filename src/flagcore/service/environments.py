@@ -7,7 +7,7 @@ import attrs
 from flagcore.entities import Environment, FlagEnvironment
 from flagcore.errors import NameConflict
 from flagcore.ports import Transaction
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
 from flagcore.service.strategies import Strategies
 from flagcore.validation import check_name, check_sort_order, next_sort_order
@@ -33,8 +33,9 @@ class Environments:
         type: str = "development",
         sort_order: int | None = None,
         *,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> Environment:
+        actor = authorize(actor, "create_environment")
         check_name(name, "environment")
         if sort_order is not None:
             check_sort_order(sort_order, "$.sortOrder")
@@ -53,13 +54,16 @@ class Environments:
         return environment
 
     def set_environment_enabled(
-        self, project: str, flag: str, environment: str, enabled: bool, *, actor: str = SYSTEM
+        self, project: str, flag: str, environment: str, enabled: bool, *, actor: Actor = SYSTEM
     ) -> None:
         """Turn a flag on or off in an environment.
 
         As in Unleash, turning on a flag that has no active strategy there (none, or only
         disabled ones) adds ``flexibleRollout`` at 100%, so "on" shows as the rule it is.
         """
+        actor = authorize(
+            actor, "set_environment_enabled", project=project, environment=environment
+        )
         with self._context.unit() as tx:
             self.set_environment_enabled_in(tx, project, flag, environment, enabled, actor=actor)
 

@@ -14,7 +14,7 @@ from flagcore.entities import EnvironmentState, FlagDefinition, FlagDetails, Tag
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict
 from flagcore.model import FlagType, Strategy
 from flagcore.ports import Transaction
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_project
 from flagcore.service.tags import Tags, checked_tag, require_tag_type
 from flagcore.validation import check_flag_value, check_name, check_text
@@ -60,13 +60,14 @@ class Flags:
         description: str | None = None,
         impression_data: bool = False,
         tags: Sequence[Tag] = (),
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> FlagDefinition:
         """Create a flag, with ``tags`` if given: all of it or, on any error, nothing.
 
         Every tag's type must exist already (Unleash 8.2 answers a missing one with a 500
         after rolling back; here it is `InvalidInput` naming the type, at ``$.tags[i].type``).
         """
+        actor = authorize(actor, "create_flag", project=project)
         check_name(name, "flag")
         _check_type(type)
         check_text(description, "$.description")
@@ -121,8 +122,9 @@ class Flags:
         description: str | None = None,
         impression_data: bool | None = None,
         stale: bool | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> FlagDefinition:
+        actor = authorize(actor, "update_flag", project=project)
         if type is not None:
             _check_type(type)
         check_text(description, "$.description")
@@ -177,13 +179,14 @@ class Flags:
         impression_data: bool = False,
         stale: bool = False,
         archived: bool = False,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> FlagDefinition:
         """Unleash's ``PUT`` of a flag: every setting takes the given value, and one left
         out its default (a stale flag updated without ``stale`` is no longer stale; no
         ``description``, or an empty one, clears it to null). `update_flag` changes only
         what it is given (``PATCH``). ``archived`` is in Unleash's body but may only be
         false here: archiving is its own use case (`Archive`, ``DELETE``)."""
+        actor = authorize(actor, "replace_flag", project=project)
         if archived is not False:
             raise InvalidInput(
                 "archive a flag with DELETE on its path, not with archived: true",
@@ -221,8 +224,9 @@ class Flags:
         return after
 
     def mark_stale(
-        self, project: str, name: str, stale: bool = True, *, actor: str = SYSTEM
+        self, project: str, name: str, stale: bool = True, *, actor: Actor = SYSTEM
     ) -> FlagDefinition:
+        actor = authorize(actor, "mark_stale", project=project)
         return self.update_flag(project, name, stale=stale, actor=actor)
 
 

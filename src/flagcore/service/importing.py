@@ -16,7 +16,7 @@ import attrs
 
 from flagcore.errors import Conflict, InvalidInput
 from flagcore.ports import Transaction
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.import_apply import apply_import
 from flagcore.service.import_plan import (
     ImportCheck,
@@ -97,7 +97,7 @@ class Importing:
         *,
         overwrite: bool = False,
         dry_run: bool = False,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> ImportReport:
         """Import ``export`` into ``project`` and ``environment``: all of it or nothing.
 
@@ -105,6 +105,7 @@ class Importing:
         breaks a rule, and (`Conflict`) when a flag exists with another definition, unless
         ``overwrite``. ``dry_run`` does everything but commit, and reports the same.
         """
+        actor = authorize(actor, "import_export", project=project, environment=environment)
 
         def work(tx: Transaction) -> ImportReport:
             plan = plan_import(tx, self._strategies, project, {environment: export})
@@ -128,11 +129,12 @@ class Importing:
         *,
         overwrite: bool = False,
         dry_run: bool = False,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> CopyReport:
         """Copy a whole Unleash read through its admin API (see
         `flagcore.service.instance_copy`): all of it or nothing; ``dry_run`` reports what
         would change and keeps nothing."""
+        actor = authorize(actor, "copy_instance")
 
         def work(tx: Transaction) -> CopyReport:
             kinds = copy_instance_in(

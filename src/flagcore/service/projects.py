@@ -6,7 +6,7 @@ import attrs
 
 from flagcore.entities import Project
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import require_project
 from flagcore.validation import check_name, check_text
 
@@ -26,8 +26,9 @@ class Projects:
             return require_project(tx, project_id)
 
     def create_project(
-        self, project_id: str, name: str, description: str | None = None, *, actor: str = SYSTEM
+        self, project_id: str, name: str, description: str | None = None, *, actor: Actor = SYSTEM
     ) -> Project:
+        actor = authorize(actor, "create_project")
         check_name(project_id, "project", "$.id")
         _check_display_name(name)
         check_text(description, "$.description")
@@ -47,8 +48,9 @@ class Projects:
         *,
         name: str | None = None,
         description: str | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> Project:
+        actor = authorize(actor, "update_project", project=project_id)
         if name is not None:
             _check_display_name(name)
         check_text(description, "$.description")
@@ -70,7 +72,8 @@ class Projects:
             )
         return after
 
-    def delete_project(self, project_id: str, *, actor: str = SYSTEM) -> None:
+    def delete_project(self, project_id: str, *, actor: Actor = SYSTEM) -> None:
+        actor = authorize(actor, "delete_project", project=project_id)
         with self._context.unit() as tx:
             require_project(tx, project_id)
             active = tx.list_flags(project=project_id, archived=False)

@@ -17,7 +17,7 @@ from flagcore.errors import (
 from flagcore.limits import enforce
 from flagcore.model import Constraint, Segment
 from flagcore.ports import SegmentRepository, Transaction
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import require_project
 from flagcore.validation import check_constraints, check_text
 
@@ -77,8 +77,9 @@ class Segments:
         *,
         description: str | None = None,
         project: str | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> Segment:
+        actor = authorize(actor, "create_segment", project=project)
         return self.define_segment(
             name, constraints, description=description, project=project, actor=actor
         ).segment
@@ -90,9 +91,10 @@ class Segments:
         *,
         description: str | None = None,
         project: str | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> SegmentDefinition:
         """Create a segment; the result says when and by whom (``actor``), as Unleash shows."""
+        actor = authorize(actor, "define_segment", project=project)
         self._check_segment(name, constraints)
         check_text(description, "$.description")
         created_at = self._context.clock()
@@ -119,9 +121,10 @@ class Segments:
         *,
         description: str | None = None,
         project: str | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> Segment:
         """Replace a segment; a segment used outside ``project`` cannot be narrowed to it."""
+        actor = authorize(actor, "update_segment", project=project)
         self._check_segment(name, constraints)
         check_text(description, "$.description")
         with self._context.unit() as tx:
@@ -151,8 +154,9 @@ class Segments:
             )
         return after
 
-    def delete_segment(self, segment_id: int, *, actor: str = SYSTEM) -> None:
+    def delete_segment(self, segment_id: int, *, actor: Actor = SYSTEM) -> None:
         """Refused while a strategy of an active flag uses the segment."""
+        actor = authorize(actor, "delete_segment")
         with self._context.unit() as tx:
             segment = self._segment(tx, segment_id)
             users = self._active_users(tx, segment_id)
@@ -207,7 +211,7 @@ class Segments:
         *,
         project: str | None = None,
         environment: str | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> StrategyPlacement:
         """Set a strategy's segments to exactly ``segment_ids``: all or nothing.
 
@@ -236,6 +240,12 @@ class Segments:
                     f'there is no strategy "{strategy_id}" in environment "{environment}"',
                     [ErrorDetail("not the strategy's environment", "$.environmentId")],
                 )
+            actor = authorize(
+                actor,
+                "replace_strategy_segments",
+                project=flag.project if flag is not None else project,
+                environment=placement.environment,
+            )
             wanted = segments_in_attachment_order(placement.strategy.segments, segment_ids)
             missing = [i for i in wanted if tx.get_segment(i) is None]
             if missing:

@@ -26,7 +26,9 @@ from flagcore.errors import Unauthenticated
 from flagcore.passwords import dummy_verify, verify
 from flagcore.people import User, UserSession
 from flagcore.ports import Transaction
-from flagcore.service.context import ServiceContext
+from flagcore.principals import Principal
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
+from flagcore.service.roles import principal_in
 from flagcore.service.users import end_sessions_of, find_user, secret_digest
 from flagcore.tables import USER_PASSWORDS, USER_SESSIONS, USERS
 
@@ -73,6 +75,8 @@ class SessionHolder:
 
     session: UserSession
     user: User | None
+    # The user with their roles, read in the same transaction (None for a token's session).
+    principal: Principal | None = None
 
 
 class Sessions:
@@ -136,9 +140,10 @@ class Sessions:
         now = self._context.clock()
         with self._context.read() as tx:
             session = tx.get_record(USER_SESSIONS, digest)
-            user = None
+            user = principal = None
             if session is not None and session.user_id is not None:
                 user = tx.get_record(USERS, session.user_id)
+                principal = principal_in(tx, user) if user is not None else None
         if session is None or session.expires_at <= now:
             return None
         if session.user_id is not None and (user is None or user.disabled):
@@ -148,15 +153,19 @@ class Sessions:
                 tx.save_record(USER_SESSIONS, attrs.evolve(session, last_seen_at=now))
                 if user is not None:
                     tx.save_record(USERS, attrs.evolve(user, seen_at=now))
-        return SessionHolder(session, user)
+        return SessionHolder(session, user, principal)
 
     def end(self, secret: str) -> None:
         """Sign out: the session ends here and on every other server."""
         with self._quiet() as tx:
             tx.delete_record(USER_SESSIONS, secret_digest(secret))
 
-    def end_all_of_user(self, user_id: int) -> int:
-        """End every session of one user ("sign out everywhere", or an admin's doing)."""
+    def end_all_of_user(self, user_id: int, *, actor: Actor = SYSTEM) -> int:
+        """End every session of one user ("sign out everywhere", or an admin's doing:
+        anyone else's sessions need ADMIN). No event: sessions are not logged."""
+        if isinstance(actor, Principal) and actor.user_id == user_id:
+            actor = actor.actor
+        authorize(actor, "end_all_of_user")
         with self._quiet() as tx:
             return end_sessions_of(tx, user_id)
 

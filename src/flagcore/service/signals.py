@@ -19,7 +19,7 @@ from flagcore.errors import (
 )
 from flagcore.limits import enforce
 from flagcore.ports import SignalRepository
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.signal_intake import (
     BAD_TOKEN,
     SignalCredentials,
@@ -56,8 +56,9 @@ class Signals:
         description: str | None = None,
         *,
         enabled: bool = True,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> SignalEndpoint:
+        actor = authorize(actor, "create_signal_endpoint")
         check_name(name, "signal endpoint")
         check_text(description, "$.description")
         with self._context.unit() as tx:
@@ -86,8 +87,9 @@ class Signals:
         name: str | None = None,
         description: str | None = None,
         enabled: bool | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> SignalEndpoint:
+        actor = authorize(actor, "update_signal_endpoint")
         if name is not None:
             check_name(name, "signal endpoint")
         check_text(description, "$.description")
@@ -111,8 +113,9 @@ class Signals:
             )
         return after
 
-    def delete_signal_endpoint(self, endpoint_id: int, *, actor: str = SYSTEM) -> None:
+    def delete_signal_endpoint(self, endpoint_id: int, *, actor: Actor = SYSTEM) -> None:
         """Delete the endpoint with its tokens and the signals it received."""
+        actor = authorize(actor, "delete_signal_endpoint")
         with self._context.unit() as tx:
             endpoint = _endpoint(tx, endpoint_id)
             tx.delete_signal_endpoint(endpoint_id)
@@ -123,8 +126,9 @@ class Signals:
 
     # --- tokens ---
     def create_signal_endpoint_token(
-        self, endpoint_id: int, name: str, *, actor: str = SYSTEM
+        self, endpoint_id: int, name: str, *, actor: Actor = SYSTEM
     ) -> CreatedSignalToken:
+        actor = authorize(actor, "create_signal_endpoint_token")
         if not isinstance(name, str) or not name.strip():
             raise InvalidInput("a token needs a name", [ErrorDetail("must not be empty", "$.name")])
         with self._context.unit() as tx:
@@ -154,8 +158,9 @@ class Signals:
             return list(tx.list_signal_endpoint_tokens(endpoint_id))
 
     def delete_signal_endpoint_token(
-        self, endpoint_id: int, token_id: int, *, actor: str = SYSTEM
+        self, endpoint_id: int, token_id: int, *, actor: Actor = SYSTEM
     ) -> None:
+        actor = authorize(actor, "delete_signal_endpoint_token")
         with self._context.unit() as tx:
             _endpoint(tx, endpoint_id)
             if all(t.id != token_id for t in tx.list_signal_endpoint_tokens(endpoint_id)):

@@ -11,7 +11,7 @@ from flagcore.entities import FlagDefinition, StrategyPlacement
 from flagcore.errors import ErrorDetail, NotFound
 from flagcore.model import Strategy
 from flagcore.ports import Transaction
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
 from flagcore.service.segments import segments_in_attachment_order
 from flagcore.service.strategy_definitions import StrategyDefinitions
@@ -48,8 +48,15 @@ class Strategies:
             return self._placement(tx, project, flag, environment, strategy_id).strategy
 
     def add_strategy(
-        self, project: str, flag: str, environment: str, strategy: Strategy, *, actor: str = SYSTEM
+        self,
+        project: str,
+        flag: str,
+        environment: str,
+        strategy: Strategy,
+        *,
+        actor: Actor = SYSTEM,
     ) -> Strategy:
+        actor = authorize(actor, "add_strategy", project=project, environment=environment)
         with self._context.unit() as tx:
             definition = active_flag(tx, project, flag)
             require_environment(tx, environment)
@@ -77,10 +84,11 @@ class Strategies:
         strategy: Strategy,
         *,
         keep_segments: bool = False,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> Strategy:
         """Replace a strategy; with ``keep_segments`` (a body that names no segments) its
         segments stay as they are, as Unleash's update touches them only when given."""
+        actor = authorize(actor, "update_strategy", project=project, environment=environment)
         with self._context.unit() as tx:
             before = self._placement(tx, project, flag, environment, strategy_id)
             definition = active_flag(tx, project, flag)
@@ -110,13 +118,14 @@ class Strategies:
         return stored
 
     def delete_strategy(
-        self, project: str, flag: str, environment: str, strategy_id: str, *, actor: str = SYSTEM
+        self, project: str, flag: str, environment: str, strategy_id: str, *, actor: Actor = SYSTEM
     ) -> None:
         """Remove a strategy; removing the last active one turns the environment off.
 
         As in Unleash: an environment that is on with no active strategy would be on for
         everyone, which is never what deleting a rule means.
         """
+        actor = authorize(actor, "delete_strategy", project=project, environment=environment)
         with self._context.unit() as tx:
             before = self._placement(tx, project, flag, environment, strategy_id)
             definition = active_flag(tx, project, flag)
@@ -138,8 +147,9 @@ class Strategies:
         environment: str,
         order: Mapping[str, int],
         *,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> list[Strategy]:
+        actor = authorize(actor, "reorder_strategies", project=project, environment=environment)
         with self._context.unit() as tx:
             definition = active_flag(tx, project, flag)
             require_environment(tx, environment)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from flagcore import ports
 from flagcore.entities import StrategyDefinition, StrategyParameter
 from flagcore.errors import NameConflict
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.validation import check_name
 
 __all__ = ["BUILTIN_DEFINITIONS", "StrategyDefinitions"]
@@ -87,8 +87,9 @@ class StrategyDefinitions:
             return [*BUILTIN_DEFINITIONS.values(), *tx.list_strategy_definitions()]
 
     def create_strategy_definition(
-        self, definition: StrategyDefinition, *, actor: str = SYSTEM
+        self, definition: StrategyDefinition, *, actor: Actor = SYSTEM
     ) -> StrategyDefinition:
+        actor = authorize(actor, "create_strategy_definition")
         check_name(definition.name, "strategy")
         with self._context.unit() as tx:
             if definition.name in BUILTIN_DEFINITIONS or tx.get_strategy_definition(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from flagcore.entities import FlagDefinition, Tag, TagType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.ports import TagRepository, Transaction
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
 from flagcore.validation import check_name
 
@@ -44,8 +44,9 @@ class Tags:
             return list(tx.list_tag_types())
 
     def create_tag_type(
-        self, name: str, description: str | None = None, *, actor: str = SYSTEM
+        self, name: str, description: str | None = None, *, actor: Actor = SYSTEM
     ) -> TagType:
+        actor = authorize(actor, "create_tag_type")
         check_name(name, "tag type")
         with self._context.unit() as tx:
             if tx.get_tag_type(name):
@@ -55,7 +56,8 @@ class Tags:
             self._context.record_event(tx, "tag-type-created", actor, data={"name": name})
         return tag_type
 
-    def delete_tag_type(self, name: str, *, actor: str = SYSTEM) -> None:
+    def delete_tag_type(self, name: str, *, actor: Actor = SYSTEM) -> None:
+        actor = authorize(actor, "delete_tag_type")
         with self._context.unit() as tx:
             if tx.get_tag_type(name) is None:
                 raise NotFound(f'there is no tag type "{name}"')
@@ -73,19 +75,21 @@ class Tags:
             active_flag(tx, None, flag)
             return [tag for _name, tag in tx.list_flag_tags(flag)]
 
-    def add_flag_tag(self, flag: str, tag: Tag, *, actor: str = SYSTEM) -> Tag:
+    def add_flag_tag(self, flag: str, tag: Tag, *, actor: Actor = SYSTEM) -> Tag:
         tag = checked_tag(tag, "$")
         with self._context.unit() as tx:
             definition = active_flag(tx, None, flag)
+            actor = authorize(actor, "add_flag_tag", project=definition.project)
             require_tag_type(tx, tag, "$")
             if (flag, tag) in tx.list_flag_tags(flag):
                 return tag
             self.tag_flag_in(tx, definition, tag, actor=actor)
         return tag
 
-    def remove_flag_tag(self, flag: str, tag: Tag, *, actor: str = SYSTEM) -> None:
+    def remove_flag_tag(self, flag: str, tag: Tag, *, actor: Actor = SYSTEM) -> None:
         with self._context.unit() as tx:
             definition = active_flag(tx, None, flag)
+            actor = authorize(actor, "remove_flag_tag", project=definition.project)
             if (flag, tag) not in tx.list_flag_tags(flag):
                 raise NotFound(f'flag "{flag}" has no tag {tag.type}:{tag.value}')
             tx.remove_flag_tag(flag, tag)

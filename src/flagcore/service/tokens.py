@@ -15,7 +15,7 @@ import attrs
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.ports import TokenRepository, Transaction
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 
 __all__ = ["MIN_GIVEN_SECRET_LENGTH", "CreatedToken", "TokenSpec", "Tokens", "hash_secret"]
 
@@ -133,7 +133,7 @@ class Tokens:
         projects: Sequence[str] = ("*",),
         environment: str | None = None,
         secret: str | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> CreatedToken:
         """Create a token; ``secret`` may be given (initial tokens from configuration)."""
         try:
@@ -143,6 +143,7 @@ class Tokens:
                 "type must be admin, client or frontend",
                 [ErrorDetail("admin, client or frontend", "$.type")],
             ) from None
+        actor = authorize(actor, f"create_{kind.value}_token")
         if not name or not name.strip():
             raise InvalidInput(
                 "a token needs a name", [ErrorDetail("must not be empty", "$.tokenName")]
@@ -286,7 +287,7 @@ class Tokens:
             return list(tx.list_tokens())
 
     def delete_token(
-        self, token_ref: str, *, actor: str = SYSTEM, admin_without_token: bool = False
+        self, token_ref: str, *, actor: Actor = SYSTEM, admin_without_token: bool = False
     ) -> None:
         """Delete the token ``token_ref`` names: its id, its secret or its secret's digest.
 
@@ -301,6 +302,7 @@ class Tokens:
                     "there is no such token (give its id, as listed, or its secret)",
                     [ErrorDetail("unknown token", "$.token")],
                 )
+            actor = authorize(actor, f"delete_{token.type.value}_token")
             if token.type is TokenType.ADMIN and not admin_without_token:
                 _keep_an_admin(tx, token)
             tx.delete_token(token.secret_hash)

@@ -20,7 +20,8 @@ from flagcore.errors import ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.passwords import NewPassword
 from flagcore.people import LinkKind, ResetLink, RootRole, User, UserPassword
 from flagcore.ports import Records, Transaction
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.principals import Principal
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import IS_NULL, USER_PASSWORDS, USER_RESET_LINKS, USER_SESSIONS, USERS
 
 __all__ = [
@@ -158,14 +159,16 @@ class Users:
         with self._context.read() as tx:
             return len(tx.list_records(USERS, limit=1))
 
-    def create_user(self, new: NewUser, *, actor: str = SYSTEM) -> User:
+    def create_user(self, new: NewUser, *, actor: Actor = SYSTEM) -> User:
+        actor = authorize(actor, "create_user")
         user, _link = self._create(new, actor, invitation=None)
         return user
 
     def invite_user(
-        self, new: NewUser, *, actor: str = SYSTEM, lifetime: dt.timedelta = RESET_LINK_LIFETIME
+        self, new: NewUser, *, actor: Actor = SYSTEM, lifetime: dt.timedelta = RESET_LINK_LIFETIME
     ) -> tuple[User, CreatedLink]:
         """A user without a password and their invitation link, written together."""
+        actor = authorize(actor, "invite_user")
         user, link = self._create(attrs.evolve(new, password=None), actor, invitation=lifetime)
         assert link is not None
         return user, link
@@ -213,9 +216,10 @@ class Users:
         email: str | None = None,
         root_role: RootRole | None = None,
         disabled: bool | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> User:
         """Change what is given (None keeps it). Disabling a user ends their sessions."""
+        actor = authorize(actor, "update_user")
         details = [
             *check_user_text(email, "$.email", _EMAIL),
             *check_user_text(name, "$.name", None),
@@ -241,8 +245,9 @@ class Users:
             )
         return after
 
-    def delete_user(self, user_id: int, *, actor: str = SYSTEM) -> None:
+    def delete_user(self, user_id: int, *, actor: Actor = SYSTEM) -> None:
         """Delete a user: their password, sessions and links go with them, at once."""
+        actor = authorize(actor, "delete_user")
         with self._context.unit() as tx:
             user = _user(tx, user_id)
             end_sessions_of(tx, user_id)
@@ -254,11 +259,15 @@ class Users:
         user_id: int,
         password: NewPassword,
         *,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
         keep_session: str | None = None,
     ) -> None:
         """Set a user's password; every session they had ends (Unleash's rule too), but
-        ``keep_session`` (the id of the session of a user changing their own)."""
+        ``keep_session`` (the id of the session of a user changing their own). A user may
+        set their own; anyone else's needs ADMIN."""
+        if isinstance(actor, Principal) and actor.user_id == user_id:
+            actor = actor.actor
+        actor = authorize(actor, "set_password")
         with self._context.unit() as tx:
             user = _user(tx, user_id)
             now = self._context.clock()
@@ -272,10 +281,11 @@ class Users:
         login: str,
         *,
         kind: LinkKind = LinkKind.RESET,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
         lifetime: dt.timedelta = RESET_LINK_LIFETIME,
     ) -> CreatedLink:
         """A single-use link for the user ``login`` names (email or username)."""
+        actor = authorize(actor, "create_link")
         with self._context.unit() as tx:
             user = find_user(tx, login)
             if user is None or user.service_account:
@@ -290,9 +300,10 @@ class Users:
         user_id: int,
         *,
         kind: LinkKind = LinkKind.INVITATION,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
         lifetime: dt.timedelta = RESET_LINK_LIFETIME,
     ) -> CreatedLink:
+        actor = authorize(actor, "create_link_for")
         with self._context.unit() as tx:
             return _new_link(tx, self._context, _user(tx, user_id), kind, actor, lifetime)
 

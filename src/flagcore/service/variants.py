@@ -10,7 +10,7 @@ import attrs
 from flagcore.collation import locale_compare_key
 from flagcore.entities import FlagEnvironment
 from flagcore.model import Variant
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
 from flagcore.validation import check_variants, normalise_variant_weights
 
@@ -40,10 +40,11 @@ class FlagVariants:
         environment: str,
         variants: Sequence[Variant],
         *,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> tuple[Variant, ...]:
         """Replace the flag-level variants in one environment (weights normalised to 1000,
         then put in name order, as for strategy variants)."""
+        actor = authorize(actor, "set_flag_variants", project=project, environment=environment)
         check_variants(variants, "$")
         normalised = variants_in_unleash_order(tuple(variants))
         with self._context.unit() as tx:

@@ -7,17 +7,24 @@ No answer has a field for a password or its hash: there is nothing to leave out 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 
 import attrs
 
 from flagcore.people import PersonalToken, RootRole, User
+from flagcore.permissions import Role
 from flagcore.wire.answer_table import AnswerField, answer
 
 __all__ = [
+    "PermissionAnswer",
     "PersonalTokenAnswer",
     "PersonalTokensAnswer",
+    "ProjectAccessAnswer",
+    "ProjectUserAnswer",
     "ResetPasswordAnswer",
     "RoleAnswer",
+    "RoleWithPermissionsAnswer",
+    "RolesAnswer",
     "ServiceAccountAnswer",
     "ServiceAccountsAnswer",
     "UserAnswer",
@@ -103,6 +110,97 @@ class RoleAnswer:
     @classmethod
     def of(cls, role: RootRole) -> RoleAnswer:
         return cls(role.role_id, "root", role.value, _ROLE_DESCRIPTIONS[role])
+
+    @classmethod
+    def of_role(cls, role: Role) -> RoleAnswer:
+        return cls(role.id, role.type.value, role.name, role.description)
+
+
+@answer(
+    AnswerField("name", "name"),
+    AnswerField("environment", "environment", omitted_when_none=True),
+)
+@attrs.frozen
+class PermissionAnswer:
+    name: str
+    environment: str | None
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("type", "type"),
+    AnswerField("name", "name"),
+    AnswerField("description", "description"),
+    AnswerField("permissions", "permissions"),
+)
+@attrs.frozen
+class RoleWithPermissionsAnswer:
+    """Unleash's ``roleWithPermissionsSchema``: a role and the permissions it is made of
+    (Admin: ``ADMIN`` alone, which holds every other)."""
+
+    id: int
+    type: str
+    name: str
+    description: str
+    permissions: tuple[PermissionAnswer, ...]
+
+    @classmethod
+    def of(cls, role: Role) -> RoleWithPermissionsAnswer:
+        permissions = tuple(
+            PermissionAnswer(g.permission.value, g.environment) for g in role.grants
+        )
+        return cls(role.id, role.type.value, role.name, role.description, permissions)
+
+
+@answer(AnswerField("version", "version"), AnswerField("roles", "roles"))
+@attrs.frozen
+class RolesAnswer:
+    version: int
+    roles: tuple[RoleAnswer, ...]
+
+    @classmethod
+    def of(cls, roles: Sequence[Role]) -> RolesAnswer:
+        return cls(1, tuple(map(RoleAnswer.of_role, roles)))
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("name", "name"),
+    AnswerField("email", "email", omitted_when_none=True),
+    AnswerField("username", "username", omitted_when_none=True),
+    AnswerField("roles", "roles"),
+)
+@attrs.frozen
+class ProjectUserAnswer:
+    id: int
+    name: str | None
+    email: str | None
+    username: str | None
+    roles: tuple[int, ...]
+
+
+@answer(
+    AnswerField("users", "users"),
+    AnswerField("roles", "roles"),
+    AnswerField("groups", "groups"),
+)
+@attrs.frozen
+class ProjectAccessAnswer:
+    """Unleash's ``projectAccessSchema``: who has which roles, the project roles to give,
+    and groups (flagcore has none yet: always empty)."""
+
+    users: tuple[ProjectUserAnswer, ...]
+    roles: tuple[RoleAnswer, ...]
+    groups: tuple[int, ...]
+
+    @classmethod
+    def of(
+        cls, users: Sequence[tuple[User, tuple[int, ...]]], roles: Sequence[Role]
+    ) -> ProjectAccessAnswer:
+        rows = tuple(
+            ProjectUserAnswer(u.id, u.name, u.email, u.username, held) for u, held in users
+        )
+        return cls(rows, tuple(map(RoleAnswer.of_role, roles)), ())
 
 
 @answer(AnswerField("users", "users"), AnswerField("root_roles", "rootRoles"))

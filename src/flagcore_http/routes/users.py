@@ -139,7 +139,7 @@ async def end_user_sessions(request: web.Request) -> web.Response:
     user_id = int_parameter(request, "id")
     users = service(request).users
     await call(request, users.get_user, user_id)  # 404 for nobody
-    await call(request, service(request).sessions.end_all_of_user, user_id)
+    await call(request, service(request).sessions.end_all_of_user, user_id, actor=actor(request))
     return web.Response(status=200)
 
 

@@ -28,13 +28,16 @@ from flagcore.errors import (
     InvalidInput,
 )
 from flagcore.people import User
+from flagcore.permissions import Role
+from flagcore.principals import Principal
 from flagcore.service import Service
 from flagcore_http.auth import token_of_id
 from flagcore_http.body_deadline import within_body_deadline
+from flagcore_http.calls import principal_of
 from flagcore_http.closing import closing_when_sent
 from flagcore_http.config import AuthMode
 from flagcore_http.errors import status_of
-from flagcore_http.keys import CONFIG, SERVICE, USER
+from flagcore_http.keys import CONFIG, PRINCIPAL, SERVICE, USER
 from flagcore_http.session_cookie import (
     COOKIE_NAME,
     CSRF_FIELD,
@@ -49,6 +52,7 @@ __all__ = [
     "Viewer",
     "field_errors",
     "form",
+    "form_status",
     "page",
     "redirect",
     "render",
@@ -93,17 +97,20 @@ class Viewer:
     csrf: str
     auth_off: bool
     user: User | None = None
+    project_roles: tuple[tuple[str, Role], ...] = ()
 
     @property
     def signed_in(self) -> bool:
         return self.user is not None or self.token is not None
 
     @property
-    def actor(self) -> str:
-        """The event log's name for this person: the same as the API gives them."""
+    def actor(self) -> Principal:
+        """Who acts, as the API resolves them: the service decides what they may do."""
         if self.user is not None:
-            return self.user.actor
-        return f"token:{self.token.name}" if self.token is not None else "anonymous"
+            return principal_of(self.user, self.project_roles)
+        return Principal.admin(
+            f"token:{self.token.name}" if self.token is not None else "anonymous"
+        )
 
 
 _VIEWER = web.RequestKey("ui_viewer", Viewer)
@@ -176,17 +183,21 @@ async def _handle(request: web.Request, handler: Handler, public: bool) -> web.S
         session = signer.new_session()
         session_cookie(request, session)
     token = user = None
+    roles: tuple[tuple[str, Role], ...] = ()
     if session.signed_in and not auth_off:
         holder = await session_holder(request, session)
         if holder is not None and holder.user is None:
             token = await token_of_id(request, holder.session.token_id)
         user = holder.user if holder is not None else None
+        if holder is not None and holder.principal is not None:
+            roles = holder.principal.project_roles
         if user is None and token is None:  # ended, or its token revoked: signed out
             session = signer.new_session()
             session_cookie(request, session)
-    request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off, user)
+    request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off, user, roles)
     if user is not None:
         request[USER] = user  # the actor of what this page changes
+        request[PRINCIPAL] = request[_VIEWER].actor
     signed_in = auth_off or token is not None or user is not None
     if not public and not signed_in:
         # Decided from the headers: a form from someone not signed in is never read.
@@ -274,6 +285,13 @@ def render(
 ) -> web.Response:
     base = {"viewer": request.get(_VIEWER), "request": request}
     return aiohttp_jinja2.render_template(template, request, {**base, **context}, status=status)
+
+
+def form_status(error: FlagcoreError | None) -> int:
+    """A form shown again: 200, 400 for what was typed, 403 when the person may not."""
+    if error is None:
+        return 200
+    return 403 if isinstance(error, Forbidden) else 400
 
 
 def field_errors(error: FlagcoreError) -> dict[str, list[str]]:

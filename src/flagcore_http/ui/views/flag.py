@@ -18,7 +18,16 @@ from flagcore_http.ui.forms import (
     variant_rows,
     variants_from,
 )
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 from flagcore_http.usage_buffer import flush_usage
 
 __all__ = ["flag_url", "routes"]
@@ -188,7 +197,7 @@ def _variants_page(
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
-        status=400 if error else 200,
+        status=form_status(error),
     )
 
 

@@ -13,7 +13,16 @@ from flagcore.model import FlagType
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import optional_text, tags_from
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 from flagcore_http.ui.views.sign_in import safe_next
 
 __all__ = ["PER_PAGE", "routes"]
@@ -120,7 +129,7 @@ async def _new_flag_page(
             "errors": field_errors(error) if error else {},
             "error": error.message if error else None,
         },
-        status=400 if error else 200,
+        status=form_status(error),
     )
 
 

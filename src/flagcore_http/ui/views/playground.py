@@ -27,7 +27,7 @@ from flagcore.service.playground import (
 )
 from flagcore_http.calls import call
 from flagcore_http.decision_tree import decision_tree
-from flagcore_http.ui.pages import field_errors, form, page, render, svc
+from flagcore_http.ui.pages import field_errors, form, form_status, page, render, svc
 from flagcore_http.ui.views.playground_form import (
     CONTEXT_INPUTS,
     PlaygroundForm,
@@ -98,7 +98,7 @@ async def _page(
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
-        status=400 if error else 200,
+        status=form_status(error),
     )
 
 

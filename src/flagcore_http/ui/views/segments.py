@@ -17,7 +17,16 @@ from flagcore_http.ui.forms import (
     optional_text,
     rows_of_constraints,
 )
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 
 __all__ = ["routes", "segment_id"]
 
@@ -77,7 +86,7 @@ async def _editor(
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
-        status=400 if error else 200,
+        status=form_status(error),
     )
 
 

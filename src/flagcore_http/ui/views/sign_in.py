@@ -214,7 +214,9 @@ async def sign_out_everywhere(request: web.Request) -> web.Response:
     user = viewer(request).user
     session = viewer(request).session
     if user is not None:
-        await call(request, svc(request).sessions.end_all_of_user, user.id)
+        await call(
+            request, svc(request).sessions.end_all_of_user, user.id, actor=viewer(request).actor
+        )
     elif session.signed_in:
         await call(request, svc(request).sessions.end, session.session_id)
     session_cookie(request, request.app[UI_SIGNER].new_session())

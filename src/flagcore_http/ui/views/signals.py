@@ -8,7 +8,16 @@ from flagcore.errors import FlagcoreError, NotFound
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import optional_text
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 
 __all__ = ["routes"]
 
@@ -40,7 +49,7 @@ async def _list_page(
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
-        status=400 if error else 200,
+        status=form_status(error),
     )
 
 
@@ -108,7 +117,7 @@ async def _endpoint_page(
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
-        status=400 if error else 200,
+        status=form_status(error),
     )
 
 

@@ -12,7 +12,16 @@ from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import PAYLOAD_TYPES
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 from flagcore_http.ui.strategy_form import StrategyForm
 from flagcore_http.ui.views.flag import flag_url
 
@@ -71,7 +80,7 @@ async def _editor(
         "error": error.message if error else None,
         "errors": field_errors(error) if error else {},
     }
-    return render(request, "strategy.html", context, status=400 if error else 200)
+    return render(request, "strategy.html", context, status=form_status(error))
 
 
 @routes.get(STRATEGIES + "/new")

@@ -104,7 +104,7 @@ async def reset_link(request: web.Request) -> web.Response:
 async def end_sessions(request: web.Request) -> web.Response:
     _admins_only(request)
     user = await call(request, svc(request).users.get_user, _user_id(request))
-    await call(request, svc(request).sessions.end_all_of_user, user.id)
+    await call(request, svc(request).sessions.end_all_of_user, user.id, actor=viewer(request).actor)
     return redirect(with_flash(request, "/ui/users", "sessions-ended", user.display_name))
 
 

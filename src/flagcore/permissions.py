@@ -1,0 +1,292 @@
+"""Who may do what: Unleash's permission names, the one table of service operations to
+permissions, and the predefined roles made of them.
+
+Reads are open to every role (Unleash's Viewer reads everything); a write names its
+operation (the service method's name) and `OPERATIONS` says which permission it needs.
+A permission is either root-wide or, for a project role, held in one project and,
+for the environment permissions, optionally only in some environments.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+
+import attrs
+
+__all__ = [
+    "ENVIRONMENT_PERMISSIONS",
+    "OPERATIONS",
+    "PREDEFINED_ROLES",
+    "PROJECT_PERMISSIONS",
+    "Grant",
+    "Permission",
+    "Role",
+    "RoleAssignment",
+    "RoleType",
+    "grants_of",
+]
+
+
+class Permission(enum.StrEnum):
+    """Unleash's permission names (src/lib/types/permissions.ts), as its API spells them."""
+
+    ADMIN = "ADMIN"
+    CREATE_FEATURE = "CREATE_FEATURE"
+    UPDATE_FEATURE = "UPDATE_FEATURE"
+    DELETE_FEATURE = "DELETE_FEATURE"
+    UPDATE_FEATURE_DEPENDENCY = "UPDATE_FEATURE_DEPENDENCY"
+    UPDATE_FEATURE_VARIANTS = "UPDATE_FEATURE_VARIANTS"
+    UPDATE_FEATURE_ENVIRONMENT = "UPDATE_FEATURE_ENVIRONMENT"
+    CREATE_FEATURE_STRATEGY = "CREATE_FEATURE_STRATEGY"
+    UPDATE_FEATURE_STRATEGY = "UPDATE_FEATURE_STRATEGY"
+    DELETE_FEATURE_STRATEGY = "DELETE_FEATURE_STRATEGY"
+    CREATE_PROJECT = "CREATE_PROJECT"
+    UPDATE_PROJECT = "UPDATE_PROJECT"
+    DELETE_PROJECT = "DELETE_PROJECT"
+    PROJECT_USER_ACCESS_WRITE = "PROJECT_USER_ACCESS_WRITE"
+    CREATE_SEGMENT = "CREATE_SEGMENT"
+    UPDATE_SEGMENT = "UPDATE_SEGMENT"
+    DELETE_SEGMENT = "DELETE_SEGMENT"
+    CREATE_STRATEGY = "CREATE_STRATEGY"
+    CREATE_TAG_TYPE = "CREATE_TAG_TYPE"
+    DELETE_TAG_TYPE = "DELETE_TAG_TYPE"
+    CREATE_ENVIRONMENT = "CREATE_ENVIRONMENT"
+    CREATE_CLIENT_API_TOKEN = "CREATE_CLIENT_API_TOKEN"
+    DELETE_CLIENT_API_TOKEN = "DELETE_CLIENT_API_TOKEN"
+    CREATE_FRONTEND_API_TOKEN = "CREATE_FRONTEND_API_TOKEN"
+    DELETE_FRONTEND_API_TOKEN = "DELETE_FRONTEND_API_TOKEN"
+    # Signals and actions are enterprise in Unleash; flagcore names them in its style.
+    CREATE_SIGNAL_ENDPOINT = "CREATE_SIGNAL_ENDPOINT"
+    UPDATE_SIGNAL_ENDPOINT = "UPDATE_SIGNAL_ENDPOINT"
+    DELETE_SIGNAL_ENDPOINT = "DELETE_SIGNAL_ENDPOINT"
+    CREATE_ACTIONS = "CREATE_ACTIONS"
+    UPDATE_ACTIONS = "UPDATE_ACTIONS"
+    DELETE_ACTIONS = "DELETE_ACTIONS"
+
+
+P = Permission
+
+OPERATIONS: Mapping[str, Permission] = {
+    # flags
+    "create_flag": P.CREATE_FEATURE,
+    "update_flag": P.UPDATE_FEATURE,
+    "replace_flag": P.UPDATE_FEATURE,
+    "mark_stale": P.UPDATE_FEATURE,
+    "add_flag_tag": P.UPDATE_FEATURE,
+    "remove_flag_tag": P.UPDATE_FEATURE,
+    "archive_flag": P.DELETE_FEATURE,
+    "revive_flag": P.CREATE_FEATURE,
+    "delete_flag": P.DELETE_FEATURE,
+    "set_dependencies": P.UPDATE_FEATURE_DEPENDENCY,
+    "set_flag_variants": P.UPDATE_FEATURE_VARIANTS,
+    # a flag in one environment (a project role may hold these in some environments)
+    "set_environment_enabled": P.UPDATE_FEATURE_ENVIRONMENT,
+    "add_strategy": P.CREATE_FEATURE_STRATEGY,
+    "update_strategy": P.UPDATE_FEATURE_STRATEGY,
+    "reorder_strategies": P.UPDATE_FEATURE_STRATEGY,
+    "delete_strategy": P.DELETE_FEATURE_STRATEGY,
+    "replace_strategy_segments": P.UPDATE_FEATURE_STRATEGY,
+    # projects
+    "create_project": P.CREATE_PROJECT,
+    "update_project": P.UPDATE_PROJECT,
+    "delete_project": P.DELETE_PROJECT,
+    "add_project_access": P.PROJECT_USER_ACCESS_WRITE,
+    "set_user_project_roles": P.PROJECT_USER_ACCESS_WRITE,
+    # segments
+    "create_segment": P.CREATE_SEGMENT,
+    "define_segment": P.CREATE_SEGMENT,
+    "update_segment": P.UPDATE_SEGMENT,
+    "delete_segment": P.DELETE_SEGMENT,
+    # root-level vocabulary
+    "create_strategy_definition": P.CREATE_STRATEGY,
+    "create_tag_type": P.CREATE_TAG_TYPE,
+    "delete_tag_type": P.DELETE_TAG_TYPE,
+    "create_environment": P.CREATE_ENVIRONMENT,
+    # API tokens: an admin token needs ADMIN, checked by the tokens part on its type
+    "create_client_token": P.CREATE_CLIENT_API_TOKEN,
+    "delete_client_token": P.DELETE_CLIENT_API_TOKEN,
+    "create_frontend_token": P.CREATE_FRONTEND_API_TOKEN,
+    "delete_frontend_token": P.DELETE_FRONTEND_API_TOKEN,
+    "create_admin_token": P.ADMIN,
+    "delete_admin_token": P.ADMIN,
+    # signals and actions
+    "create_signal_endpoint": P.CREATE_SIGNAL_ENDPOINT,
+    "update_signal_endpoint": P.UPDATE_SIGNAL_ENDPOINT,
+    "delete_signal_endpoint": P.DELETE_SIGNAL_ENDPOINT,
+    "create_signal_endpoint_token": P.UPDATE_SIGNAL_ENDPOINT,
+    "delete_signal_endpoint_token": P.UPDATE_SIGNAL_ENDPOINT,
+    "create_action_set": P.CREATE_ACTIONS,
+    "update_action_set": P.UPDATE_ACTIONS,
+    "set_action_set_enabled": P.UPDATE_ACTIONS,
+    "delete_action_set": P.DELETE_ACTIONS,
+    # people, roles, and moving whole instances in
+    "create_user": P.ADMIN,
+    "invite_user": P.ADMIN,
+    "update_user": P.ADMIN,
+    "delete_user": P.ADMIN,
+    "set_password": P.ADMIN,
+    "create_link": P.ADMIN,
+    "create_link_for": P.ADMIN,
+    "end_all_of_user": P.ADMIN,
+    "create_role": P.ADMIN,
+    "update_role": P.ADMIN,
+    "delete_role": P.ADMIN,
+    "import_export": P.CREATE_FEATURE,
+    "copy_instance": P.ADMIN,
+}
+"""Each write of the service → the permission it needs. `tests/core/test_permissions.py`
+checks that every service method taking an actor is in here."""
+
+ENVIRONMENT_PERMISSIONS = frozenset(
+    {
+        P.UPDATE_FEATURE_ENVIRONMENT,
+        P.CREATE_FEATURE_STRATEGY,
+        P.UPDATE_FEATURE_STRATEGY,
+        P.DELETE_FEATURE_STRATEGY,
+    }
+)
+"""What a project role may hold in some environments only (Unleash's environment-scoped
+project permissions)."""
+
+PROJECT_PERMISSIONS = frozenset(
+    {
+        P.CREATE_FEATURE,
+        P.UPDATE_FEATURE,
+        P.DELETE_FEATURE,
+        P.UPDATE_FEATURE_DEPENDENCY,
+        P.UPDATE_FEATURE_VARIANTS,
+        P.UPDATE_PROJECT,
+        P.DELETE_PROJECT,
+        P.PROJECT_USER_ACCESS_WRITE,
+        P.CREATE_ACTIONS,
+        P.UPDATE_ACTIONS,
+        P.DELETE_ACTIONS,
+        *ENVIRONMENT_PERMISSIONS,
+    }
+)
+"""What a project role may be made of: the permissions that act inside one project."""
+
+
+class RoleType(enum.StrEnum):
+    """Unleash's role types: the three predefined root roles, custom root roles, and
+    project roles (predefined Owner and Member, or custom)."""
+
+    ROOT = "root"
+    ROOT_CUSTOM = "root-custom"
+    PROJECT = "project"
+    CUSTOM = "custom"
+
+
+@attrs.frozen
+class Grant:
+    """One permission held; ``environment`` None means in every environment."""
+
+    # Read back from a store as its name: made a `Permission` again, so ``is`` holds.
+    permission: Permission = attrs.field(converter=Permission)
+    environment: str | None = None
+
+
+@attrs.frozen
+class Role:
+    """A named set of grants. Root roles act everywhere, project roles in the projects a
+    user is given them in."""
+
+    id: int
+    name: str
+    type: RoleType
+    description: str = ""
+    grants: tuple[Grant, ...] = ()
+
+    @property
+    def predefined(self) -> bool:
+        return self.id in PREDEFINED_ROLES
+
+    @property
+    def is_project_role(self) -> bool:
+        return self.type in (RoleType.PROJECT, RoleType.CUSTOM)
+
+    def allows(self, permission: Permission, environment: str | None = None) -> bool:
+        if Grant(P.ADMIN) in self.grants:
+            return True
+        return any(
+            grant.permission is permission
+            and (grant.environment is None or grant.environment == environment)
+            for grant in self.grants
+        )
+
+
+def grants_of(grants: Iterable[Grant]) -> tuple[Grant, ...]:
+    """``grants`` once each, in one order (what is stored and compared)."""
+    return tuple(sorted(set(grants), key=lambda g: (g.permission.value, g.environment or "")))
+
+
+def _grants(*permissions: Permission) -> tuple[Grant, ...]:
+    return grants_of(Grant(permission) for permission in permissions)
+
+
+@attrs.frozen
+class RoleAssignment:
+    """A user given a project role in one project (Unleash's project access)."""
+
+    project: str
+    user_id: int
+    role_id: int
+
+
+_EDITOR = _grants(*(p for p in Permission if p not in {P.ADMIN, P.PROJECT_USER_ACCESS_WRITE}))
+_MEMBER = _grants(
+    *(
+        p
+        for p in PROJECT_PERMISSIONS
+        if p not in {P.UPDATE_PROJECT, P.DELETE_PROJECT, P.PROJECT_USER_ACCESS_WRITE}
+    )
+)
+
+PREDEFINED_ROLES: Mapping[int, Role] = {
+    role.id: role
+    for role in (
+        Role(
+            1,
+            "Admin",
+            RoleType.ROOT,
+            "Users with the root admin role have superuser "
+            "access to Unleash and can perform any operation.",
+            _grants(P.ADMIN),
+        ),
+        Role(
+            2,
+            "Editor",
+            RoleType.ROOT,
+            "Users with the root editor role have access to "
+            "most features in Unleash, but can not manage users and roles in the root "
+            "scope.",
+            _EDITOR,
+        ),
+        Role(
+            3,
+            "Viewer",
+            RoleType.ROOT,
+            "Users with the root viewer role can only read root resources in Unleash.",
+            (),
+        ),
+        Role(
+            4,
+            "Owner",
+            RoleType.PROJECT,
+            "Users with the project owner role have full control over the project.",
+            _grants(*PROJECT_PERMISSIONS),
+        ),
+        Role(
+            5,
+            "Member",
+            RoleType.PROJECT,
+            "Users with the project member role are "
+            "allowed to view, create, and update feature flags within a project, but have "
+            "limited permissions in regards to managing the project's user access and "
+            "settings.",
+            _MEMBER,
+        ),
+    )
+}
+"""Unleash's predefined roles with its ids (1-3 root, 4 Owner, 5 Member): read-only."""

@@ -1,0 +1,271 @@
+"""Roles and project access, in Unleash's shape (``/api/admin/roles``, a project's access
+list): custom roles made of permission names, and users given project roles.
+
+The predefined roles (Admin, Editor, Viewer, Owner, Member) are code and read-only; a
+custom role is stored with an id after theirs. A project role's permissions must act in
+a project (`flagcore.permissions.PROJECT_PERMISSIONS`), and only the environment
+permissions may name environments, which must exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
+from flagcore.people import User
+from flagcore.permissions import (
+    ENVIRONMENT_PERMISSIONS,
+    PREDEFINED_ROLES,
+    PROJECT_PERMISSIONS,
+    Grant,
+    Role,
+    RoleAssignment,
+    RoleType,
+    grants_of,
+)
+from flagcore.ports import Transaction
+from flagcore.principals import Principal
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
+from flagcore.service.lookups import require_project
+from flagcore.tables import ROLE_ASSIGNMENTS, ROLES, USERS
+from flagcore.validation import check_text
+
+__all__ = ["NewRole", "ProjectAccess", "Roles", "principal_in"]
+
+_CUSTOM_TYPES = (RoleType.ROOT_CUSTOM, RoleType.CUSTOM)
+
+
+@attrs.frozen
+class NewRole:
+    """A custom role as asked for: ``type`` ``custom`` (a project role) or ``root-custom``."""
+
+    name: str
+    type: RoleType
+    description: str
+    grants: tuple[Grant, ...]
+
+
+@attrs.frozen
+class ProjectAccess:
+    """Who has which roles in a project, and the project roles there are to give."""
+
+    users: tuple[tuple[User, tuple[int, ...]], ...]
+    roles: tuple[Role, ...]
+
+
+class Roles:
+    def __init__(self, context: ServiceContext) -> None:
+        self._context = context
+
+    def list_roles(self) -> list[Role]:
+        with self._context.read() as tx:
+            return [*PREDEFINED_ROLES.values(), *tx.list_records(ROLES)]
+
+    def get_role(self, role_id: int) -> Role:
+        with self._context.read() as tx:
+            return _role(tx, role_id)
+
+    def create_role(self, new: NewRole, *, actor: Actor = SYSTEM) -> Role:
+        actor = authorize(actor, "create_role")
+        with self._context.unit() as tx:
+            _check_role(tx, new, exclude=None)
+            stored = [role.id for role in tx.list_records(ROLES)]
+            role = Role(
+                max([max(PREDEFINED_ROLES), *stored]) + 1,
+                new.name,
+                new.type,
+                new.description,
+                grants_of(new.grants),
+            )
+            tx.save_record(ROLES, role)
+            self._context.record_event(tx, "role-created", actor, data=_role_data(role))
+        return role
+
+    def update_role(self, role_id: int, new: NewRole, *, actor: Actor = SYSTEM) -> Role:
+        """Replace a custom role's name, description and permissions; its type stays."""
+        actor = authorize(actor, "update_role")
+        with self._context.unit() as tx:
+            before = _custom_role(tx, role_id)
+            if new.type is not before.type:
+                raise InvalidInput(
+                    "a role's type cannot change",
+                    [ErrorDetail(f"must stay {before.type.value}", "$.type")],
+                )
+            _check_role(tx, new, exclude=role_id)
+            after = attrs.evolve(
+                before, name=new.name, description=new.description, grants=grants_of(new.grants)
+            )
+            tx.save_record(ROLES, after)
+            self._context.record_event(
+                tx, "role-updated", actor, data=_role_data(after), pre_data=_role_data(before)
+            )
+        return after
+
+    def delete_role(self, role_id: int, *, actor: Actor = SYSTEM) -> None:
+        """Refused while a user holds the role (Unleash: "role is in use")."""
+        actor = authorize(actor, "delete_role")
+        with self._context.unit() as tx:
+            role = _custom_role(tx, role_id)
+            if tx.list_records(ROLE_ASSIGNMENTS, where={"role_id": role_id}, limit=1):
+                raise Conflict(f'role "{role.name}" is given to users; take it from them first')
+            tx.delete_record(ROLES, role_id)
+            self._context.record_event(tx, "role-deleted", actor, pre_data=_role_data(role))
+
+    def project_access(self, project: str) -> ProjectAccess:
+        with self._context.read() as tx:
+            require_project(tx, project)
+            held: dict[int, list[int]] = {}
+            for given in tx.list_records(ROLE_ASSIGNMENTS, where={"project": project}):
+                held.setdefault(given.user_id, []).append(given.role_id)
+            users = []
+            for user_id, role_ids in held.items():
+                user = tx.get_record(USERS, user_id)
+                if user is not None:
+                    users.append((user, tuple(role_ids)))
+            roles = [r for r in self._all_roles(tx) if r.is_project_role]
+            return ProjectAccess(tuple(users), tuple(roles))
+
+    def add_project_access(
+        self,
+        project: str,
+        user_ids: Sequence[int],
+        role_ids: Sequence[int],
+        *,
+        actor: Actor = SYSTEM,
+    ) -> None:
+        """Give each user each role in ``project`` (Unleash's ``POST …/access``)."""
+        with self._context.unit() as tx:
+            actor = authorize(actor, "add_project_access", project=project)
+            self._check_access(tx, project, user_ids, role_ids)
+            for user_id in user_ids:
+                for role_id in role_ids:
+                    tx.save_record(ROLE_ASSIGNMENTS, RoleAssignment(project, user_id, role_id))
+            self._record_access(tx, project, actor, user_ids)
+
+    def set_user_project_roles(
+        self, project: str, user_id: int, role_ids: Sequence[int], *, actor: Actor = SYSTEM
+    ) -> None:
+        """A user's roles in ``project`` become exactly ``role_ids`` (none: no access)."""
+        with self._context.unit() as tx:
+            actor = authorize(actor, "set_user_project_roles", project=project)
+            self._check_access(tx, project, [user_id], role_ids)
+            for given in tx.list_records(
+                ROLE_ASSIGNMENTS, where={"project": project, "user_id": user_id}
+            ):
+                tx.delete_record(ROLE_ASSIGNMENTS, ROLE_ASSIGNMENTS.key_of(given))
+            for role_id in role_ids:
+                tx.save_record(ROLE_ASSIGNMENTS, RoleAssignment(project, user_id, role_id))
+            self._record_access(tx, project, actor, [user_id])
+
+    def principal_of(self, user: User) -> Principal:
+        """``user`` with their root role and every project role they were given."""
+        with self._context.read() as tx:
+            return principal_in(tx, user)
+
+    @staticmethod
+    def _all_roles(tx: Transaction) -> list[Role]:
+        return [*PREDEFINED_ROLES.values(), *tx.list_records(ROLES)]
+
+    def _check_access(
+        self, tx: Transaction, project: str, user_ids: Sequence[int], role_ids: Sequence[int]
+    ) -> None:
+        require_project(tx, project)
+        details = [
+            ErrorDetail(f"no user with id {user_id}", f"$.users[{index}]")
+            for index, user_id in enumerate(user_ids)
+            if tx.get_record(USERS, user_id) is None
+        ]
+        project_roles = {r.id for r in self._all_roles(tx) if r.is_project_role}
+        details += [
+            ErrorDetail(f"no project role with id {role_id}", f"$.roles[{index}]")
+            for index, role_id in enumerate(role_ids)
+            if role_id not in project_roles
+        ]
+        if details:
+            raise InvalidInput("project access names unknown users or roles", details)
+
+    def _record_access(
+        self, tx: Transaction, project: str, actor: str, user_ids: Sequence[int]
+    ) -> None:
+        for user_id in user_ids:
+            roles = [
+                g.role_id
+                for g in tx.list_records(
+                    ROLE_ASSIGNMENTS, where={"project": project, "user_id": user_id}
+                )
+            ]
+            self._context.record_event(
+                tx,
+                "project-access-updated",
+                actor,
+                project=project,
+                data={"userId": user_id, "roles": roles},
+            )
+
+
+def _role(tx: Transaction, role_id: int) -> Role:
+    role = PREDEFINED_ROLES.get(role_id) or tx.get_record(ROLES, role_id)
+    if role is None:
+        raise NotFound(f"Could not find role with id {role_id}")
+    return role
+
+
+def _custom_role(tx: Transaction, role_id: int) -> Role:
+    role = _role(tx, role_id)
+    if role.predefined:
+        raise InvalidInput(
+            f'"{role.name}" is a predefined role: it cannot be changed or deleted',
+            [ErrorDetail("a predefined role", "$.id")],
+        )
+    return role
+
+
+def _check_role(tx: Transaction, new: NewRole, exclude: int | None) -> None:
+    details: list[ErrorDetail] = []
+    if not isinstance(new.name, str) or not new.name.strip():
+        details.append(ErrorDetail("must not be empty", "$.name"))
+    if new.type not in _CUSTOM_TYPES:
+        details.append(ErrorDetail("custom or root-custom", "$.type"))
+    check_text(new.description, "$.description")
+    environments = {e.name for e in tx.list_environments()}
+    for index, grant in enumerate(new.grants):
+        path = f"$.permissions[{index}]"
+        if new.type is RoleType.CUSTOM and grant.permission not in PROJECT_PERMISSIONS:
+            details.append(ErrorDetail("not a project permission", f"{path}.name"))
+        if grant.environment is None:
+            continue
+        if new.type is not RoleType.CUSTOM or grant.permission not in ENVIRONMENT_PERMISSIONS:
+            details.append(ErrorDetail("this permission is not per environment", path))
+        elif grant.environment not in environments:
+            details.append(ErrorDetail("no such environment", f"{path}.environment"))
+    if details:
+        raise InvalidInput("the role is not valid", details)
+    taken = [r for r in [*PREDEFINED_ROLES.values(), *tx.list_records(ROLES)] if r.id != exclude]
+    if any(r.name.casefold() == new.name.strip().casefold() for r in taken):
+        raise NameConflict(f'a role named "{new.name}" already exists')
+
+
+def _role_data(role: Role) -> dict[str, object]:
+    return {
+        "id": role.id,
+        "name": role.name,
+        "type": role.type.value,
+        "description": role.description,
+        "permissions": [
+            {"name": g.permission.value, "environment": g.environment} for g in role.grants
+        ],
+    }
+
+
+def principal_in(tx: Transaction, user: User) -> Principal:
+    """`Roles.principal_of` inside the caller's transaction (a session's check reads the
+    user and their roles at once)."""
+    roles = {role.id: role for role in PREDEFINED_ROLES.values()}
+    given = tx.list_records(ROLE_ASSIGNMENTS, where={"user_id": user.id})
+    if any(g.role_id not in roles for g in given):
+        roles.update((role.id, role) for role in tx.list_records(ROLES))
+    project_roles = [(g.project, roles[g.role_id]) for g in given if g.role_id in roles]
+    root = PREDEFINED_ROLES[user.root_role.role_id]
+    return Principal.of_roles(user.actor, root, project_roles, user_id=user.id)

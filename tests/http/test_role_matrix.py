@@ -1,0 +1,399 @@
+"""The role matrix (issue 28): every admin write route the server has, as each kind of
+person, over a real server and SQLite file. A person allowed gets a 2xx; one not allowed
+gets a 403 with nothing written and no event.
+
+The routes come from the app's router: a new write route without a case here fails
+`test_the_matrix_covers_every_admin_write_route`. Each case names the permission Unleash
+asks for it; who holds which permission is the roles' meaning written out below, apart
+from `flagcore.permissions`, so a wrong row there shows here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from flagcore.entities import Action, ActionKind, Strategy, Tag
+from flagcore.model import Constraint
+from flagcore.people import RootRole
+from flagcore.permissions import Grant, Permission, RoleType
+from flagcore.service import NewRole, NewUser, Service
+from flagcore_http import ServerConfig, create_app
+from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
+from flagcore_store_sqlite import SqliteStore
+
+P = Permission
+_FEATURE = "/api/admin/projects/{project}/features/{name}"
+_STRATEGIES = _FEATURE + "/environments/{environment}/strategies"
+_ACTION_SET = {
+    "name": "made",
+    "match": {"source": "signal-endpoint", "sourceId": "{endpoint}", "payload": {}},
+    "actions": [
+        {
+            "action": "MARK_FEATURE_STALE",
+            "sortOrder": 1,
+            "executionParams": {"project": "beta", "featureName": "f"},
+        }
+    ],
+}
+
+
+@attrs.frozen
+class Case:
+    body: Any
+    needs: Permission | None  # None: changes nothing (validation, playground, export)
+    ids: str | None = None  # which world id fills ``{id}``
+
+
+CASES: dict[tuple[str, str], Case] = {
+    ("POST", "/api/admin/projects/{project}/features"): Case({"name": "g"}, P.CREATE_FEATURE),
+    ("PUT", _FEATURE): Case({"description": "x"}, P.UPDATE_FEATURE),
+    ("PATCH", _FEATURE): Case(
+        [{"op": "replace", "path": "/description", "value": "y"}], P.UPDATE_FEATURE
+    ),
+    ("POST", _FEATURE + "/stale/{state}"): Case(None, P.UPDATE_FEATURE),
+    ("PUT", _FEATURE + "/dependencies"): Case([{"feature": "parent"}], P.UPDATE_FEATURE_DEPENDENCY),
+    ("POST", _FEATURE + "/environments/{environment}/on"): Case(None, P.UPDATE_FEATURE_ENVIRONMENT),
+    ("POST", _FEATURE + "/environments/{environment}/off"): Case(
+        None, P.UPDATE_FEATURE_ENVIRONMENT
+    ),
+    ("PUT", _FEATURE + "/environments/{environment}/variants"): Case(
+        [{"name": "a", "weight": 1000, "weightType": "variable"}], P.UPDATE_FEATURE_VARIANTS
+    ),
+    ("POST", _STRATEGIES): Case({"name": "default"}, P.CREATE_FEATURE_STRATEGY),
+    ("POST", _STRATEGIES + "/set-sort-order"): Case(
+        [{"id": "{strategy_id}", "sortOrder": 0}], P.UPDATE_FEATURE_STRATEGY
+    ),
+    ("PUT", _STRATEGIES + "/{strategy_id}"): Case({"name": "default"}, P.UPDATE_FEATURE_STRATEGY),
+    ("DELETE", _STRATEGIES + "/{doomed_strategy}"): Case(None, P.DELETE_FEATURE_STRATEGY),
+    ("DELETE", _FEATURE.replace("{name}", "{doomed}")): Case(None, P.DELETE_FEATURE),
+    ("POST", "/api/admin/archive/revive/{old}"): Case(None, P.CREATE_FEATURE),
+    ("DELETE", "/api/admin/archive/{older}"): Case(None, P.DELETE_FEATURE),
+    ("POST", "/api/admin/features/{name}/tags"): Case(
+        {"type": "simple", "value": "ww"}, P.UPDATE_FEATURE
+    ),
+    ("DELETE", "/api/admin/features/{name}/tags/{type}/{value}"): Case(None, P.UPDATE_FEATURE),
+    ("POST", "/api/admin/features/validate"): Case({"name": "free-name"}, None),
+    ("POST", "/api/admin/projects"): Case({"id": "made", "name": "Made"}, P.CREATE_PROJECT),
+    ("PUT", "/api/admin/projects/{id}"): Case({"name": "Renamed"}, P.UPDATE_PROJECT, "project"),
+    ("DELETE", "/api/admin/projects/{id}"): Case(None, P.DELETE_PROJECT, "empty_project"),
+    ("POST", "/api/admin/projects/{project}/access"): Case(
+        {"roles": [5], "users": ["{user}"]}, P.PROJECT_USER_ACCESS_WRITE
+    ),
+    ("PUT", "/api/admin/projects/{project}/users/{userId}/roles"): Case(
+        {"roles": [4]}, P.PROJECT_USER_ACCESS_WRITE
+    ),
+    ("DELETE", "/api/admin/projects/{project}/users/{userId}/roles"): Case(
+        None, P.PROJECT_USER_ACCESS_WRITE
+    ),
+    ("POST", "/api/admin/projects/{project}/actions"): Case(_ACTION_SET, P.CREATE_ACTIONS),
+    ("PUT", "/api/admin/projects/{project}/actions/{id}"): Case(
+        {**_ACTION_SET, "name": "changed"}, P.UPDATE_ACTIONS, "action_set"
+    ),
+    ("POST", "/api/admin/projects/{project}/actions/{id}/on"): Case(
+        None, P.UPDATE_ACTIONS, "action_set"
+    ),
+    ("POST", "/api/admin/projects/{project}/actions/{id}/off"): Case(
+        None, P.UPDATE_ACTIONS, "action_set"
+    ),
+    ("DELETE", "/api/admin/projects/{project}/actions/{id}"): Case(
+        None, P.DELETE_ACTIONS, "doomed_action_set"
+    ),
+    ("POST", "/api/admin/environments"): Case({"name": "qa"}, P.CREATE_ENVIRONMENT),
+    ("POST", "/api/admin/strategies"): Case({"name": "mine"}, P.CREATE_STRATEGY),
+    ("POST", "/api/admin/segments"): Case({"name": "s", "constraints": []}, P.CREATE_SEGMENT),
+    ("PUT", "/api/admin/segments/{id}"): Case(
+        {"name": "renamed", "constraints": []}, P.UPDATE_SEGMENT, "segment"
+    ),
+    ("DELETE", "/api/admin/segments/{id}"): Case(None, P.DELETE_SEGMENT, "doomed_segment"),
+    ("POST", "/api/admin/segments/strategies"): Case(
+        {
+            "projectId": "{project}",
+            "strategyId": "{strategy_id}",
+            "environmentId": "development",
+            "segmentIds": ["{segment}"],
+        },
+        P.UPDATE_FEATURE_STRATEGY,
+    ),
+    ("POST", "/api/admin/signal-endpoints"): Case({"name": "new"}, P.CREATE_SIGNAL_ENDPOINT),
+    ("PUT", "/api/admin/signal-endpoints/{id}"): Case(
+        {"description": "d"}, P.UPDATE_SIGNAL_ENDPOINT, "endpoint"
+    ),
+    ("DELETE", "/api/admin/signal-endpoints/{id}"): Case(
+        None, P.DELETE_SIGNAL_ENDPOINT, "doomed_endpoint"
+    ),
+    ("POST", "/api/admin/signal-endpoints/{id}/tokens"): Case(
+        {"name": "t2"}, P.UPDATE_SIGNAL_ENDPOINT, "endpoint"
+    ),
+    ("DELETE", "/api/admin/signal-endpoints/{id}/tokens/{token_id}"): Case(
+        None, P.UPDATE_SIGNAL_ENDPOINT, "endpoint"
+    ),
+    ("POST", "/api/admin/tag-types"): Case({"name": "kind2"}, P.CREATE_TAG_TYPE),
+    ("DELETE", "/api/admin/tag-types/{tag_type}"): Case(None, P.DELETE_TAG_TYPE),
+    ("POST", "/api/admin/api-tokens"): Case(
+        {"tokenName": "sdk", "type": "client", "environment": "development"},
+        P.CREATE_CLIENT_API_TOKEN,
+    ),
+    ("DELETE", "/api/admin/api-tokens/{token}"): Case(None, P.DELETE_CLIENT_API_TOKEN),
+    ("POST", "/api/admin/features-batch/export"): Case(
+        {"environment": "development", "features": ["{name}"]}, None
+    ),
+    ("POST", "/api/admin/features-batch/validate"): Case(
+        {"project": "{project}", "environment": "development", "data": {"features": []}}, None
+    ),
+    ("POST", "/api/admin/features-batch/import"): Case(
+        {
+            "project": "{project}",
+            "environment": "development",
+            "data": {"features": [{"name": "imported", "project": "x"}]},
+        },
+        P.CREATE_FEATURE,
+    ),
+    ("POST", "/api/admin/playground"): Case(
+        {"environment": "development", "context": {"appName": "matrix"}}, None
+    ),
+    ("POST", "/api/admin/playground/advanced"): Case(
+        {"environments": ["development"], "context": {"appName": "matrix"}}, None
+    ),
+    ("POST", "/api/admin/playground/explain"): Case(
+        {"environment": "development", "flag": "{name}", "context": {"appName": "matrix"}}, None
+    ),
+    ("POST", "/api/admin/roles"): Case({"name": "new role"}, P.ADMIN),
+    ("PUT", "/api/admin/roles/{id}"): Case({"name": "renamed role"}, P.ADMIN, "role"),
+    ("DELETE", "/api/admin/roles/{id}"): Case(None, P.ADMIN, "doomed_role"),
+    ("POST", "/api/admin/user-admin"): Case({"email": "new@x.io", "rootRole": 3}, P.ADMIN),
+    ("PUT", "/api/admin/user-admin/{id}"): Case({"name": "Tee"}, P.ADMIN, "user"),
+    ("DELETE", "/api/admin/user-admin/{id}"): Case(None, P.ADMIN, "doomed_user"),
+    ("POST", "/api/admin/user-admin/{id}/change-password"): Case(
+        {"password": "Correct-Horse-9"}, P.ADMIN, "user"
+    ),
+    ("DELETE", "/api/admin/user-admin/{id}/sessions"): Case(None, P.ADMIN, "user"),
+    ("POST", "/api/admin/user-admin/reset-password"): Case({"id": "tee@x.io"}, P.ADMIN),
+}
+"""Every admin write route → a body an allowed person's request succeeds with, and the
+permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
+
+OWN_ACCOUNT = {("POST", "/api/admin/user/change-password")}
+"""A person's own password: every signed-in person may (tests/http/test_users.py)."""
+
+# What each person may do, written out (Unleash's meaning of the predefined roles).
+_EVERYTHING = frozenset(Permission)
+_EDITOR = _EVERYTHING - {P.ADMIN, P.PROJECT_USER_ACCESS_WRITE}
+_MEMBER = frozenset(
+    {
+        P.CREATE_FEATURE,
+        P.UPDATE_FEATURE,
+        P.DELETE_FEATURE,
+        P.UPDATE_FEATURE_DEPENDENCY,
+        P.UPDATE_FEATURE_VARIANTS,
+        P.UPDATE_FEATURE_ENVIRONMENT,
+        P.CREATE_FEATURE_STRATEGY,
+        P.UPDATE_FEATURE_STRATEGY,
+        P.DELETE_FEATURE_STRATEGY,
+        P.CREATE_ACTIONS,
+        P.UPDATE_ACTIONS,
+        P.DELETE_ACTIONS,
+    }
+)
+PEOPLE: dict[str, frozenset[Permission]] = {
+    "admin": _EVERYTHING,
+    "editor": _EDITOR,
+    "viewer": frozenset(),
+    "owner-of-alpha": frozenset(),  # acts on beta, where they have no role
+    "member-of-beta": _MEMBER,
+    "may-only-create-flags-in-beta": frozenset({P.CREATE_FEATURE}),
+}
+# Routes that act outside any project: a project role does not reach them.
+_PROJECT_SCOPED = ("{project}", "/api/admin/archive/", "/api/admin/features/{name}/tags")
+
+
+def _allowed(person: str, key: tuple[str, str], case: Case) -> bool:
+    if case.needs is None:
+        return True
+    held = PEOPLE[person]
+    if person in ("member-of-beta", "may-only-create-flags-in-beta"):
+        scoped = any(part in key[1] for part in _PROJECT_SCOPED) or key[1].endswith(
+            ("/segments/strategies", "/features-batch/import")
+        )
+        return scoped and case.needs in held
+    return case.needs in held
+
+
+def _admin_write_routes(app: web.Application) -> set[tuple[str, str]]:
+    found = set()
+    for route in app.router.routes():
+        info = route.resource.get_info() if route.resource is not None else {}
+        path = str(info.get("formatter") or info.get("path") or "")
+        if path.startswith("/api/admin") and route.method not in ("GET", "HEAD", "OPTIONS"):
+            found.add((route.method, path))
+    return found
+
+
+def _normal(template: str) -> str:
+    """The router's spelling of a case's path (cases name which object fills it)."""
+    for alias, name in (
+        ("{doomed}", "{name}"),
+        ("{old}", "{name}"),
+        ("{older}", "{name}"),
+        ("{tag_type}", "{name}"),
+        ("{doomed_strategy}", "{strategy_id}"),
+    ):
+        template = template.replace(alias, name)
+    return template
+
+
+def test_the_matrix_covers_every_admin_write_route(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "flags.db")
+    try:
+        app = create_app(Service(store), ServerConfig())
+        cases = {(m, _normal(p)) for m, p in CASES}
+        assert _admin_write_routes(app) - OWN_ACCOUNT == cases
+    finally:
+        store.close()
+
+
+def _world(service: Service) -> dict[str, Any]:
+    """Everything the cases act on, made by the server's own trusted caller."""
+    for project in ("alpha", "beta", "empty"):
+        service.projects.create_project(project, project.title())
+    flags = service.flags
+    for name in ("f", "parent", "doomed", "old", "older"):
+        flags.create_flag("beta", name)
+    service.archive.archive_flag("beta", "old")
+    service.archive.archive_flag("beta", "older")
+    service.tags.add_flag_tag("f", Tag("simple", "vv"))
+    strategy, doomed_strategy = (
+        service.strategies.add_strategy("beta", "f", "development", Strategy("default"))
+        for _ in range(2)
+    )
+    segments = service.segments
+    segment = segments.create_segment("seg", [Constraint("userId", "IN", ("1",))])
+    doomed_segment = segments.create_segment("doomed-seg", [])
+    endpoint = service.signals.create_signal_endpoint("alerts")
+    doomed_endpoint = service.signals.create_signal_endpoint("doomed-alerts")
+    signal_token = service.signals.create_signal_endpoint_token(endpoint.id, "t")
+    action_sets = [
+        service.actions.create_action_set(
+            name, "beta", endpoint.id, [Action(ActionKind.MARK_FEATURE_STALE, "f")]
+        )
+        for name in ("kept", "doomed")
+    ]
+    service.tags.create_tag_type("kind")
+    token = service.tokens.create_token("old-sdk", "client", environment="development")
+    users = service.users
+    tee = users.create_user(NewUser(RootRole.VIEWER, email="tee@x.io", name="Tee"))
+    doomed_user = users.create_user(NewUser(RootRole.VIEWER, email="gone@x.io"))
+    role = service.roles.create_role(NewRole("kept role", RoleType.CUSTOM, "", ()))
+    doomed_role = service.roles.create_role(NewRole("doomed role", RoleType.CUSTOM, "", ()))
+    service.roles.add_project_access("beta", [tee.id], [5])
+    return {
+        "project": "beta",
+        "name": "f",
+        "doomed": "doomed",
+        "old": "old",
+        "older": "older",
+        "environment": "development",
+        "state": "on",
+        "type": "simple",
+        "value": "vv",
+        "strategy_id": strategy.id,
+        "doomed_strategy": doomed_strategy.id,
+        "segment": segment.id,
+        "doomed_segment": doomed_segment.id,
+        "endpoint": endpoint.id,
+        "doomed_endpoint": doomed_endpoint.id,
+        "token_id": signal_token.token.id,
+        "action_set": action_sets[0].id,
+        "doomed_action_set": action_sets[1].id,
+        "tag_type": "kind",
+        "token": token.token.id,
+        "user": tee.id,
+        "userId": tee.id,
+        "doomed_user": doomed_user.id,
+        "role": role.id,
+        "doomed_role": doomed_role.id,
+        "empty_project": "empty",
+    }
+
+
+def _person(service: Service, person: str) -> int:
+    """The person as a user with their roles (root Viewer unless their role is root)."""
+    root = {"admin": RootRole.ADMIN, "editor": RootRole.EDITOR}.get(person, RootRole.VIEWER)
+    user = service.users.create_user(NewUser(root, email=f"{person}@x.io", name=person))
+    if person == "owner-of-alpha":
+        service.roles.add_project_access("alpha", [user.id], [4])
+    if person == "member-of-beta":
+        service.roles.add_project_access("beta", [user.id], [5])
+    if person == "may-only-create-flags-in-beta":
+        only = NewRole("creator", RoleType.CUSTOM, "", (Grant(P.CREATE_FEATURE),))
+        role = service.roles.create_role(only)
+        service.roles.add_project_access("beta", [user.id], [role.id])
+    return user.id
+
+
+def _filled(value: Any, world: dict[str, Any]) -> Any:
+    text = json.dumps(value)
+    for key, filled in world.items():
+        text = text.replace(f'"{{{key}}}"', json.dumps(filled))
+    return json.loads(text)
+
+
+def _snapshot(service: Service) -> Any:
+    return (
+        service.events.list_events(limit=10_000),
+        service.projects.list_projects(),
+        service.flags.list_flags(),
+        service.archive.list_archived_flags(),
+        service.segments.list_segments(),
+        service.tokens.list_tokens(),
+        service.roles.list_roles(),
+        service.roles.project_access("beta"),
+        service.users.list_users(),
+    )
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[tuple[Service, TestClient[Any, Any]]]:
+    store = SqliteStore(tmp_path / "flags.db")
+    service = Service(store)
+    app = create_app(service, ServerConfig())
+    try:
+        async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+            yield service, client
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("person", sorted(PEOPLE))
+async def test_each_person_is_allowed_or_refused_with_nothing_written(
+    server: tuple[Service, TestClient[Any, Any]], person: str
+) -> None:
+    service, client = server
+    world = _world(service)
+    started = service.sessions.start(user_id=_person(service, person), lifetime=dt.timedelta(1))
+    signer = client.app[SIGNER]  # type: ignore[index]
+    cookie = signer.cookie_value(signer.new_session(started.secret))
+    headers = {"Cookie": f"{COOKIE_NAME}={cookie}", "Content-Type": "application/json"}
+    wrong = []
+    for (method, template), case in CASES.items():
+        key = (method, template)
+        ids = {**world, "id": world[case.ids]} if case.ids else world
+        path = template.format(**ids)
+        body = None if case.body is None else json.dumps(_filled(case.body, world))
+        before = _snapshot(service)
+        response = await client.request(method, path, data=body, headers=headers)
+        text = await response.text()
+        if _allowed(person, key, case):
+            if response.status >= 300:
+                wrong.append(f"{method} {path}: {response.status} {text}")
+        elif response.status != 403 or _snapshot(service) != before:
+            wrong.append(f"{method} {path}: {response.status}, wanted 403 and no change")
+    assert "\n".join(wrong) == ""
