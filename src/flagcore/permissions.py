@@ -129,6 +129,13 @@ OPERATIONS: Mapping[str, Permission] = {
     "create_link": P.ADMIN,
     "create_link_for": P.ADMIN,
     "end_all_of_user": P.ADMIN,
+    "create_personal_token": P.ADMIN,  # another's: a person's own needs nothing
+    "delete_personal_token": P.ADMIN,
+    "create_service_account": P.ADMIN,
+    "update_service_account": P.ADMIN,
+    "delete_service_account": P.ADMIN,
+    "create_service_account_token": P.ADMIN,
+    "delete_service_account_token": P.ADMIN,
     "create_role": P.ADMIN,
     "update_role": P.ADMIN,
     "delete_role": P.ADMIN,

@@ -83,4 +83,4 @@ def personal_token(service: Service) -> str:
     (``/api/admin/user/tokens``) need one, as an admin API token is nobody."""
     owner = service.users.create_user(NewUser(RootRole.VIEWER, email="pat-owner@example.io"))
     expires = service.clock() + dt.timedelta(days=1)
-    return service.personal_tokens.create(owner.id, "a person's", expires).secret
+    return service.personal_tokens.create_personal_token(owner.id, "a person's", expires).secret

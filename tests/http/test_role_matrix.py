@@ -177,12 +177,26 @@ CASES: dict[tuple[str, str], Case] = {
     ),
     ("DELETE", "/api/admin/user-admin/{id}/sessions"): Case(None, P.ADMIN, "user"),
     ("POST", "/api/admin/user-admin/reset-password"): Case({"id": "tee@x.io"}, P.ADMIN),
+    ("POST", "/api/admin/service-account"): Case(
+        {"name": "Bot", "username": "bot-made", "rootRole": 3}, P.ADMIN
+    ),
+    ("PUT", "/api/admin/service-account/{id}"): Case({"name": "Bot two"}, P.ADMIN, "account"),
+    ("DELETE", "/api/admin/service-account/{id}"): Case(None, P.ADMIN, "doomed_account"),
+    ("POST", "/api/admin/service-account/{id}/token"): Case(
+        {"description": "made", "expiresAt": "{expiry}"}, P.ADMIN, "account"
+    ),
+    ("DELETE", "/api/admin/service-account/{id}/token/{tokenId}"): Case(None, P.ADMIN, "account"),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
 
-OWN_ACCOUNT = {("POST", "/api/admin/user/change-password")}
-"""A person's own password: every signed-in person may (tests/http/test_users.py)."""
+OWN_ACCOUNT = {
+    ("POST", "/api/admin/user/change-password"),
+    ("POST", "/api/admin/user/tokens"),
+    ("DELETE", "/api/admin/user/tokens/{id}"),
+}
+"""A person's own password and personal tokens: every signed-in person may
+(tests/http/test_users.py, tests/http/test_personal_tokens.py)."""
 
 # What each person may do, written out (Unleash's meaning of the predefined roles).
 _EVERYTHING = frozenset(Permission)
@@ -294,6 +308,13 @@ def _world(service: Service) -> dict[str, Any]:
     role = service.roles.create_role(NewRole("kept role", RoleType.CUSTOM, "", ()))
     doomed_role = service.roles.create_role(NewRole("doomed role", RoleType.CUSTOM, "", ()))
     service.roles.add_project_access("beta", [tee.id], [5])
+    accounts = service.service_accounts
+    account = accounts.create_service_account(name="Bot", username="bot", root_role=RootRole.VIEWER)
+    doomed_account = accounts.create_service_account(
+        name="Gone", username="gone-bot", root_role=RootRole.VIEWER
+    )
+    expiry = dt.datetime.now(dt.UTC) + dt.timedelta(days=30)
+    bot_token = accounts.create_service_account_token(account.id, "kept", expiry)
     return {
         "project": "beta",
         "name": "f",
@@ -321,6 +342,10 @@ def _world(service: Service) -> dict[str, Any]:
         "role": role.id,
         "doomed_role": doomed_role.id,
         "empty_project": "empty",
+        "account": account.id,
+        "doomed_account": doomed_account.id,
+        "tokenId": bot_token.token.id,
+        "expiry": expiry.isoformat(),
     }
 
 
@@ -357,6 +382,7 @@ def _snapshot(service: Service) -> Any:
         service.roles.list_roles(),
         service.roles.project_access("beta"),
         service.users.list_users(),
+        service.service_accounts.list_accounts(),
     )
 
 

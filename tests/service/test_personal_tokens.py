@@ -46,7 +46,7 @@ def _ann(service: Service) -> int:
 
 def test_a_token_acts_as_its_owner_until_it_expires(service: Service, clock: Clock) -> None:
     ann = _ann(service)
-    made = service.personal_tokens.create(ann, "ci", START + dt.timedelta(days=2))
+    made = service.personal_tokens.create_personal_token(ann, "ci", START + dt.timedelta(days=2))
     holder = service.personal_tokens.holder(made.secret)
     assert holder is not None
     assert (holder.user.id, holder.token.id) == (ann, made.token.id)
@@ -58,7 +58,7 @@ def test_a_token_acts_as_its_owner_until_it_expires(service: Service, clock: Clo
 
 def test_using_a_token_does_not_move_the_revision(service: Service, clock: Clock) -> None:
     ann = _ann(service)
-    made = service.personal_tokens.create(ann, "ci", START + dt.timedelta(days=2))
+    made = service.personal_tokens.create_personal_token(ann, "ci", START + dt.timedelta(days=2))
     revision = service.storage.revision()
     for minutes in (0, 0.5, 2):  # last-seen written, at most once a minute
         clock.now = START + dt.timedelta(minutes=minutes)
@@ -72,9 +72,9 @@ def test_the_expiry_is_bounded_and_the_store_keeps_only_a_digest(service: Servic
     ann = _ann(service)
     for expires in (START, START + dt.timedelta(days=366, seconds=1)):
         with pytest.raises(InvalidInput) as refused:
-            service.personal_tokens.create(ann, "ci", expires)
+            service.personal_tokens.create_personal_token(ann, "ci", expires)
         assert [d.path for d in refused.value.details] == ["$.expiresAt"]
-    made = service.personal_tokens.create(ann, "ci", START + dt.timedelta(days=366))
+    made = service.personal_tokens.create_personal_token(ann, "ci", START + dt.timedelta(days=366))
     assert made.secret not in repr(made)
     (kept,) = service.personal_tokens.list_of(ann)
     assert kept.secret_digest == hashlib.sha256(made.secret.encode()).hexdigest()
@@ -82,7 +82,7 @@ def test_the_expiry_is_bounded_and_the_store_keeps_only_a_digest(service: Servic
 
 def test_people_and_service_accounts_reach_only_their_own_kind(service: Service) -> None:
     ann = _ann(service)
-    bot = service.service_accounts.create_account(
+    bot = service.service_accounts.create_service_account(
         name="Bot", username="bot", root_role=RootRole.VIEWER
     )
     with pytest.raises(NotFound):

@@ -20,7 +20,8 @@ import attrs
 from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded, NameConflict, NotFound
 from flagcore.people import PersonalToken, User
 from flagcore.ports import Records, Transaction
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.principals import Principal
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.users import secret_digest
 from flagcore.tables import PERSONAL_TOKENS, USERS
 
@@ -79,17 +80,19 @@ class PersonalTokens:
             _owner(tx, owner_id, service_account)
             return list(tx.list_records(PERSONAL_TOKENS, {"user_id": owner_id}))
 
-    def create(
+    def create_personal_token(
         self,
         owner_id: int,
         description: str,
         expires_at: dt.datetime,
         *,
         service_account: bool = False,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> CreatedPersonalToken:
         """A new token for ``owner_id``: a description unique among theirs, an expiry in
-        the future and at most `MAX_PERSONAL_TOKEN_LIFETIME` away."""
+        the future and at most `MAX_PERSONAL_TOKEN_LIFETIME` away. A person makes their
+        own; anyone else's (a service account's) needs ADMIN."""
+        actor = _own_or_authorized(actor, owner_id, "create_personal_token")
         now = self._context.clock()
         _check(description, expires_at, now)
         secret = PERSONAL_TOKEN_PREFIX + secrets.token_hex(28)
@@ -115,11 +118,18 @@ class PersonalTokens:
             self._context.record_event(tx, "pat-created", actor, data=_token_event(token))
         return CreatedPersonalToken(token, secret)
 
-    def delete(
-        self, owner_id: int, token_id: int, *, service_account: bool = False, actor: str = SYSTEM
+    def delete_personal_token(
+        self,
+        owner_id: int,
+        token_id: int,
+        *,
+        service_account: bool = False,
+        actor: Actor = SYSTEM,
     ) -> None:
         """Delete one of the owner's tokens; another owner's is `NotFound`, as an unknown
-        one is (nobody learns which ids exist)."""
+        one is (nobody learns which ids exist). A person deletes their own; anyone else's
+        needs ADMIN."""
+        actor = _own_or_authorized(actor, owner_id, "delete_personal_token")
         with self._context.unit() as tx:
             _owner(tx, owner_id, service_account)
             token = tx.get_record(PERSONAL_TOKENS, token_id)
@@ -186,3 +196,11 @@ def _token_event(token: PersonalToken) -> dict[str, object]:
         "description": token.description,
         "expiresAt": token.expires_at.isoformat(),
     }
+
+
+def _own_or_authorized(actor: Actor, owner_id: int, operation: str) -> str:
+    """The event log's name of ``actor``: any person may manage their own tokens (as in
+    Unleash, no permission is needed for that); another owner's need ``operation``'s."""
+    if isinstance(actor, Principal) and actor.user_id == owner_id:
+        return actor.actor
+    return authorize(actor, operation)

@@ -17,7 +17,7 @@ import attrs
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.people import PersonalToken, RootRole, User
 from flagcore.ports import Records
-from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.personal_tokens import CreatedPersonalToken, PersonalTokens
 from flagcore.service.users import check_unique, check_user_text, user_event
 from flagcore.tables import PERSONAL_TOKENS, USERS
@@ -43,11 +43,12 @@ class ServiceAccounts:
         with self._context.read() as tx:
             return _account(tx, account_id)
 
-    def create_account(
-        self, *, name: str, username: str, root_role: RootRole, actor: str = SYSTEM
+    def create_service_account(
+        self, *, name: str, username: str, root_role: RootRole, actor: Actor = SYSTEM
     ) -> User:
         """A new service account: a name and a username (unique among every user's
         usernames and emails, whatever their case), both required."""
+        actor = authorize(actor, "create_service_account")
         _check(name, username)
         with self._context.unit() as tx:
             check_unique(tx, None, username, own_id=-1)
@@ -67,17 +68,18 @@ class ServiceAccounts:
             )
         return account
 
-    def update_account(
+    def update_service_account(
         self,
         account_id: int,
         *,
         name: str | None = None,
         username: str | None = None,
         root_role: RootRole | None = None,
-        actor: str = SYSTEM,
+        actor: Actor = SYSTEM,
     ) -> User:
         """Change what is given (None keeps it); a new root role applies to the account's
         tokens at their next request."""
+        actor = authorize(actor, "update_service_account")
         details = [
             *check_user_text(name, "$.name", None),
             *check_user_text(username, "$.username", _USERNAME),
@@ -103,8 +105,9 @@ class ServiceAccounts:
             )
         return after
 
-    def delete_account(self, account_id: int, *, actor: str = SYSTEM) -> None:
+    def delete_service_account(self, account_id: int, *, actor: Actor = SYSTEM) -> None:
         """Its tokens go with it, and are refused at once on every server."""
+        actor = authorize(actor, "delete_service_account")
         with self._context.unit() as tx:
             account = _account(tx, account_id)
             for token in tx.list_records(PERSONAL_TOKENS, {"user_id": account_id}):
@@ -117,16 +120,20 @@ class ServiceAccounts:
     def tokens_of(self, account_id: int) -> list[PersonalToken]:
         return self._tokens.list_of(account_id, service_account=True)
 
-    def create_token(
-        self, account_id: int, description: str, expires_at: dt.datetime, *, actor: str = SYSTEM
+    def create_service_account_token(
+        self, account_id: int, description: str, expires_at: dt.datetime, *, actor: Actor = SYSTEM
     ) -> CreatedPersonalToken:
         """A token acting as the account; its rules are a personal token's."""
-        return self._tokens.create(
+        actor = authorize(actor, "create_service_account_token")
+        return self._tokens.create_personal_token(
             account_id, description, expires_at, service_account=True, actor=actor
         )
 
-    def delete_token(self, account_id: int, token_id: int, *, actor: str = SYSTEM) -> None:
-        self._tokens.delete(account_id, token_id, service_account=True, actor=actor)
+    def delete_service_account_token(
+        self, account_id: int, token_id: int, *, actor: Actor = SYSTEM
+    ) -> None:
+        actor = authorize(actor, "delete_service_account_token")
+        self._tokens.delete_personal_token(account_id, token_id, service_account=True, actor=actor)
 
 
 # A username, not an email: what a service account is named by (Unleash requires one).

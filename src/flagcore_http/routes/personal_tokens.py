@@ -71,7 +71,7 @@ async def create_my_token(request: web.Request) -> web.Response:
     expires_at = expiry_of(body.expires_at)
     created = await call(
         request,
-        service(request).personal_tokens.create,
+        service(request).personal_tokens.create_personal_token,
         owner.id,
         body.description,
         expires_at,
@@ -87,6 +87,10 @@ async def delete_my_token(request: web.Request) -> web.Response:
     owner = _owner(request)
     token_id = int_parameter(request, "id")
     await call(
-        request, service(request).personal_tokens.delete, owner.id, token_id, actor=actor(request)
+        request,
+        service(request).personal_tokens.delete_personal_token,
+        owner.id,
+        token_id,
+        actor=actor(request),
     )
     return web.Response(status=200)

@@ -58,7 +58,7 @@ async def create_service_account(request: web.Request) -> web.Response:
     body = await read_body(request, CreateServiceAccount)
     account = await call(
         request,
-        service(request).service_accounts.create_account,
+        service(request).service_accounts.create_service_account,
         name=body.name,
         username=body.username,
         root_role=body.root_role,
@@ -77,7 +77,7 @@ async def update_service_account(request: web.Request) -> web.Response:
     accounts = service(request).service_accounts
     account = await call(
         request,
-        accounts.update_account,
+        accounts.update_service_account,
         account_id,
         name=body.name,
         username=body.username,
@@ -96,7 +96,7 @@ async def delete_service_account(request: web.Request) -> web.Response:
     account_id = int_parameter(request, "id")
     await call(
         request,
-        service(request).service_accounts.delete_account,
+        service(request).service_accounts.delete_service_account,
         account_id,
         actor=actor(request),
     )
@@ -122,7 +122,7 @@ async def create_service_account_token(request: web.Request) -> web.Response:
     expires_at = expiry_of(body.expires_at)
     created = await call(
         request,
-        service(request).service_accounts.create_token,
+        service(request).service_accounts.create_service_account_token,
         account_id,
         body.description,
         expires_at,
@@ -139,7 +139,7 @@ async def delete_service_account_token(request: web.Request) -> web.Response:
     token_id = int_parameter(request, "tokenId")
     await call(
         request,
-        service(request).service_accounts.delete_token,
+        service(request).service_accounts.delete_service_account_token,
         account_id,
         token_id,
         actor=actor(request),

@@ -85,7 +85,7 @@ async def create_my_token(request: web.Request) -> web.Response:
     try:
         created = await call(
             request,
-            svc(request).personal_tokens.create,
+            svc(request).personal_tokens.create_personal_token,
             owner.id,
             values["description"],
             expiry_of_day(values["expiresAt"]),
@@ -105,7 +105,7 @@ async def delete_my_token(request: web.Request) -> web.Response:
         raise InvalidInput("not a token id", [ErrorDetail("not a token id", "$.id")])
     await call(
         request,
-        svc(request).personal_tokens.delete,
+        svc(request).personal_tokens.delete_personal_token,
         owner.id,
         int(raw),
         actor=viewer(request).actor,

@@ -85,7 +85,7 @@ async def create_service_account(request: web.Request) -> web.Response:
             raise InvalidInput("Choose a root role.", [ErrorDetail("choose one", "$.rootRole")])
         account = await call(
             request,
-            svc(request).service_accounts.create_account,
+            svc(request).service_accounts.create_service_account,
             name=values["name"],
             username=values["username"],
             root_role=RootRole(values["rootRole"]),
@@ -108,7 +108,7 @@ async def create_token(request: web.Request) -> web.Response:
     try:
         created = await call(
             request,
-            accounts.create_token,
+            accounts.create_service_account_token,
             account_id,
             values["description"],
             expiry_of_day(values["expiresAt"]),
@@ -128,7 +128,7 @@ async def delete_token(request: web.Request) -> web.Response:
     token_id = _id(request, "tokenId")
     await call(
         request,
-        svc(request).service_accounts.delete_token,
+        svc(request).service_accounts.delete_service_account_token,
         _id(request),
         token_id,
         actor=viewer(request).actor,
@@ -142,5 +142,5 @@ async def delete_service_account(request: web.Request) -> web.Response:
     _admins_only(request)
     accounts = svc(request).service_accounts
     account = await call(request, accounts.get_account, _id(request))
-    await call(request, accounts.delete_account, account.id, actor=viewer(request).actor)
+    await call(request, accounts.delete_service_account, account.id, actor=viewer(request).actor)
     return redirect(with_flash(request, PAGE, "service-account-deleted", account.display_name))
