@@ -482,6 +482,21 @@ def m008_users_and_sessions(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m009_context_fields(session: SqlSession, dialect: Dialect) -> None:
+    """The context-field registry (issue 29): each field kept whole as a JSON body, as
+    strategy definitions are; built-in fields have a row only once someone edits them."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE context_fields (
+            name TEXT PRIMARY KEY,
+            body TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -493,5 +508,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m006_metrics_buckets_and_retention,
         m007_api_token_ids,
         m008_users_and_sessions,
+        m009_context_fields,
     )
 )

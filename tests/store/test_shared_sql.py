@@ -66,4 +66,5 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m006_metrics_buckets_and_retention",
         "m007_api_token_ids",
         "m008_users_and_sessions",
+        "m009_context_fields",
     ]

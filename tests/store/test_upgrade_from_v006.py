@@ -154,6 +154,7 @@ def test_a_database_made_by_the_pre_shared_layer_store_opens_with_all_its_data(
             *applied,
             (migration_set, "m007_api_token_ids"),
             (migration_set, "m008_users_and_sessions"),
+            (migration_set, "m009_context_fields"),
         ]
         after = _everything(store)
         assert {k: v for k, v in after.items() if k != "tokens"} == {
