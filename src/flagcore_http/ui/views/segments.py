@@ -18,6 +18,7 @@ from flagcore_http.ui.forms import (
     rows_of_constraints,
 )
 from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.views.context_fields import constraint_vocabulary
 
 __all__ = ["routes", "segment_id"]
 
@@ -76,6 +77,7 @@ async def _editor(
             "list_operators": LIST_OPERATORS,
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
+            **await constraint_vocabulary(request),
         },
         status=400 if error else 200,
     )

@@ -14,6 +14,7 @@ from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import PAYLOAD_TYPES
 from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
 from flagcore_http.ui.strategy_form import StrategyForm
+from flagcore_http.ui.views.context_fields import constraint_vocabulary
 from flagcore_http.ui.views.flag import flag_url
 
 __all__ = ["routes"]
@@ -70,6 +71,7 @@ async def _editor(
         "payload_types": PAYLOAD_TYPES,
         "error": error.message if error else None,
         "errors": field_errors(error) if error else {},
+        **await constraint_vocabulary(request),
     }
     return render(request, "strategy.html", context, status=400 if error else 200)
 
