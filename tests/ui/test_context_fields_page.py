@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from playwright.sync_api import Page, expect
 
 from tests.ui.conftest import Server
@@ -11,11 +13,13 @@ STRATEGIES = "/ui/flags/paid/environments/development/strategies"
 
 
 def test_a_field_is_created_edited_and_its_deletion_refused_while_a_constraint_uses_it(
-    signed_in: Page, server: Server
+    signed_in: Page, server: Server, shot: Callable[[Page, str], None]
 ) -> None:
     page = signed_in
     page.goto(server.url + "/ui/context")
     expect(page.get_by_role("link", name="remoteAddress")).to_be_visible()
+    # Built-ins can be edited, never deleted: no button offers it.
+    expect(page.get_by_role("button", name="Delete context field userId")).to_have_count(0)
     page.get_by_role("link", name="New context field").click()
     page.get_by_label("Name (as SDKs send it").fill("plan")
     page.get_by_label("Description", exact=True).fill("billing plan")
@@ -52,6 +56,7 @@ def test_a_field_is_created_edited_and_its_deletion_refused_while_a_constraint_u
     alert = page.get_by_role("alert")
     expect(alert).to_contain_text("Not deleted")
     expect(alert).to_contain_text('flag "paid" in environment "development"')
+    shot(page, "context-fields")
     assert server.api("GET", "/api/admin/context/plan")["name"] == "plan"
 
 
@@ -73,7 +78,7 @@ def test_a_refused_field_comes_back_as_typed(signed_in: Page, server: Server) ->
 
 
 def test_the_constraint_editor_offers_a_fields_legal_values_and_free_text_otherwise(
-    signed_in: Page, server: Server
+    signed_in: Page, server: Server, shot: Callable[[Page, str], None]
 ) -> None:
     server.api(
         "POST",
@@ -91,6 +96,8 @@ def test_the_constraint_editor_offers_a_fields_legal_values_and_free_text_otherw
     values = row.get_by_label("Values (legal values of plan)")
     expect(values).to_be_visible()
     values.select_option(["pro", "gold"])
+    values.scroll_into_view_if_needed()
+    shot(page, "constraint-legal-values")
     other = page.locator(".row.constraint").nth(1)
     other.get_by_label("Context field").fill("country")
     other.get_by_label("Values").fill("NO\nSE")  # no legal values: free text
