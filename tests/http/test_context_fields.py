@@ -89,6 +89,22 @@ async def test_an_update_replaces_the_description_values_and_stickiness(api: Api
     await api.json("PUT", f"{CONTEXT}/nowhere", 404, json={})
 
 
+async def test_a_bad_update_is_refused_naming_its_path_and_changes_nothing(api: Api) -> None:
+    await api.json("POST", CONTEXT, 201, json=PLAN)
+    twice = {"legalValues": [{"value": "a"}, {"value": "a"}]}
+    refused = await api.json("PUT", f"{CONTEXT}/plan", 400, json=twice)
+    assert refused["details"][0]["path"] == "$.legalValues[1].value"
+    refused = await api.json("PUT", f"{CONTEXT}/plan", 400, json={"description": 5})
+    assert refused["details"][0]["path"] == "$.description"
+    field = await api.json("GET", f"{CONTEXT}/plan")
+    assert [v["value"] for v in field["legalValues"]] == ["free", "pro"]
+
+
+async def test_a_bad_name_to_validate_is_refused_at_its_path(api: Api) -> None:
+    refused = await api.json("POST", CONTEXT + "/validate", 400, json={"name": "a b"})
+    assert refused["details"][0]["path"] == "$.name"
+
+
 async def test_a_built_in_field_can_be_given_legal_values_but_not_deleted(api: Api) -> None:
     await api.json(
         "PUT", f"{CONTEXT}/appName", json={"legalValues": [{"value": "web"}, {"value": "ios"}]}
