@@ -88,6 +88,13 @@ def test_the_constraint_editor_offers_a_fields_legal_values_and_free_text_otherw
     server.api("POST", FLAGS, {"name": "paid"})
     page = signed_in
     page.goto(server.url + f"{STRATEGIES}/new")
+    # Stickiness suggests Unleash's keywords and the fields offered for stickiness.
+    suggested = page.locator("#stickiness-choices option")
+    expect(suggested).to_have_count(3)
+    assert [o.get_attribute("value") for o in suggested.all()] == ["default", "random", "sessionId"]
+    expect(page.get_by_label("Parameter stickiness")).to_have_attribute(
+        "list", "stickiness-choices"
+    )
     page.get_by_label("Parameter rollout").fill("100")
     row = page.locator(".row.constraint").first
     row.get_by_label("Context field").fill("plan")

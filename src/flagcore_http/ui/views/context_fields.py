@@ -44,12 +44,15 @@ async def _list_page(
 
 async def constraint_vocabulary(request: web.Request) -> dict[str, Any]:
     """What a constraint editor offers: every registered field's name (suggested for
-    the context input) and the legal values of those that have some (a list to choose
-    from instead of free text)."""
+    the context input), the legal values of those that have some (a list to choose
+    from instead of free text), and the stickiness choices."""
     fields = await call(request, svc(request).context_fields.list_context_fields)
     return {
         "context_field_names": [f.name for f in fields],
         "legal_values": {f.name: f.legal_values for f in fields if f.legal_values},
+        # Suggested for a rollout's or a variant's stickiness: Unleash's two keywords and
+        # the fields offered for stickiness (any field may still be typed).
+        "stickiness_choices": ["default", "random", *(f.name for f in fields if f.stickiness)],
     }
 
 
