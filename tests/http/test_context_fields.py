@@ -214,3 +214,16 @@ async def test_an_import_wanting_a_legal_value_the_field_lacks_is_refused(api: A
     assert refused["details"][0]["path"] == "$.data.contextFields[0].legalValues[0].value"
     field = await api.json("GET", f"{CONTEXT}/plan")
     assert [v["value"] for v in field["legalValues"]] == ["pro"]
+
+
+async def test_validating_an_import_warns_of_the_fields_it_would_create_and_keeps_none(
+    api: Api,
+) -> None:
+    data = {"features": [], "contextFields": [PLAN]}
+    batch = {"project": "default", "environment": "development", "data": data}
+    check = await api.json("POST", "/api/admin/features-batch/validate", json=batch)
+    assert "creates context field 'plan'" in json.dumps(check)
+    await api.json("GET", f"{CONTEXT}/plan", 404)
+    dry = await api.json("POST", "/api/admin/features-batch/import", json={**batch, "dryRun": True})
+    assert dry["dryRun"] is True
+    await api.json("GET", f"{CONTEXT}/plan", 404)
