@@ -24,6 +24,7 @@ __all__ = [
     "ActionState",
     "ApiToken",
     "ClientInstance",
+    "ContextField",
     "Environment",
     "EnvironmentState",
     "Event",
@@ -31,6 +32,7 @@ __all__ = [
     "FlagDetails",
     "FlagEnvironment",
     "FlagMetrics",
+    "LegalValue",
     "Project",
     "SegmentDefinition",
     "SegmentDetails",
@@ -90,6 +92,31 @@ class StrategyDefinition:
 class TagType:
     name: str
     description: str | None = None
+
+
+@attrs.frozen
+class LegalValue:
+    """One of the values a context field allows, with what it means to people."""
+
+    value: str
+    description: str | None = None
+
+
+@attrs.frozen
+class ContextField:
+    """A context field as admins describe it (Unleash's ``/api/admin/context``).
+
+    Describing a field restricts nothing at evaluation: a constraint may name any field.
+    The description, the legal values (offered by the constraint editor) and whether the
+    field is offered for stickiness help the people who write rules.
+    """
+
+    name: str
+    description: str | None = None
+    legal_values: tuple[LegalValue, ...] = ()
+    stickiness: bool = False
+    sort_order: int = 10
+    created_at: dt.datetime | None = None
 
 
 @attrs.frozen(order=True)

@@ -45,6 +45,9 @@ class Permission(enum.StrEnum):
     UPDATE_PROJECT = "UPDATE_PROJECT"
     DELETE_PROJECT = "DELETE_PROJECT"
     PROJECT_USER_ACCESS_WRITE = "PROJECT_USER_ACCESS_WRITE"
+    CREATE_CONTEXT_FIELD = "CREATE_CONTEXT_FIELD"
+    UPDATE_CONTEXT_FIELD = "UPDATE_CONTEXT_FIELD"
+    DELETE_CONTEXT_FIELD = "DELETE_CONTEXT_FIELD"
     CREATE_SEGMENT = "CREATE_SEGMENT"
     UPDATE_SEGMENT = "UPDATE_SEGMENT"
     DELETE_SEGMENT = "DELETE_SEGMENT"
@@ -94,6 +97,9 @@ OPERATIONS: Mapping[str, Permission] = {
     "add_project_access": P.PROJECT_USER_ACCESS_WRITE,
     "set_user_project_roles": P.PROJECT_USER_ACCESS_WRITE,
     # segments
+    "create_context_field": P.CREATE_CONTEXT_FIELD,
+    "update_context_field": P.UPDATE_CONTEXT_FIELD,
+    "delete_context_field": P.DELETE_CONTEXT_FIELD,
     "create_segment": P.CREATE_SEGMENT,
     "define_segment": P.CREATE_SEGMENT,
     "update_segment": P.UPDATE_SEGMENT,

@@ -21,6 +21,7 @@ from flagcore.entities import (
     ActionExecution,
     ActionSet,
     ApiToken,
+    ContextField,
     Environment,
     Event,
     FlagDefinition,
@@ -48,6 +49,7 @@ __all__ = [
     "ACTION_EXECUTIONS",
     "ACTION_SETS",
     "API_TOKENS",
+    "CONTEXT_FIELDS",
     "ENDPOINT_TOKENS",
     "ENVIRONMENTS",
     "EVENTS",
@@ -172,6 +174,8 @@ SEGMENTS = Table(SegmentDefinition, "segments", key=("segment.id",), order=("seg
 STRATEGY_DEFINITIONS = Table(
     StrategyDefinition, "strategy_definitions", key=("name",), order=("name",)
 )
+# Kept whole as a document (its key the only column): the service sorts by sort order.
+CONTEXT_FIELDS = Table(ContextField, "context_fields", key=("name",), order=("name",))
 TAG_TYPES = Table(TagType, "tag_types", key=("name",), order=("name",))
 FLAG_TAGS = Table(
     FlagTag,
@@ -276,6 +280,7 @@ TABLES: tuple[Table[Any], ...] = (
     STRATEGY_DEFINITIONS,
     TAG_TYPES,
     FLAG_TAGS,
+    CONTEXT_FIELDS,
     API_TOKENS,
     SIGNAL_ENDPOINTS,
     ENDPOINT_TOKENS,

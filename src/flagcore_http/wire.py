@@ -15,7 +15,7 @@ import attrs
 import cattrs
 
 from flagcore import wire
-from flagcore.entities import ActionKind, StrategyParameter, TokenType
+from flagcore.entities import ActionKind, LegalValue, StrategyParameter, TokenType
 from flagcore.model import Constraint
 from flagcore.people import RootRole
 from flagcore.permissions import Permission, RoleType
@@ -24,6 +24,8 @@ __all__ = [
     "BODY_NAMES",
     "ActionBody",
     "ActionSetBody",
+    "ContextFieldBody",
+    "ContextFieldUpdate",
     "CreateEnvironment",
     "CreateFlag",
     "CreatePersonalToken",
@@ -39,6 +41,7 @@ __all__ = [
     "IdBody",
     "LoginBody",
     "MatchBody",
+    "NameBody",
     "PasswordBody",
     "PayloadFilterBody",
     "PermissionBody",
@@ -139,6 +142,37 @@ class CreateToken:
 class CreateTagType:
     name: str
     description: str | None = None
+
+
+@attrs.frozen
+class ContextFieldBody:
+    """Unleash's ``createContextFieldSchema``. A ``project`` (project-scoped fields, an
+    Enterprise feature) is read only to be refused: every field here is global."""
+
+    name: str
+    description: str | None = None
+    legal_values: tuple[LegalValue, ...] | None = None
+    stickiness: bool = False
+    sort_order: int | None = None
+    project: str | None = None
+
+
+@attrs.frozen
+class ContextFieldUpdate:
+    """Unleash's ``updateContextFieldSchema``, read as its ``PUT`` replaces: a field left
+    out takes its default, but the sort order stays when none is given. ``name`` may be
+    sent (Unleash's UI sends the whole field) and must then be the path's."""
+
+    name: str | None = None
+    description: str | None = None
+    legal_values: tuple[LegalValue, ...] | None = None
+    stickiness: bool = False
+    sort_order: int | None = None
+
+
+@attrs.frozen
+class NameBody:
+    name: str
 
 
 @attrs.frozen
@@ -340,6 +374,10 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     UpdateProject: {},
     CreateToken: {"token_name": "tokenName"},
     CreateTagType: {},
+    LegalValue: {},
+    ContextFieldBody: {"legal_values": "legalValues", "sort_order": "sortOrder"},
+    ContextFieldUpdate: {"legal_values": "legalValues", "sort_order": "sortOrder"},
+    NameBody: {},
     CreateEnvironment: {"sort_order": "sortOrder"},
     StrategyParameter: {},
     CreateStrategyDefinition: {},

@@ -549,6 +549,21 @@ def m011_roles(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m012_context_fields(session: SqlSession, dialect: Dialect) -> None:
+    """The context-field registry (issue 29): each field kept whole as a JSON body, as
+    strategy definitions are; built-in fields have a row only once someone edits them."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE context_fields (
+            name TEXT PRIMARY KEY,
+            body TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -563,5 +578,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m009_personal_tokens,
         m010_user_identities,
         m011_roles,
+        m012_context_fields,
     )
 )

@@ -21,7 +21,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from flagcore.entities import Action, ActionKind, Strategy, Tag
+from flagcore.entities import Action, ActionKind, ContextField, Strategy, Tag
 from flagcore.model import Constraint
 from flagcore.people import RootRole
 from flagcore.permissions import Grant, Permission, RoleType
@@ -177,6 +177,12 @@ CASES: dict[tuple[str, str], Case] = {
     ),
     ("DELETE", "/api/admin/user-admin/{id}/sessions"): Case(None, P.ADMIN, "user"),
     ("POST", "/api/admin/user-admin/reset-password"): Case({"id": "tee@x.io"}, P.ADMIN),
+    ("POST", "/api/admin/context"): Case({"name": "made-field"}, P.CREATE_CONTEXT_FIELD),
+    ("POST", "/api/admin/context/validate"): Case({"name": "free-field"}, None),
+    ("PUT", "/api/admin/context/{ctx}"): Case(
+        {"name": "{ctx}", "description": "changed"}, P.UPDATE_CONTEXT_FIELD
+    ),
+    ("DELETE", "/api/admin/context/{doomed_ctx}"): Case(None, P.DELETE_CONTEXT_FIELD),
     ("POST", "/api/admin/service-account"): Case(
         {"name": "Bot", "username": "bot-made", "rootRole": 3}, P.ADMIN
     ),
@@ -259,6 +265,8 @@ def _normal(template: str) -> str:
         ("{older}", "{name}"),
         ("{tag_type}", "{name}"),
         ("{doomed_strategy}", "{strategy_id}"),
+        ("{ctx}", "{name}"),
+        ("{doomed_ctx}", "{name}"),
     ):
         template = template.replace(alias, name)
     return template
@@ -314,6 +322,8 @@ def _world(service: Service) -> dict[str, Any]:
         name="Gone", username="gone-bot", root_role=RootRole.VIEWER
     )
     expiry = dt.datetime.now(dt.UTC) + dt.timedelta(days=30)
+    for field in ("region", "doomed-region"):
+        service.context_fields.create_context_field(ContextField(field))
     bot_token = accounts.create_service_account_token(account.id, "kept", expiry)
     return {
         "project": "beta",
@@ -346,6 +356,8 @@ def _world(service: Service) -> dict[str, Any]:
         "doomed_account": doomed_account.id,
         "tokenId": bot_token.token.id,
         "expiry": expiry.isoformat(),
+        "ctx": "region",
+        "doomed_ctx": "doomed-region",
     }
 
 
@@ -383,6 +395,7 @@ def _snapshot(service: Service) -> Any:
         service.roles.project_access("beta"),
         service.users.list_users(),
         service.service_accounts.list_accounts(),
+        service.context_fields.list_context_fields(),
     )
 
 

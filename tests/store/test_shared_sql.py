@@ -69,4 +69,5 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m009_personal_tokens",
         "m010_user_identities",
         "m011_roles",
+        "m012_context_fields",
     ]

@@ -112,6 +112,12 @@ def _seed(server: Server) -> list[str]:
             "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1", "2"]}],
         },
     )
+    # The strategy's constraint names a field with legal values: its editor draws a list.
+    server.api(
+        "POST",
+        "/api/admin/context",
+        {"name": "a", "description": "a <i>field</i>", "legalValues": [{"value": "b"}]},
+    )
     strategy = server.api(
         "POST",
         f"{FLAGS}/labelled/environments/development/strategies",
@@ -204,6 +210,9 @@ def _seed(server: Server) -> list[str]:
         "/ui/segments",
         "/ui/segments/new",
         f"/ui/segments/{segment['id']}",
+        "/ui/context",
+        "/ui/context/new",
+        "/ui/context/a",
         "/ui/projects",
         "/ui/tokens",
         "/ui/users",

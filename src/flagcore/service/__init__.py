@@ -19,6 +19,7 @@ from flagcore.service.archive import Archive
 from flagcore.service.client import ClientQuery, ClientView, ClientVocabulary, LiveEngine
 from flagcore.service.client_spec import client_features_format
 from flagcore.service.context import SYSTEM, ServiceContext, utc_now
+from flagcore.service.context_fields import ContextFields
 from flagcore.service.defaults import ensure_defaults
 from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import Environments
@@ -170,6 +171,7 @@ class Service:
         self.events = EventLog(context)
         self.projects = Projects(context)
         self.tags = Tags(context)
+        self.context_fields = ContextFields(context)
         self.strategy_definitions = StrategyDefinitions(context)
         self.variants = FlagVariants(context)
         self.dependencies = Dependencies(context)

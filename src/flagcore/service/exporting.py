@@ -3,19 +3,20 @@
 The export describes one environment, as Unleash's does: each flag's metadata, its
 strategies there in evaluation order, whether it is on there and its variants, its tags,
 the tag types and segments (by id and name) they use, its dependencies, and a context
-field for each field its rules name. flagcore keeps no context field registry, so those
-are written with no description or legal values; Unleash's import creates them.
+field for each field its rules name (as the registry describes it; a field it does not
+describe is written by name, so Unleash's import creates it).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 
-from flagcore.entities import FlagDefinition, Tag
+from flagcore.entities import ContextField, FlagDefinition, Tag
 from flagcore.errors import ErrorDetail, NotFound
 from flagcore.model import Constraint, Strategy
 from flagcore.ports import Transaction
 from flagcore.service.context import ServiceContext
+from flagcore.service.context_fields import listed
 from flagcore.service.lookups import require_environment, require_project
 from flagcore.wire.unleash_export import (
     ExportedContextField,
@@ -35,33 +36,9 @@ __all__ = ["Exporting"]
 _NOT_FIELDS = frozenset({"default", "random"})
 
 
-# Unleash's own context fields, with its sort order; sessionId is offered for stickiness.
-_BUILT_IN_FIELDS = (
-    ExportedContextField(
-        "environment", "Allows you to constrain on application environment", sort_order=0
-    ),
-    ExportedContextField("userId", "Allows you to constrain on userId", sort_order=1),
-    ExportedContextField("appName", "Allows you to constrain on application name", sort_order=2),
-    ExportedContextField("currentTime", "Allows you to constrain on date values", sort_order=3),
-    ExportedContextField(
-        "sessionId", "Allows you to constrain on sessionId", stickiness=True, sort_order=4
-    ),
-)
-
-
 class Exporting:
     def __init__(self, context: ServiceContext) -> None:
         self._context = context
-
-    def context_fields(self) -> tuple[ExportedContextField, ...]:
-        """What Unleash's ``GET /api/admin/context`` lists: its built-in fields, then every
-        other field a strategy or segment here names (flagcore keeps no registry of them)."""
-        with self._context.read() as tx:
-            strategies = [_exported_strategy(p.flag, p.strategy) for p in tx.list_strategies()]
-            constraints = [c for s in tx.list_segments() for c in s.constraints]
-        built_in = {f.name for f in _BUILT_IN_FIELDS}
-        used = [f for f in _context_fields(strategies, constraints) if f.name not in built_in]
-        return (*_BUILT_IN_FIELDS, *used)
 
     def export_flags(
         self,
@@ -141,7 +118,11 @@ def _export(tx: Transaction, environment: str, flags: list[FlagDefinition]) -> F
         ),
         feature_strategies=tuple(strategies),
         feature_environments=tuple(states),
-        context_fields=_context_fields(strategies, [c for s in segments for c in s.constraints]),
+        context_fields=_context_fields(
+            {f.name: f for f in listed(tx)},
+            strategies,
+            [c for s in segments for c in s.constraints],
+        ),
         feature_tags=tuple(tags),
         segments=tuple(ExportedSegment(s.id, s.name) for s in segments),
         tag_types=tuple(tag_types),
@@ -167,9 +148,13 @@ def _exported_strategy(flag: str, strategy: Strategy) -> ExportedStrategy:
 
 
 def _context_fields(
-    strategies: list[ExportedStrategy], segment_constraints: list[Constraint]
+    described: Mapping[str, ContextField],
+    strategies: list[ExportedStrategy],
+    segment_constraints: list[Constraint],
 ) -> tuple[ExportedContextField, ...]:
-    """A field for each name the rules use; ``stickiness`` when something sticks to it."""
+    """A field for each name the rules use, as the registry describes it; a field it does
+    not describe gets its name, and ``stickiness`` when something sticks to it (so
+    Unleash's import creates it)."""
     used: dict[str, bool] = {}
     for constraint in segment_constraints:
         used.setdefault(constraint.context_name, False)
@@ -182,5 +167,14 @@ def _context_fields(
             if name not in _NOT_FIELDS:
                 used[name] = True
     return tuple(
-        ExportedContextField(name, stickiness=sticky) for name, sticky in sorted(used.items())
+        _exported_field(described[name])
+        if name in described
+        else ExportedContextField(name, stickiness=sticky)
+        for name, sticky in sorted(used.items())
+    )
+
+
+def _exported_field(field: ContextField) -> ExportedContextField:
+    return ExportedContextField(
+        field.name, field.description, field.legal_values, field.stickiness, field.sort_order
     )

@@ -9,6 +9,7 @@ import attrs
 from flagcore.entities import FlagEnvironment, StrategyPlacement
 from flagcore.ports import Transaction
 from flagcore.service.context import ServiceContext
+from flagcore.service.context_fields import create_context_field_in
 from flagcore.service.import_plan import FlagPlan, ImportPlan
 
 __all__ = ["apply_import"]
@@ -17,11 +18,14 @@ __all__ = ["apply_import"]
 def apply_import(
     context: ServiceContext, tx: Transaction, plan: ImportPlan, *, actor: str
 ) -> tuple[list[str], list[str], list[str]]:
-    """Write a checked plan: the new tag types, then each flag to create or update
-    (parents before children). Returns the names created, updated and left unchanged."""
+    """Write a checked plan: the new tag types and context fields, then each flag to
+    create or update (parents before children). Returns the names created, updated and
+    left unchanged."""
     for tag_type in plan.tag_types:
         tx.save_tag_type(tag_type)
         context.record_event(tx, "tag-type-created", actor, data={"name": tag_type.name})
+    for field in plan.context_fields:
+        create_context_field_in(context, tx, field, actor=actor)
     created: list[str] = []
     updated: list[str] = []
     unchanged: list[str] = []

@@ -22,10 +22,11 @@ from typing import Literal
 
 import attrs
 
-from flagcore.entities import FlagDefinition, Tag, TagType
+from flagcore.entities import ContextField, FlagDefinition, Tag, TagType
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.model import Dependency, FlagType, Strategy, Variant
 from flagcore.ports import FlagRepository, SegmentRepository, Transaction
+from flagcore.service.context_fields import checked_context_field, found_context_field
 from flagcore.service.lookups import require_environment, require_project
 from flagcore.service.strategies import Strategies
 from flagcore.service.tags import TAG_VALUE_LENGTH
@@ -80,6 +81,7 @@ class ImportPlan:
     problems: list[ErrorDetail] = attrs.Factory(list)
     flags: list[FlagPlan] = attrs.Factory(list)
     tag_types: list[TagType] = attrs.Factory(list)
+    context_fields: list[ContextField] = attrs.Factory(list)
 
     @property
     def conflicts(self) -> list[ErrorDetail]:
@@ -95,6 +97,7 @@ class ImportPlan:
 
     def check(self) -> ImportCheck:
         warnings = [f"creates tag type {t.name!r}" for t in self.tag_types]
+        warnings += [f"creates context field {f.name!r}" for f in self.context_fields]
         warnings += [
             f"{_VERBS[p.action]} flag {p.definition.name!r}"
             for p in self.flags
@@ -162,6 +165,7 @@ def plan_import(
                 known_tag_types.add(tag_type.name)
                 plan.tag_types.append(TagType(tag_type.name, tag_type.description))
         _check_tags(export, base, names, known_tag_types, problems, tags)
+        _plan_context_fields(tx, export, base, plan)
         segment_ids = _segment_ids(tx, export, base, problems)
         states = _environment_states(export, base, names, problems)
         for name in names:
@@ -176,6 +180,44 @@ def plan_import(
     for name, (definition, path) in wanted.items():
         plan.flags.append(_compare(tx, definition, rules[name], tuple(tags.get(name, ())), path))
     return plan
+
+
+def _plan_context_fields(
+    tx: Transaction, export: FeatureExport, base: str, plan: ImportPlan
+) -> None:
+    """Unleash's rule: a field new here is created as the file describes it; a field
+    known here is left as it is, but must already allow every legal value the file
+    gives it (otherwise the file's rules could want a value the field refuses)."""
+    planned = {f.name: f for f in plan.context_fields}
+    for index, exported in enumerate(export.context_fields):
+        path = f"{base}.contextFields[{index}]"
+        known = planned.get(exported.name) or found_context_field(tx, exported.name)
+        if known is None:
+            field = ContextField(
+                exported.name,
+                exported.description,
+                exported.legal_values,
+                exported.stickiness,
+                10 if exported.sort_order is None else exported.sort_order,
+            )
+            try:
+                checked_context_field(field, path)
+            except InvalidInput as error:
+                plan.problems.extend(error.details)
+                continue
+            planned[field.name] = field
+            plan.context_fields.append(field)
+            continue
+        allowed = {v.value for v in known.legal_values}
+        plan.problems.extend(
+            ErrorDetail(
+                f"context field {_shown(exported.name)} here does not allow "
+                f"{_shown(legal.value)}; add it to the field first",
+                f"{path}.legalValues[{at}].value",
+            )
+            for at, legal in enumerate(exported.legal_values)
+            if legal.value not in allowed
+        )
 
 
 def _check_flags(

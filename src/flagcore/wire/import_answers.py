@@ -7,6 +7,7 @@ from typing import Any
 
 import attrs
 
+from flagcore.entities import ContextField
 from flagcore.wire.answer_table import AnswerField, answer
 from flagcore.wire.unleash_export import ExportedContextField
 
@@ -90,7 +91,7 @@ class ContextFieldAnswer:
     legal_values: tuple[LegalValueAnswer, ...]
 
     @classmethod
-    def of(cls, field: ExportedContextField) -> ContextFieldAnswer:
+    def of(cls, field: ContextField | ExportedContextField) -> ContextFieldAnswer:
         return cls(
             field.name,
             field.description or "",

@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from flagcore.entities import LegalValue
 from flagcore.model import Constraint, Dependency, Strategy, Variant
 from flagcore.wire.converter import converter as _core_converter
 from flagcore.wire.converter import register_class, structure_with
@@ -137,18 +138,10 @@ class ExportedTagType:
 
 
 @attrs.frozen
-class LegalValue:
-    """One of a context field's allowed values."""
-
-    value: str
-    description: str | None = None
-
-
-@attrs.frozen
 class ExportedContextField:
-    """A context field definition. flagcore keeps no context field registry (any field may
-    be used in a constraint), so an import reads these and checks them, and an export
-    writes one for each field its flags use, so Unleash's import finds them."""
+    """A context field definition: an import keeps the new ones in the registry
+    (`flagcore.service.context_fields`); an export writes one for each field its flags
+    use, so Unleash's import finds them."""
 
     name: str
     description: str | None = None

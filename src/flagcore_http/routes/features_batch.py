@@ -1,5 +1,5 @@
 """Unleash's export and import on its paths: ``/api/admin/features-batch/{export,validate,
-import}``, and ``GET /api/admin/context``, which Unleash's tools read alongside. The format
+import}``. The format
 and its rules live in the core (`flagcore.wire.read_export`, ``service.importing``,
 ``service.exporting``); these handlers read the envelope."""
 
@@ -13,7 +13,6 @@ from flagcore.entities import Tag
 from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.service import ImportCheck, ImportReport
 from flagcore.wire import (
-    ContextFieldAnswer,
     ExportFileAnswer,
     FeatureExport,
     ImportCheckAnswer,
@@ -21,7 +20,6 @@ from flagcore.wire import (
     ImportReportAnswer,
     json_type,
     read_export,
-    write_answer,
     write_export,
 )
 from flagcore_http import shapes
@@ -199,12 +197,3 @@ async def import_flags(request: web.Request) -> web.Response:
             report.tag_types_created,
         )
     )
-
-
-@routes.get("/api/admin/context")
-@documented({200: tuple[ContextFieldAnswer, ...]})
-async def list_context_fields(request: web.Request) -> web.Response:
-    """Unleash's context field list, for tools that read it: Unleash's built-in fields and
-    the fields this server's rules name (there is no registry to add to)."""
-    fields = await call(request, service(request).exporting.context_fields)
-    return web.json_response([write_answer(ContextFieldAnswer.of(f)) for f in fields])

@@ -30,6 +30,8 @@ FLASHES: Mapping[str, str] = {
     "variants-saved": "Variants saved in {name}.",
     "segment-saved": "Segment “{name}” saved.",
     "segment-deleted": "Segment “{name}” deleted.",
+    "context-field-saved": "Context field “{name}” saved.",
+    "context-field-deleted": "Context field “{name}” deleted.",
     "project-created": "Project “{name}” created.",
     "project-renamed": "Project “{name}” renamed.",
     "project-deleted": "Project “{name}” deleted.",

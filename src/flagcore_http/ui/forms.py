@@ -23,6 +23,7 @@ from flagcore.model import Constraint, Override, Payload, Variant, WeightType
 
 __all__ = [
     "BLANK_CONSTRAINT",
+    "BLANK_LEGAL_VALUE",
     "BLANK_VARIANT",
     "CONSTRAINT_COLUMNS",
     "MAX_ROWS",
@@ -32,6 +33,7 @@ __all__ = [
     "checked",
     "constraint_rows",
     "constraints_from",
+    "legal_value_rows",
     "optional_text",
     "rows_of_constraints",
     "rows_of_variants",
@@ -65,6 +67,7 @@ BLANK_VARIANT: Row = {
     "payload_value": "",
     "overrides": "",
 }
+BLANK_LEGAL_VALUE: Row = {"value": "", "description": ""}
 CONSTRAINT_COLUMNS = tuple(BLANK_CONSTRAINT)
 VARIANT_COLUMNS = tuple(BLANK_VARIANT)
 
@@ -92,13 +95,23 @@ def _rows(fields: MultiDict[str], prefix: str, blank: Row) -> Iterable[Row]:
         present = any(f"{prefix}-{index}-{c}" in fields for c in blank)
         if not present:
             return
-        row = {c: fields.get(f"{prefix}-{index}-{c}", "") for c in blank}
+        row = {c: _posted(fields, f"{prefix}-{index}-{c}") for c in blank}
         if any(value.strip() != blank[key] for key, value in row.items()):
             yield row
 
 
+def _posted(fields: MultiDict[str], key: str) -> str:
+    """A column as posted; a multiple select (a constraint's legal values) posts one
+    value per chosen option: they read as the textarea's lines would."""
+    return "\n".join(fields.getall(key, [""]))
+
+
 def constraint_rows(fields: MultiDict[str], prefix: str = "constraints") -> list[Row]:
     return list(_rows(fields, prefix, BLANK_CONSTRAINT))
+
+
+def legal_value_rows(fields: MultiDict[str], prefix: str = "legalValues") -> list[Row]:
+    return list(_rows(fields, prefix, BLANK_LEGAL_VALUE))
 
 
 def variant_rows(fields: MultiDict[str], prefix: str = "variants") -> list[Row]:

@@ -27,6 +27,7 @@ from flagcore_http.ui.pages import (
     svc,
     viewer,
 )
+from flagcore_http.ui.views.context_fields import constraint_vocabulary
 
 __all__ = ["routes", "segment_id"]
 
@@ -85,6 +86,7 @@ async def _editor(
             "list_operators": LIST_OPERATORS,
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
+            **await constraint_vocabulary(request),
         },
         status=form_status(error),
     )

@@ -23,6 +23,7 @@ from flagcore_http.ui.pages import (
     viewer,
 )
 from flagcore_http.ui.strategy_form import StrategyForm
+from flagcore_http.ui.views.context_fields import constraint_vocabulary
 from flagcore_http.ui.views.flag import flag_url
 
 __all__ = ["routes"]
@@ -79,6 +80,7 @@ async def _editor(
         "payload_types": PAYLOAD_TYPES,
         "error": error.message if error else None,
         "errors": field_errors(error) if error else {},
+        **await constraint_vocabulary(request),
     }
     return render(request, "strategy.html", context, status=form_status(error))
 
