@@ -19,7 +19,7 @@ from flagcore.service.archive import Archive
 from flagcore.service.client import ClientQuery, ClientView, ClientVocabulary, LiveEngine
 from flagcore.service.client_spec import client_features_format
 from flagcore.service.context import SYSTEM, ServiceContext, utc_now
-from flagcore.service.context_fields import ContextFields
+from flagcore.service.context_fields import BUILT_IN_CONTEXT_FIELDS, ContextFields
 from flagcore.service.defaults import ensure_defaults
 from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import Environments
@@ -87,6 +87,7 @@ from flagcore.signal_matching import match_action_sets, matching_action_sets
 # `Service` (``service.flags``, ...), not imported.
 __all__ = [
     "BUILTIN_DEFINITIONS",
+    "BUILT_IN_CONTEXT_FIELDS",
     "MAX_COUNT",
     "MAX_PERSONAL_TOKENS",
     "MAX_PERSONAL_TOKEN_LIFETIME",

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from flagcore.entities import ContextField, LegalValue
 from flagcore.errors import FlagcoreError
-from flagcore.service.context_fields import BUILT_IN_CONTEXT_FIELDS
+from flagcore.service import BUILT_IN_CONTEXT_FIELDS
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import Row, checked, legal_value_rows, optional_text
