@@ -188,7 +188,7 @@ async def _personal_token(request: web.Request, secret: str) -> None:
     the owner's, as if they were signed in. Asked of the store at every request (the admin
     API, never an SDK's path), so an expired token, or one whose owner was disabled or
     deleted on any server, is refused at once."""
-    holder = await call(request, request.app[SERVICE].personal_tokens.holder, secret)
+    holder = await call(request, request.app[SERVICE].personal_tokens.token_holder, secret)
     if holder is None:
         await tarpit_auth_failure(request)
         raise Unauthenticated("The personal access token is not valid, or it has expired.")

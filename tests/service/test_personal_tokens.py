@@ -47,13 +47,13 @@ def _ann(service: Service) -> int:
 def test_a_token_acts_as_its_owner_until_it_expires(service: Service, clock: Clock) -> None:
     ann = _ann(service)
     made = service.personal_tokens.create_personal_token(ann, "ci", START + dt.timedelta(days=2))
-    holder = service.personal_tokens.holder(made.secret)
+    holder = service.personal_tokens.token_holder(made.secret)
     assert holder is not None
     assert (holder.user.id, holder.token.id) == (ann, made.token.id)
     assert holder.actor == f"user:{ann}:Ann (personal token {made.token.id})"
-    assert service.personal_tokens.holder(made.secret + "0") is None
+    assert service.personal_tokens.token_holder(made.secret + "0") is None
     clock.now = START + dt.timedelta(days=2)
-    assert service.personal_tokens.holder(made.secret) is None
+    assert service.personal_tokens.token_holder(made.secret) is None
 
 
 def test_using_a_token_does_not_move_the_revision(service: Service, clock: Clock) -> None:
@@ -62,7 +62,7 @@ def test_using_a_token_does_not_move_the_revision(service: Service, clock: Clock
     revision = service.storage.revision()
     for minutes in (0, 0.5, 2):  # last-seen written, at most once a minute
         clock.now = START + dt.timedelta(minutes=minutes)
-        assert service.personal_tokens.holder(made.secret) is not None
+        assert service.personal_tokens.token_holder(made.secret) is not None
     assert service.storage.revision() == revision
     (token,) = service.personal_tokens.list_of(ann)
     assert token.seen_at == START + dt.timedelta(minutes=2)

@@ -141,7 +141,7 @@ class PersonalTokens:
             tx.delete_record(PERSONAL_TOKENS, token_id)
             self._context.record_event(tx, "pat-deleted", actor, pre_data=_token_event(token))
 
-    def holder(self, secret: str) -> PersonalTokenHolder | None:
+    def token_holder(self, secret: str) -> PersonalTokenHolder | None:
         """Who the token of ``secret`` acts as, or None: unknown, expired, or its owner
         disabled or gone. Notes it as seen, at most once a `SEEN_EVERY`."""
         digest = secret_digest(secret)
