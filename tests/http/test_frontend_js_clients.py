@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import subprocess
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ import pytest
 from flagcore.model import Constraint, Payload, Strategy, Variant
 from flagcore.service import Service
 from tests.http.conftest import ADMIN, CLIENT, Api
+from tests.node_packages import installed
 
 NODE_DIR = Path(__file__).parent / "node_frontend"
 FRONTEND = "default:development.frontend-secret-for-js-clients"
@@ -34,19 +33,7 @@ LINE_TIMEOUT_S = 20.0
 
 def install_node_frontend() -> Path:
     """``tests/http/node_frontend`` with its ``node_modules`` (``npm ci`` when missing)."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    assert node, "the JS client tests need node on PATH (CI has it)"
-    assert npm, "the JS client tests need npm on PATH (CI has it)"
-    if not (NODE_DIR / "node_modules" / "unleash-proxy-client").is_dir():
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=NODE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, f"npm ci failed (is npm reachable?): {done.stderr[-500:]}"
-    return NODE_DIR
+    return installed(NODE_DIR, "unleash-proxy-client", "JS client")
 
 
 @pytest.fixture(scope="session")

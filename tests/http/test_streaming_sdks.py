@@ -12,7 +12,6 @@ import json
 import os
 import queue
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +26,7 @@ import pytest
 from UnleashClient import UnleashClient
 
 from flagcore import Engine
+from tests.node_packages import installed
 
 ADMIN = "*:*.streaming-admin-secret"
 CLIENT = "default:development.streaming-client-secret"
@@ -253,19 +253,7 @@ def test_the_python_sdk_streams_every_change_within_a_second(
 
 @pytest.fixture(scope="session")
 def node_sdk() -> Path:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    assert node, "the Node SDK tests need node on PATH (CI has it)"
-    assert npm, "the Node SDK tests need npm on PATH (CI has it)"
-    if not (NODE_DIR / "node_modules" / "unleash-client").is_dir():
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=NODE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, f"npm ci failed (is npm reachable?): {done.stderr[-500:]}"
-    return NODE_DIR / "follow.js"
+    return installed(NODE_DIR, "unleash-client", "Node SDK") / "follow.js"
 
 
 class NodeFollower:

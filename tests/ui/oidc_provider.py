@@ -9,12 +9,13 @@ missing (pinned in ``package-lock.json``); by hand: ``cd tests/ui/node_oidc && n
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+from tests.node_packages import installed
 
 NODE_DIR = Path(__file__).parent / "node_oidc"
 CLIENT_ID = "flagcore"
@@ -35,19 +36,7 @@ ACCOUNTS: dict[str, dict[str, Any]] = {
 
 
 def install_provider() -> Path:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    assert node, "the OpenID Connect tests need node on PATH (CI has it)"
-    assert npm, "the OpenID Connect tests need npm on PATH (CI has it)"
-    if not (NODE_DIR / "node_modules" / "oidc-provider").is_dir():
-        done = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"],
-            cwd=NODE_DIR,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert done.returncode == 0, f"npm ci failed (is npm reachable?): {done.stderr[-500:]}"
-    return NODE_DIR
+    return installed(NODE_DIR, "oidc-provider", "OpenID Connect")
 
 
 class RunningProvider:
