@@ -35,6 +35,7 @@ from flagcore.operators import BrokenRule, field_reader
 from flagcore.strategies import StrategyBuilder, rollout_plan
 from flagcore.variants import (
     DISABLED_VARIANT,
+    OverrideMatch,
     VariantPicker,
     VariantResult,
     VariantTrace,
@@ -49,7 +50,6 @@ from flagcore.wire import (
     write_answer,
     write_constraint,
     write_flag,
-    written_by,
 )
 from flagcore.wire.fields import PARAMETER_GROUP_ID, PARAMETER_STICKINESS, VARIANTS
 
@@ -57,6 +57,7 @@ __all__ = [
     "ConstraintResult",
     "DependencyResult",
     "ExplainSources",
+    "ExplainedIn",
     "FlagExplanation",
     "NotExplainable",
     "RolloutResult",
@@ -150,41 +151,44 @@ class RolloutResult:
         return write_answer(self)
 
 
+# The engine's own values, answered as they are (the variant keeps the client
+# specification's snake_case ``feature_enabled``).
+answer(
+    ("name", "name"),
+    ("enabled", "enabled"),
+    ("feature_enabled", "feature_enabled"),
+    AnswerField("payload", "payload", omitted_when_none=True),
+)(VariantResult)
+answer(("context_name", "contextName"), ("value", "value"))(OverrideMatch)
+answer(
+    ("how", "how"),
+    ("stickiness", "stickiness"),
+    ("stickiness_value", "stickinessValue"),
+    ("total_weight", "totalWeight"),
+    ("bucket", "bucket"),
+    AnswerField("override", "override", omitted_when_none=True),
+)(VariantTrace)
+
+
+@answer(
+    ("variant", "variant"),
+    ("origin", "origin"),
+    AnswerField("strategy_index", "strategyIndex", omitted_when_none=True),
+    AnswerField("trace", "", spread=True),
+)
 @attrs.frozen
 class VariantChoice:
     """How a variant was chosen: whose variants (a strategy's or the flag's) and how
-    (an override, a sticky weight bucket, a random bucket, or no variant at all)."""
+    (an override, a sticky weight bucket, a random bucket, or no variant at all); the
+    trace's keys sit beside the variant's."""
 
     variant: VariantResult
     origin: str  # "strategy", "flag" or "none" (neither has variants)
+    strategy_index: int | None  # the strategy whose variants were used
     trace: VariantTrace | None
-    strategy_index: int | None = None  # the strategy whose variants were used
 
     def to_json(self) -> JSON:
-        out: JSON = {"variant": self.variant.to_mapping(), "origin": self.origin}
-        if self.strategy_index is not None:
-            out["strategyIndex"] = self.strategy_index
-        if self.trace is not None:
-            trace = self.trace
-            out.update(
-                how=trace.how,
-                stickiness=trace.stickiness,
-                stickinessValue=trace.stickiness_value,
-                totalWeight=trace.total_weight,
-                bucket=trace.bucket,
-            )
-            if trace.override_field is not None:
-                out["override"] = {
-                    "contextName": trace.override_field,
-                    "value": trace.override_value,
-                }
-        return out
-
-
-# Their JSON is not one key per attribute (the trace is spread into the choice; a variant
-# keeps the client specification's snake_case shape): the answers holding them call these.
-written_by(VariantResult, VariantResult.to_mapping)
-written_by(VariantChoice, VariantChoice.to_json)
+        return write_answer(self)
 
 
 @answer(
@@ -300,6 +304,16 @@ class FlagExplanation:
     def to_json(self) -> JSON:
         """The explanation as plain JSON (Unleash's camelCase keys)."""
         return write_answer(self)
+
+
+@answer(("environment", "environment"), AnswerField("explanation", "", spread=True))
+@attrs.frozen
+class ExplainedIn:
+    """An explanation answered with the environment it was asked about (the admin
+    API's explain route), the explanation's keys beside ``environment``."""
+
+    environment: str
+    explanation: FlagExplanation
 
 
 @attrs.frozen
@@ -554,7 +568,7 @@ def _strategy_variant(
         with_overrides=False,
     )
     chosen = picker(ctx) or _ENABLED_NO_VARIANT
-    return VariantChoice(chosen, "strategy", trace, index)
+    return VariantChoice(chosen, "strategy", index, trace)
 
 
 def _flag_variant(
@@ -572,7 +586,7 @@ def _flag_variant(
         return choice
     picker = compiled.variants
     if picker is None:
-        return VariantChoice(_ENABLED_NO_VARIANT, "none", None)
+        return VariantChoice(_ENABLED_NO_VARIANT, "none", None, None)
     variants = data[VARIANTS]
     trace = trace_variant_choice(variants, flag.name, variants_stickiness(variants), ctx)
-    return VariantChoice(picker(ctx) or _ENABLED_NO_VARIANT, "flag", trace)
+    return VariantChoice(picker(ctx) or _ENABLED_NO_VARIANT, "flag", None, trace)

@@ -34,6 +34,7 @@ from flagcore.wire.reading import NotFast, as_list, as_opt_str, as_str, as_strin
 
 __all__ = [
     "DISABLED_VARIANT",
+    "OverrideMatch",
     "ResultCache",
     "VariantPicker",
     "VariantResult",
@@ -230,8 +231,15 @@ class VariantTrace:
     stickiness_value: str | None
     total_weight: int
     bucket: int | None = None  # 1..total_weight, when hashed
-    override_field: str | None = None  # the context field an override matched on
-    override_value: str | None = None
+    override: OverrideMatch | None = None  # the override that chose, if one did
+
+
+@attrs.frozen
+class OverrideMatch:
+    """The context field a variant override matched on, and the value it matched."""
+
+    context_name: str
+    value: str
 
 
 def trace_variant_choice(
@@ -259,7 +267,7 @@ def trace_variant_choice(
     for (read, values, _result), field in zip(override_rules, fields, strict=True):
         value = read(ctx)
         if value is not None and value in values:
-            return VariantTrace("override", shown, None, total, None, field, value)
+            return VariantTrace("override", shown, None, total, None, OverrideMatch(field, value))
     identifier = _seed_reader(stickiness)(ctx)
     if total == 0:
         return VariantTrace("none", shown, identifier, total)

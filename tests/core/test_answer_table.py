@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import typing
 from typing import Any
 
 import attrs
@@ -25,7 +26,9 @@ from flagcore.entities import (
     TokenType,
 )
 from flagcore.errors import ErrorDetail
+from flagcore.explain import VariantChoice
 from flagcore.model import Constraint, Dependency, Segment, Strategy, Variant
+from flagcore.variants import OverrideMatch, VariantResult, VariantTrace
 from flagcore.wire import (
     ANSWER_FIELDS,
     AnswerField,
@@ -143,15 +146,58 @@ def test_the_answer_writers_and_the_model_writers_agree_on_nested_model_values()
     assert written["dependencies"] == wire.converter.unstructure(_FLAG.dependencies)
 
 
+def _keys(cls: type) -> tuple[list[str], list[str]]:
+    """An answer's keys and its always-present keys, a spread row's in its place."""
+    keys: list[str] = []
+    always: list[str] = []
+    hints = typing.get_type_hints(cls)
+    for row in ANSWER_FIELDS[cls]:
+        if row.spread:
+            held = [k for k in typing.get_args(hints[row.attribute]) if k is not type(None)]
+            inner_keys, inner_always = _keys(held[0] if held else hints[row.attribute])
+            keys += inner_keys
+            always += [] if held else inner_always
+        else:
+            keys.append(row.key)
+            always += [] if row.omitted_when_none else [row.key]
+    return keys, always
+
+
 def test_every_registered_answer_has_a_closed_schema_naming_exactly_its_rows() -> None:
-    for cls, rows in ANSWER_FIELDS.items():
+    for cls in ANSWER_FIELDS:
         schemas = SchemaSet()
         reference = schemas.of(cls)
         component = schemas.components[reference["$ref"].rsplit("/", 1)[-1]]
         assert component["additionalProperties"] is False, cls
-        assert list(component["properties"]) == [row.key for row in rows], cls
-        always = [row.key for row in rows if not row.omitted_when_none]
+        keys, always = _keys(cls)
+        assert list(component["properties"]) == keys, cls
         assert component["required"] == always, cls
+
+
+def test_a_spread_answer_writes_its_keys_into_its_holder_and_nothing_when_none() -> None:
+    trace = VariantTrace("override", "userId", None, 100, None, OverrideMatch("userId", "7"))
+    chosen = VariantResult("blue", True, True, {"type": "string", "value": "b"})
+    assert write_answer(VariantChoice(chosen, "flag", None, trace)) == {
+        "variant": {
+            "name": "blue",
+            "enabled": True,
+            "feature_enabled": True,
+            "payload": {"type": "string", "value": "b"},
+        },
+        "origin": "flag",
+        "how": "override",
+        "stickiness": "userId",
+        "stickinessValue": None,
+        "totalWeight": 100,
+        "bucket": None,
+        "override": {"contextName": "userId", "value": "7"},
+    }
+    none = VariantResult("disabled", False, True)
+    assert write_answer(VariantChoice(none, "none", 2, None)) == {
+        "variant": {"name": "disabled", "enabled": False, "feature_enabled": True},
+        "origin": "none",
+        "strategyIndex": 2,
+    }
 
 
 def test_a_delta_is_written_event_by_event_and_its_schema_names_each_kind() -> None:

@@ -12,6 +12,7 @@ from flagcore import Engine
 from flagcore.explain import FlagExplanation, NotExplainable
 from flagcore.hashing import VARIANT_SEED, normalized_hash, percentage_bucket
 from flagcore.model import ClientFeatures, Flag, Strategy
+from flagcore.variants import OverrideMatch
 from tests.differential.flag_strategies import Scenario, scenarios
 
 CHECKOUT: dict[str, Any] = {
@@ -139,11 +140,8 @@ def test_flag_variant_override_is_named_with_its_field_and_value() -> None:
     assert choice is not None
     assert choice.origin == "flag"
     assert choice.trace is not None
-    assert (choice.trace.how, choice.trace.override_field, choice.trace.override_value) == (
-        "override",
-        "userId",
-        "7",
-    )
+    assert choice.trace.how == "override"
+    assert choice.trace.override == OverrideMatch("userId", "7")
     assert explanation.variant.name == "old"
 
 

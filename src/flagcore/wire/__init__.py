@@ -42,7 +42,6 @@ from flagcore.wire.answer_table import (
     answer,
     iso_time,
     write_answer,
-    written_by,
 )
 from flagcore.wire.client_features import (
     ClientFeaturesReading,
@@ -161,7 +160,6 @@ __all__ = [
     "write_constraint",
     "write_flag",
     "write_segment",
-    "written_by",
 ]
 # Each answer module's face is the package's own: a new answer class is exported where it
 # is written, with no edit here.

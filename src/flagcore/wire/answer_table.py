@@ -9,10 +9,9 @@ says of an answer cannot differ from what is sent.
 
 An answer's keys are always present (null for an empty optional value), except those
 rows marked ``omitted_when_none``: Unleash leaves such a key out rather than sending null.
-
-A value whose JSON is not one key per attribute (a trace spread into the object holding
-it, a shape fixed elsewhere) can still be held by answers: `written_by` names its writer,
-which the generated writers of its holders call. It has no derived schema.
+A row marked ``spread`` holds another answer whose keys are written into this one's
+object (nothing when it is None): an explanation answered with the environment asked
+about beside its own keys, a variant's trace beside the variant chosen.
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ __all__ = [
     "iso_time",
     "write_answer",
     "writer_of",
-    "written_by",
 ]
 
 _C = TypeVar("_C", bound=type)
@@ -58,11 +56,11 @@ class AnswerField:
     key: str
     omitted_when_none: bool = False
     schema: Mapping[str, Any] | None = None
+    spread: bool = False  # an answer whose keys are written into the holder's object
 
 
 ANSWER_FIELDS: dict[type, tuple[AnswerField, ...]] = {}
 _WRITERS: dict[type, Callable[[Any], dict[str, Any]]] = {}
-_HAND_WRITTEN: set[type] = set()
 # What generated writers call: the model's fast writers, the answers', `iso_time`.
 _NAMESPACE: dict[str, Any] = {"iso_time": iso_time}
 for _model_class in FIELDS:
@@ -86,14 +84,6 @@ def answer(*rows: AnswerField | tuple[str, str]) -> Callable[[_C], _C]:
     return register
 
 
-def written_by(cls: _C, writer: Callable[[Any], dict[str, Any]]) -> _C:
-    """Let answers hold ``cls``, written by its own ``writer`` (see the module's note)."""
-    _WRITERS[cls] = writer
-    _NAMESPACE[f"w_{cls.__name__}"] = writer
-    _HAND_WRITTEN.add(cls)
-    return cls
-
-
 def writer_of(cls: type) -> Callable[[Any], dict[str, Any]]:
     """The JSON writer of an answer class (a fresh dict per call, callers may change it)."""
     return _WRITERS[cls]
@@ -111,7 +101,7 @@ _SCALARS = (str, bool, int, float)
 
 
 def _nested(type_: Any) -> str:
-    if type_ not in FIELDS and type_ not in ANSWER_FIELDS and type_ not in _HAND_WRITTEN:
+    if type_ not in FIELDS and type_ not in ANSWER_FIELDS:
         raise TypeError(f"{type_!r} is neither a model class nor an answer")
     return f"w_{type_.__name__}"
 
@@ -151,6 +141,17 @@ def _expression(got: str, type_: Any) -> str:
     raise TypeError(f"no answer writer for {type_!r}")
 
 
+def _spread_class(type_: Any) -> type:
+    """The answer class a ``spread`` row holds (``X`` or ``X | None``)."""
+    kinds = (
+        [a for a in typing.get_args(type_) if a is not type(None)] if _is_union(type_) else [type_]
+    )
+    if len(kinds) != 1 or kinds[0] not in ANSWER_FIELDS:
+        raise TypeError(f"a spread row holds one answer class, not {type_!r}")
+    found: type = kinds[0]
+    return found
+
+
 def _is_union(type_: Any) -> bool:
     return typing.get_origin(type_) in (typing.Union, types.UnionType)
 
@@ -160,6 +161,14 @@ def _generate(cls: type, table: tuple[AnswerField, ...]) -> Callable[[Any], dict
     lines = [f"def w_{cls.__name__}(value):", "    out = {"]
     opened = True
     for row in table:
+        if row.spread:
+            if opened:
+                lines.append("    }")
+                opened = False
+            spread = _spread_class(hints[row.attribute])
+            lines.append(f"    if value.{row.attribute} is not None:")
+            lines.append(f"        out.update({_nested(spread)}(value.{row.attribute}))")
+            continue
         written = _expression(f"value.{row.attribute}", hints[row.attribute])
         if row.omitted_when_none:
             if opened:

@@ -124,6 +124,13 @@ class SchemaSet:
         required: list[str] = []
         for row in ANSWER_FIELDS[cls]:
             type_ = hints[row.attribute]
+            if row.spread:  # its keys sit in this object: required only if always there
+                kinds = [a for a in get_args(type_) if a is not type(None)] or [type_]
+                inner = self._answer(kinds[0])
+                properties.update(inner["properties"])
+                if type(None) not in get_args(type_):
+                    required.extend(inner["required"])
+                continue
             if row.omitted_when_none:  # the key is left out rather than null
                 type_ = next(a for a in get_args(type_) if a is not type(None))
             else:

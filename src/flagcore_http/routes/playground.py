@@ -12,9 +12,11 @@ import asyncio
 
 from aiohttp import web
 
+from flagcore.explain import ExplainedIn
 from flagcore.service.playground import Playground, advanced_answer, answer
 from flagcore.wire import AdvancedPlaygroundAnswer, PlaygroundAnswer, write_answer
 from flagcore_http import shapes
+from flagcore_http.answering import answered
 from flagcore_http.bodies import read_json
 from flagcore_http.calls import call, service
 from flagcore_http.contract import documented
@@ -60,10 +62,10 @@ async def advanced_playground(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/playground/explain")
-@documented({200: shapes.EXPLANATION}, body=shapes.EXPLAIN_BODY, errors=(404,))
+@documented({200: ExplainedIn}, body=shapes.EXPLAIN_BODY, errors=(404,))
 async def explain_flag(request: web.Request) -> web.Response:
     """flagcore's own: `Engine.explain` of one flag (what ``flagcore explain --url`` shows
     with an admin token, which the client API does not take)."""
     flag, checked = read_explain_request(await read_json(request))
     explanation = await call(request, _playground(request).explain, flag, checked)
-    return web.json_response({"environment": checked.environments[0], **explanation.to_json()})
+    return answered(ExplainedIn(checked.environments[0], explanation))
