@@ -464,6 +464,7 @@ class ServerConfig:
     register_rate_limit: int = 6000
     frontend_metrics_rate_limit: int = 6000
     frontend_register_rate_limit: int = 6000
+    sdk_write_burst_seconds: float = 1.0
     # Rows (new SDK instances and new hour buckets) metrics posts may add to the store, an
     # hour per (token, address), and per frontend token from all addresses (its secret is
     # public); past it only existing rows are counted into. 0 is no limit.
@@ -908,6 +909,16 @@ SETTINGS: tuple[Setting, ...] = (
         default="6000",
         section=_LIMITS,
         help="POST /api/frontend/client/register a minute per token and address (0: no limit)",
+    ),
+    Setting(
+        "FLAGCORE_SDK_WRITE_BURST_SECONDS",
+        "sdk_write_burst_seconds",
+        _duration(1, 60),
+        default="1",
+        section=_LIMITS,
+        help="SDK metrics and registrations one token and address may send at once, in "
+        "seconds of its rate a minute (at least 10; 60: a minute's allowance at once, as "
+        "Unleash)",
     ),
     Setting(
         "FLAGCORE_NEW_INSTANCES_RATE_LIMIT_PER_MINUTE",

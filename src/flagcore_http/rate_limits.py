@@ -52,6 +52,7 @@ __all__ = [
     "client_address",
     "metrics_row_budget",
     "refusal",
+    "sdk_write_burst",
     "tarpit_auth_failure",
     "too_many_requests",
 ]
@@ -63,7 +64,8 @@ MAX_KEYS = 10_000
 
 class RateLimiter:
     """Token buckets per key: ``per_minute`` requests a minute (a ``period`` of other
-    seconds: that many per period), bursts of up to as many.
+    seconds: that many per period), bursts of up to as many, or of ``burst`` when given
+    (the average rate is the same; a smaller burst spreads a flood evenly over the minute).
 
     A bucket is two floats in an `OrderedDict` bounded by ``max_keys``; taking from it is
     a dictionary lookup and a little arithmetic. ``per_minute == 0`` turns the limiter off.
@@ -78,8 +80,9 @@ class RateLimiter:
         max_keys: int = MAX_KEYS,
         clock: Callable[[], float] = time.monotonic,
         period: float = 60.0,
+        burst: float | None = None,
     ) -> None:
-        self.capacity = float(per_minute)
+        self.capacity = float(per_minute if burst is None else min(per_minute, burst))
         self._rate = per_minute / period  # tokens a second
         self._max_keys = max_keys
         self._clock = clock
@@ -163,11 +166,14 @@ class RateLimits:
 
     @classmethod
     def from_config(cls, config: ServerConfig) -> RateLimits:
+        def sdk_writes(per_minute: int) -> RateLimiter:
+            return RateLimiter(per_minute, burst=sdk_write_burst(per_minute, config))
+
         return cls(
-            metrics=RateLimiter(config.metrics_rate_limit),
-            register=RateLimiter(config.register_rate_limit),
-            frontend_metrics=RateLimiter(config.frontend_metrics_rate_limit),
-            frontend_register=RateLimiter(config.frontend_register_rate_limit),
+            metrics=sdk_writes(config.metrics_rate_limit),
+            register=sdk_writes(config.register_rate_limit),
+            frontend_metrics=sdk_writes(config.frontend_metrics_rate_limit),
+            frontend_register=sdk_writes(config.frontend_register_rate_limit),
             new_instances=RateLimiter(config.new_instances_rate_limit),
             metrics_new_rows=RateLimiter(config.metrics_new_rows_per_hour, period=3600.0),
             frontend_metrics_new_rows=RateLimiter(
@@ -179,6 +185,16 @@ class RateLimits:
             auth_failures=RateLimiter(config.auth_failures_free_per_minute),
             auth_failure_delay=config.auth_failure_delay,
         )
+
+
+def sdk_write_burst(per_minute: int, config: ServerConfig) -> float:
+    """How many SDK writes one (token, address) may send at once: what it may send in
+    ``FLAGCORE_SDK_WRITE_BURST_SECONDS`` at its average rate, but never fewer than 10 (a few
+    pods of one fleet starting together) nor more than its minute's allowance. Unleash
+    lets the whole minute's 6,000 through at once; flagcore's default (1 s: 100) keeps the
+    same average while a flood from one client costs the server a hundredth of a core's
+    share at a time rather than the minute's in a burst (docs/security.md)."""
+    return max(min(10.0, float(per_minute)), per_minute * config.sdk_write_burst_seconds / 60)
 
 
 RATE_LIMITS = web.AppKey("rate_limits", RateLimits)

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import attrs
 import pytest
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient, TestServer
@@ -20,7 +21,7 @@ from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.config import ConfigError
 from flagcore_http.keys import CACHE
-from flagcore_http.rate_limits import RateLimiter
+from flagcore_http.rate_limits import RateLimiter, sdk_write_burst
 from tests.http.conftest import ALL_PROJECTS_CLIENT, CLIENT, Api, bucket_time
 
 FEATURES = "/api/client/features"
@@ -358,3 +359,26 @@ def test_an_hourly_budget_is_reserved_up_front_and_what_was_not_used_given_back(
     now[0] += 36.0  # a hundredth of the hour: one more row
     assert budget.reserve("a", 100) == 1
     assert RateLimiter(0, period=3600.0).reserve("a", 5) is None  # 0: no budget applies
+
+
+def test_sdk_writes_burst_one_seconds_worth_yet_keep_the_minutes_average() -> None:
+    now = [0.0]
+    config = ServerConfig()
+    limiter = RateLimiter(6000, clock=lambda: now[0], burst=sdk_write_burst(6000, config))
+    taken = [limiter.take("flood") for _ in range(150)]
+    assert taken[:100] == [0.0] * 100  # one second's worth at once
+    assert all(wait > 0 for wait in taken[100:])  # then refused until it refills
+    now[0] += 60.0  # a minute later: the bucket is full again, never fuller
+    assert sum(limiter.take("flood") == 0.0 for _ in range(150)) == 100
+    # A small limit keeps its whole (small) allowance as a burst; 60 s is Unleash's window.
+    assert sdk_write_burst(2, config) == 2
+    assert sdk_write_burst(6000, attrs.evolve(config, sdk_write_burst_seconds=60.0)) == 6000
+
+
+async def test_a_flood_of_metrics_is_refused_past_its_burst_not_its_minutes_budget(
+    service: Service,
+) -> None:
+    service.flags.create_flag("default", "known")
+    async with serving(service, metrics_rate_limit=60) as api:  # burst: 10, not 60
+        statuses = [(await _post(api, METRICS, _report())).status for _ in range(11)]
+    assert statuses == [202] * 10 + [429]

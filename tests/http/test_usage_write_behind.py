@@ -108,7 +108,9 @@ async def test_a_burst_of_posts_from_many_apps_is_written_in_one_transaction(
         "search": {"yes": 1, "no": 0},
         "banner": {"yes": 0, "no": 3},
     }
-    async with serving(service, usage_flush_interval=NEVER) as api:
+    # One client posting 500 at once: past the burst its rate limits allow.
+    limits = {"metrics_rate_limit": 0, "register_rate_limit": 0}
+    async with serving(service, usage_flush_interval=NEVER, **limits) as api:
         before = store.writes
         for index in range(200):
             app = f"app-{index}"
@@ -142,7 +144,8 @@ def _flag_rows(service: Service, flag: str) -> list[Any]:
 
 async def test_a_full_batch_is_written_without_waiting_for_the_interval(tmp_path: Path) -> None:
     service, store = _counting_service(tmp_path, "checkout")
-    async with serving(service, usage_flush_interval=NEVER) as api:
+    # One client posting 1,000 reports at once: past the burst its rate limit allows.
+    async with serving(service, usage_flush_interval=NEVER, metrics_rate_limit=0) as api:
         before = store.writes
         # 1,000 applications' instances and buckets: 2,000 entries. Whenever 1,000 wait,
         # a flush takes them at once, long before the interval.
