@@ -601,9 +601,9 @@ def _why_missed(name: str, before: dict[str, Any], during: dict[str, Any]) -> st
             "         Each report is a 330 kB body parsed in one piece (json.loads holds the "
             "event loop and the GIL for its milliseconds, so polls queue behind it) and "
             "the probe's own client spends as much again serialising it on the same cores. "
-            "The probe stays under Unleash's default 6,000 reports a minute per "
-            "(token, address), so it is served; a lower "
-            "FLAGCORE_METRICS_RATE_LIMIT_PER_MINUTE (--env) refuses it before reading."
+            "Past one second's worth of reports (FLAGCORE_SDK_WRITE_BURST_SECONDS, 100 at "
+            "Unleash's default 6,000 a minute) a (token, address) is refused before its "
+            "body is read; what is served is the 100 a second that average allows."
         )
     elif refused:
         lines.append(
