@@ -24,12 +24,18 @@ from typing import Any
 import attrs
 
 from flagcore.engine import Engine
-from flagcore.model import ClientFeatures, Flag, Strategy
+from flagcore.model import ClientFeatures, Flag, Strategy, Variant
 from flagcore.operators import BrokenRule
 from flagcore.strategies import rollout_plan
 from flagcore.wire import PreviewAnswer, PreviewFlips, RolloutChange, VariantMove
 
-__all__ = ["EXAMPLES_SHOWN", "preview_flag_change", "rollout_changes", "with_flag"]
+__all__ = [
+    "EXAMPLES_SHOWN",
+    "ProposedChange",
+    "preview_flag_change",
+    "rollout_changes",
+    "with_flag",
+]
 
 EXAMPLES_SHOWN = 3
 """Example contexts kept for each way a context can move (the first ones met)."""
@@ -72,11 +78,10 @@ def preview_flag_change(
     ``properties``): how many go off → on, on → off, stay; how their variants move.
 
     ``before`` and ``after`` are whole snapshots of the environment (the flags a
-    dependency names included); each is compiled once.
+    dependency names included); each engine compiles only the flags it is asked about
+    (the flag and its parents), once.
     """
     old_engine, new_engine = Engine(before), Engine(after)
-    old_engine.compile_all()
-    new_engine.compile_all()
     if _has_variants(before, flag) or _has_variants(after, flag):
         scored = _scored_with_variants(
             old_engine, new_engine, flag, environment, contexts, examples
@@ -173,21 +178,28 @@ def rollout_changes(before: Flag | None, after: Flag) -> tuple[RolloutChange, ..
     """The rollout percentages a change moves, when that is all it changes; None when it
     changes anything else (the switch, variants, dependencies, a strategy's constraints,
     segments, group, stickiness, or which strategies there are) or nothing at all."""
-    if before is None or before.strategies == after.strategies:
+    if before is None:
         return None
-    if attrs.evolve(before, strategies=after.strategies) != after:
+    old_rules = tuple(_rules_of(s) for s in before.strategies)
+    new_rules = tuple(_rules_of(s) for s in after.strategies)
+    if old_rules == new_rules or attrs.evolve(before, strategies=after.strategies) != after:
         return None
-    if len(before.strategies) != len(after.strategies):
+    if len(old_rules) != len(new_rules):
         return None
     changes = []
-    for old, new in zip(before.strategies, after.strategies, strict=True):
+    for old, new, placed in zip(old_rules, new_rules, after.strategies, strict=True):
         if old == new:
             continue
-        change = _rollout_change(old, new, after.name)
+        change = _rollout_change(old, attrs.evolve(new, id=placed.id), after.name)
         if change is None:
             return None
         changes.append(change)
     return tuple(changes)
+
+
+def _rules_of(strategy: Strategy) -> Strategy:
+    """What evaluation reads of a strategy: not its id, title or place in the list."""
+    return attrs.evolve(strategy, id=None, title=None, sort_order=None)
 
 
 def _percentage_key(name: str) -> str:
@@ -200,7 +212,7 @@ def _rollout_change(old: Strategy, new: Strategy, flag: str) -> RolloutChange | 
     key = _percentage_key(old.name)
     rest_old = {k: v for k, v in old.parameters.items() if k != key}
     rest_new = {k: v for k, v in new.parameters.items() if k != key}
-    if rest_old != rest_new or attrs.evolve(old, parameters=new.parameters) != new:
+    if rest_old != rest_new or attrs.evolve(old, parameters=new.parameters) != _rules_of(new):
         return None
     try:
         plan_old = rollout_plan(old.name, old.parameters, flag)
@@ -231,3 +243,16 @@ def _statement(before: int, after: int, stickiness: str, strategy: Strategy) -> 
     if strategy.constraints or strategy.segments:
         text += ", among the contexts its constraints and segments let through"
     return text
+
+
+@attrs.frozen
+class ProposedChange:
+    """What a change would set for a flag in one environment; None leaves it as it is.
+
+    ``strategies`` replace the environment's whole list (in order; disabled ones are
+    kept but, as for SDKs, never evaluated); ``variants`` the flag's variants there.
+    """
+
+    enabled: bool | None = None
+    strategies: tuple[Strategy, ...] | None = None
+    variants: tuple[Variant, ...] | None = None
