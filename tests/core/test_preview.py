@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-from flagcore import Engine
+from flagcore import Engine, MemoryStore
 from flagcore.model import (
     ClientFeatures,
     Constraint,
@@ -18,7 +18,8 @@ from flagcore.model import (
     Strategy,
     Variant,
 )
-from flagcore.preview import preview_flag_change, rollout_changes, with_flag
+from flagcore.preview import ProposedChange, preview_flag_change, rollout_changes, with_flag
+from flagcore.service import Service
 
 
 def _sample(count: int = 3000, seed: int = 7) -> list[dict[str, Any]]:
@@ -194,3 +195,35 @@ def test_an_empty_sample_previews_to_zero_everywhere() -> None:
     new = with_flag(old, Flag("f", False))
     answer = preview_flag_change(old, new, "f", "production", [])
     assert (answer.contexts, answer.off_to_on.count, answer.on_to_off.count) == (0, 0, 0)
+
+
+def test_the_service_previews_a_change_on_the_uploaded_sample_without_saving_it() -> None:
+    service = Service(MemoryStore())
+    service.flags.create_flag("default", "f")
+    service.strategies.add_strategy("default", "f", "production", _rollout("20"))
+    service.environments.set_environment_enabled("default", "f", "production", True)
+    contexts = _sample(1000)
+    service.previews.replace_context_sample("production", contexts)
+    revision = service.storage.revision()
+
+    answer = service.previews.preview_change(
+        "default", "production", "f", ProposedChange(strategies=(_rollout("70"),))
+    )
+
+    snapshot = service.client.client_features("production")
+    changed = attrs.evolve(snapshot.features[0], strategies=(_rollout("70"),))
+    ways = Counter(
+        zip(
+            _direct(snapshot, contexts),
+            _direct(with_flag(snapshot, changed), contexts),
+            strict=True,
+        )
+    )
+    assert answer.contexts == 1000
+    assert (answer.off_to_on.count, answer.on_to_off.count) == (ways[(False, True)], 0)
+    assert answer.rollout_only is True
+    assert service.storage.revision() == revision
+    assert (
+        service.strategies.list_strategies("default", "f", "production")[0].parameters["rollout"]
+        == "20"
+    )

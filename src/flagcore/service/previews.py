@@ -21,7 +21,7 @@ import attrs
 
 from flagcore.context_sample import TRAFFIC, UPLOAD, context_text, without_denied
 from flagcore.entities import SampledContext
-from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
+from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore.model import ClientFeatures, Flag, Strategy
 from flagcore.preview import ProposedChange, preview_flag_change, with_flag
 from flagcore.service.client import ClientView
@@ -125,7 +125,9 @@ class Previews:
         if change.variants is not None:
             check_variants(change.variants, "$.variants")
         before = self._client.client_features(environment, projects=(project,))
-        old_flag = next(f for f in before.features if f.name == flag)
+        old_flag = next((f for f in before.features if f.name == flag), None)
+        if old_flag is None:  # archived or moved between the two reads
+            raise NotFound(f'there is no active flag named "{flag}" in project "{project}"')
         after = with_flag(before, _changed(old_flag, change, strategies), segments)
         return PreviewInput(flag, environment, before, after, _parsed(texts))
 
