@@ -77,4 +77,7 @@ def context_sample_flush(
 async def _flush_loop(app: web.Application, interval: float) -> None:
     while True:
         await asyncio.sleep(interval)
-        await flush_context_samples(app)
+        try:
+            await flush_context_samples(app)
+        except Exception:  # a sample is not worth stopping the writes for: log, go on
+            _log.exception("writing sampled contexts failed")

@@ -77,6 +77,8 @@ def _parsed(texts: Sequence[str]) -> tuple[Mapping[str, Any], ...]:
 
 
 class Previews:
+    """Previews of flag changes, and the context samples they are scored on."""
+
     def __init__(
         self, context: ServiceContext, *, client: ClientView, strategies: Strategies
     ) -> None:
@@ -96,7 +98,9 @@ class Previews:
     def preview_input(
         self, project: str, environment: str, flag: str, change: ProposedChange
     ) -> PreviewInput:
-        """What `preview_change` scores, read and checked in one transaction."""
+        """What `preview_change` scores: the change checked and the sample read in one
+        transaction, then the project's snapshot as SDKs see it (`ClientView`, its own
+        read, as the playground reads it)."""
         if change == ProposedChange():
             raise InvalidInput(
                 "propose a change: enabled, strategies or variants",
