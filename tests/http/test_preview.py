@@ -99,7 +99,8 @@ async def test_frontend_and_ofrep_contexts_are_sampled_and_previewed_with_the_en
     answer = await api.json("POST", PREVIEW, json={"strategies": [_rollout("50")]})
 
     stored = _stored(checkout)
-    assert len(stored) == answer["contexts"] == 400
+    assert len(stored) == answer["contexts"] == answer["fromTraffic"] == 400
+    assert answer["uploaded"] == 0
     ways = _expected(checkout, stored, "50")
     assert answer["offToOn"]["count"] == ways[(False, True)] > 100
     assert answer["onToOff"]["count"] == ways[(True, False)] == 0
@@ -173,7 +174,7 @@ async def test_an_uploaded_sample_replaces_the_last_upload_and_is_previewed(
         Engine(checkout.client.client_features("development")).is_enabled("checkout", c)
         for c in contexts
     )
-    assert answer["contexts"] == 30
+    assert (answer["contexts"], answer["fromTraffic"], answer["uploaded"]) == (30, 0, 30)
     assert answer["onToOff"]["count"] == ways[True]
     assert answer["offToOn"]["count"] == 0
 

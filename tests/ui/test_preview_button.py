@@ -55,7 +55,9 @@ def test_previewing_a_typed_rollout_shows_its_counts_and_saves_nothing(
     off = preview.locator('[data-count="on-to-off"]').inner_text()
     assert (int(on), int(off)) == (expected["offToOn"]["count"], 0)
     assert 300 < int(on) < 500
-    assert "1000 contexts sampled" in preview.inner_text()
+    assert "1000 contexts sampled here (0 from the Frontend API and OFREP, 1000 uploaded)" in (
+        preview.inner_text()
+    )
     assert (
         preview.locator(".rollout-statement").inner_text()
         == "+40% of users by userId: 10% → 50%, turned on"

@@ -45,12 +45,15 @@ class PreviewInput:
     before: ClientFeatures
     after: ClientFeatures
     contexts: tuple[Mapping[str, Any], ...]
+    from_traffic: int = 0  # of ``contexts``, those sampled; the rest were uploaded
 
     def scored(self) -> PreviewAnswer:
         """The preview (seconds for a large sample: the server runs it off its store thread)."""
-        return preview_flag_change(
+        answer = preview_flag_change(
             self.before, self.after, self.flag, self.environment, self.contexts
         )
+        uploaded = len(self.contexts) - self.from_traffic
+        return attrs.evolve(answer, from_traffic=self.from_traffic, uploaded=uploaded)
 
 
 def _under(prefix: str, error: FlagcoreError) -> FlagcoreError:
@@ -126,6 +129,7 @@ class Previews:
             ]
             rows = tx.list_records(CONTEXT_SAMPLES, {"environment": environment})
             texts = [row.context for row in rows]
+            from_traffic = sum(row.source == TRAFFIC for row in rows)
         if change.variants is not None:
             check_variants(change.variants, "$.variants")
         before = self._client.client_features(environment, projects=(project,))
@@ -133,7 +137,7 @@ class Previews:
         if old_flag is None:  # archived or moved between the two reads
             raise NotFound(f'there is no active flag named "{flag}" in project "{project}"')
         after = with_flag(before, _changed(old_flag, change, strategies), segments)
-        return PreviewInput(flag, environment, before, after, _parsed(texts))
+        return PreviewInput(flag, environment, before, after, _parsed(texts), from_traffic)
 
     # --- the samples ---
 

@@ -87,6 +87,8 @@ class RolloutChange:
     AnswerField("variant_moves", "variantMoves"),
     AnswerField("rollout_only", "rolloutOnly"),
     AnswerField("rollout_changes", "rolloutChanges"),
+    AnswerField("from_traffic", "fromTraffic"),
+    AnswerField("uploaded", "uploaded"),
 )
 @attrs.frozen
 class PreviewAnswer:
@@ -104,6 +106,9 @@ class PreviewAnswer:
     variant_moves: tuple[VariantMove, ...]
     rollout_only: bool
     rollout_changes: tuple[RolloutChange, ...]
+    # Where the contexts came from: sampled from the Frontend API and OFREP, or uploaded.
+    from_traffic: int = 0
+    uploaded: int = 0
 
 
 @answer(
