@@ -34,6 +34,7 @@ __all__ = [
     "FlagMetrics",
     "LegalValue",
     "Project",
+    "SampledContext",
     "SegmentDefinition",
     "SegmentDetails",
     "Signal",
@@ -399,3 +400,19 @@ class ClientInstance:
     started: dt.datetime | None = None
     interval: int | None = None
     last_seen: dt.datetime = attrs.field(factory=_utc_now)
+
+
+@attrs.frozen
+class SampledContext:
+    """One context of an environment's preview sample (issue 30): seen on the Frontend API
+    or OFREP (``source`` "traffic", a reservoir ``slot``) or uploaded ("upload", its line).
+
+    ``context`` is the canonical JSON text, deny-listed fields already left out: the
+    sample is read whole and grouped by text, so the text is the value.
+    """
+
+    environment: str
+    source: str
+    slot: int
+    context: str
+    seen_at: dt.datetime

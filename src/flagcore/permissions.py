@@ -147,6 +147,9 @@ OPERATIONS: Mapping[str, Permission] = {
     "delete_role": P.ADMIN,
     "import_export": P.CREATE_FEATURE,
     "copy_instance": P.ADMIN,
+    # the preview's context samples (issue 30): an upload is personal data an admin brings
+    "replace_context_sample": P.ADMIN,
+    "write_sampled_contexts": P.ADMIN,
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

@@ -27,6 +27,7 @@ from flagcore.entities import (
     FlagDefinition,
     FlagEnvironment,
     Project,
+    SampledContext,
     SegmentDefinition,
     Signal,
     SignalEndpoint,
@@ -50,6 +51,7 @@ __all__ = [
     "ACTION_SETS",
     "API_TOKENS",
     "CONTEXT_FIELDS",
+    "CONTEXT_SAMPLES",
     "ENDPOINT_TOKENS",
     "ENVIRONMENTS",
     "EVENTS",
@@ -270,6 +272,14 @@ ROLE_ASSIGNMENTS = Table(
     deleted_with=(("projects", "project"), ("users", "user_id")),
 )
 
+# The preview's context samples (issue 30): per environment, traffic and uploads apart.
+CONTEXT_SAMPLES = Table(
+    SampledContext,
+    "context_samples",
+    key=("environment", "source", "slot"),
+    order=("environment", "source", "slot"),
+)
+
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
     ENVIRONMENTS,
@@ -296,6 +306,7 @@ TABLES: tuple[Table[Any], ...] = (
     USER_IDENTITIES,
     ROLES,
     ROLE_ASSIGNMENTS,
+    CONTEXT_SAMPLES,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

@@ -14,6 +14,7 @@ from flagcore_http.calls import StoreWorker, store_upkeep
 from flagcore_http.client_cache import CacheSizes, ClientCache
 from flagcore_http.config import ServerConfig
 from flagcore_http.connections import hide_server_version
+from flagcore_http.context_sampling import CONTEXT_SAMPLER, context_sample_flush, sampler_for
 
 # openapi (issue 18)
 from flagcore_http.docs_page import setup_docs_page
@@ -72,6 +73,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[USAGE_BUFFER] = UsageBuffer(
         config.usage_buffer_entries, flush_interval=config.usage_flush_interval
     )
+    app[CONTEXT_SAMPLER] = sampler_for(config)  # the preview's traffic sample (issue 30)
     app[REQUEST_LOG] = RequestLog(config.access_log)  # its runner options: the server's
     app[METRICS] = ServerMetrics()  # observe (issue 18 §2): requests counted per route
     requests = app[METRICS].requests
@@ -104,6 +106,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app.cleanup_ctx.append(_worker_lifetime)
     app.cleanup_ctx.append(store_upkeep)  # cleaned up first: its last writes need the worker
     app.cleanup_ctx.append(usage_flush)  # ...and held SDK usage written before that
+    app.cleanup_ctx.append(context_sample_flush(config.preview_sample_flush_interval))
     app[HUB] = StreamingHub(service, app[WORKER], hub_settings(config))
     app.cleanup_ctx.append(hub_lifetime)
     app.on_shutdown.append(close_streams)

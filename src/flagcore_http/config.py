@@ -351,6 +351,15 @@ def _email_domains(raw: str, where: str) -> tuple[str, ...]:
     return domains
 
 
+def _field_names(raw: str, where: str) -> tuple[str, ...]:
+    """A comma list of context field names (Unleash's or properties'); empty: none."""
+    names = tuple(part.strip() for part in raw.split(",") if part.strip())
+    for name in names:
+        if len(name) > 255:
+            raise ConfigError(f"{where}={_shown(raw)}: a field name has at most 255 characters")
+    return names
+
+
 def _group_roles(raw: str, where: str) -> tuple[tuple[str, RootRole], ...]:
     """``group=Role`` pairs, comma separated: members of a group get its root role."""
     pairs = []
@@ -487,6 +496,11 @@ class ServerConfig:
     metrics_port: int | None = None
     log_format: str = "text"
     log_level: str = "info"
+    # --- the preview's context sample (issue 30; docs/preview.md) ---
+    preview_sampling: bool = True
+    preview_sample_size: int = 10_000
+    preview_denied_fields: tuple[str, ...] = ("email", "remoteAddress")
+    preview_sample_flush_interval: float = 10.0
 
     @classmethod
     def from_env(
@@ -621,6 +635,7 @@ _LOAD = "store queue, caches and retention"
 _UI = "admin web UI"
 _PROCESSES = "processes"
 _OBSERVE = "metrics and logs"
+_PREVIEW = "the preview's context sample"
 
 SETTINGS: tuple[Setting, ...] = (
     Setting(
@@ -1261,5 +1276,49 @@ SETTINGS: tuple[Setting, ...] = (
         default="info",
         section=_OBSERVE,
         help="least severe level logged; requests are info",
+    ),
+    Setting(
+        "FLAGCORE_PREVIEW_SAMPLING",
+        "preview_sampling",
+        _on_off,
+        default="on",
+        section=_PREVIEW,
+        help="keep a sample of the contexts sent to the Frontend API and OFREP for previews of "
+        "changes: on or off",
+    ),
+    Setting(
+        "FLAGCORE_PREVIEW_SAMPLE_SIZE",
+        "preview_sample_size",
+        _between(1, 100_000, "contexts"),
+        default="10000",
+        section=_PREVIEW,
+        help="contexts kept per environment from traffic, and the most lines an uploaded sample "
+        "may have",
+    ),
+    Setting(
+        "FLAGCORE_PREVIEW_DENY_FIELDS",
+        "preview_denied_fields",
+        _field_names,
+        default="email,remoteAddress",
+        section=_PREVIEW,
+        help="context field names (top level or properties) never stored in a sample, sampled "
+        "or uploaded; comma list",
+    ),
+    Setting(
+        "FLAGCORE_PREVIEW_SAMPLE_FLUSH_SECONDS",
+        "preview_sample_flush_interval",
+        _duration(0.01, 3600),
+        default="10",
+        section=_PREVIEW,
+        help="seconds sampled contexts wait in memory before one transaction writes them",
+    ),
+    Setting(
+        "FLAGCORE_PREVIEW_SAMPLE_RETENTION_DAYS",
+        "retention.context_sample_days",
+        _amount,
+        default="7",
+        section=_PREVIEW,
+        help="days a context sampled from traffic is kept (0: forever; uploads stay until "
+        "replaced)",
     ),
 )

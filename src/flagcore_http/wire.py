@@ -16,7 +16,7 @@ import cattrs
 
 from flagcore import wire
 from flagcore.entities import ActionKind, LegalValue, StrategyParameter, TokenType
-from flagcore.model import Constraint
+from flagcore.model import Constraint, Strategy, Variant
 from flagcore.people import RootRole
 from flagcore.permissions import Permission, RoleType
 
@@ -45,6 +45,7 @@ __all__ = [
     "PasswordBody",
     "PayloadFilterBody",
     "PermissionBody",
+    "PreviewBody",
     "ProjectAccessBody",
     "RoleBody",
     "SegmentBody",
@@ -357,6 +358,16 @@ class LoginBody:
     password: str
 
 
+@attrs.frozen
+class PreviewBody:
+    """A proposed change to preview (issue 30): what it would set in the environment;
+    a field left out stays as it is (at least one is needed)."""
+
+    enabled: bool | None = None
+    strategies: tuple[Strategy, ...] | None = None
+    variants: tuple[Variant, ...] | None = None
+
+
 # Each class and its attributes whose keys differ; inner classes before those holding them.
 _NAMES: Mapping[type, Mapping[str, str]] = {
     TagBody: {},
@@ -401,6 +412,7 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     RoleBody: {},
     ProjectAccessBody: {},
     UserRolesBody: {},
+    PreviewBody: {},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

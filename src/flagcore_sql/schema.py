@@ -564,6 +564,27 @@ def m012_context_fields(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m016_context_samples(session: SqlSession, dialect: Dialect) -> None:
+    """The preview's context samples (issue 30): per environment, the traffic reservoir's
+    slots and the uploaded lines, each a context as canonical JSON text. Retention deletes
+    the oldest traffic rows by ``seen_at``."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE context_samples (
+            environment TEXT NOT NULL,
+            source TEXT NOT NULL,
+            slot {bigint} NOT NULL,
+            context TEXT NOT NULL,
+            seen_at TEXT NOT NULL,
+            PRIMARY KEY (environment, source, slot)
+        );
+        CREATE INDEX context_samples_seen ON context_samples(source, seen_at);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -579,5 +600,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m010_user_identities,
         m011_roles,
         m012_context_fields,
+        m016_context_samples,
     )
 )

@@ -50,6 +50,8 @@ _HAND_READ = {
     ("POST", "/api/admin/features-batch/export"),
     ("POST", "/api/admin/features-batch/validate"),
     ("POST", "/api/admin/features-batch/import"),
+    # Issue 30: an uploaded context sample is JSON lines, each checked as the playground's.
+    ("POST", "/api/admin/environments/{environment}/context-sample"),
 }
 
 

@@ -192,6 +192,10 @@ CASES: dict[tuple[str, str], Case] = {
         {"description": "made", "expiresAt": "{expiry}"}, P.ADMIN, "account"
     ),
     ("DELETE", "/api/admin/service-account/{id}/token/{tokenId}"): Case(None, P.ADMIN, "account"),
+    ("POST", _FEATURE + "/environments/{environment}/preview"): Case({"enabled": False}, None),
+    ("POST", "/api/admin/environments/{environment}/context-sample"): Case(
+        {"userId": "sampled"}, P.ADMIN
+    ),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""

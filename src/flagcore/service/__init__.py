@@ -12,8 +12,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
+from flagcore.context_sample import ContextSampler
 from flagcore.limits import Limits
 from flagcore.ports import Store
+from flagcore.preview import ProposedChange
 from flagcore.service.actions import ActionSets
 from flagcore.service.archive import Archive
 from flagcore.service.client import ClientQuery, ClientView, ClientVocabulary, LiveEngine
@@ -54,6 +56,7 @@ from flagcore.service.personal_tokens import (
     PersonalTokenHolder,
     PersonalTokens,
 )
+from flagcore.service.previews import PreviewInput, Previews
 from flagcore.service.projects import Projects
 from flagcore.service.provider_sign_in import ProviderIdentity, ProviderRules, ProviderSignIn
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
@@ -101,6 +104,7 @@ __all__ = [
     "CheckedReport",
     "ClientQuery",
     "ClientVocabulary",
+    "ContextSampler",
     "CopyReport",
     "CreatedLink",
     "CreatedPersonalToken",
@@ -120,7 +124,9 @@ __all__ = [
     "NewUser",
     "PasswordCandidate",
     "PersonalTokenHolder",
+    "PreviewInput",
     "ProjectAccess",
+    "ProposedChange",
     "ProviderIdentity",
     "ProviderRules",
     "PruneReport",
@@ -197,6 +203,7 @@ class Service:
         self.actions = ActionSets(context, flags=self.flags, environments=self.environments)
         self.metrics = Metrics(context, instances=self.instances)
         self.service_accounts = ServiceAccounts(context, personal_tokens=self.personal_tokens)
+        self.previews = Previews(context, client=self.client, strategies=self.strategies)
         # Moving in from Unleash and out again (branch importer): export files, imports.
         self.importing = Importing(context, strategies=self.strategies)
         self.exporting = Exporting(context)

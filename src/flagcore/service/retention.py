@@ -13,8 +13,9 @@ import datetime as dt
 
 import attrs
 
+from flagcore.context_sample import TRAFFIC
 from flagcore.service.context import ServiceContext
-from flagcore.tables import USER_SESSIONS, Below
+from flagcore.tables import CONTEXT_SAMPLES, USER_SESSIONS, Below
 
 __all__ = ["PruneReport", "Retention", "RetentionSettings"]
 
@@ -25,10 +26,11 @@ class RetentionSettings:
 
     Defaults: raw metrics 48 hours (Unleash's own retention of raw client metrics);
     SDK instances 7 days after they were last seen (Unleash shows instances seen in the
-    last days; a stopped pod should not linger for months); signals 7 days and at most
-    1,000 per endpoint (they are inputs to action sets, read within seconds, kept only
-    to debug); events 90 days (the audit log; admins can keep it forever with 0). The
-    newest event is never deleted: its id is the store's revision.
+    last days; a stopped pod should not linger for months); the preview's traffic
+    sample 7 days after a context was sampled (uploaded samples stay until replaced);
+    signals 7 days and at most 1,000 per endpoint (they are inputs to action sets, read
+    within seconds, kept only to debug); events 90 days (the audit log; admins can keep
+    it forever with 0). The newest event is never deleted: its id is the store's revision.
     """
 
     metrics_hours: float = 48
@@ -36,6 +38,7 @@ class RetentionSettings:
     signal_days: float = 7
     signals_per_endpoint: int = 1000
     event_days: float = 90
+    context_sample_days: float = 7
 
 
 @attrs.frozen
@@ -47,10 +50,18 @@ class PruneReport:
     signals: int = 0
     events: int = 0
     sessions: int = 0
+    context_samples: int = 0
 
     @property
     def total(self) -> int:
-        return self.metrics + self.client_instances + self.signals + self.events + self.sessions
+        return (
+            self.metrics
+            + self.client_instances
+            + self.signals
+            + self.events
+            + self.sessions
+            + self.context_samples
+        )
 
 
 def _cutoff(now: dt.datetime, **age: float) -> dt.datetime | None:
@@ -105,4 +116,14 @@ class Retention:
             for session in expired:
                 tx.delete_record(USER_SESSIONS, session.id_digest)
             counts["sessions"] = len(expired)
+            samples_before = _cutoff(now, days=settings.context_sample_days)
+            if samples_before is not None:
+                old = tx.list_records(
+                    CONTEXT_SAMPLES,
+                    {"source": TRAFFIC, "seen_at": Below(samples_before)},
+                    limit=batch,
+                )
+                for row in old:
+                    tx.delete_record(CONTEXT_SAMPLES, (row.environment, row.source, row.slot))
+                counts["context_samples"] = len(old)
         return PruneReport(**counts)

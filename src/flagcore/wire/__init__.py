@@ -18,6 +18,7 @@
 - `playground_answers`: Unleash's playground answers.
 - `import_answers`: import validation and import reports, the context field list.
 - `user_answers`: users, their root roles, reset links (issue 28).
+- `preview_answers`: the preview of a flag change (who it flips), uploaded samples.
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -31,6 +32,7 @@ from flagcore.wire import (
     frontend_answers,
     import_answers,
     playground_answers,
+    preview_answers,
     sdk_bodies,
     signal_answers,
     user_answers,
@@ -81,6 +83,7 @@ from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.frontend_answers import *  # noqa: F403
 from flagcore.wire.import_answers import *  # noqa: F403
 from flagcore.wire.playground_answers import *  # noqa: F403
+from flagcore.wire.preview_answers import *  # noqa: F403
 from flagcore.wire.reading import NotFast
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
 from flagcore.wire.sdk_bodies import *  # noqa: F403
@@ -173,3 +176,4 @@ __all__ += playground_answers.__all__
 __all__ += signal_answers.__all__
 __all__ += sdk_bodies.__all__
 __all__ += user_answers.__all__
+__all__ += preview_answers.__all__

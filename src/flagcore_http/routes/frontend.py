@@ -38,6 +38,7 @@ from flagcore_http import shapes
 from flagcore_http.bodies import read_json
 from flagcore_http.body_size import oversized
 from flagcore_http.calls import call, service
+from flagcore_http.context_sampling import CONTEXT_SAMPLER
 from flagcore_http.contract import documented
 from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN
 from flagcore_http.rate_limits import RATE_LIMITS, metrics_row_budget, refusal
@@ -227,7 +228,9 @@ def _context(
     address = caller_address(request)
     if address:
         defaults["remoteAddress"] = address
-    return frontend_context(fields, path, defaults, properties)
+    context = frontend_context(fields, path, defaults, properties)
+    request.app[CONTEXT_SAMPLER].offer(environment, context)  # the preview's sample
+    return context
 
 
 def _query_path(name: str) -> str:

@@ -31,6 +31,7 @@ from flagcore.wire import OfrepErrorAnswer, OfrepEvaluation, OfrepFlags, OfrepPa
 from flagcore_http import shapes
 from flagcore_http.answering import answered
 from flagcore_http.bodies import parse_json
+from flagcore_http.context_sampling import CONTEXT_SAMPLER
 from flagcore_http.contract import documented
 from flagcore_http.keys import TOKEN
 from flagcore_http.routes.frontend import (
@@ -176,9 +177,11 @@ def _context(
     if address:
         defaults["remoteAddress"] = address
     try:
-        return frontend_context(fields, lambda name: f"$.context.{name}", defaults, properties)
+        context = frontend_context(fields, lambda name: f"$.context.{name}", defaults, properties)
     except InvalidInput as error:
         raise _OfrepFailure(400, "INVALID_CONTEXT", error) from None
+    request.app[CONTEXT_SAMPLER].offer(environment, context)  # the preview's sample
+    return context
 
 
 async def _view_and_context(request: web.Request) -> tuple[FrontendView, dict[str, Any]]:

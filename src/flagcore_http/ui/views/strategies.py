@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import attrs
 from aiohttp import web
 
 from flagcore import CONSTRAINT_OPERATORS, LIST_OPERATORS
 from flagcore.entities import StrategyDefinition
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
+from flagcore.model import Strategy
+from flagcore.service import ProposedChange
+from flagcore.wire import PreviewAnswer
 from flagcore_http.calls import call
+from flagcore_http.context_sampling import flush_context_samples
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import PAYLOAD_TYPES
 from flagcore_http.ui.pages import (
@@ -58,6 +64,7 @@ async def _editor(
     extra_constraints: int = 1,
     extra_variants: int = 1,
     error: FlagcoreError | None = None,
+    preview: PreviewAnswer | None = None,
 ) -> web.Response:
     name, environment = _where(request)
     definitions = await _definitions(request)
@@ -80,6 +87,7 @@ async def _editor(
         "payload_types": PAYLOAD_TYPES,
         "error": error.message if error else None,
         "errors": field_errors(error) if error else {},
+        "preview": preview,
         **await constraint_vocabulary(request),
     }
     return render(request, "strategy.html", context, status=form_status(error))
@@ -125,6 +133,9 @@ async def _save(request: web.Request, strategy_id: str | None) -> web.Response:
     try:
         strategy = typed.to_strategy((await _definitions(request)).get(typed.name))
         project = await _project_of(request, name)
+        if form(request).get("_preview"):  # counts for the strategy as typed, nothing saved
+            preview = await _previewed(request, project, strategy, strategy_id)
+            return await _editor(request, typed, strategy_id=strategy_id, preview=preview)
         if strategy_id is None:
             await call(
                 request,
@@ -149,6 +160,33 @@ async def _save(request: web.Request, strategy_id: str | None) -> web.Response:
     except FlagcoreError as error:  # every refusal: the form comes back as typed
         return await _editor(request, typed, strategy_id=strategy_id, error=error)
     return redirect(with_flash(request, flag_url(name), "strategy-saved", environment))
+
+
+async def _previewed(
+    request: web.Request, project: str, strategy: Strategy, strategy_id: str | None
+) -> PreviewAnswer:
+    """The preview of the environment's strategies with this one as typed (in its place,
+    or added last), scored off the store's thread on this node's latest sample."""
+    name, environment = _where(request)
+    current = await call(
+        request, svc(request).strategies.list_strategies, project, name, environment
+    )
+    if strategy_id is None:
+        proposed = [*current, strategy]
+    else:
+        proposed = [
+            attrs.evolve(strategy, id=strategy_id) if s.id == strategy_id else s for s in current
+        ]
+    await flush_context_samples(request.app)
+    read = await call(
+        request,
+        svc(request).previews.preview_input,
+        project,
+        environment,
+        name,
+        ProposedChange(strategies=tuple(proposed)),
+    )
+    return await asyncio.to_thread(read.scored)
 
 
 @routes.post(STRATEGIES + "/new")
