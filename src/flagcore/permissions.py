@@ -66,6 +66,9 @@ class Permission(enum.StrEnum):
     CREATE_ACTIONS = "CREATE_ACTIONS"
     UPDATE_ACTIONS = "UPDATE_ACTIONS"
     DELETE_ACTIONS = "DELETE_ACTIONS"
+    CREATE_ADDON = "CREATE_ADDON"
+    UPDATE_ADDON = "UPDATE_ADDON"
+    DELETE_ADDON = "DELETE_ADDON"
 
 
 P = Permission
@@ -147,6 +150,17 @@ OPERATIONS: Mapping[str, Permission] = {
     "delete_role": P.ADMIN,
     "import_export": P.CREATE_FEATURE,
     "copy_instance": P.ADMIN,
+    # integrations (Unleash's addons); the outbox's lease and log are the server's own
+    # upkeep (actor SYSTEM), and sending a logged delivery again is an update
+    "create_integration": P.CREATE_ADDON,
+    "update_integration": P.UPDATE_ADDON,
+    "delete_integration": P.DELETE_ADDON,
+    "lease_integration": P.UPDATE_ADDON,
+    "renew_integration_lease": P.UPDATE_ADDON,
+    "release_integration_lease": P.UPDATE_ADDON,
+    "record_integration_delivery": P.UPDATE_ADDON,
+    "delivery_to_resend": P.UPDATE_ADDON,
+    "record_integration_resend": P.UPDATE_ADDON,
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

@@ -38,6 +38,13 @@ from flagcore.service.import_plan import ImportCheck
 from flagcore.service.importing import Importing, ImportReport
 from flagcore.service.instance_copy import CopyReport, InstanceCopy, KindReport
 from flagcore.service.instances import ClientInstances
+from flagcore.service.integration_outbox import (
+    IntegrationOutbox,
+    LeasedEvents,
+    OutboxBounds,
+    ResendWork,
+)
+from flagcore.service.integrations import Integrations, IntegrationSpec, custom_headers
 from flagcore.service.metrics import (
     MAX_COUNT,
     CheckedReport,
@@ -114,10 +121,13 @@ __all__ = [
     "ImportCheck",
     "ImportReport",
     "InstanceCopy",
+    "IntegrationSpec",
     "KindReport",
+    "LeasedEvents",
     "LiveEngine",
     "NewRole",
     "NewUser",
+    "OutboxBounds",
     "PasswordCandidate",
     "PersonalTokenHolder",
     "ProjectAccess",
@@ -125,6 +135,7 @@ __all__ = [
     "ProviderRules",
     "PruneReport",
     "RecordedMetrics",
+    "ResendWork",
     "RetentionSettings",
     "Service",
     "ServiceContext",
@@ -136,6 +147,7 @@ __all__ = [
     "build_frontend_view",
     "bulk_lists_off_flags",
     "client_features_format",
+    "custom_headers",
     "frontend_context",
     "hash_secret",
     "known_variants_only",
@@ -190,6 +202,8 @@ class Service:
         self.personal_tokens = PersonalTokens(context)
         self.provider_sign_in = ProviderSignIn(context)
         self.roles = Roles(context)
+        self.integrations = Integrations(context)
+        self.integration_outbox = IntegrationOutbox(context)
         # Parts that call others, given them here: the only links between parts.
         self.flags = Flags(context, tags=self.tags)
         self.strategies = Strategies(context, definitions=self.strategy_definitions)
