@@ -153,6 +153,8 @@ OPERATIONS: Mapping[str, Permission] = {
     # integrations (Unleash's addons); the outbox's lease and log are the server's own
     # upkeep (actor SYSTEM), and sending a logged delivery again is an update
     "create_integration": P.CREATE_ADDON,
+    "check_new_integration": P.CREATE_ADDON,
+    "check_integration_change": P.UPDATE_ADDON,
     "update_integration": P.UPDATE_ADDON,
     "delete_integration": P.DELETE_ADDON,
     "lease_integration": P.UPDATE_ADDON,

@@ -242,6 +242,23 @@ class Integrations:
         with self._context.read() as tx:
             return _required(tx, integration_id)
 
+    def check_new_integration(
+        self, spec: IntegrationSpec, *, actor: Actor = SYSTEM
+    ) -> IntegrationSpec:
+        """``spec`` checked for `create_integration` (what the server asks before it looks
+        the URL's host up: a person who may not create integrations is refused first)."""
+        authorize(actor, "check_new_integration")
+        return checked_spec(spec)
+
+    def check_integration_change(
+        self, integration_id: int, spec: IntegrationSpec, *, actor: Actor = SYSTEM
+    ) -> IntegrationSpec:
+        """``spec`` checked for `update_integration`, masked secrets replaced by the stored
+        ones (so the server checks the URL that will be used)."""
+        authorize(actor, "check_integration_change")
+        with self._context.read() as tx:
+            return checked_spec(spec, _required(tx, integration_id))
+
     def create_integration(self, spec: IntegrationSpec, *, actor: Actor = SYSTEM) -> Integration:
         """A new integration with a fresh signing secret (its one showing is the answer)."""
         by = authorize(actor, "create_integration")

@@ -30,6 +30,7 @@ from flagcore.wire import (
     export_answers,
     frontend_answers,
     import_answers,
+    integration_answers,
     playground_answers,
     sdk_bodies,
     signal_answers,
@@ -81,6 +82,7 @@ from flagcore.wire.export_answers import *  # noqa: F403
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.frontend_answers import *  # noqa: F403
 from flagcore.wire.import_answers import *  # noqa: F403
+from flagcore.wire.integration_answers import *  # noqa: F403
 from flagcore.wire.playground_answers import *  # noqa: F403
 from flagcore.wire.reading import NotFast
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
@@ -175,3 +177,4 @@ __all__ += playground_answers.__all__
 __all__ += signal_answers.__all__
 __all__ += sdk_bodies.__all__
 __all__ += user_answers.__all__
+__all__ += integration_answers.__all__
