@@ -6,17 +6,24 @@ delivery log, and sending again."""
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
+import aiohttp
 import attrs
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from standardwebhooks.webhooks import Webhook
+from yarl import URL
 
+from flagcore.entities import TokenType
 from flagcore.service import IntegrationSpec, Service
 from flagcore_http import ServerConfig, create_app
-from tests.http.conftest import Api
+from flagcore_http.integration_targets import PinnedResolver, Target
+from flagcore_store_sqlite import SqliteStore
+from tests.http.conftest import ADMIN, Api
 from tests.http.receiver import Received, Receiver, receiving
 
 ADDONS = "/api/admin/addons"
@@ -307,3 +314,62 @@ async def test_each_service_is_sent_its_documented_message_about_the_change(
         assert sent["eventType"] == "UnleashServiceEvent"
         assert (sent["featureName"], sent["environment"]) == ("lamp", "production")
         assert sent["link"] == link
+
+
+async def test_past_the_retry_time_a_delivery_is_logged_failed_and_the_next_event_follows(
+    service: Service, receiver: Receiver
+) -> None:
+    receiver.script = [503] * 1000
+    app = create_app(service, attrs.evolve(CONFIG, integration_retry_seconds=1))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        api = Api(client)
+        made = await api.json("POST", ADDONS, 201, json=_webhook(receiver.url))
+        await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "one"})
+        (failed,) = await _deliveries(api, made["id"], 1)
+        assert (failed["state"], failed["statusCode"]) == ("failed", 503)
+        assert failed["attempts"] >= 2
+        receiver.script = []
+        await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "two"})
+        delivered, _failed = await _deliveries(api, made["id"], 2)
+        assert delivered["state"] == "delivered"
+        assert receiver.received[-1].json()["featureName"] == "two"
+
+
+async def test_the_connection_goes_to_the_checked_address_with_the_urls_host_kept(
+    receiver: Receiver,
+) -> None:
+    port = URL(receiver.url).port
+    checked = Target(URL(f"http://rebound.example:{port}/hook"), "127.0.0.1", socket.AF_INET)
+    connector = aiohttp.TCPConnector(resolver=PinnedResolver(checked), use_dns_cache=False)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        async with session.post(checked.url, data=b"{}") as response:
+            assert response.status == 200
+        with pytest.raises(aiohttp.ClientConnectorError):
+            await session.post(f"http://elsewhere.example:{port}/hook")
+    assert [r.headers["Host"] for r in receiver.received] == [f"rebound.example:{port}"]
+
+
+async def test_two_servers_on_one_sqlite_file_send_each_event_once_in_order(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    stores = [SqliteStore(tmp_path / "shared.db") for _ in range(2)]
+    try:
+        services = [Service(store) for store in stores]
+        services[0].tokens.create_token("admin", TokenType.ADMIN, secret=ADMIN)
+        async with (
+            TestClient(TestServer(create_app(services[0], CONFIG), host="127.0.0.1")) as one,
+            TestClient(TestServer(create_app(services[1], CONFIG), host="127.0.0.1")) as two,
+        ):
+            nodes = [Api(one), Api(two)]
+            made = await nodes[0].json("POST", ADDONS, 201, json=_webhook(receiver.url))
+            names = [f"f{index}" for index in range(20)]
+            for index, name in enumerate(names):
+                await nodes[index % 2].json(
+                    "POST", "/api/admin/projects/default/features", 201, json={"name": name}
+                )
+            await receiver.wait_for(lambda got: len(got) >= len(names))
+            await _deliveries(nodes[1], made["id"], len(names))
+        assert [r.json()["featureName"] for r in receiver.received] == names
+    finally:
+        for store in stores:
+            store.close()
