@@ -113,8 +113,10 @@ class IntegrationSender:
                     )
                     if not recorded:
                         return
-        except FlagcoreError as error:
+        except FlagcoreError as error:  # the store is down: taken up again by `run`
             _log.warning("integration %d: delivery paused: %s", integration_id, error)
+        except Exception:  # a fault of ours must not end the node's deliveries silently
+            _log.exception("integration %d: delivery stopped by an error", integration_id)
 
     async def _deliver(self, integration: Integration, event: Event) -> IntegrationDelivery | None:
         """Attempts until one is answered, a final refusal, or the retry time is up;

@@ -16,6 +16,7 @@ import datetime as dt
 import email.utils
 import logging
 import math
+import secrets
 from collections.abc import Mapping
 
 import aiohttp
@@ -43,6 +44,7 @@ __all__ = [
     "Attempt",
     "check_targets",
     "resend_delivery",
+    "resent",
     "send_once",
     "target_url",
     "webhook_id",
@@ -75,7 +77,10 @@ def target_url(integration: Integration) -> str:
 
 
 def webhook_id(integration: Integration, event: Event) -> str:
-    """The Standard Webhooks message id: one per integration and event, on every node."""
+    """The Standard Webhooks message id: one per integration and event, on every node
+    (a test event, id 0, gets a fresh one each time: a receiver must not drop it)."""
+    if event.id == 0:
+        return f"msg_{integration.id}_test_{secrets.token_hex(8)}"
     return f"msg_{integration.id}_{event.id}"
 
 
@@ -139,6 +144,8 @@ async def send_once(integration: Integration, event: Event, config: ServerConfig
         return Attempt(False, None, f"target refused: {refused.message}")
     except FlagcoreError as error:
         return Attempt(False, None, f"message not built: {error}")
+    except Exception as error:  # a template's fault (pystache), not the receiver's
+        return Attempt(False, None, f"message not built: {type(error).__name__}")
     headers = {
         "Content-Type": message.content_type,
         "User-Agent": "flagcore-integrations",
@@ -177,16 +184,9 @@ async def send_once(integration: Integration, event: Event, config: ServerConfig
         return Attempt(False, None, f"no answer: {kind}", retry=True)
 
 
-async def resend_delivery(request: web.Request, work: ResendWork) -> IntegrationDelivery:
-    """Send a logged delivery's event once more, now, and log the outcome."""
-    attempt = await send_once(work.integration, work.event, request.app[CONFIG])
-    _log.info(
-        "integration %d: event %d sent again by hand: %s",
-        work.integration.id,
-        work.event.id,
-        attempt.detail,
-    )
-    delivery = IntegrationDelivery(
+def resent(work: ResendWork, attempt: Attempt) -> IntegrationDelivery:
+    """The log entry of a delivery sent again by hand."""
+    return IntegrationDelivery(
         0,
         work.integration.id,
         work.event.id,
@@ -196,9 +196,20 @@ async def resend_delivery(request: web.Request, work: ResendWork) -> Integration
         attempt.status_code,
         "sent again by hand: " + attempt.detail,
     )
+
+
+async def resend_delivery(request: web.Request, work: ResendWork) -> IntegrationDelivery:
+    """Send a logged delivery's event once more, now, and log the outcome."""
+    attempt = await send_once(work.integration, work.event, request.app[CONFIG])
+    _log.info(
+        "integration %d: event %d sent again by hand: %s",
+        work.integration.id,
+        work.event.id,
+        attempt.detail,
+    )
     return await call(
         request,
         service(request).integration_outbox.record_integration_resend,
-        delivery,
+        resent(work, attempt),
         actor=actor(request),
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
+from flagcore.integration_providers import MASKED, PROVIDERS
 from flagcore.limits import Limits
 from flagcore.ports import Store
 from flagcore.service.actions import ActionSets
@@ -95,11 +96,13 @@ from flagcore.signal_matching import match_action_sets, matching_action_sets
 __all__ = [
     "BUILTIN_DEFINITIONS",
     "BUILT_IN_CONTEXT_FIELDS",
+    "MASKED",
     "MAX_COUNT",
     "MAX_PERSONAL_TOKENS",
     "MAX_PERSONAL_TOKEN_LIFETIME",
     "PASSWORD_SIGN_IN_OFF",
     "PERSONAL_TOKEN_PREFIX",
+    "PROVIDERS",
     "RESET_LINK_LIFETIME",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
     "SIGN_IN_REFUSED",
