@@ -52,7 +52,6 @@ class IntegrationSender:
         self._app = app
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._tasks: dict[int, asyncio.Task[None]] = {}
-        self.sleep: Callable[[float], Any] = asyncio.sleep
 
     @property
     def _service(self) -> Service:
@@ -152,7 +151,7 @@ class IntegrationSender:
             )
             if not renewed:
                 return None
-            await self.sleep(wait)
+            await asyncio.sleep(wait)
 
     async def stop(self) -> None:
         """Stop sending and give the leases up, so another node carries on at once (an
