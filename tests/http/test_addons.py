@@ -114,6 +114,10 @@ async def test_secrets_are_written_but_never_answered_and_the_signing_secret_sho
         "http://[::1]/hook",
         "http://[fd00::1]/hook",
         "http://[::ffff:127.0.0.1]/hook",
+        "http://[2002:7f00:1::1]/hook",  # 6to4 of 127.0.0.1
+        "http://[64:ff9b::a00:1]/hook",  # NAT64 of 10.0.0.1
+        "http://[fe80::1]/hook",
+        "http://100.100.100.200/latest/meta-data",  # a cloud's metadata, shared range
         "http://0.0.0.0/hook",
         "ftp://127.0.0.1/hook",
         "file:///etc/passwd",
@@ -373,3 +377,20 @@ async def test_two_servers_on_one_sqlite_file_send_each_event_once_in_order(
     finally:
         for store in stores:
             store.close()
+
+
+async def test_a_delivery_owed_when_the_server_stopped_is_sent_by_the_next_one(
+    service: Service, receiver: Receiver
+) -> None:
+    receiver.script = [503] * 1000
+    async with TestClient(TestServer(create_app(service, CONFIG), host="127.0.0.1")) as client:
+        api = Api(client)
+        made = await api.json("POST", ADDONS, 201, json=_webhook(receiver.url))
+        await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "owed"})
+        await receiver.wait_for(lambda got: len(got) >= 1)
+    assert service.integration_outbox.list_integration_deliveries(made["id"]) == []
+    receiver.script = []
+    async with TestClient(TestServer(create_app(service, CONFIG), host="127.0.0.1")) as client:
+        (logged,) = await _deliveries(Api(client), made["id"], 1)
+    assert logged["state"] == "delivered"
+    assert receiver.received[-1].json()["featureName"] == "owed"

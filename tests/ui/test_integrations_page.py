@@ -86,6 +86,7 @@ def test_a_webhook_is_added_tested_delivered_to_and_turned_off(
     assert server.api("GET", "/api/admin/addons/1")["enabled"] is False
     page.goto(server.url + "/ui/integrations")
     shot(page, "integrations")
+    assert "s3cret" not in server.log.read_text()  # a secret parameter is never logged
 
 
 def test_a_refused_integration_comes_back_as_typed(page: Page, hooks_server: Server) -> None:
