@@ -182,6 +182,8 @@ async def send_once(integration: Integration, event: Event, config: ServerConfig
     except (aiohttp.ClientError, TimeoutError, OSError) as error:
         kind = "timed out" if isinstance(error, TimeoutError) else type(error).__name__
         return Attempt(False, None, f"no answer: {kind}", retry=True)
+    except ValueError as error:  # a request aiohttp refuses to write: trying again won't help
+        return Attempt(False, None, f"not sent: {type(error).__name__}")
 
 
 def resent(work: ResendWork, attempt: Attempt) -> IntegrationDelivery:

@@ -85,6 +85,10 @@ def test_an_update_sending_the_mask_keeps_the_stored_secret(service: Service) ->
             "$.parameters.customHeaders",
         ),
         (attrs.evolve(HOOK, events=("feature-created", "no-such-event")), "$.events[1]"),
+        (
+            attrs.evolve(HOOK, parameters={"url": "https://a.io", "authorization": "a\r\nX: y"}),
+            "$.parameters.authorization",
+        ),
         (attrs.evolve(HOOK, projects=("bad name",)), "$.projects[0]"),
         (attrs.evolve(HOOK, parameters={"url": MASKED}), "$.parameters.url"),
     ],

@@ -54,6 +54,8 @@ RESERVED_HEADERS = frozenset(
 )
 """Headers a delivery sets itself: a custom header may not replace them."""
 
+# Parameters sent as a header's value (Content-Type, Authorization, DD-API-KEY, Api-Key).
+_HEADER_PARAMETERS = frozenset({"contentType", "authorization", "apiKey", "licenseKey"})
 _HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}")
 
 
@@ -158,6 +160,12 @@ def _checked_parameters(
             f"Missing required parameters: {','.join(missing)}",
             [ErrorDetail("required", f"$.parameters.{name}") for name in missing],
         )
+    for name in _HEADER_PARAMETERS & kept.keys():
+        if any(ch in kept[name] for ch in "\r\n\0") or len(kept[name]) > 4_000:
+            raise InvalidInput(
+                f"{name} is sent as a header: one line of at most 4000 characters",
+                [ErrorDetail("one line of at most 4000 characters", f"$.parameters.{name}")],
+            )
     if "url" in kept:
         _check_url(kept["url"])
     custom_headers(kept.get("customHeaders"))
