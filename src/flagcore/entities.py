@@ -32,6 +32,9 @@ __all__ = [
     "FlagDetails",
     "FlagEnvironment",
     "FlagMetrics",
+    "Integration",
+    "IntegrationCursor",
+    "IntegrationDelivery",
     "LegalValue",
     "Project",
     "SampledContext",
@@ -416,3 +419,57 @@ class SampledContext:
     slot: int
     context: str
     seen_at: dt.datetime
+
+
+# Integrations out (issue 31): Unleash's addons, the cursor each keeps over the event log,
+# and the log of what was sent.
+
+
+@attrs.frozen
+class Integration:
+    """Where flag changes are sent (Unleash's addon): a provider, its parameters, and
+    which events go (an empty ``projects`` or ``environments`` is all of them).
+
+    ``signing_secret`` signs every delivery (Standard Webhooks); it is shown once, when
+    the integration is made, and never answered again."""
+
+    id: int
+    provider: str
+    enabled: bool
+    description: str | None = None
+    parameters: Mapping[str, str] = attrs.field(factory=dict, hash=False)
+    events: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
+    environments: tuple[str, ...] = ()
+    signing_secret: str = attrs.field(default="", repr=False)
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+
+
+@attrs.frozen
+class IntegrationCursor:
+    """How far one integration has got through the event log, and who sends for it now.
+
+    ``event_id`` moves only once the event's delivery was answered (or given up): the
+    event log is the outbox, so a restart resumes right after it. ``holder`` and
+    ``lease_until`` make one node at a time the sender of an integration."""
+
+    integration_id: int
+    event_id: int
+    holder: str | None = None
+    lease_until: dt.datetime | None = None
+
+
+@attrs.frozen
+class IntegrationDelivery:
+    """One event sent to one integration (or given up, or skipped past a bound), as its
+    delivery log shows it. ``state``: ``delivered``, ``failed`` or ``overflow``."""
+
+    id: int
+    integration_id: int
+    event_id: int
+    event_type: str
+    state: str
+    attempts: int
+    status_code: int | None = None
+    detail: str = ""
+    created_at: dt.datetime = attrs.field(factory=_utc_now)

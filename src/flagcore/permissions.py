@@ -66,6 +66,9 @@ class Permission(enum.StrEnum):
     CREATE_ACTIONS = "CREATE_ACTIONS"
     UPDATE_ACTIONS = "UPDATE_ACTIONS"
     DELETE_ACTIONS = "DELETE_ACTIONS"
+    CREATE_ADDON = "CREATE_ADDON"
+    UPDATE_ADDON = "UPDATE_ADDON"
+    DELETE_ADDON = "DELETE_ADDON"
 
 
 P = Permission
@@ -150,6 +153,19 @@ OPERATIONS: Mapping[str, Permission] = {
     # the preview's context samples (issue 30): an upload is personal data an admin brings
     "replace_context_sample": P.ADMIN,
     "write_sampled_contexts": P.ADMIN,
+    # integrations (Unleash's addons); the outbox's lease and log are the server's own
+    # upkeep (actor SYSTEM), and sending a logged delivery again is an update
+    "create_integration": P.CREATE_ADDON,
+    "check_new_integration": P.CREATE_ADDON,
+    "check_integration_change": P.UPDATE_ADDON,
+    "update_integration": P.UPDATE_ADDON,
+    "delete_integration": P.DELETE_ADDON,
+    "lease_integration": P.UPDATE_ADDON,
+    "renew_integration_lease": P.UPDATE_ADDON,
+    "release_integration_lease": P.UPDATE_ADDON,
+    "record_integration_delivery": P.UPDATE_ADDON,
+    "delivery_to_resend": P.UPDATE_ADDON,
+    "record_integration_resend": P.UPDATE_ADDON,
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

@@ -26,6 +26,9 @@ from flagcore.entities import (
     Event,
     FlagDefinition,
     FlagEnvironment,
+    Integration,
+    IntegrationCursor,
+    IntegrationDelivery,
     Project,
     SampledContext,
     SegmentDefinition,
@@ -58,6 +61,9 @@ __all__ = [
     "FLAGS",
     "FLAG_ENVIRONMENTS",
     "FLAG_TAGS",
+    "INTEGRATIONS",
+    "INTEGRATION_CURSORS",
+    "INTEGRATION_DELIVERIES",
     "IS_NULL",
     "NOT_NULL",
     "PERSONAL_TOKENS",
@@ -280,6 +286,23 @@ CONTEXT_SAMPLES = Table(
     order=("environment", "source", "slot"),
 )
 
+# Integrations out (issue 31): the cursor and the delivery log go with their integration.
+INTEGRATIONS = Table(Integration, "integrations", key=("id",), order=("id",))
+INTEGRATION_CURSORS = Table(
+    IntegrationCursor,
+    "integration_cursors",
+    key=("integration_id",),
+    order=("integration_id",),
+    deleted_with=(("integrations", "integration_id"),),
+)
+INTEGRATION_DELIVERIES = Table(
+    IntegrationDelivery,
+    "integration_deliveries",
+    key=("id",),
+    order=("-id",),
+    deleted_with=(("integrations", "integration_id"),),
+)
+
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
     ENVIRONMENTS,
@@ -306,6 +329,9 @@ TABLES: tuple[Table[Any], ...] = (
     USER_IDENTITIES,
     ROLES,
     ROLE_ASSIGNMENTS,
+    INTEGRATIONS,
+    INTEGRATION_CURSORS,
+    INTEGRATION_DELIVERIES,
     CONTEXT_SAMPLES,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets

@@ -24,6 +24,7 @@ from flagcore_http.errors import (
     guarded,
     unmatched_handler,
 )
+from flagcore_http.integration_delivery import DELIVERY, IntegrationSender, integration_delivery
 from flagcore_http.keys import CACHE, CONFIG, SERVICE, WORKER
 from flagcore_http.metric_names import METRIC_NAMES, MetricNames
 from flagcore_http.metrics import (
@@ -109,6 +110,9 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app.cleanup_ctx.append(context_sample_flush(config.preview_sample_flush_interval))
     app[HUB] = StreamingHub(service, app[WORKER], hub_settings(config))
     app.cleanup_ctx.append(hub_lifetime)
+    # integrations out (issue 31): the event log followed, owed deliveries sent
+    app[DELIVERY] = IntegrationSender(app)
+    app.cleanup_ctx.append(integration_delivery)
     app.on_shutdown.append(close_streams)
     # --- observe (issue 18 §2): metrics per app, request ids on every answer ---
     _observe(app)

@@ -315,6 +315,28 @@ def _provider_url(raw: str, where: str) -> str | None:
     return text
 
 
+def _allow_list(raw: str, where: str) -> tuple[str, ...]:
+    """Hosts or addresses, comma separated (Unleash's ``UNLEASH_ALLOW_LIST_INTEGRATION``)."""
+    entries = tuple(part.strip() for part in raw.split(",") if part.strip())
+    for entry in entries:
+        if not re.fullmatch(r"[A-Za-z0-9.:\[\]_-]{1,253}", entry):
+            raise ConfigError(
+                f"{where}={_shown(raw)}: {_shown(entry)} is not a host or an address; use a "
+                "comma list such as 127.0.0.1,hooks.internal"
+            )
+    return entries
+
+
+def _ui_url(raw: str, where: str) -> str:
+    text = raw.strip().rstrip("/")
+    if not re.fullmatch(r"https?://[^/?#\s]+(/[^?#\s]*)?", text) or len(text) > 2048:
+        raise ConfigError(
+            f"{where}={_shown(raw)}: use the http(s) URL people reach the UI at, such as "
+            "https://flags.example.com"
+        )
+    return text
+
+
 def _optional_text(raw: str, where: str) -> str | None:
     if len(raw) > 1024 or any(ord(c) < 32 for c in raw):
         raise ConfigError(f"{where}: at most 1024 printable characters")
@@ -464,6 +486,11 @@ class ServerConfig:
     oidc_group_claim: str | None = None
     oidc_group_roles: tuple[tuple[str, RootRole], ...] = ()
     password_sign_in: bool = True
+    # --- integrations out (issue 31, docs/integrations.md) ---
+    integration_allow_list: tuple[str, ...] = ()
+    integration_retry_seconds: float = 600.0
+    integration_timeout: float = 10.0
+    integration_ui_url: str = "http://localhost:4242"
     # --- fastpath: worker processes on one port, and the event loop (docs/performance.md) ---
     workers: int = 1
     event_loop: str = "auto"
@@ -636,6 +663,7 @@ _UI = "admin web UI"
 _PROCESSES = "processes"
 _OBSERVE = "metrics and logs"
 _PREVIEW = "the preview's context sample"
+_INTEGRATIONS = "integrations out"
 
 SETTINGS: tuple[Setting, ...] = (
     Setting(
@@ -1320,5 +1348,38 @@ SETTINGS: tuple[Setting, ...] = (
         section=_PREVIEW,
         help="days a context sampled from traffic is kept (0: forever; uploads stay until "
         "replaced)",
+    ),
+    Setting(
+        "FLAGCORE_INTEGRATION_ALLOW_LIST",
+        "integration_allow_list",
+        _allow_list,
+        default="",
+        section=_INTEGRATIONS,
+        help="hosts or addresses integrations may send to though not public (loopback, "
+        "private, link-local), comma separated",
+    ),
+    Setting(
+        "FLAGCORE_INTEGRATION_RETRY_SECONDS",
+        "integration_retry_seconds",
+        _duration(0, 86_400),
+        default="600",
+        section=_INTEGRATIONS,
+        help="how long a delivery is retried before it is marked failed",
+    ),
+    Setting(
+        "FLAGCORE_INTEGRATION_TIMEOUT_SECONDS",
+        "integration_timeout",
+        _duration(0.1, 60),
+        default="10",
+        section=_INTEGRATIONS,
+        help="seconds to connect, and to wait for a receiver's answer, per attempt",
+    ),
+    Setting(
+        "FLAGCORE_INTEGRATION_UI_URL",
+        "integration_ui_url",
+        _ui_url,
+        default="http://localhost:4242",
+        section=_INTEGRATIONS,
+        help="the address people reach this server's UI at, for links in integration messages",
     ),
 )

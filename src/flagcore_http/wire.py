@@ -8,7 +8,7 @@ classes): the core's converter is shared by every package and is never changed h
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import attrs
@@ -24,6 +24,7 @@ __all__ = [
     "BODY_NAMES",
     "ActionBody",
     "ActionSetBody",
+    "AddonBody",
     "ContextFieldBody",
     "ContextFieldUpdate",
     "CreateEnvironment",
@@ -143,6 +144,20 @@ class CreateToken:
 class CreateTagType:
     name: str
     description: str | None = None
+
+
+@attrs.frozen
+class AddonBody:
+    """Unleash's ``addonCreateUpdateSchema``: an integration, made or replaced whole
+    (secret parameters sent as ``*****`` keep their stored values)."""
+
+    provider: str
+    enabled: bool
+    parameters: dict[str, str]  # strict: no number read as text, unlike strategies'
+    events: tuple[str, ...]
+    description: str | None = None
+    projects: tuple[str, ...] = ()
+    environments: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -413,6 +428,7 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     ProjectAccessBody: {},
     UserRolesBody: {},
     PreviewBody: {},
+    AddonBody: {},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES
@@ -429,12 +445,27 @@ def _root_role(value: object, _type: object) -> RootRole:
     raise ValueError("expected a root role: 1, 2, 3, Admin, Editor or Viewer")
 
 
+def _strings_object(made: cattrs.Converter) -> Callable[[object, object], dict[str, str]]:
+    """An object of strings (an integration's parameters): null or another type is a
+    400 at the object, a value that is not a string one at its key."""
+    plain = made.gen_structure_mapping(dict[str, str])
+
+    def structure(value: object, _type: object) -> dict[str, str]:
+        if not isinstance(value, dict):
+            raise wire.WrongType("an object", value)
+        read: dict[str, str] = plain(value, dict[str, str])
+        return read
+
+    return structure
+
+
 def _http_converter() -> cattrs.Converter:
     made = wire.converter.copy()
     for enum_type in (ActionKind, TokenType, Permission, RoleType):
         made.register_structure_hook(enum_type, wire.enum_hook(enum_type))
         made.register_unstructure_hook(enum_type, lambda value: value.value)
     made.register_structure_hook(RootRole, _root_role)
+    made.register_structure_hook_func(lambda t: t == dict[str, str], _strings_object(made))
     for cls, renames in _NAMES.items():
         wire.register_class(made, cls, renames)
     return made

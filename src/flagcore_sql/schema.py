@@ -564,6 +564,48 @@ def m012_context_fields(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m014_integrations(session: SqlSession, dialect: Dialect) -> None:
+    """Integrations out (issue 31): Unleash's addons, each one's cursor over the event log
+    with the lease of the node sending for it, and the delivery log."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE integrations (
+            id {serial},
+            provider TEXT NOT NULL,
+            enabled {bool} NOT NULL,
+            description TEXT,
+            parameters TEXT NOT NULL,
+            events TEXT NOT NULL,
+            projects TEXT NOT NULL,
+            environments TEXT NOT NULL,
+            signing_secret TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE integration_cursors (
+            integration_id {bigint} PRIMARY KEY REFERENCES integrations(id) ON DELETE CASCADE,
+            event_id {bigint} NOT NULL,
+            holder TEXT,
+            lease_until TEXT
+        );
+        CREATE TABLE integration_deliveries (
+            id {serial},
+            integration_id {bigint} NOT NULL REFERENCES integrations(id) ON DELETE CASCADE,
+            event_id {bigint} NOT NULL,
+            event_type TEXT NOT NULL,
+            state TEXT NOT NULL,
+            attempts {bigint} NOT NULL,
+            status_code {bigint},
+            detail TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX integration_deliveries_integration
+            ON integration_deliveries(integration_id, id);
+        """,
+    )
+
+
 def m016_context_samples(session: SqlSession, dialect: Dialect) -> None:
     """The preview's context samples (issue 30): per environment, the traffic reservoir's
     slots and the uploaded lines, each a context as canonical JSON text. Retention deletes
@@ -600,6 +642,7 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m010_user_identities,
         m011_roles,
         m012_context_fields,
+        m014_integrations,
         m016_context_samples,
     )
 )

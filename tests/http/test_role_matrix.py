@@ -21,11 +21,18 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from flagcore.entities import Action, ActionKind, ContextField, Strategy, Tag
+from flagcore.entities import (
+    Action,
+    ActionKind,
+    ContextField,
+    IntegrationDelivery,
+    Strategy,
+    Tag,
+)
 from flagcore.model import Constraint
 from flagcore.people import RootRole
 from flagcore.permissions import Grant, Permission, RoleType
-from flagcore.service import NewRole, NewUser, Service
+from flagcore.service import IntegrationSpec, NewRole, NewUser, Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
 from flagcore_store_sqlite import SqliteStore
@@ -43,6 +50,12 @@ _ACTION_SET = {
             "executionParams": {"project": "beta", "featureName": "f"},
         }
     ],
+}
+_ADDON = {
+    "provider": "webhook",
+    "enabled": False,
+    "parameters": {"url": "https://93.184.216.34/hook"},
+    "events": ["feature-created"],
 }
 
 
@@ -196,6 +209,15 @@ CASES: dict[tuple[str, str], Case] = {
     ("POST", "/api/admin/environments/{environment}/context-sample"): Case(
         {"userId": "sampled"}, P.ADMIN
     ),
+    # integrations: off, to a public address literal (nothing is sent, nothing resolved)
+    ("POST", "/api/admin/addons"): Case(_ADDON, P.CREATE_ADDON),
+    ("PUT", "/api/admin/addons/{id}"): Case(
+        {**_ADDON, "description": "x"}, P.UPDATE_ADDON, "addon"
+    ),
+    ("DELETE", "/api/admin/addons/{id}"): Case(None, P.DELETE_ADDON, "doomed_addon"),
+    ("POST", "/api/admin/addons/{id}/deliveries/{deliveryId}/resend"): Case(
+        None, P.UPDATE_ADDON, "addon"
+    ),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
@@ -329,6 +351,16 @@ def _world(service: Service) -> dict[str, Any]:
     for field in ("region", "doomed-region"):
         service.context_fields.create_context_field(ContextField(field))
     bot_token = accounts.create_service_account_token(account.id, "kept", expiry)
+    # An integration to a local address made in-process: a resend is refused at delivery
+    # time by the SSRF rules (no allow list here), so nothing leaves the machine.
+    hook = IntegrationSpec(
+        "webhook", False, {"url": "http://127.0.0.1:9/hook"}, ("feature-created",)
+    )
+    addon, doomed_addon = (service.integrations.create_integration(hook) for _ in range(2))
+    newest = service.events.list_events(limit=1)[0]
+    delivery = service.integration_outbox.record_integration_resend(
+        IntegrationDelivery(0, addon.id, newest.id, newest.type, "failed", 1, 400)
+    )
     return {
         "project": "beta",
         "name": "f",
@@ -362,6 +394,9 @@ def _world(service: Service) -> dict[str, Any]:
         "expiry": expiry.isoformat(),
         "ctx": "region",
         "doomed_ctx": "doomed-region",
+        "addon": addon.id,
+        "doomed_addon": doomed_addon.id,
+        "deliveryId": delivery.id,
     }
 
 
@@ -400,6 +435,10 @@ def _snapshot(service: Service) -> Any:
         service.users.list_users(),
         service.service_accounts.list_accounts(),
         service.context_fields.list_context_fields(),
+        [
+            (i, service.integration_outbox.list_integration_deliveries(i.id))
+            for i in service.integrations.list_integrations()
+        ],
     )
 
 

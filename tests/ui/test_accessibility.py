@@ -196,6 +196,17 @@ def _seed(server: Server) -> list[str]:
         },
         token=CLIENT,
     )
+    # An integration that is off, to a public address literal: nothing is ever sent.
+    addon = server.api(
+        "POST",
+        "/api/admin/addons",
+        {
+            "provider": "webhook",
+            "enabled": False,
+            "parameters": {"url": "https://93.184.216.34/hook"},
+            "events": ["feature-created"],
+        },
+    )
     strategies = "/ui/flags/labelled/environments/development/strategies"
     return [
         "/ui/flags",
@@ -226,6 +237,10 @@ def _seed(server: Server) -> list[str]:
         f"/ui/actions/{action_set['id']}/executions",
         "/ui/applications",
         "/ui/playground",
+        "/ui/integrations",
+        "/ui/integrations/new?provider=webhook",
+        "/ui/integrations/new?provider=datadog",
+        f"/ui/integrations/{addon['id']}",
         "/ui/no-such-page",  # the error page
         "/ui/flags/no-such-flag",
     ]

@@ -13,6 +13,7 @@ import datetime as dt
 from collections.abc import Callable
 
 from flagcore.context_sample import ContextSampler
+from flagcore.integration_providers import MASKED, PROVIDERS
 from flagcore.limits import Limits
 from flagcore.ports import Store
 from flagcore.preview import ProposedChange
@@ -40,6 +41,13 @@ from flagcore.service.import_plan import ImportCheck
 from flagcore.service.importing import Importing, ImportReport
 from flagcore.service.instance_copy import CopyReport, InstanceCopy, KindReport
 from flagcore.service.instances import ClientInstances
+from flagcore.service.integration_outbox import (
+    IntegrationOutbox,
+    LeasedEvents,
+    OutboxBounds,
+    ResendWork,
+)
+from flagcore.service.integrations import Integrations, IntegrationSpec, custom_headers
 from flagcore.service.metrics import (
     MAX_COUNT,
     CheckedReport,
@@ -91,11 +99,13 @@ from flagcore.signal_matching import match_action_sets, matching_action_sets
 __all__ = [
     "BUILTIN_DEFINITIONS",
     "BUILT_IN_CONTEXT_FIELDS",
+    "MASKED",
     "MAX_COUNT",
     "MAX_PERSONAL_TOKENS",
     "MAX_PERSONAL_TOKEN_LIFETIME",
     "PASSWORD_SIGN_IN_OFF",
     "PERSONAL_TOKEN_PREFIX",
+    "PROVIDERS",
     "RESET_LINK_LIFETIME",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
     "SIGN_IN_REFUSED",
@@ -118,10 +128,13 @@ __all__ = [
     "ImportCheck",
     "ImportReport",
     "InstanceCopy",
+    "IntegrationSpec",
     "KindReport",
+    "LeasedEvents",
     "LiveEngine",
     "NewRole",
     "NewUser",
+    "OutboxBounds",
     "PasswordCandidate",
     "PersonalTokenHolder",
     "PreviewInput",
@@ -131,6 +144,7 @@ __all__ = [
     "ProviderRules",
     "PruneReport",
     "RecordedMetrics",
+    "ResendWork",
     "RetentionSettings",
     "Service",
     "ServiceContext",
@@ -142,6 +156,7 @@ __all__ = [
     "build_frontend_view",
     "bulk_lists_off_flags",
     "client_features_format",
+    "custom_headers",
     "frontend_context",
     "hash_secret",
     "known_variants_only",
@@ -196,6 +211,8 @@ class Service:
         self.personal_tokens = PersonalTokens(context)
         self.provider_sign_in = ProviderSignIn(context)
         self.roles = Roles(context)
+        self.integrations = Integrations(context)
+        self.integration_outbox = IntegrationOutbox(context)
         # Parts that call others, given them here: the only links between parts.
         self.flags = Flags(context, tags=self.tags)
         self.strategies = Strategies(context, definitions=self.strategy_definitions)

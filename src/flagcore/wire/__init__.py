@@ -31,6 +31,7 @@ from flagcore.wire import (
     export_answers,
     frontend_answers,
     import_answers,
+    integration_answers,
     playground_answers,
     preview_answers,
     sdk_bodies,
@@ -82,6 +83,7 @@ from flagcore.wire.export_answers import *  # noqa: F403
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.frontend_answers import *  # noqa: F403
 from flagcore.wire.import_answers import *  # noqa: F403
+from flagcore.wire.integration_answers import *  # noqa: F403
 from flagcore.wire.playground_answers import *  # noqa: F403
 from flagcore.wire.preview_answers import *  # noqa: F403
 from flagcore.wire.reading import NotFast
@@ -177,3 +179,4 @@ __all__ += signal_answers.__all__
 __all__ += sdk_bodies.__all__
 __all__ += user_answers.__all__
 __all__ += preview_answers.__all__
+__all__ += integration_answers.__all__

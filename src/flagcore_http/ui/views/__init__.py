@@ -12,6 +12,7 @@ from flagcore_http.ui.views import (
     events,
     flag,
     flags,
+    integrations,
     my_tokens,
     playground,
     projects,
@@ -45,6 +46,7 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     actions.routes,
     applications.routes,
     playground.routes,
+    integrations.routes,
     provider_sign_in.routes,
     sign_in.routes,
 )

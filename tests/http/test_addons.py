@@ -1,0 +1,396 @@
+"""Integrations on Unleash's addons API (issue 31), over a real server and SQLite file,
+delivering to real receivers on 127.0.0.1: the API's shape, the SSRF rules, signed
+deliveries verified with the Standard Webhooks reference library, retries, the
+delivery log, and sending again."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import attrs
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from standardwebhooks.webhooks import Webhook
+from yarl import URL
+
+from flagcore.entities import TokenType
+from flagcore.service import IntegrationSpec, Service
+from flagcore_http import ServerConfig, create_app
+from flagcore_http.integration_targets import PinnedResolver, Target
+from flagcore_store_sqlite import SqliteStore
+from tests.http.conftest import ADMIN, Api
+from tests.http.receiver import Received, Receiver, receiving
+
+ADDONS = "/api/admin/addons"
+CONFIG = ServerConfig(
+    integration_allow_list=("127.0.0.1",), integration_retry_seconds=30, integration_timeout=2
+)
+
+
+@pytest.fixture
+async def hooks(service: Service) -> AsyncIterator[Api]:
+    app = create_app(service, CONFIG)
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        yield Api(client)
+
+
+@pytest.fixture
+async def receiver() -> AsyncIterator[Receiver]:
+    async with receiving() as made:
+        yield made
+
+
+def _webhook(url: str, **more: Any) -> dict[str, Any]:
+    return {
+        "provider": "webhook",
+        "enabled": True,
+        "parameters": {"url": url, **more},
+        "events": ["feature-created", "feature-environment-enabled"],
+    }
+
+
+async def _deliveries(api: Api, addon_id: int, count: int) -> list[dict[str, Any]]:
+    """The delivery log once it holds ``count`` entries (deliveries are sent behind)."""
+    for _ in range(600):
+        log = await api.json("GET", f"{ADDONS}/{addon_id}/deliveries")
+        if len(log["deliveries"]) >= count:
+            return list(log["deliveries"])
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"the log never held {count} deliveries: {log}")
+
+
+async def test_the_list_names_every_provider_with_its_parameters_and_events(hooks: Api) -> None:
+    listed = await hooks.json("GET", ADDONS)
+    assert listed["addons"] == []
+    providers = {p["name"]: p for p in listed["providers"]}
+    assert set(providers) == {"webhook", "slack", "teams", "datadog", "new-relic"}
+    url = next(p for p in providers["webhook"]["parameters"] if p["name"] == "url")
+    assert url == {
+        "name": "url",
+        "displayName": "URL",
+        "type": "url",
+        "description": "(Required) The URL each event is posted to.",
+        "required": True,
+        "sensitive": True,
+    }
+    assert "feature-environment-enabled" in providers["slack"]["events"]
+
+
+async def test_secrets_are_written_but_never_answered_and_the_signing_secret_shown_once(
+    hooks: Api, receiver: Receiver
+) -> None:
+    made = await hooks.json(
+        "POST", ADDONS, 201, json=_webhook(receiver.url, authorization="Bearer s3cret")
+    )
+    assert made["signingSecret"].startswith("whsec_")
+    assert made["parameters"] == {"url": "*****", "authorization": "*****"}
+    for answer in (
+        await hooks.json("GET", f"{ADDONS}/{made['id']}"),
+        (await hooks.json("GET", ADDONS))["addons"][0],
+    ):
+        assert "signingSecret" not in answer
+        assert "s3cret" not in str(answer)
+        assert receiver.url not in str(answer)
+    kept = {**_webhook("*****", authorization="*****"), "description": "ops", "enabled": False}
+    updated = await hooks.json("PUT", f"{ADDONS}/{made['id']}", json=kept)
+    assert updated["description"] == "ops"
+    assert updated["enabled"] is False
+    await hooks.json("DELETE", f"{ADDONS}/{made['id']}")
+    await hooks.json("GET", f"{ADDONS}/{made['id']}", 404)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.2/hook",
+        "http://10.0.0.8/hook",
+        "http://192.168.1.1/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/hook",
+        "http://[fd00::1]/hook",
+        "http://[::ffff:127.0.0.1]/hook",
+        "http://[2002:7f00:1::1]/hook",  # 6to4 of 127.0.0.1
+        "http://[64:ff9b::a00:1]/hook",  # NAT64 of 10.0.0.1
+        "http://[fe80::1]/hook",
+        "http://100.100.100.200/latest/meta-data",  # a cloud's metadata, shared range
+        "http://0.0.0.0/hook",
+        "ftp://127.0.0.1/hook",
+        "file:///etc/passwd",
+        "http:///no-host",
+    ],
+)
+async def test_a_url_that_is_not_public_and_not_allowed_is_refused_naming_the_parameter(
+    hooks: Api, url: str
+) -> None:
+    refused = await hooks.json("POST", ADDONS, 400, json=_webhook(url))
+    assert [d["path"] for d in refused["details"]] == ["$.parameters.url"]
+    assert (await hooks.json("GET", ADDONS))["addons"] == []
+
+
+async def test_a_host_name_is_resolved_and_refused_when_it_points_inside(
+    service: Service,
+) -> None:
+    app = create_app(service, attrs.evolve(CONFIG, integration_allow_list=()))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        refused = await Api(client).json("POST", ADDONS, 400, json=_webhook("http://localhost/"))
+    assert "not a public address" in refused["details"][0]["message"]
+
+
+async def test_a_delivery_is_signed_per_standard_webhooks_and_carries_the_event(
+    hooks: Api, receiver: Receiver
+) -> None:
+    made = await hooks.json(
+        "POST",
+        ADDONS,
+        201,
+        json=_webhook(
+            receiver.url, authorization="Bearer s3cret", customHeaders='{"X-Team": "flags"}'
+        ),
+    )
+    await hooks.json("POST", "/api/admin/projects/default/features", 201, json={"name": "shiny"})
+    await receiver.wait_for(lambda got: len(got) == 1)
+    (got,) = receiver.received
+    verified = Webhook(made["signingSecret"]).verify(got.body, got.headers)
+    assert verified["type"] == "feature-created"
+    assert verified["featureName"] == "shiny"
+    assert got.headers["webhook-id"] == f"msg_{made['id']}_{verified['id']}"
+    assert got.headers["Authorization"] == "Bearer s3cret"
+    assert got.headers["X-Team"] == "flags"
+    (logged,) = await _deliveries(hooks, made["id"], 1)
+    assert logged["state"] == "delivered"
+    assert logged["attempts"] == 1
+    assert logged["statusCode"] == 200
+
+
+async def test_a_body_template_is_rendered_as_unleash_renders_it(
+    hooks: Api, receiver: Receiver
+) -> None:
+    template = '{"event": "{{event.type}}", "by": "{{event.createdBy}}", "json": {{{eventJson}}}}'
+    await hooks.json(
+        "POST",
+        ADDONS,
+        201,
+        json=_webhook(receiver.url, bodyTemplate=template, contentType="text/x"),
+    )
+    await hooks.json("POST", "/api/admin/projects/default/features", 201, json={"name": "t"})
+    await receiver.wait_for(lambda got: len(got) == 1)
+    (got,) = receiver.received
+    assert got.headers["Content-Type"] == "text/x"
+    sent = got.json()
+    assert sent["event"] == "feature-created"
+    assert '"featureName": "t"' in sent["json"]
+
+
+async def test_timeouts_429_and_5xx_are_retried_and_the_delivery_logged_once_answered(
+    hooks: Api, receiver: Receiver
+) -> None:
+    receiver.script = [503, (429, {"Retry-After": "1"}), 502]
+    made = await hooks.json("POST", ADDONS, 201, json=_webhook(receiver.url))
+    await hooks.json("POST", "/api/admin/projects/default/features", 201, json={"name": "r"})
+    (logged,) = await _deliveries(hooks, made["id"], 1)
+    assert (logged["state"], logged["attempts"], logged["statusCode"]) == ("delivered", 4, 200)
+    assert len({r.headers["webhook-id"] for r in receiver.received}) == 1
+
+
+async def test_a_4xx_is_not_retried_it_fails_and_can_be_sent_again(
+    hooks: Api, receiver: Receiver
+) -> None:
+    receiver.script = [400]
+    made = await hooks.json("POST", ADDONS, 201, json=_webhook(receiver.url))
+    await hooks.json("POST", "/api/admin/projects/default/features", 201, json={"name": "x"})
+    (failed,) = await _deliveries(hooks, made["id"], 1)
+    assert (failed["state"], failed["attempts"], failed["statusCode"]) == ("failed", 1, 400)
+    again = await hooks.json("POST", f"{ADDONS}/{made['id']}/deliveries/{failed['id']}/resend")
+    assert (again["state"], again["statusCode"], again["eventId"]) == (
+        "delivered",
+        200,
+        failed["eventId"],
+    )
+    assert [r.headers["webhook-id"] for r in receiver.received] == [
+        receiver.received[0].headers["webhook-id"]
+    ] * 2
+    newest = (await hooks.json("GET", f"{ADDONS}/{made['id']}/deliveries"))["deliveries"]
+    assert [d["state"] for d in newest] == ["delivered", "failed"]
+
+
+async def test_a_redirect_is_not_followed(hooks: Api, receiver: Receiver) -> None:
+    receiver.script = [(302, {"Location": receiver.url + "/elsewhere"})]
+    made = await hooks.json("POST", ADDONS, 201, json=_webhook(receiver.url))
+    await hooks.json("POST", "/api/admin/projects/default/features", 201, json={"name": "y"})
+    (logged,) = await _deliveries(hooks, made["id"], 1)
+    assert (logged["state"], logged["statusCode"]) == ("failed", 302)
+    assert [r.path for r in receiver.received] == ["/hook"]
+
+
+async def test_an_integration_that_keeps_failing_does_not_delay_another(
+    hooks: Api, service: Service
+) -> None:
+    async with receiving() as stuck, receiving() as fine:
+        stuck.hang = True
+        await hooks.json("POST", ADDONS, 201, json=_webhook(stuck.url))
+        made = await hooks.json("POST", ADDONS, 201, json=_webhook(fine.url))
+        for name in ("a", "b", "c"):
+            await hooks.json(
+                "POST", "/api/admin/projects/default/features", 201, json={"name": name}
+            )
+        await fine.wait_for(lambda got: len(got) == 3)
+        assert [r.json()["featureName"] for r in fine.received] == ["a", "b", "c"]
+        assert len(stuck.received) == 1  # still waiting on its first answer
+        assert len(await _deliveries(hooks, made["id"], 3)) == 3
+
+
+async def test_a_target_is_checked_again_at_delivery_time(
+    service: Service, receiver: Receiver
+) -> None:
+    # Made in-process (past the route's check) on a server that allows no private address.
+    made = service.integrations.create_integration(
+        IntegrationSpec("webhook", True, {"url": receiver.url}, ("feature-created",))
+    )
+    app = create_app(service, attrs.evolve(CONFIG, integration_allow_list=()))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        api = Api(client)
+        await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "z"})
+        (logged,) = await _deliveries(api, made.id, 1)
+    assert logged["state"] == "failed"
+    assert "not a public address" in logged["detail"]
+    assert receiver.received == []
+
+
+def _only(received: list[Received]) -> Any:
+    (got,) = received
+    return got
+
+
+@pytest.mark.parametrize(
+    ("provider", "parameters"),
+    [
+        ("slack", {"defaultChannel": "releases"}),
+        ("teams", {}),
+        ("datadog", {"apiKey": "dd-key", "sourceTypeName": "flagcore"}),
+        ("new-relic", {"licenseKey": "nr-key"}),
+    ],
+)
+async def test_each_service_is_sent_its_documented_message_about_the_change(
+    hooks: Api, receiver: Receiver, provider: str, parameters: dict[str, str]
+) -> None:
+    await hooks.json(
+        "POST",
+        ADDONS,
+        201,
+        json={
+            "provider": provider,
+            "enabled": True,
+            "parameters": {"url": receiver.url, **parameters},
+            "events": ["feature-environment-enabled"],
+        },
+    )
+    await hooks.json("POST", "/api/admin/projects/default/features", 201, json={"name": "lamp"})
+    await hooks.json(
+        "POST", "/api/admin/projects/default/features/lamp/environments/production/on", 200
+    )
+    await receiver.wait_for(lambda got: len(got) == 1)
+    got = _only(receiver.received)
+    sent = got.json()
+    link = "http://localhost:4242/ui/flags/lamp"
+    if provider == "slack":
+        assert sent["channel"] == "#releases"
+        assert "<" + link + "|lamp>" in sent["blocks"][0]["text"]["text"]
+        assert "production" in sent["text"]
+        assert sent["blocks"][1]["elements"][0]["url"] == link
+    elif provider == "teams":
+        assert sent["@type"] == "MessageCard"
+        facts = {f["name"]: f["value"] for f in sent["sections"][0]["facts"]}
+        assert facts["Environment"] == "production"
+        assert facts["Action"] == "feature-environment-enabled"
+        assert sent["potentialAction"][0]["targets"][0]["uri"] == link
+    elif provider == "datadog":
+        assert got.headers["DD-API-KEY"] == "dd-key"
+        assert sent["source_type_name"] == "flagcore"
+        assert "environment:production" in sent["tags"]
+        assert link in sent["text"]
+    else:
+        assert got.headers["Api-Key"] == "nr-key"
+        assert sent["eventType"] == "UnleashServiceEvent"
+        assert (sent["featureName"], sent["environment"]) == ("lamp", "production")
+        assert sent["link"] == link
+
+
+async def test_past_the_retry_time_a_delivery_is_logged_failed_and_the_next_event_follows(
+    service: Service, receiver: Receiver
+) -> None:
+    receiver.script = [503] * 1000
+    app = create_app(service, attrs.evolve(CONFIG, integration_retry_seconds=1))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        api = Api(client)
+        made = await api.json("POST", ADDONS, 201, json=_webhook(receiver.url))
+        await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "one"})
+        (failed,) = await _deliveries(api, made["id"], 1)
+        assert (failed["state"], failed["statusCode"]) == ("failed", 503)
+        assert failed["attempts"] >= 2
+        receiver.script = []
+        await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "two"})
+        delivered, _failed = await _deliveries(api, made["id"], 2)
+        assert delivered["state"] == "delivered"
+        assert receiver.received[-1].json()["featureName"] == "two"
+
+
+async def test_the_connection_goes_to_the_checked_address_with_the_urls_host_kept(
+    receiver: Receiver,
+) -> None:
+    port = URL(receiver.url).port
+    checked = Target(URL(f"http://rebound.example:{port}/hook"), "127.0.0.1", socket.AF_INET)
+    connector = aiohttp.TCPConnector(resolver=PinnedResolver(checked), use_dns_cache=False)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        async with session.post(checked.url, data=b"{}") as response:
+            assert response.status == 200
+        with pytest.raises(aiohttp.ClientConnectorError):
+            await session.post(f"http://elsewhere.example:{port}/hook")
+    assert [r.headers["Host"] for r in receiver.received] == [f"rebound.example:{port}"]
+
+
+async def test_two_servers_on_one_sqlite_file_send_each_event_once_in_order(
+    tmp_path: Path, receiver: Receiver
+) -> None:
+    stores = [SqliteStore(tmp_path / "shared.db") for _ in range(2)]
+    try:
+        services = [Service(store) for store in stores]
+        services[0].tokens.create_token("admin", TokenType.ADMIN, secret=ADMIN)
+        async with (
+            TestClient(TestServer(create_app(services[0], CONFIG), host="127.0.0.1")) as one,
+            TestClient(TestServer(create_app(services[1], CONFIG), host="127.0.0.1")) as two,
+        ):
+            nodes = [Api(one), Api(two)]
+            made = await nodes[0].json("POST", ADDONS, 201, json=_webhook(receiver.url))
+            names = [f"f{index}" for index in range(20)]
+            for index, name in enumerate(names):
+                await nodes[index % 2].json(
+                    "POST", "/api/admin/projects/default/features", 201, json={"name": name}
+                )
+            await receiver.wait_for(lambda got: len(got) >= len(names))
+            await _deliveries(nodes[1], made["id"], len(names))
+        assert [r.json()["featureName"] for r in receiver.received] == names
+    finally:
+        for store in stores:
+            store.close()
+
+
+async def test_a_delivery_owed_when_the_server_stopped_is_sent_by_the_next_one(
+    service: Service, receiver: Receiver
+) -> None:
+    receiver.script = [503] * 1000
+    async with TestClient(TestServer(create_app(service, CONFIG), host="127.0.0.1")) as client:
+        api = Api(client)
+        made = await api.json("POST", ADDONS, 201, json=_webhook(receiver.url))
+        await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "owed"})
+        await receiver.wait_for(lambda got: len(got) >= 1)
+    assert service.integration_outbox.list_integration_deliveries(made["id"]) == []
+    receiver.script = []
+    async with TestClient(TestServer(create_app(service, CONFIG), host="127.0.0.1")) as client:
+        (logged,) = await _deliveries(Api(client), made["id"], 1)
+    assert logged["state"] == "delivered"
+    assert receiver.received[-1].json()["featureName"] == "owed"
