@@ -147,6 +147,11 @@ OPERATIONS: Mapping[str, Permission] = {
     "delete_role": P.ADMIN,
     "import_export": P.CREATE_FEATURE,
     "copy_instance": P.ADMIN,
+    # environments: Unleash's routes ask ADMIN (it has no permission of their own)
+    "update_environment": P.ADMIN,
+    "set_environment_sort_orders": P.ADMIN,
+    "toggle_environment": P.ADMIN,
+    "delete_environment": P.ADMIN,
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

@@ -52,6 +52,7 @@ __all__ = [
     "SortOrderItem",
     "StrategySegments",
     "TagBody",
+    "UpdateEnvironment",
     "UpdateFlag",
     "UpdateProject",
     "UpdateServiceAccount",
@@ -179,6 +180,15 @@ class NameBody:
 class CreateEnvironment:
     name: str
     type: str = "development"
+    sort_order: int | None = None
+
+
+@attrs.frozen
+class UpdateEnvironment:
+    """Unleash's ``updateEnvironmentSchema``: the type (required, as Unleash's UI always
+    sends it), and a sort order that stays when left out."""
+
+    type: str
     sort_order: int | None = None
 
 
@@ -401,6 +411,7 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     RoleBody: {},
     ProjectAccessBody: {},
     UserRolesBody: {},
+    UpdateEnvironment: {"sort_order": "sortOrder"},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

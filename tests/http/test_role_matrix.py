@@ -192,6 +192,11 @@ CASES: dict[tuple[str, str], Case] = {
         {"description": "made", "expiresAt": "{expiry}"}, P.ADMIN, "account"
     ),
     ("DELETE", "/api/admin/service-account/{id}/token/{tokenId}"): Case(None, P.ADMIN, "account"),
+    ("PUT", "/api/admin/environments/update/{env}"): Case({"type": "test"}, P.ADMIN),
+    ("PUT", "/api/admin/environments/sort-order"): Case({"{env}": 9}, P.ADMIN),
+    ("POST", "/api/admin/environments/{env}/off"): Case(None, P.ADMIN),
+    ("POST", "/api/admin/environments/{env}/on"): Case(None, P.ADMIN),
+    ("DELETE", "/api/admin/environments/{doomed_env}"): Case(None, P.ADMIN),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
@@ -267,6 +272,8 @@ def _normal(template: str) -> str:
         ("{doomed_strategy}", "{strategy_id}"),
         ("{ctx}", "{name}"),
         ("{doomed_ctx}", "{name}"),
+        ("{env}", "{name}"),
+        ("{doomed_env}", "{name}"),
     ):
         template = template.replace(alias, name)
     return template
@@ -325,6 +332,8 @@ def _world(service: Service) -> dict[str, Any]:
     for field in ("region", "doomed-region"):
         service.context_fields.create_context_field(ContextField(field))
     bot_token = accounts.create_service_account_token(account.id, "kept", expiry)
+    for environment in ("staging", "doomed-env"):
+        service.environments.create_environment(environment)
     return {
         "project": "beta",
         "name": "f",
@@ -358,6 +367,8 @@ def _world(service: Service) -> dict[str, Any]:
         "expiry": expiry.isoformat(),
         "ctx": "region",
         "doomed_ctx": "doomed-region",
+        "env": "staging",
+        "doomed_env": "doomed-env",
     }
 
 
@@ -396,6 +407,7 @@ def _snapshot(service: Service) -> Any:
         service.users.list_users(),
         service.service_accounts.list_accounts(),
         service.context_fields.list_context_fields(),
+        service.environments.list_environments(),
     )
 
 

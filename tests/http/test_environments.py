@@ -1,0 +1,109 @@
+"""Environments through the admin API: Unleash's update, sort order, on/off and delete,
+over a real server and SQLite file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.http.conftest import CLIENT, Api
+
+ENVIRONMENTS = "/api/admin/environments"
+FEATURES = "/api/admin/projects/default/features"
+
+
+async def _listed(api: Api) -> list[dict[str, Any]]:
+    environments: list[dict[str, Any]] = (await api.json("GET", ENVIRONMENTS))["environments"]
+    return environments
+
+
+async def test_an_update_changes_the_type_and_keeps_the_sort_order_left_out(api: Api) -> None:
+    await api.json("POST", ENVIRONMENTS, 201, json={"name": "qa", "sortOrder": 7})
+    updated = await api.json("PUT", f"{ENVIRONMENTS}/update/qa", json={"type": "test"})
+    assert updated == {"name": "qa", "type": "test", "sortOrder": 7, "enabled": True}
+    moved = await api.json(
+        "PUT", f"{ENVIRONMENTS}/update/qa", json={"type": "test", "sortOrder": 0}
+    )
+    assert moved["sortOrder"] == 0
+    assert (await _listed(api))[0]["name"] == "qa"
+    events = (await api.json("GET", "/api/admin/events"))["events"]
+    assert events[0]["type"] == "environment-updated"
+    assert events[0]["preData"] == {"type": "test", "sortOrder": 7}
+
+
+async def test_an_update_without_a_type_or_of_an_unknown_environment_is_refused(api: Api) -> None:
+    refused = await api.json("PUT", f"{ENVIRONMENTS}/update/development", 400, json={})
+    assert refused["details"][0]["path"] == "$.type"
+    blank = await api.json("PUT", f"{ENVIRONMENTS}/update/development", 400, json={"type": " "})
+    assert blank["details"][0]["path"] == "$.type"
+    await api.json("PUT", f"{ENVIRONMENTS}/update/nowhere", 404, json={"type": "test"})
+    assert [e["type"] for e in await _listed(api)] == ["development", "production"]
+
+
+async def test_the_sort_order_moves_the_named_environments_and_keeps_the_others(
+    api: Api,
+) -> None:
+    await api.json("POST", ENVIRONMENTS, 201, json={"name": "qa"})
+    await api.json("PUT", f"{ENVIRONMENTS}/sort-order", json={"production": -1, "qa": 0})
+    assert [e["name"] for e in await _listed(api)] == ["production", "qa", "development"]
+
+
+async def test_a_sort_order_naming_an_unknown_environment_changes_nothing(api: Api) -> None:
+    before = await _listed(api)
+    refused = await api.json(
+        "PUT", f"{ENVIRONMENTS}/sort-order", 404, json={"production": -5, "nowhere": 1}
+    )
+    assert refused["details"][0]["path"] == "$.nowhere"
+    wrong = await api.json("PUT", f"{ENVIRONMENTS}/sort-order", 400, json={"production": "1"})
+    assert wrong["details"][0]["path"] == "$.production"
+    assert await _listed(api) == before
+
+
+async def test_an_environment_is_turned_off_and_on_and_its_sdks_are_still_served(
+    api: Api,
+) -> None:
+    await api.json("POST", FEATURES, 201, json={"name": "f"})
+    await api.json("POST", f"{FEATURES}/f/environments/development/on")
+    await api.json("POST", f"{ENVIRONMENTS}/development/off", 204)
+    development = (await _listed(api))[0]
+    assert development["enabled"] is False
+    served = await api.json("GET", "/api/client/features", token=CLIENT)
+    assert [(f["name"], f["enabled"]) for f in served["features"]] == [("f", True)]
+    await api.json("POST", f"{ENVIRONMENTS}/development/on", 204)
+    assert (await _listed(api))[0]["enabled"] is True
+    await api.json("POST", f"{ENVIRONMENTS}/nowhere/on", 404)
+
+
+async def test_deleting_an_environment_deletes_every_flags_rules_in_it(api: Api) -> None:
+    await api.json("POST", ENVIRONMENTS, 201, json={"name": "qa"})
+    await api.json("POST", FEATURES, 201, json={"name": "f"})
+    await api.json("POST", f"{FEATURES}/f/environments/qa/strategies", json={"name": "default"})
+    await api.json("POST", f"{FEATURES}/f/environments/qa/on")
+    await api.json("DELETE", f"{ENVIRONMENTS}/qa")
+    assert [e["name"] for e in await _listed(api)] == ["development", "production"]
+    flag = await api.json("GET", f"{FEATURES}/f")
+    assert [e["name"] for e in flag["environments"]] == ["development", "production"]
+    event = (await api.json("GET", "/api/admin/events"))["events"][0]
+    assert event["type"] == "environment-deleted"
+    assert event["preData"]["strategies"] == 1
+    # The name is free again, and a new environment of that name starts empty.
+    await api.json("POST", ENVIRONMENTS, 201, json={"name": "qa"})
+    again = await api.json("GET", f"{FEATURES}/f")
+    qa = next(e for e in again["environments"] if e["name"] == "qa")
+    assert (qa["enabled"], qa["strategies"]) == (False, [])
+
+
+async def test_deleting_an_environment_a_token_uses_is_refused_naming_it(api: Api) -> None:
+    refused = await api.json("DELETE", f"{ENVIRONMENTS}/development", 409)
+    assert 'API token "sdk"' in refused["message"]
+    assert [d["message"] for d in refused["details"]] == ['API token "sdk"']
+    assert [e["name"] for e in await _listed(api)] == ["development", "production"]
+    await api.json("DELETE", f"{ENVIRONMENTS}/nowhere", 404)
+
+
+async def test_the_last_environment_cannot_be_deleted(api: Api) -> None:
+    for token in (await api.json("GET", "/api/admin/api-tokens"))["tokens"]:
+        if token["type"] == "client":
+            await api.json("DELETE", f"/api/admin/api-tokens/{token['id']}")
+    await api.json("DELETE", f"{ENVIRONMENTS}/production")
+    refused = await api.json("DELETE", f"{ENVIRONMENTS}/development", 409)
+    assert "last environment" in refused["message"]
