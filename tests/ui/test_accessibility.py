@@ -228,6 +228,8 @@ def _seed(server: Server) -> list[str]:
         "/ui/playground",
         "/ui/no-such-page",  # the error page
         "/ui/flags/no-such-flag",
+        "/ui/environments",
+        "/ui/environments/development/delete",
     ]
 
 

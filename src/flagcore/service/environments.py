@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from flagcore.entities import Environment, FlagEnvironment
+from flagcore.entities import Environment, EnvironmentUsage, FlagEnvironment
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
@@ -29,6 +29,18 @@ class Environments:
     def list_environments(self) -> list[Environment]:
         with self._context.read() as tx:
             return list(tx.list_environments())
+
+    def environment_usage(self, name: str) -> EnvironmentUsage:
+        """What deleting ``name`` would take with it, and what would refuse it."""
+        with self._context.read() as tx:
+            environment = _environment(tx, name)
+            states = tx.list_flag_environments(environment=name)
+            return EnvironmentUsage(
+                environment,
+                flags_on=sum(1 for s in states if s.enabled),
+                strategies=len(tx.list_strategies(environment=name)),
+                users=tuple(_users_of(tx, name)),
+            )
 
     def create_environment(
         self,
