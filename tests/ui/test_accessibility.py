@@ -230,6 +230,7 @@ def _seed(server: Server) -> list[str]:
         "/ui/flags/no-such-flag",
         "/ui/environments",
         "/ui/environments/development/delete",
+        "/ui/flags/labelled/edit",
     ]
 
 

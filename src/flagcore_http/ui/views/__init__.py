@@ -12,6 +12,7 @@ from flagcore_http.ui.views import (
     environments,
     events,
     flag,
+    flag_edit,
     flags,
     my_tokens,
     playground,
@@ -32,6 +33,7 @@ __all__ = ["ALL_ROUTES"]
 ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     flags.routes,
     flag.routes,
+    flag_edit.routes,
     strategies.routes,
     archive.routes,
     segments.routes,
