@@ -152,6 +152,8 @@ OPERATIONS: Mapping[str, Permission] = {
     "set_environment_sort_orders": P.ADMIN,
     "toggle_environment": P.ADMIN,
     "delete_environment": P.ADMIN,
+    # every strategy of a flag copied to another environment (Unleash's UI: one add each)
+    "copy_strategies": P.CREATE_FEATURE_STRATEGY,
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

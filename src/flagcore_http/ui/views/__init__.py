@@ -24,6 +24,7 @@ from flagcore_http.ui.views import (
     sign_in,
     signals,
     strategies,
+    strategy_copy,
     tokens,
     users,
 )
@@ -37,6 +38,7 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     flag_edit.routes,
     dependencies.routes,
     strategies.routes,
+    strategy_copy.routes,
     archive.routes,
     segments.routes,
     context_fields.routes,

@@ -62,11 +62,12 @@ async def flag_page(
     *,
     typed_tag: Tag | None = None,
     typed_dependency: Mapping[str, str] | None = None,
+    typed_copy: Mapping[str, str] | None = None,
     error: FlagcoreError | None = None,
     status: int = 200,
 ) -> web.Response:
     """The flag's page; after a refused form, that form as typed (``typed_tag``,
-    ``typed_dependency``: the one the error belongs to) with the error."""
+    ``typed_dependency``, ``typed_copy``: the one the error belongs to) with the error."""
     service = svc(request)
     details = await call(request, service.flags.get_flag, None, name)
     segments = {s.id: s for s in await call(request, service.segments.list_segments)}
@@ -91,6 +92,7 @@ async def flag_page(
             "notice": notice,
             "typed_tag": typed_tag,  # the tag form as typed, after a refusal
             "typed_dependency": typed_dependency,
+            "typed_copy": typed_copy,  # {"source", "target"}: a refused copy of strategies
             # Parents a dependency may name: the project's other flags (the service
             # checks the rest: one level deep, active).
             "parent_choices": [f.name for f in project_flags if f.name != name],
