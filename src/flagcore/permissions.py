@@ -152,6 +152,7 @@ OPERATIONS: Mapping[str, Permission] = {
     "set_environment_sort_orders": P.ADMIN,
     "toggle_environment": P.ADMIN,
     "delete_environment": P.ADMIN,
+    "clone_environment": P.ADMIN,
     # every strategy of a flag copied to another environment (Unleash's UI: one add each)
     "copy_strategies": P.CREATE_FEATURE_STRATEGY,
 }

@@ -24,6 +24,7 @@ __all__ = [
     "BODY_NAMES",
     "ActionBody",
     "ActionSetBody",
+    "CloneEnvironment",
     "ContextFieldBody",
     "ContextFieldUpdate",
     "CreateEnvironment",
@@ -190,6 +191,18 @@ class UpdateEnvironment:
 
     type: str
     sort_order: int | None = None
+
+
+@attrs.frozen
+class CloneEnvironment:
+    """Unleash's ``cloneEnvironmentSchema``: the new environment's name and type, the
+    projects whose flags are copied (none: every project), and whether custom roles'
+    grants in the source are granted in the clone too."""
+
+    name: str
+    type: str
+    projects: tuple[str, ...] = ()
+    clone_permissions: bool = False
 
 
 @attrs.frozen
@@ -412,6 +425,7 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     ProjectAccessBody: {},
     UserRolesBody: {},
     UpdateEnvironment: {"sort_order": "sortOrder"},
+    CloneEnvironment: {"clone_permissions": "clonePermissions"},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from flagcore.permissions import Grant, Permission, RoleType
+from flagcore.service import NewRole, Service
 from tests.http.conftest import CLIENT, Api
 
 ENVIRONMENTS = "/api/admin/environments"
@@ -107,3 +109,58 @@ async def test_the_last_environment_cannot_be_deleted(api: Api) -> None:
     await api.json("DELETE", f"{ENVIRONMENTS}/production")
     refused = await api.json("DELETE", f"{ENVIRONMENTS}/development", 409)
     assert "last environment" in refused["message"]
+
+
+async def test_a_clone_copies_every_flags_rules_and_the_roles_grants_in_one_go(
+    api: Api, service: Service
+) -> None:
+    await api.json("POST", FEATURES, 201, json={"name": "f"})
+    await api.json(
+        "PUT",
+        f"{FEATURES}/f/environments/development/variants",
+        json=[{"name": "a", "weight": 1000, "weightType": "variable", "stickiness": "default"}],
+    )
+    made = await api.json(
+        "POST", f"{FEATURES}/f/environments/development/strategies", json={"name": "default"}
+    )
+    await api.json("POST", f"{FEATURES}/f/environments/development/on")
+    grant = Grant(Permission.UPDATE_FEATURE_ENVIRONMENT, "development")
+    role = service.roles.create_role(NewRole("dev switcher", RoleType.CUSTOM, "", (grant,)))
+    clone = {"name": "dev-two", "type": "test", "clonePermissions": True}
+    created = await api.json("POST", f"{ENVIRONMENTS}/development/clone", 201, json=clone)
+    assert (created["name"], created["type"], created["enabled"]) == ("dev-two", "test", True)
+    assert (await _listed(api))[-1]["name"] == "dev-two"  # placed last
+    flag = await api.json("GET", f"{FEATURES}/f")
+    copy = next(e for e in flag["environments"] if e["name"] == "dev-two")
+    assert copy["enabled"] is True
+    assert [s["name"] for s in copy["strategies"]] == ["default"]
+    assert copy["strategies"][0]["id"] != made["id"]
+    assert [v["name"] for v in copy["variants"]] == ["a"]
+    (again,) = (r for r in service.roles.list_roles() if r.id == role.id)
+    assert Grant(Permission.UPDATE_FEATURE_ENVIRONMENT, "dev-two") in again.grants
+    await api.json("POST", f"{ENVIRONMENTS}/development/clone", 409, json=clone)
+
+
+async def test_a_clone_of_some_projects_only_copies_their_flags(api: Api) -> None:
+    await api.json("POST", "/api/admin/projects", 201, json={"id": "shop", "name": "Shop"})
+    await api.json("POST", FEATURES, 201, json={"name": "f"})
+    await api.json("POST", f"{FEATURES}/f/environments/development/on")
+    await api.json("POST", "/api/admin/projects/shop/features", 201, json={"name": "g"})
+    await api.json("POST", "/api/admin/projects/shop/features/g/environments/development/on")
+    body = {"name": "shop-dev", "type": "development", "projects": ["shop"]}
+    await api.json("POST", f"{ENVIRONMENTS}/development/clone", 201, json=body)
+    f = await api.json("GET", f"{FEATURES}/f")
+    g = await api.json("GET", "/api/admin/projects/shop/features/g")
+    on = {
+        flag["name"]: next(e["enabled"] for e in flag["environments"] if e["name"] == "shop-dev")
+        for flag in (f, g)
+    }
+    assert on == {"f": False, "g": True}
+    refused = await api.json(
+        "POST",
+        f"{ENVIRONMENTS}/development/clone",
+        404,
+        json={**body, "name": "x", "projects": ["nope"]},
+    )
+    assert refused["details"][0]["path"] == "$.projects[0]"
+    assert "x" not in [e["name"] for e in await _listed(api)]

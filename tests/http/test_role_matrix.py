@@ -197,6 +197,9 @@ CASES: dict[tuple[str, str], Case] = {
     ("POST", "/api/admin/environments/{env}/off"): Case(None, P.ADMIN),
     ("POST", "/api/admin/environments/{env}/on"): Case(None, P.ADMIN),
     ("DELETE", "/api/admin/environments/{doomed_env}"): Case(None, P.ADMIN),
+    ("POST", "/api/admin/environments/{env}/clone"): Case(
+        {"name": "staging-copy", "type": "test"}, P.ADMIN
+    ),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""

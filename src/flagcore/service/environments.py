@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 
-from flagcore.entities import Environment, EnvironmentUsage, FlagEnvironment
+from flagcore.entities import Environment, EnvironmentUsage, FlagEnvironment, StrategyPlacement
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
+from flagcore.permissions import grants_of
 from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
-from flagcore.service.strategies import Strategies
+from flagcore.service.strategies import Strategies, new_strategy_id
 from flagcore.tables import ENVIRONMENTS, FLAG_ENVIRONMENTS, ROLES
 from flagcore.validation import check_name, check_sort_order, check_text, next_sort_order
 
@@ -181,6 +182,70 @@ class Environments:
                     "strategies": len(strategies),
                 },
             )
+
+    def clone_environment(
+        self,
+        name: str,
+        new_name: str,
+        type: str,
+        *,
+        projects: Sequence[str] = (),
+        clone_permissions: bool = False,
+        actor: Actor = SYSTEM,
+    ) -> Environment:
+        """Unleash's ``POST /api/admin/environments/{name}/clone``: a new environment
+        (placed last) holding a copy of every flag's switch, variants and strategies in
+        ``name`` (the flags of ``projects``, or of every project when none is named), with
+        new strategy ids; with ``clone_permissions``, each custom role's grants in ``name``
+        are granted in the new one too. One unit of work: this is how an environment is
+        renamed (clone, move tokens, delete the old one)."""
+        actor = authorize(actor, "clone_environment")
+        check_name(new_name, "environment")
+        check_environment_type(type)
+        with self._context.unit() as tx:
+            _environment(tx, name)
+            if tx.get_environment(new_name):
+                raise NameConflict(f'an environment named "{new_name}" already exists')
+            for index, project in enumerate(projects):
+                if tx.get_project(project) is None:
+                    raise NotFound(
+                        f'there is no project "{project}"',
+                        [ErrorDetail("no such project", f"$.projects[{index}]")],
+                    )
+            orders = (e.sort_order for e in tx.list_environments())
+            created = Environment(new_name, type, next_sort_order(orders, "$.sortOrder", start=1))
+            tx.save_environment(created)
+            wanted = set(projects)
+            flags = {
+                f.name for f in tx.list_flags(archived=None) if not wanted or f.project in wanted
+            }
+            for state in tx.list_flag_environments(environment=name):
+                if state.flag in flags:
+                    tx.save_flag_environment(attrs.evolve(state, environment=new_name))
+            now_ms = int(self._context.clock().timestamp() * 1000)
+            for placement in tx.list_strategies(environment=name):
+                if placement.flag in flags:
+                    copy = attrs.evolve(placement.strategy, id=new_strategy_id(now_ms))
+                    tx.save_strategy(StrategyPlacement(placement.flag, new_name, copy))
+            if clone_permissions:
+                for role in tx.list_records(ROLES):
+                    extra = [
+                        attrs.evolve(g, environment=new_name)
+                        for g in role.grants
+                        if g.environment == name
+                    ]
+                    if extra:
+                        tx.save_record(
+                            ROLES, attrs.evolve(role, grants=grants_of([*role.grants, *extra]))
+                        )
+            self._context.record_event(
+                tx,
+                "environment-created",
+                actor,
+                environment=new_name,
+                data={"type": type, "clonedFrom": name, "projects": list(projects)},
+            )
+        return created
 
     def set_environment_enabled(
         self, project: str, flag: str, environment: str, enabled: bool, *, actor: Actor = SYSTEM

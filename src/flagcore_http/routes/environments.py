@@ -1,6 +1,6 @@
 """Environments beyond listing and creating (`flagcore_http.routes.admin`): Unleash's
-update, sort order, on/off and delete. Unleash never renames an environment, nor does
-flagcore (docs/migrating-from-unleash.md)."""
+update, sort order, on/off, delete and clone. Unleash never renames an environment, nor
+does flagcore: clone it instead (docs/migrating-from-unleash.md)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from flagcore_http.answering import answered
 from flagcore_http.bodies import read_body, read_json, structure_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
-from flagcore_http.wire import UpdateEnvironment
+from flagcore_http.wire import CloneEnvironment, UpdateEnvironment
 
 __all__ = ["routes"]
 
@@ -82,3 +82,20 @@ async def delete_environment(request: web.Request) -> web.Response:
         actor=actor(request),
     )
     return web.Response(status=200)
+
+
+@routes.post(ENVIRONMENT + "/clone")
+@documented({201: Environment}, body=CloneEnvironment, errors=(409,))
+async def clone_environment(request: web.Request) -> web.Response:
+    body = await read_body(request, CloneEnvironment)
+    created = await call(
+        request,
+        service(request).environments.clone_environment,
+        request.match_info["name"],
+        body.name,
+        body.type,
+        projects=body.projects,
+        clone_permissions=body.clone_permissions,
+        actor=actor(request),
+    )
+    return answered(created, status=201)
