@@ -104,3 +104,32 @@ def test_deleting_an_environment_a_token_uses_is_refused_naming_the_token(
     expect(page.get_by_role("alert")).to_contain_text("API token")
     expect(page.get_by_label("Type the environment's name")).to_have_value("development")
     assert _names(server) == ["development", "production"]
+
+
+def test_an_environment_is_cloned_with_its_flags_rules_and_a_refused_clone_comes_back(
+    signed_in: Page, server: Server
+) -> None:
+    server.api("POST", FEATURES, {"name": "f"})
+    server.api("POST", f"{FEATURES}/f/environments/production/strategies", {"name": "default"})
+    server.api("POST", f"{FEATURES}/f/environments/production/on")
+    page = signed_in
+    page.goto(server.url + "/ui/environments")
+    page.get_by_label("Environment to clone").select_option("production")
+    page.get_by_label("Name of the clone").fill("development")  # taken
+    page.get_by_label("Type of the clone").select_option("production")
+    page.get_by_label("Grant custom roles").check()
+    page.get_by_role("button", name="Clone environment").click()
+    expect(page.get_by_role("alert")).to_contain_text("already exists")
+    expect(page.get_by_label("Environment to clone")).to_have_value("production")
+    expect(page.get_by_label("Name of the clone")).to_have_value("development")
+    expect(page.get_by_label("Type of the clone")).to_have_value("production")
+    expect(page.get_by_label("Grant custom roles")).to_be_checked()
+
+    page.get_by_label("Name of the clone").fill("prod-eu")
+    page.get_by_role("button", name="Clone environment").click()
+    expect(page.get_by_text("Environment “prod-eu” created.")).to_be_visible()
+    assert _names(server) == ["development", "production", "prod-eu"]
+    flag = server.api("GET", f"{FEATURES}/f")
+    (clone,) = (e for e in flag["environments"] if e["name"] == "prod-eu")
+    assert clone["enabled"] is True
+    assert [s["name"] for s in clone["strategies"]] == ["default"]

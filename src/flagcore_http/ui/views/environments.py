@@ -79,6 +79,33 @@ async def create_environment(request: web.Request) -> web.Response:
     return redirect(with_flash(request, ENVIRONMENTS, "environment-created", values["name"]))
 
 
+@routes.post(ENVIRONMENTS + "/clone")
+@page()
+async def clone_environment(request: web.Request) -> web.Response:
+    """A copy of an environment with every flag's rules in it: flagcore's way to what a
+    rename would do (see the page's note)."""
+    fields = form(request)
+    values = {
+        "source": fields.get("source", ""),
+        "clone_name": fields.get("clone_name", ""),
+        "clone_type": fields.get("clone_type", ""),
+        "clone_permissions": "on" if fields.get("clone_permissions") == "on" else "",
+    }
+    try:
+        await call(
+            request,
+            svc(request).environments.clone_environment,
+            values["source"],
+            values["clone_name"],
+            values["clone_type"],
+            clone_permissions=values["clone_permissions"] == "on",
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _page(request, values=values, error=error, failed="clone")
+    return redirect(with_flash(request, ENVIRONMENTS, "environment-created", values["clone_name"]))
+
+
 @routes.post(ONE + "/type")
 @page()
 async def change_type(request: web.Request) -> web.Response:
