@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from playwright.sync_api import Page, expect
 
 from tests.ui.conftest import Server
@@ -14,7 +16,9 @@ def _flags(server: Server, *names: str) -> None:
         server.api("POST", FEATURES, {"name": name})
 
 
-def test_a_parent_is_added_with_variants_shown_and_removed(signed_in: Page, server: Server) -> None:
+def test_a_parent_is_added_with_variants_shown_and_removed(
+    signed_in: Page, server: Server, shot: Callable[[Page, str], None]
+) -> None:
     _flags(server, "parent", "other", "child")
     page = signed_in
     page.goto(server.url + "/ui/flags/child")
@@ -30,6 +34,8 @@ def test_a_parent_is_added_with_variants_shown_and_removed(signed_in: Page, serv
     page.get_by_label("Parent must be").select_option("off")
     page.get_by_role("button", name="Add dependency").click()
     expect(page.locator(".dependencies li")).to_have_count(2)
+    page.locator("#deps-h").evaluate("heading => heading.scrollIntoView()")
+    shot(page, "flag-dependencies")
     stored = server.api("GET", f"{FEATURES}/child")["dependencies"]
     assert stored == [
         {"feature": "parent", "enabled": True, "variants": ["blue", "green"]},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from playwright.sync_api import Page, expect
 
 from tests.ui.conftest import Server
@@ -10,7 +12,7 @@ FLAG = "/api/admin/projects/default/features/checkout"
 
 
 def test_a_flags_description_type_and_impression_data_are_edited(
-    signed_in: Page, server: Server
+    signed_in: Page, server: Server, shot: Callable[[Page, str], None]
 ) -> None:
     server.api("POST", "/api/admin/projects/default/features", {"name": "checkout"})
     page = signed_in
@@ -20,6 +22,7 @@ def test_a_flags_description_type_and_impression_data_are_edited(
     page.get_by_label("Type").select_option("experiment")
     page.get_by_label("Description").fill("new checkout\nsecond line")
     page.get_by_label("Impression data").check()
+    shot(page, "flag-edit")
     page.get_by_role("button", name="Save flag").click()
     expect(page.get_by_text("Flag “checkout” saved.")).to_be_visible()
     stored = server.api("GET", FLAG)
