@@ -164,3 +164,25 @@ async def test_a_clone_of_some_projects_only_copies_their_flags(api: Api) -> Non
     )
     assert refused["details"][0]["path"] == "$.projects[0]"
     assert "x" not in [e["name"] for e in await _listed(api)]
+
+
+async def test_a_sort_order_that_is_not_a_whole_number_is_refused(api: Api) -> None:
+    before = await _listed(api)
+    for order in (1.5, True, "1", None):  # 1.0 is 1, as JSON Schema reads it
+        refused = await api.json(
+            "PUT", f"{ENVIRONMENTS}/sort-order", 400, json={"production": order}
+        )
+        assert refused["details"][0]["path"] == "$.production"
+    await api.json("PUT", f"{ENVIRONMENTS}/sort-order", 400, json=[["production", 1]])
+    assert await _listed(api) == before
+
+
+async def test_an_update_with_a_sort_order_that_is_not_a_whole_number_is_refused(
+    api: Api,
+) -> None:
+    for order in (1.5, "1", True):
+        refused = await api.json(
+            "PUT", f"{ENVIRONMENTS}/update/production", 400, json={"type": "x", "sortOrder": order}
+        )
+        assert refused["details"][0]["path"] == "$.sortOrder"
+    assert [e["type"] for e in await _listed(api)] == ["development", "production"]

@@ -36,7 +36,7 @@ async def update_environment(request: web.Request) -> web.Response:
 
 
 @routes.put("/api/admin/environments/sort-order")
-@documented({200: None}, body=dict[str, int])
+@documented({200: None}, body=dict[str, int], errors=(404,))
 async def sort_environments(request: web.Request) -> web.Response:
     data = await read_json(request)
     orders = structure_body(data, dict[str, int])
