@@ -69,3 +69,19 @@ def test_a_refused_dependency_comes_back_as_typed_and_nothing_changes(
     expect(page.get_by_label("Parent must be")).to_have_value("off")
     expect(page.get_by_label("With one of its variants")).to_have_value("typed")
     assert server.api("GET", f"{FEATURES}/child").get("dependencies", []) == []
+
+
+def test_in_a_project_of_hundreds_of_flags_the_parent_is_typed_by_name(
+    signed_in: Page, server: Server
+) -> None:
+    _flags(server, *(f"flag-{n:03d}" for n in range(302)))
+    page = signed_in
+    page.goto(server.url + "/ui/flags/flag-000")
+    page.get_by_label("Parent flag (its name)").fill("flag-301")
+    page.get_by_role("button", name="Add dependency").click()
+    expect(page.get_by_text("Dependencies of “flag-000” saved.")).to_be_visible()
+    assert server.api("GET", f"{FEATURES}/flag-000")["dependencies"][0]["feature"] == "flag-301"
+    page.get_by_label("Parent flag (its name)").fill("no-such-flag")
+    page.get_by_role("button", name="Add dependency").click()
+    expect(page.get_by_role("alert")).to_contain_text("is not an active flag")
+    expect(page.get_by_label("Parent flag (its name)")).to_have_value("no-such-flag")
