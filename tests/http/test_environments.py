@@ -186,3 +186,9 @@ async def test_an_update_with_a_sort_order_that_is_not_a_whole_number_is_refused
         )
         assert refused["details"][0]["path"] == "$.sortOrder"
     assert [e["type"] for e in await _listed(api)] == ["development", "production"]
+
+
+async def test_one_environment_is_read_by_its_name(api: Api) -> None:
+    production = await api.json("GET", f"{ENVIRONMENTS}/production")
+    assert production == next(e for e in await _listed(api) if e["name"] == "production")
+    await api.json("GET", f"{ENVIRONMENTS}/nowhere", 404)

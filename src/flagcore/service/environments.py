@@ -31,6 +31,11 @@ class Environments:
         with self._context.read() as tx:
             return list(tx.list_environments())
 
+    def get_environment(self, name: str) -> Environment:
+        """One environment, or `NotFound` (Unleash's ``GET /api/admin/environments/{name}``)."""
+        with self._context.read() as tx:
+            return _environment(tx, name)
+
     def environment_usage(self, name: str) -> EnvironmentUsage:
         """What deleting ``name`` would take with it, and what would refuse it."""
         with self._context.read() as tx:

@@ -1,5 +1,5 @@
 """Environments beyond listing and creating (`flagcore_http.routes.admin`): Unleash's
-update, sort order, on/off, delete and clone. Unleash never renames an environment, nor
+read one, update, sort order, on/off, delete and clone. Unleash never renames an environment, nor
 does flagcore: clone it instead (docs/migrating-from-unleash.md)."""
 
 from __future__ import annotations
@@ -18,6 +18,15 @@ __all__ = ["routes"]
 routes = web.RouteTableDef()
 
 ENVIRONMENT = "/api/admin/environments/{name}"
+
+
+@routes.get(ENVIRONMENT)
+@documented({200: Environment})
+async def get_environment(request: web.Request) -> web.Response:
+    found = await call(
+        request, service(request).environments.get_environment, request.match_info["name"]
+    )
+    return answered(found)
 
 
 @routes.put("/api/admin/environments/update/{name}")
