@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from flagcore.entities import Action, ActionKind
 from flagcore.errors import Conflict, Forbidden, NotFound
 from flagcore.model import Constraint, Strategy
 from flagcore.people import RootRole
-from flagcore.permissions import PREDEFINED_ROLES
+from flagcore.permissions import PREDEFINED_ROLES, Grant, Permission, RoleType
 from flagcore.ports import Store
 from flagcore.principals import Principal
-from flagcore.service import Service
+from flagcore.service import NewRole, Service
 from tests.service.store_factories import FACTORIES
 
 
@@ -102,3 +103,22 @@ def test_copying_strategies_appends_them_in_order_and_asks_for_the_target_enviro
             "default", "f", "development", "production", actor=viewer
         )
     assert len(service.strategies.list_strategies("default", "f", "production")) == 3
+
+
+def test_an_environment_an_action_set_or_a_role_names_is_kept_naming_each(
+    service: Service,
+) -> None:
+    service.environments.create_environment("qa", "test")
+    service.flags.create_flag("default", "f")
+    endpoint = service.signals.create_signal_endpoint("alerts")
+    off = Action(ActionKind.TOGGLE_FEATURE_OFF, "f", environment="qa")
+    service.actions.create_action_set("switch off", "default", endpoint.id, [off])
+    grant = Grant(Permission.UPDATE_FEATURE_ENVIRONMENT, "qa")
+    service.roles.create_role(NewRole("qa switcher", RoleType.CUSTOM, "", (grant,)))
+    with pytest.raises(Conflict) as refused:
+        service.environments.delete_environment("qa")
+    assert [d.message for d in refused.value.details] == [
+        'action set "switch off" of project "default"',
+        'role "qa switcher"',
+    ]
+    assert "qa" in [e.name for e in service.environments.list_environments()]
