@@ -298,9 +298,8 @@ MAX_TYPE_LENGTH = 100
 
 def check_environment_type(value: object) -> str:
     """A type is required text of at most 100 characters (Unleash's column)."""
-    check_text(value, "$.type", optional=False)
-    assert isinstance(value, str)
-    if not value.strip() or len(value) > MAX_TYPE_LENGTH:
+    check_text(value, "$.type", optional=False)  # a string from here on
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_TYPE_LENGTH:
         raise InvalidInput(
             f"an environment's type is 1 to {MAX_TYPE_LENGTH} characters",
             [ErrorDetail(f"1 to {MAX_TYPE_LENGTH} characters", "$.type")],
