@@ -53,12 +53,15 @@ def test_an_environment_is_created_moved_retyped_switched_and_deleted(
     )
     assert (qa["type"], qa["enabled"]) == ("preproduction", False)
     shot(page, "environments")
+    server.api("POST", FEATURES, {"name": "f"})
+    page.goto(server.url + "/ui/flags/f")
+    expect(page.get_by_role("heading", name="qa disabled environment")).to_be_visible()
+    page.goto(server.url + "/ui/environments")
     page.get_by_role("switch", name="Environment qa enabled").click()
     expect(page.get_by_role("switch", name="Environment qa enabled")).to_have_attribute(
         "aria-checked", "true"
     )
 
-    server.api("POST", FEATURES, {"name": "f"})
     server.api("POST", f"{FEATURES}/f/environments/qa/strategies", {"name": "default"})
     server.api("POST", f"{FEATURES}/f/environments/qa/on")
     page.get_by_role("link", name="Delete environment qa").click()
