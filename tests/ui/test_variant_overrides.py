@@ -58,3 +58,31 @@ def test_a_malformed_override_is_refused_at_its_row_and_comes_back_as_typed(
     expect(overrides).to_have_attribute("aria-invalid", "true")
     path = f"{FEATURES}/theme/environments/development/variants"
     assert server.api("GET", path)["variants"] == []
+
+
+def test_an_override_value_holding_a_comma_is_shown_quoted_and_kept_whole(
+    signed_in: Page, server: Server
+) -> None:
+    server.api("POST", FEATURES, {"name": "theme"})
+    path = f"{FEATURES}/theme/environments/development/variants"
+    override = {"contextName": "team", "values": ["sales, north", 'say "hi"', "ops"]}
+    server.api(
+        "PUT",
+        path,
+        [{"name": "dark", "weight": 1000, "weightType": "variable", "overrides": [override]}],
+    )
+    page = signed_in
+    page.goto(server.url + "/ui/flags/theme/environments/development/variants")
+    first = page.locator(".row.variant").nth(0)
+    overrides = first.get_by_label("Overrides")
+    expect(overrides).to_have_value('team: "sales, north", "say ""hi""", ops')
+    page.get_by_role("button", name="Save variants").click()  # saved unchanged
+    expect(page.get_by_text("Variants saved in development.")).to_be_visible()
+    assert server.api("GET", path)["variants"][0]["overrides"] == [override]
+
+    page.goto(server.url + "/ui/flags/theme/environments/development/variants")
+    page.locator(".row.variant").nth(0).get_by_label("Overrides").fill('team: "a, b", c')
+    page.get_by_role("button", name="Save variants").click()
+    expect(page.get_by_text("Variants saved in development.")).to_be_visible()
+    stored = server.api("GET", path)["variants"][0]["overrides"]
+    assert stored == [{"contextName": "team", "values": ["a, b", "c"]}]
