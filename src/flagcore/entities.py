@@ -27,6 +27,7 @@ __all__ = [
     "ContextField",
     "Environment",
     "EnvironmentState",
+    "EnvironmentUsage",
     "Event",
     "FlagDefinition",
     "FlagDetails",
@@ -70,6 +71,18 @@ class Environment:
     type: str = "development"
     sort_order: int = 0
     enabled: bool = True
+
+
+@attrs.frozen
+class EnvironmentUsage:
+    """What lives in an environment, shown before it is deleted: the flags switched on
+    there, the strategies placed there, and what would refuse its deletion (one phrase
+    each: an API token, an action set, a role)."""
+
+    environment: Environment
+    flags_on: int = 0
+    strategies: int = 0
+    users: tuple[str, ...] = ()
 
 
 @attrs.frozen

@@ -166,6 +166,14 @@ OPERATIONS: Mapping[str, Permission] = {
     "record_integration_delivery": P.UPDATE_ADDON,
     "delivery_to_resend": P.UPDATE_ADDON,
     "record_integration_resend": P.UPDATE_ADDON,
+    # environments: Unleash's routes ask ADMIN (it has no permission of their own)
+    "update_environment": P.ADMIN,
+    "set_environment_sort_orders": P.ADMIN,
+    "toggle_environment": P.ADMIN,
+    "delete_environment": P.ADMIN,
+    "clone_environment": P.ADMIN,
+    # every strategy of a flag copied to another environment (Unleash's UI: one add each)
+    "copy_strategies": P.CREATE_FEATURE_STRATEGY,
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

@@ -25,6 +25,7 @@ __all__ = [
     "ActionBody",
     "ActionSetBody",
     "AddonBody",
+    "CloneEnvironment",
     "ContextFieldBody",
     "ContextFieldUpdate",
     "CreateEnvironment",
@@ -54,6 +55,7 @@ __all__ = [
     "SortOrderItem",
     "StrategySegments",
     "TagBody",
+    "UpdateEnvironment",
     "UpdateFlag",
     "UpdateProject",
     "UpdateServiceAccount",
@@ -196,6 +198,27 @@ class CreateEnvironment:
     name: str
     type: str = "development"
     sort_order: int | None = None
+
+
+@attrs.frozen
+class UpdateEnvironment:
+    """Unleash's ``updateEnvironmentSchema``: the type (required, as Unleash's UI always
+    sends it), and a sort order that stays when left out."""
+
+    type: str
+    sort_order: int | None = None
+
+
+@attrs.frozen
+class CloneEnvironment:
+    """Unleash's ``cloneEnvironmentSchema``: the new environment's name and type, the
+    projects whose flags are copied (none: every project), and whether custom roles'
+    grants in the source are granted in the clone too."""
+
+    name: str
+    type: str
+    projects: tuple[str, ...] = ()
+    clone_permissions: bool = False
 
 
 @attrs.frozen
@@ -429,6 +452,8 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     UserRolesBody: {},
     PreviewBody: {},
     AddonBody: {},
+    UpdateEnvironment: {"sort_order": "sortOrder"},
+    CloneEnvironment: {"clone_permissions": "clonePermissions"},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

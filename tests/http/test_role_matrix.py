@@ -218,6 +218,14 @@ CASES: dict[tuple[str, str], Case] = {
     ("POST", "/api/admin/addons/{id}/deliveries/{deliveryId}/resend"): Case(
         None, P.UPDATE_ADDON, "addon"
     ),
+    ("PUT", "/api/admin/environments/update/{env}"): Case({"type": "test"}, P.ADMIN),
+    ("PUT", "/api/admin/environments/sort-order"): Case({"{env}": 9}, P.ADMIN),
+    ("POST", "/api/admin/environments/{env}/off"): Case(None, P.ADMIN),
+    ("POST", "/api/admin/environments/{env}/on"): Case(None, P.ADMIN),
+    ("DELETE", "/api/admin/environments/{doomed_env}"): Case(None, P.ADMIN),
+    ("POST", "/api/admin/environments/{env}/clone"): Case(
+        {"name": "staging-copy", "type": "test"}, P.ADMIN
+    ),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
@@ -293,6 +301,8 @@ def _normal(template: str) -> str:
         ("{doomed_strategy}", "{strategy_id}"),
         ("{ctx}", "{name}"),
         ("{doomed_ctx}", "{name}"),
+        ("{env}", "{name}"),
+        ("{doomed_env}", "{name}"),
     ):
         template = template.replace(alias, name)
     return template
@@ -361,6 +371,8 @@ def _world(service: Service) -> dict[str, Any]:
     delivery = service.integration_outbox.record_integration_resend(
         IntegrationDelivery(0, addon.id, newest.id, newest.type, "failed", 1, 400)
     )
+    for environment in ("staging", "doomed-env"):
+        service.environments.create_environment(environment)
     return {
         "project": "beta",
         "name": "f",
@@ -397,6 +409,8 @@ def _world(service: Service) -> dict[str, Any]:
         "addon": addon.id,
         "doomed_addon": doomed_addon.id,
         "deliveryId": delivery.id,
+        "env": "staging",
+        "doomed_env": "doomed-env",
     }
 
 
@@ -439,6 +453,7 @@ def _snapshot(service: Service) -> Any:
             (i, service.integration_outbox.list_integration_deliveries(i.id))
             for i in service.integrations.list_integrations()
         ],
+        service.environments.list_environments(),
     )
 
 

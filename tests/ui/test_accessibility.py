@@ -243,6 +243,9 @@ def _seed(server: Server) -> list[str]:
         f"/ui/integrations/{addon['id']}",
         "/ui/no-such-page",  # the error page
         "/ui/flags/no-such-flag",
+        "/ui/environments",
+        "/ui/environments/development/delete",
+        "/ui/flags/labelled/edit",
     ]
 
 

@@ -147,7 +147,7 @@ def test_editing_a_strategy_changes_its_constraints_and_variants_in_place(
     )
     page = signed_in
     page.goto(server.url + "/ui/flags/edited")
-    page.get_by_role("link", name="Edit").first.click()
+    page.get_by_role("link", name="Edit", exact=True).first.click()
     expect(page.get_by_label("Parameter rollout (0–100)")).to_have_value("10")
     page.get_by_label("Parameter rollout (0–100)").fill("50")
     first = page.locator(".row.constraint").nth(0)

@@ -25,7 +25,7 @@ from flagcore.service.context import SYSTEM, ServiceContext, utc_now
 from flagcore.service.context_fields import BUILT_IN_CONTEXT_FIELDS, ContextFields
 from flagcore.service.defaults import ensure_defaults
 from flagcore.service.dependencies import Dependencies
-from flagcore.service.environments import Environments
+from flagcore.service.environments import ENVIRONMENT_TYPES, Environments
 from flagcore.service.events import EventLog
 from flagcore.service.exporting import Exporting
 from flagcore.service.flag_overview import FlagCounts, FlagOverview, FlagOverviews, FlagRow
@@ -99,6 +99,7 @@ from flagcore.signal_matching import match_action_sets, matching_action_sets
 __all__ = [
     "BUILTIN_DEFINITIONS",
     "BUILT_IN_CONTEXT_FIELDS",
+    "ENVIRONMENT_TYPES",
     "MASKED",
     "MAX_COUNT",
     "MAX_PERSONAL_TOKENS",

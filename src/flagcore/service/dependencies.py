@@ -11,6 +11,7 @@ from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
+from flagcore.tables import FLAGS, IS_NULL
 
 __all__ = ["Dependencies"]
 
@@ -18,6 +19,16 @@ __all__ = ["Dependencies"]
 class Dependencies:
     def __init__(self, context: ServiceContext) -> None:
         self._context = context
+
+    def parent_candidates(self, project: str, name: str, *, limit: int) -> list[str] | None:
+        """The names of ``project``'s other active flags, for a form to offer as parents
+        (the project's flags in creation order), or None when there are more than
+        ``limit``: read with a bound, so a project of thousands costs no more."""
+        with self._context.read() as tx:
+            where = {"project": project, "archived_at": IS_NULL}
+            flags = tx.list_records(FLAGS, where, limit=limit + 2)
+        names = [f.name for f in flags if f.name != name]
+        return names if len(names) <= limit else None
 
     def set_dependencies(
         self, project: str, name: str, dependencies: Sequence[Dependency], *, actor: Actor = SYSTEM

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 import attrs
 
-from flagcore.entities import Environment, FlagEnvironment
-from flagcore.errors import NameConflict
+from flagcore.entities import Environment, EnvironmentUsage, FlagEnvironment, StrategyPlacement
+from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
+from flagcore.permissions import grants_of
 from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
-from flagcore.service.strategies import Strategies
-from flagcore.validation import check_name, check_sort_order, next_sort_order
+from flagcore.service.strategies import Strategies, new_strategy_id
+from flagcore.tables import ENVIRONMENTS, FLAG_ENVIRONMENTS, ROLES
+from flagcore.validation import check_name, check_sort_order, check_text, next_sort_order
 
 __all__ = ["Environments"]
 
@@ -26,6 +30,23 @@ class Environments:
     def list_environments(self) -> list[Environment]:
         with self._context.read() as tx:
             return list(tx.list_environments())
+
+    def get_environment(self, name: str) -> Environment:
+        """One environment, or `NotFound` (Unleash's ``GET /api/admin/environments/{name}``)."""
+        with self._context.read() as tx:
+            return _environment(tx, name)
+
+    def environment_usage(self, name: str) -> EnvironmentUsage:
+        """What deleting ``name`` would take with it, and what would refuse it."""
+        with self._context.read() as tx:
+            environment = _environment(tx, name)
+            states = tx.list_flag_environments(environment=name)
+            return EnvironmentUsage(
+                environment,
+                flags_on=sum(1 for s in states if s.enabled),
+                strategies=len(tx.list_strategies(environment=name)),
+                users=tuple(_users_of(tx, name)),
+            )
 
     def create_environment(
         self,
@@ -46,12 +67,190 @@ class Environments:
             if order is None:
                 orders = (e.sort_order for e in tx.list_environments())
                 order = next_sort_order(orders, "$.sortOrder", start=1)
-            environment = Environment(name, type, order)
+            environment = Environment(name, check_environment_type(type), order)
             tx.save_environment(environment)
             self._context.record_event(
                 tx, "environment-created", actor, environment=name, data={"type": type}
             )
         return environment
+
+    def update_environment(
+        self, name: str, *, type: str, sort_order: int | None = None, actor: Actor = SYSTEM
+    ) -> Environment:
+        """Unleash's ``PUT /api/admin/environments/update/{name}``: the type, and the sort
+        order when one is given (left out: kept). Environments are never renamed (see
+        docs/migrating-from-unleash.md)."""
+        actor = authorize(actor, "update_environment")
+        check_environment_type(type)
+        if sort_order is not None:
+            check_sort_order(sort_order, "$.sortOrder")
+        with self._context.unit() as tx:
+            before = _environment(tx, name)
+            after = attrs.evolve(
+                before,
+                type=type,
+                sort_order=before.sort_order if sort_order is None else sort_order,
+            )
+            if after != before:
+                tx.save_environment(after)
+                self._context.record_event(
+                    tx,
+                    "environment-updated",
+                    actor,
+                    environment=name,
+                    data={"type": after.type, "sortOrder": after.sort_order},
+                    pre_data={"type": before.type, "sortOrder": before.sort_order},
+                )
+        return after
+
+    def set_environment_sort_orders(
+        self, orders: Mapping[str, int], *, actor: Actor = SYSTEM
+    ) -> list[Environment]:
+        """Unleash's ``PUT /api/admin/environments/sort-order`` (``{name: order}``): the
+        named environments take their orders, the others keep theirs. An unknown name
+        refuses the whole change (Unleash skips it silently)."""
+        actor = authorize(actor, "set_environment_sort_orders")
+        for name, order in orders.items():
+            check_sort_order(order, f"$.{name}")
+        with self._context.unit() as tx:
+            for name in orders:
+                if tx.get_environment(name) is None:
+                    raise NotFound(
+                        f'there is no environment "{name}"',
+                        [ErrorDetail("no such environment", f"$.{name}")],
+                    )
+            for name, order in orders.items():
+                before = _environment(tx, name)
+                if before.sort_order != order:
+                    tx.save_environment(attrs.evolve(before, sort_order=order))
+                    self._context.record_event(
+                        tx,
+                        "environment-updated",
+                        actor,
+                        environment=name,
+                        data={"sortOrder": order},
+                        pre_data={"sortOrder": before.sort_order},
+                    )
+            return list(tx.list_environments())
+
+    def toggle_environment(self, name: str, enabled: bool, *, actor: Actor = SYSTEM) -> None:
+        """Unleash's ``POST /api/admin/environments/{name}/on`` and ``/off``: a disabled
+        (deprecated) environment is kept with every flag's rules in it, and SDKs scoped to
+        it are still served, as in Unleash; the UI marks it."""
+        actor = authorize(actor, "toggle_environment")
+        with self._context.unit() as tx:
+            before = _environment(tx, name)
+            if before.enabled != enabled:
+                tx.save_environment(attrs.evolve(before, enabled=enabled))
+                self._context.record_event(
+                    tx,
+                    "environment-updated",
+                    actor,
+                    environment=name,
+                    data={"enabled": enabled},
+                    pre_data={"enabled": before.enabled},
+                )
+
+    def delete_environment(self, name: str, *, actor: Actor = SYSTEM) -> None:
+        """Delete an environment with every flag's rules in it (their switch, variants and
+        strategies), in one unit of work, as Unleash does. Refused while it is the last
+        environment, or while an API token, an action set or a custom role names it:
+        each would silently change meaning (a token's SDKs would get nothing)."""
+        actor = authorize(actor, "delete_environment")
+        with self._context.unit() as tx:
+            environment = _environment(tx, name)
+            if len(tx.list_environments()) == 1:
+                raise Conflict(f'"{name}" is the last environment; there must be one')
+            users = _users_of(tx, name)
+            if users:
+                shown = "; ".join(users[:20]) + ("; …" if len(users) > 20 else "")
+                raise Conflict(
+                    f'environment "{name}" is in use: {shown}',
+                    [ErrorDetail(use, None) for use in users],
+                )
+            strategies = tx.list_strategies(environment=name)
+            states = tx.list_flag_environments(environment=name)
+            for placement in strategies:
+                tx.delete_strategy(placement.strategy.id or "")
+            for state in states:
+                tx.delete_record(FLAG_ENVIRONMENTS, (state.flag, name))
+            tx.delete_record(ENVIRONMENTS, name)
+            self._context.record_event(
+                tx,
+                "environment-deleted",
+                actor,
+                environment=name,
+                pre_data={
+                    "name": name,
+                    "type": environment.type,
+                    "flags": len(states),
+                    "strategies": len(strategies),
+                },
+            )
+
+    def clone_environment(
+        self,
+        name: str,
+        new_name: str,
+        type: str,
+        *,
+        projects: Sequence[str] = (),
+        clone_permissions: bool = False,
+        actor: Actor = SYSTEM,
+    ) -> Environment:
+        """Unleash's ``POST /api/admin/environments/{name}/clone``: a new environment
+        (placed last) holding a copy of every flag's switch, variants and strategies in
+        ``name`` (the flags of ``projects``, or of every project when none is named), with
+        new strategy ids; with ``clone_permissions``, each custom role's grants in ``name``
+        are granted in the new one too. One unit of work: this is how an environment is
+        renamed (clone, move tokens, delete the old one)."""
+        actor = authorize(actor, "clone_environment")
+        check_name(new_name, "environment")
+        check_environment_type(type)
+        with self._context.unit() as tx:
+            _environment(tx, name)
+            if tx.get_environment(new_name):
+                raise NameConflict(f'an environment named "{new_name}" already exists')
+            for index, project in enumerate(projects):
+                if tx.get_project(project) is None:
+                    raise NotFound(
+                        f'there is no project "{project}"',
+                        [ErrorDetail("no such project", f"$.projects[{index}]")],
+                    )
+            orders = (e.sort_order for e in tx.list_environments())
+            created = Environment(new_name, type, next_sort_order(orders, "$.sortOrder", start=1))
+            tx.save_environment(created)
+            wanted = set(projects)
+            flags = {
+                f.name for f in tx.list_flags(archived=None) if not wanted or f.project in wanted
+            }
+            for state in tx.list_flag_environments(environment=name):
+                if state.flag in flags:
+                    tx.save_flag_environment(attrs.evolve(state, environment=new_name))
+            now_ms = int(self._context.clock().timestamp() * 1000)
+            for placement in tx.list_strategies(environment=name):
+                if placement.flag in flags:
+                    copy = attrs.evolve(placement.strategy, id=new_strategy_id(now_ms))
+                    tx.save_strategy(StrategyPlacement(placement.flag, new_name, copy))
+            if clone_permissions:
+                for role in tx.list_records(ROLES):
+                    extra = [
+                        attrs.evolve(g, environment=new_name)
+                        for g in role.grants
+                        if g.environment == name
+                    ]
+                    if extra:
+                        tx.save_record(
+                            ROLES, attrs.evolve(role, grants=grants_of([*role.grants, *extra]))
+                        )
+            self._context.record_event(
+                tx,
+                "environment-created",
+                actor,
+                environment=new_name,
+                data={"type": type, "clonedFrom": name, "projects": list(projects)},
+            )
+        return created
 
     def set_environment_enabled(
         self, project: str, flag: str, environment: str, enabled: bool, *, actor: Actor = SYSTEM
@@ -89,3 +288,43 @@ class Environments:
         tx.save_flag_environment(attrs.evolve(state, enabled=enabled))
         kind = "feature-environment-enabled" if enabled else "feature-environment-disabled"
         self._context.record_event(tx, kind, actor, flag=definition, environment=environment)
+
+
+ENVIRONMENT_TYPES = ("development", "test", "preproduction", "production")
+"""Unleash's environment types, which its UI offers; the API takes any short text, as
+Unleash's does."""
+MAX_TYPE_LENGTH = 100
+
+
+def check_environment_type(value: object) -> str:
+    """A type is required text of at most 100 characters (Unleash's column)."""
+    check_text(value, "$.type", optional=False)  # a string from here on
+    if not isinstance(value, str) or not value.strip() or len(value) > MAX_TYPE_LENGTH:
+        raise InvalidInput(
+            f"an environment's type is 1 to {MAX_TYPE_LENGTH} characters",
+            [ErrorDetail(f"1 to {MAX_TYPE_LENGTH} characters", "$.type")],
+        )
+    return value
+
+
+def _environment(tx: Transaction, name: str) -> Environment:
+    environment = tx.get_environment(name)
+    if environment is None:
+        raise NotFound(f'there is no environment "{name}"')
+    return environment
+
+
+def _users_of(tx: Transaction, name: str) -> list[str]:
+    """What names the environment and would break without it, one phrase each."""
+    uses = [f'API token "{t.name}"' for t in tx.list_tokens() if t.environment == name]
+    uses += [
+        f'action set "{s.name}" of project "{s.project}"'
+        for s in tx.list_action_sets()
+        if any(a.environment == name for a in s.actions)
+    ]
+    uses += [
+        f'role "{r.name}"'
+        for r in tx.list_records(ROLES)
+        if any(g.environment == name for g in r.grants)
+    ]
+    return uses

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from flagcore.entities import FlagDefinition, StrategyPlacement
-from flagcore.errors import ErrorDetail, NotFound
+from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import Strategy
 from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
@@ -74,6 +74,46 @@ class Strategies:
                 data=_strategy_data(stored),
             )
         return stored
+
+    def copy_strategies(
+        self,
+        project: str,
+        flag: str,
+        source: str,
+        target: str,
+        *,
+        actor: Actor = SYSTEM,
+    ) -> list[Strategy]:
+        """Every strategy of ``source`` added to ``target`` after those there, in one unit
+        of work: Unleash's UI copies them one ``POST`` each, which can stop halfway. Each
+        copy gets a new id and writes the event `add_strategy` writes; the switch in
+        ``target`` is left as it is."""
+        actor = authorize(actor, "copy_strategies", project=project, environment=target)
+        with self._context.unit() as tx:
+            definition = active_flag(tx, project, flag)
+            require_environment(tx, source)
+            require_environment(tx, target)
+            if source == target:
+                raise InvalidInput(
+                    "copy the strategies to another environment",
+                    [ErrorDetail("the same environment as the source", "$.environment")],
+                )
+            copied = []
+            for placement in tx.list_strategies(flag=flag, environment=source):
+                placed = tx.list_strategies(flag=flag, environment=target)
+                fresh = attrs.evolve(placement.strategy, id=None)
+                stored = self._prepared(tx, definition, fresh, _next_sort_order(placed))
+                tx.save_strategy(StrategyPlacement(flag, target, stored))
+                self._context.record_event(
+                    tx,
+                    "feature-strategy-add",
+                    actor,
+                    flag=definition,
+                    environment=target,
+                    data=_strategy_data(stored),
+                )
+                copied.append(stored)
+        return copied
 
     def update_strategy(
         self,

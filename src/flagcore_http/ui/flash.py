@@ -52,6 +52,12 @@ FLASHES: Mapping[str, str] = {
     "endpoint-created": "Signal endpoint “{name}” created.",
     "signal-token-revoked": "Signal token revoked.",
     "action-set-saved": "Action set “{name}” saved.",
+    "environment-created": "Environment “{name}” created.",
+    "environment-saved": "Environment “{name}” saved.",
+    "environment-deleted": "Environment “{name}” deleted, with every flag's rules in it.",
+    "flag-saved": "Flag “{name}” saved.",
+    "dependencies-saved": "Dependencies of “{name}” saved.",
+    "strategies-copied": "Strategies copied to {name}.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"

@@ -11,6 +11,7 @@ not JSON) is refused here, never guessed.
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Iterable
 
@@ -141,7 +142,10 @@ def rows_of_variants(variants: Iterable[Variant]) -> list[Row]:
             "stickiness": v.stickiness,
             "payload_type": v.payload.type if v.payload else "string",
             "payload_value": v.payload.value if v.payload else "",
-            "overrides": "\n".join(f"{o.context_name}: {', '.join(o.values)}" for o in v.overrides),
+            "overrides": "\n".join(
+                f"{o.context_name}: {', '.join(map(_override_value, o.values))}"
+                for o in v.overrides
+            ),
         }
         for v in variants
     ]
@@ -202,12 +206,25 @@ def variants_from(rows: Iterable[Row], prefix: str = "variants") -> list[Variant
     return variants
 
 
+def _override_value(value: str) -> str:
+    """One override value as the form shows it: in double quotes (``""`` for a quote)
+    when it holds a comma or a quote, so saving the form again keeps it whole."""
+    if "," in value or '"' in value:
+        return '"' + value.replace('"', '""') + '"'
+    return value
+
+
 def _overrides(text: str, path: str) -> tuple[Override, ...]:
-    """``contextName: value, value`` per line; a line without a name is refused."""
+    """``contextName: value, value`` per line (``"a, b"`` is one value holding a comma);
+    a line without a name is refused."""
     overrides = []
     for index, line in enumerate(_lines(text)):
         context_name, sep, values = line.partition(":")
-        listed = tuple(v.strip() for v in values.split(",") if v.strip())
+        try:
+            read = next(csv.reader([values], skipinitialspace=True, strict=True), [])
+        except csv.Error:  # a quote left open, or text after a closing quote
+            read = []
+        listed = tuple(v.strip() for v in read if v.strip())
         if not sep or not context_name.strip() or not listed:
             raise InvalidInput(
                 f"an override is contextName: value, value, not {line[:60]!r}",
