@@ -287,11 +287,12 @@ def render(
     return aiohttp_jinja2.render_template(template, request, {**base, **context}, status=status)
 
 
-def form_status(error: FlagcoreError | None) -> int:
-    """A form shown again: 200, 400 for what was typed, 403 when the person may not."""
+def form_status(error: FlagcoreError | None, otherwise: int = 400) -> int:
+    """A form shown again: 200, ``otherwise`` (400) for what was typed, 403 when the
+    person may not."""
     if error is None:
         return 200
-    return 403 if isinstance(error, Forbidden) else 400
+    return 403 if isinstance(error, Forbidden) else otherwise
 
 
 def field_errors(error: FlagcoreError) -> dict[str, list[str]]:

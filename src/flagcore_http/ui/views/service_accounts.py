@@ -11,7 +11,16 @@ from flagcore.people import RootRole, User
 from flagcore.service import CreatedPersonalToken
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 from flagcore_http.ui.views.my_tokens import expiry_of_day
 
 __all__ = ["routes"]
@@ -92,7 +101,7 @@ async def create_service_account(request: web.Request) -> web.Response:
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _page(request, values=values, error=error, status=400)
+        return await _page(request, values=values, error=error, status=form_status(error))
     return redirect(with_flash(request, PAGE, "service-account-created", account.display_name))
 
 
@@ -116,7 +125,7 @@ async def create_token(request: web.Request) -> web.Response:
         )
     except FlagcoreError as error:
         return await _page(
-            request, token_values=(account_id, values), token_error=error, status=400
+            request, token_values=(account_id, values), token_error=error, status=form_status(error)
         )
     return await _page(request, created=(account, created))
 

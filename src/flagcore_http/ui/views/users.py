@@ -12,7 +12,16 @@ from flagcore.service import NewUser
 from flagcore_http.calls import call
 from flagcore_http.signed_in import set_link
 from flagcore_http.ui.flash import with_flash
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 
 __all__ = ["routes"]
 
@@ -83,7 +92,7 @@ async def invite_user(request: web.Request) -> web.Response:
         )
         created, link = await call(request, users.invite_user, new, actor=viewer(request).actor)
     except FlagcoreError as error:
-        return await _page(request, values=values, error=error, status=400)
+        return await _page(request, values=values, error=error, status=form_status(error))
     return await _page(request, link=(created.display_name, set_link(request, link.token)))
 
 
