@@ -113,6 +113,7 @@ FORMS: dict[str, Form] = {
     ),
     "/ui/users": _f({"email": "new@x.io", "rootRole": "Viewer"}, P.ADMIN),
     "/ui/users/{id}/reset-link": _f({}, P.ADMIN, id="user"),
+    "/ui/users/{id}/root-role": _f({"rootRole": "Editor"}, P.ADMIN, id="user"),
     "/ui/users/{id}/end-sessions": attrs.evolve(_f({}, P.ADMIN, id="user"), shows_change=False),
     "/ui/users/{id}/disabled": _f({"disabled": "yes"}, P.ADMIN, id="user"),
     "/ui/users/{id}/delete": _f({}, P.ADMIN, id="doomed_user"),

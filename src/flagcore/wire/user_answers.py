@@ -76,7 +76,7 @@ class UserAnswer:
             user.name,
             user.email,
             user.username,
-            user.root_role.role_id,
+            user.root_role_id,
             user.created_at,
             user.seen_at,
             "Service Account" if user.service_account else "User",
@@ -210,8 +210,9 @@ class UsersAnswer:
     root_roles: tuple[RoleAnswer, ...]
 
     @classmethod
-    def of(cls, users: list[User]) -> UsersAnswer:
-        return cls(tuple(map(UserAnswer.of, users)), tuple(map(RoleAnswer.of, RootRole)))
+    def of(cls, users: list[User], custom_root_roles: Sequence[Role] = ()) -> UsersAnswer:
+        """``rootRoles``: the three predefined, then the custom root roles (Unleash's)."""
+        return cls(tuple(map(UserAnswer.of, users)), root_role_answers(custom_root_roles))
 
 
 @answer(AnswerField("reset_password_url", "resetPasswordUrl"))
@@ -294,7 +295,7 @@ class ServiceAccountAnswer:
             account.id,
             account.name,
             account.username,
-            account.root_role.role_id,
+            account.root_role_id,
             account.created_at,
             account.seen_at,
             tuple(map(PersonalTokenAnswer.of, tokens)),
@@ -308,8 +309,17 @@ class ServiceAccountsAnswer:
     root_roles: tuple[RoleAnswer, ...]
 
     @classmethod
-    def of(cls, accounts: list[tuple[User, list[PersonalToken]]]) -> ServiceAccountsAnswer:
+    def of(
+        cls,
+        accounts: list[tuple[User, list[PersonalToken]]],
+        custom_root_roles: Sequence[Role] = (),
+    ) -> ServiceAccountsAnswer:
         return cls(
             tuple(ServiceAccountAnswer.of(account, tokens) for account, tokens in accounts),
-            tuple(map(RoleAnswer.of, RootRole)),
+            root_role_answers(custom_root_roles),
         )
+
+
+def root_role_answers(custom_root_roles: Sequence[Role]) -> tuple[RoleAnswer, ...]:
+    """The root roles a user may be given: the predefined three, then the custom ones."""
+    return (*map(RoleAnswer.of, RootRole), *map(RoleAnswer.of_role, custom_root_roles))

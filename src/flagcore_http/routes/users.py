@@ -13,7 +13,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail, Forbidden, InvalidInput, Unauthenticated
-from flagcore.people import RootRole, User
+from flagcore.people import User
+from flagcore.permissions import Permission
 from flagcore.service import PASSWORD_SIGN_IN_OFF, SIGN_IN_REFUSED, NewUser
 from flagcore.wire import ResetPasswordAnswer, UserAnswer, UsersAnswer, token_user
 from flagcore_http import shapes
@@ -49,9 +50,9 @@ _ID = {"id": shapes.ID}
 
 
 def _admins_only(request: web.Request) -> None:
-    """The user admin routes need the Admin root role (a token acts as Admin)."""
-    user: User | None = request.get(USER)
-    if user is not None and user.root_role is not RootRole.ADMIN:
+    """The user admin routes need ADMIN (the Admin root role, or a custom root role
+    holding it; a token acts as Admin)."""
+    if not actor(request).may(Permission.ADMIN):
         raise Forbidden("Managing users needs the Admin root role.")
 
 
@@ -60,7 +61,8 @@ def _admins_only(request: web.Request) -> None:
 async def list_users(request: web.Request) -> web.Response:
     _admins_only(request)
     users = await call(request, service(request).users.list_users)
-    return answered(UsersAnswer.of(users))
+    custom = await call(request, service(request).roles.custom_root_roles)
+    return answered(UsersAnswer.of(users, custom))
 
 
 @routes.post(USER_ADMIN)

@@ -39,6 +39,7 @@ FLASHES: Mapping[str, str] = {
     "sessions-ended": "Every session of “{name}” ended.",
     "user-disabled": "User “{name}” disabled: their sessions ended.",
     "user-enabled": "User “{name}” enabled.",
+    "root-role-changed": "Root role of “{name}” changed.",
     "user-deleted": "User “{name}” deleted.",
     "personal-token-deleted": "Token {name} deleted: it no longer works.",
     "service-account-created": "Service account “{name}” created.",

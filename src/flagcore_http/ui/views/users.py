@@ -1,5 +1,6 @@
-"""Users: list, invite (the link shown once, to the admin), reset links, ending a user's
-sessions, disabling and deleting. Managing users needs the Admin root role (a token, or
+"""Users: list, invite (the link shown once, to the admin), reset links, a user's root
+role (predefined or custom), ending a user's sessions, disabling and deleting. Managing
+users needs ADMIN (the Admin root role, or a custom root role holding it; a token, or
 ``--auth none``, acts as Admin), as on the API."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from aiohttp import web
 
 from flagcore.errors import ErrorDetail, FlagcoreError, Forbidden, InvalidInput
 from flagcore.people import LinkKind, RootRole
+from flagcore.permissions import Permission
 from flagcore.service import NewUser
 from flagcore_http.calls import call
 from flagcore_http.signed_in import set_link
@@ -22,6 +24,12 @@ from flagcore_http.ui.pages import (
     svc,
     viewer,
 )
+from flagcore_http.ui.root_roles import (
+    posted_root_role,
+    root_role_names,
+    root_role_options,
+    value_of,
+)
 
 __all__ = ["routes"]
 
@@ -31,8 +39,7 @@ _FIELDS = ("email", "username", "name", "rootRole")
 
 
 def _admins_only(request: web.Request) -> None:
-    user = viewer(request).user
-    if user is not None and user.root_role is not RootRole.ADMIN:
+    if not viewer(request).actor.may(Permission.ADMIN):
         raise Forbidden("Managing users needs the Admin root role.")
 
 
@@ -41,19 +48,27 @@ async def _page(
     *,
     link: tuple[str, str] | None = None,
     values: dict[str, str] | None = None,
+    changing: tuple[int, str] | None = None,
     error: FlagcoreError | None = None,
     status: int = 200,
 ) -> web.Response:
+    """``changing``: a refused root-role change (the user's id, the value as posted): its
+    error is shown by that user's row, not by the invitation form."""
+    custom = await call(request, svc(request).roles.custom_root_roles)
     return render(
         request,
         "users.html",
         {
             "users": await call(request, svc(request).users.list_users),
-            "roles": list(RootRole),
+            "roles": root_role_options(custom),
+            "role_names": root_role_names(custom),
+            "role_value": value_of,
             "link": link,  # (whose, address): shown on this answer only
             "values": values or {"rootRole": RootRole.VIEWER.value},
-            "error": error.message if error else None,
-            "errors": field_errors(error) if error else {},
+            "error": error.message if error and not changing else None,
+            "errors": field_errors(error) if error and not changing else {},
+            "changing": changing,
+            "change_error": error.message if error and changing else None,
         },
         status=status,
     )
@@ -82,10 +97,8 @@ async def invite_user(request: web.Request) -> web.Response:
     values = {key: fields.get(key, "") for key in _FIELDS}
     users = svc(request).users
     try:
-        if values["rootRole"] not in {role.value for role in RootRole}:
-            raise InvalidInput("Choose a root role.", [ErrorDetail("choose one", "$.rootRole")])
         new = NewUser(
-            RootRole(values["rootRole"]),
+            posted_root_role(values["rootRole"]),
             email=values["email"] or None,
             username=values["username"] or None,
             name=values["name"] or None,
@@ -115,6 +128,27 @@ async def end_sessions(request: web.Request) -> web.Response:
     user = await call(request, svc(request).users.get_user, _user_id(request))
     await call(request, svc(request).sessions.end_all_of_user, user.id, actor=viewer(request).actor)
     return redirect(with_flash(request, "/ui/users", "sessions-ended", user.display_name))
+
+
+@routes.post("/ui/users/{id}/root-role")
+@page()
+async def change_root_role(request: web.Request) -> web.Response:
+    """A user's one root role becomes a predefined or a custom root role; a refusal draws
+    the page again with the choice as posted."""
+    _admins_only(request)
+    user_id = _user_id(request)
+    raw = form(request).get("rootRole", "")
+    try:
+        user = await call(
+            request,
+            svc(request).users.update_user,
+            user_id,
+            root_role=posted_root_role(raw),
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _page(request, changing=(user_id, raw), error=error, status=form_status(error))
+    return redirect(with_flash(request, "/ui/users", "root-role-changed", user.display_name))
 
 
 @routes.post("/ui/users/{id}/disabled")
