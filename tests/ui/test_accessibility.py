@@ -196,6 +196,18 @@ def _seed(server: Server) -> list[str]:
         },
         token=CLIENT,
     )
+    role = server.api(
+        "POST",
+        "/api/admin/roles",
+        {
+            "name": "Dev toggler",
+            "type": "custom",
+            "permissions": [{"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "development"}],
+        },
+    )
+    person = server.api("GET", "/api/admin/user-admin")["users"][0]["id"]
+    access = {"roles": [role["id"]], "users": [person, account["id"]]}
+    server.api("POST", "/api/admin/projects/default/access", access)
     strategies = "/ui/flags/labelled/environments/development/strategies"
     return [
         "/ui/flags",
@@ -228,6 +240,9 @@ def _seed(server: Server) -> list[str]:
         "/ui/playground",
         "/ui/no-such-page",  # the error page
         "/ui/flags/no-such-flag",
+        "/ui/roles",
+        f"/ui/roles/{role['id']}",
+        "/ui/projects/default/access",
     ]
 
 

@@ -125,6 +125,17 @@ FORMS: dict[str, Form] = {
     ),
     "/ui/service-accounts/{id}/tokens/{tokenId}/delete": _f({}, P.ADMIN, id="account"),
     "/ui/service-accounts/{id}/delete": _f({}, P.ADMIN, id="doomed_account"),
+    "/ui/roles": _f(
+        {"name": "made role", "type": "custom", "permissions": "CREATE_FEATURE"}, P.ADMIN
+    ),
+    "/ui/roles/{id}": _f({"name": "renamed role", "type": "custom"}, P.ADMIN, id="role"),
+    "/ui/roles/{id}/delete": _f({}, P.ADMIN, id="doomed_role"),
+    "/ui/projects/{id}/access": _f(
+        {"user": "{user}", "role": "4"}, P.PROJECT_USER_ACCESS_WRITE, beta=True, id="project"
+    ),
+    "/ui/projects/{id}/access/{userId}/remove": _f(
+        {}, P.PROJECT_USER_ACCESS_WRITE, beta=True, id="project"
+    ),
 }
 """Every UI form that changes what is shared → fields an allowed person's post succeeds
 with, the permission it needs, and which world object fills each slot of its path (the
