@@ -315,6 +315,21 @@ def _provider_url(raw: str, where: str) -> str | None:
     return text
 
 
+def _public_url(raw: str, where: str) -> str | None:
+    """An origin (scheme, host, port if any) with no path: links are built on it."""
+    text = raw.strip().rstrip("/")
+    if not text:
+        return None
+    if re.fullmatch(r"https?://[^/?#@\s]+", text) is None or len(text) > 2048:
+        raise ConfigError(
+            f"{where}={_shown(raw)}: use this server's address as browsers reach it, "
+            "such as https://flags.example.com (a scheme and a host, no path)"
+        )
+    if _host_of(text) is None:
+        raise ConfigError(f"{where}={_shown(raw)}: the address names no host")
+    return text
+
+
 def _optional_text(raw: str, where: str) -> str | None:
     if len(raw) > 1024 or any(ord(c) < 32 for c in raw):
         raise ConfigError(f"{where}: at most 1024 printable characters")
@@ -443,6 +458,8 @@ class ServerConfig:
     # --- admin web UI: session signing and lifetime (docs/ui.md) ---
     ui_secret: str | None = attrs.field(default=None, repr=False)
     ui_session_seconds: float = 8 * 3600.0
+    # This server's address as browsers reach it: links are built on it (docs/security.md).
+    public_url: str | None = None
     # --- sign-in with an OpenID provider (docs/users-and-roles.md, "OpenID Connect") ---
     oidc_issuer: str | None = None
     oidc_client_id: str | None = None
@@ -1250,5 +1267,16 @@ SETTINGS: tuple[Setting, ...] = (
         default="info",
         section=_OBSERVE,
         help="least severe level logged; requests are info",
+    ),
+    Setting(
+        "FLAGCORE_PUBLIC_URL",
+        "public_url",
+        _public_url,
+        default="",
+        section=_UI,
+        help="this server's address as browsers reach it (https://flags.example.com): "
+        "invitation, reset and OpenID links are built on it, and https makes cookies "
+        "Secure behind a TLS proxy; none: links from the request's Host (trusted "
+        "networks only)",
     ),
 )
