@@ -330,6 +330,58 @@ def _public_url(raw: str, where: str) -> str | None:
     return text
 
 
+# --- mail (issue 28): invitations and resets sent by SMTP when a server is configured ---
+_MAIL_ADDRESS = re.compile(r"[^@\s<>\"',;]+@[^@\s<>\"',;]+\.[^@\s<>\"',;]+")
+
+
+def _smtp_host(raw: str, where: str) -> str | None:
+    """An IP address or a host name; empty sends no mail."""
+    text = raw.strip()
+    if not text:
+        return None
+    with contextlib.suppress(ValueError):
+        ipaddress.ip_address(text)
+        return text
+    if not _HOST_NAME.fullmatch(text):
+        raise ConfigError(f"{where}={_shown(raw)}: not a host name or IP address of a mail server")
+    return text
+
+
+def _smtp_port(raw: str, where: str) -> int:
+    return _integer(raw, where, 1, 65535, "not a port number")
+
+
+def _mail_address(raw: str, where: str) -> str | None:
+    text = raw.strip()
+    if not text:
+        return None
+    if len(text) > 254 or not _MAIL_ADDRESS.fullmatch(text):
+        raise ConfigError(f"{where}={_shown(raw)}: use an email address such as flags@example.com")
+    return text
+
+
+def _check_smtp(values: Mapping[str, object]) -> None:
+    """A mail server needs a sender; a user needs a password (and back); credentials are
+    sent in the clear only to this machine."""
+    host = values.get("smtp_host")
+    if host is None:
+        return
+    if not values.get("smtp_from"):
+        raise ConfigError(
+            "FLAGCORE_SMTP_HOST is set: set FLAGCORE_SMTP_FROM too, the address mails come from"
+        )
+    if bool(values.get("smtp_user")) != bool(values.get("smtp_password")):
+        raise ConfigError(
+            "FLAGCORE_SMTP_USER and FLAGCORE_SMTP_PASSWORD go together: set both or neither"
+        )
+    loopback = host in _LOOPBACK_HOSTS
+    if values.get("smtp_password") and values.get("smtp_starttls") is False and not loopback:
+        raise ConfigError(
+            "FLAGCORE_SMTP_STARTTLS=off with a password: it would cross the network in the "
+            "clear; turn STARTTLS on (only a server on 127.0.0.1 or localhost may go without)"
+        )
+
+
 def _optional_text(raw: str, where: str) -> str | None:
     if len(raw) > 1024 or any(ord(c) < 32 for c in raw):
         raise ConfigError(f"{where}: at most 1024 printable characters")
@@ -472,6 +524,13 @@ class ServerConfig:
     oidc_group_claim: str | None = None
     oidc_group_roles: tuple[tuple[str, RootRole], ...] = ()
     password_sign_in: bool = True
+    # --- mail: invitations and resets by SMTP (docs/users-and-roles.md, "Mail") ---
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_user: str | None = None
+    smtp_password: str | None = attrs.field(default=None, repr=False)
+    smtp_from: str | None = None
+    smtp_starttls: bool = True
     # --- fastpath: worker processes on one port, and the event loop (docs/performance.md) ---
     workers: int = 1
     event_loop: str = "auto"
@@ -532,6 +591,7 @@ class ServerConfig:
             values["retention"] = RetentionSettings(**retention)  # type: ignore[arg-type]
         _check_metrics_port(values)
         _check_oidc(values)
+        _check_smtp(values)
         return cls(**values)  # type: ignore[arg-type]
 
 
@@ -1278,5 +1338,55 @@ SETTINGS: tuple[Setting, ...] = (
         "invitation, reset and OpenID links are built on it, and https makes cookies "
         "Secure behind a TLS proxy; none: links from the request's Host (trusted "
         "networks only)",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_HOST",
+        "smtp_host",
+        _smtp_host,
+        default="",
+        section=_UI,
+        help="mail server that sends invitations and password resets; none: no mail, the "
+        "links are shown to the admin only",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_PORT",
+        "smtp_port",
+        _smtp_port,
+        default="587",
+        section=_UI,
+        help="the mail server's port",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_USER",
+        "smtp_user",
+        _optional_text,
+        default="",
+        section=_UI,
+        help="user to sign in to the mail server as (with FLAGCORE_SMTP_PASSWORD)",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_PASSWORD",
+        "smtp_password",
+        _secret,
+        default="",
+        section=_UI,
+        help="the mail server user's password (never logged or shown)",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_FROM",
+        "smtp_from",
+        _mail_address,
+        default="",
+        section=_UI,
+        help="the address mails come from (needed with a mail server)",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_STARTTLS",
+        "smtp_starttls",
+        _on_off,
+        default="on",
+        section=_UI,
+        help="on: encrypt the connection with STARTTLS before anything is sent; off only "
+        "for a server without it (a password then only to 127.0.0.1 or localhost)",
     ),
 )

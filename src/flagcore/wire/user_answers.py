@@ -51,12 +51,13 @@ _ROLE_DESCRIPTIONS = {
     AnswerField("account_type", "accountType"),
     AnswerField("disabled", "disabled"),
     AnswerField("invite_link", "inviteLink", omitted_when_none=True),
+    AnswerField("email_sent", "emailSent", omitted_when_none=True),
 )
 @attrs.frozen
 class UserAnswer:
     """A user as Unleash lists one; ``disabled`` is flagcore's own (Unleash's open edition
     has no disabled users); ``inviteLink`` only in the answer that created a user without
-    a password."""
+    a password, with Unleash's ``emailSent`` when it was asked to mail it (``sendEmail``)."""
 
     id: int
     name: str | None
@@ -68,9 +69,12 @@ class UserAnswer:
     account_type: str
     disabled: bool
     invite_link: str | None = None
+    email_sent: bool | None = None
 
     @classmethod
-    def of(cls, user: User, invite_link: str | None = None) -> UserAnswer:
+    def of(
+        cls, user: User, invite_link: str | None = None, email_sent: bool | None = None
+    ) -> UserAnswer:
         return cls(
             user.id,
             user.name,
@@ -82,6 +86,7 @@ class UserAnswer:
             "Service Account" if user.service_account else "User",
             user.disabled,
             invite_link,
+            email_sent,
         )
 
 
@@ -215,10 +220,17 @@ class UsersAnswer:
         return cls(tuple(map(UserAnswer.of, users)), root_role_answers(custom_root_roles))
 
 
-@answer(AnswerField("reset_password_url", "resetPasswordUrl"))
+@answer(
+    AnswerField("reset_password_url", "resetPasswordUrl"),
+    AnswerField("email_sent", "emailSent", omitted_when_none=True),
+)
 @attrs.frozen
 class ResetPasswordAnswer:
+    """Unleash's ``resetPasswordSchema``; ``emailSent`` (flagcore's) when a mail server
+    is configured: whether the link was mailed to the user too."""
+
     reset_password_url: str
+    email_sent: bool | None = None
 
 
 @answer(

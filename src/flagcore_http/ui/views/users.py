@@ -12,6 +12,7 @@ from flagcore.people import LinkKind, RootRole
 from flagcore.permissions import Permission
 from flagcore.service import NewUser
 from flagcore_http.calls import call
+from flagcore_http.mail import MailResult, mail_link
 from flagcore_http.signed_in import set_link
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.pages import (
@@ -47,6 +48,7 @@ async def _page(
     request: web.Request,
     *,
     link: tuple[str, str] | None = None,
+    mail: MailResult | None = None,
     values: dict[str, str] | None = None,
     changing: tuple[int, str] | None = None,
     error: FlagcoreError | None = None,
@@ -64,6 +66,7 @@ async def _page(
             "role_names": root_role_names(custom),
             "role_value": value_of,
             "link": link,  # (whose, address): shown on this answer only
+            "mail": mail,  # what became of its mail, when a mail server is configured
             "values": values or {"rootRole": RootRole.VIEWER.value},
             "error": error.message if error and not changing else None,
             "errors": field_errors(error) if error and not changing else {},
@@ -106,7 +109,9 @@ async def invite_user(request: web.Request) -> web.Response:
         created, link = await call(request, users.invite_user, new, actor=viewer(request).actor)
     except FlagcoreError as error:
         return await _page(request, values=values, error=error, status=form_status(error))
-    return await _page(request, link=(created.display_name, set_link(request, link.token)))
+    address = set_link(request, link.token)
+    mailed = await mail_link(request, created, address, LinkKind.INVITATION)
+    return await _page(request, link=(created.display_name, address), mail=mailed)
 
 
 @routes.post("/ui/users/{id}/reset-link")
@@ -118,7 +123,9 @@ async def reset_link(request: web.Request) -> web.Response:
     link = await call(
         request, users.create_link_for, user.id, kind=LinkKind.RESET, actor=viewer(request).actor
     )
-    return await _page(request, link=(user.display_name, set_link(request, link.token)))
+    address = set_link(request, link.token)
+    mailed = await mail_link(request, user, address, LinkKind.RESET)
+    return await _page(request, link=(user.display_name, address), mail=mailed)
 
 
 @routes.post("/ui/users/{id}/end-sessions")
