@@ -3,6 +3,8 @@ Chromium: a choice that is refused comes back as chosen, with the reason by its 
 
 from __future__ import annotations
 
+from typing import Any
+
 from playwright.sync_api import Page, expect
 
 from tests.ui.conftest import Server
@@ -15,7 +17,7 @@ def _root_custom(server: Server, name: str, permission: str) -> int:
 
 
 def test_an_admin_gives_a_user_a_custom_root_role_on_the_users_page(
-    signed_in: Page, server: Server
+    signed_in: Page, server: Server, shot: Any
 ) -> None:
     page = signed_in
     segments = _root_custom(server, "Segment maker", "CREATE_SEGMENT")
@@ -28,6 +30,7 @@ def test_an_admin_gives_a_user_a_custom_root_role_on_the_users_page(
     expect(page.get_by_role("status")).to_have_text("Root role of “Ann” changed.")
     expect(page.get_by_label("Role of Ann", exact=True)).to_have_value(str(segments))
     assert server.api("GET", f"/api/admin/user-admin/{ann['id']}")["rootRole"] == segments
+    shot(page, "users")
 
     # A role deleted while the page was open: refused, the choice kept, nothing changed.
     doomed = _root_custom(server, "Short-lived", "CREATE_PROJECT")
