@@ -109,6 +109,16 @@ def test_project_roles_are_given_and_taken_on_the_access_page_and_a_viewer_sees_
         (ann["id"], [5]),
         (bot["id"], [4]),
     ]
+    # Someone deleted while the page was open: refused, the choices kept, nothing given.
+    gone = server.api("POST", "/api/admin/user-admin", {"email": "gone@x.io", "rootRole": 3})
+    page.reload()
+    page.get_by_label("Person or service account").select_option(label="gone@x.io")
+    page.get_by_label("Project role").select_option(label="Owner")
+    server.api("DELETE", f"/api/admin/user-admin/{gone['id']}")
+    page.get_by_role("button", name="Give role").click()
+    expect(page.get_by_role("alert")).to_contain_text(f"no user with id {gone['id']}")
+    expect(page.get_by_label("Person or service account")).to_have_value(str(gone["id"]))
+    expect(page.get_by_label("Project role")).to_have_value("4")
     page.get_by_role("button", name="Remove access of Bot").click()
     expect(page.get_by_role("status")).to_have_text("“Bot” no longer has access to this project.")
     access = server.api("GET", "/api/admin/projects/default/access")
