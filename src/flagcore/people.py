@@ -62,6 +62,15 @@ class User:
     created_at: dt.datetime = attrs.field(factory=_utc_now)
     seen_at: dt.datetime | None = None
     service_account: bool = False
+    # A custom root role's id (Unleash's ``root-custom``): then it is the user's root role,
+    # and ``root_role`` is kept as Viewer, the least, for any reader that knows only the
+    # three predefined ones.
+    custom_root_role: int | None = None
+
+    @property
+    def root_role_id(self) -> int:
+        """The id of the user's one root role, predefined (1-3) or custom."""
+        return self.custom_root_role or self.root_role.role_id
 
     @property
     def display_name(self) -> str:

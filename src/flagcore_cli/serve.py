@@ -115,7 +115,7 @@ async def _run(
         if metrics_sock is not None:  # observe (issue 18 §2)
             metrics_runner = await _serve_metrics(app, metrics_sock)
             stack.push_async_callback(metrics_runner.cleanup)
-        tell_about(tokens, host, port)
+        tell_about(tokens, host, port, config.public_url)
         if config.auth is AuthMode.NONE:
             say("authentication is off (--auth none): anyone who can connect is admin")
         if note is not None:

@@ -69,15 +69,18 @@ class StartupTokens:
     first_admin_link: str | None = attrs.field(default=None, repr=False)
 
 
-def sign_in_link(host: str, port: int, token: str) -> str:
-    """Where the first admin sets their password (a wildcard address as localhost)."""
+def sign_in_link(host: str, port: int, token: str, public_url: str | None = None) -> str:
+    """Where the first admin sets their password: on the public URL when configured,
+    else on the listening address (a wildcard address as localhost)."""
+    if public_url is not None:
+        return f"{public_url}/ui/set-password?token={token}"
     shown = "localhost" if host in ("0.0.0.0", "::", "") else host
     if ":" in shown:
         shown = f"[{shown}]"
     return f"http://{shown}:{port}/ui/set-password?token={token}"
 
 
-def tell_about(tokens: StartupTokens, host: str, port: int) -> None:
+def tell_about(tokens: StartupTokens, host: str, port: int, public_url: str | None = None) -> None:
     """The secrets a start made, shown once on stdout (never in the log stream)."""
     if tokens.new_admin_secret is not None:
         say(f"admin API token, shown once: {tokens.new_admin_secret}")
@@ -85,7 +88,7 @@ def tell_about(tokens: StartupTokens, host: str, port: int) -> None:
     if tokens.first_admin_link is not None:
         say(
             "first sign-in as user 'admin', a one-time link valid for 24 hours: "
-            + sign_in_link(host, port, tokens.first_admin_link)
+            + sign_in_link(host, port, tokens.first_admin_link, public_url)
         )
 
 

@@ -220,7 +220,7 @@ def _supervise(
             f"flagcore listening on http://{host}:{port} "
             f"(database {database_name(config.db)}, {len(children)} workers)"
         )
-        tell_about(tokens, host, port)
+        tell_about(tokens, host, port, config.public_url)
         if config.auth is AuthMode.NONE:
             say("authentication is off (--auth none): anyone who can connect is admin")
         if note is not None:

@@ -194,6 +194,8 @@ async def _personal_token(request: web.Request, secret: str) -> None:
         raise Unauthenticated("The personal access token is not valid, or it has expired.")
     request[USER] = holder.user
     request[PERSONAL_TOKEN] = holder.token
+    if holder.principal is not None:
+        request[PRINCIPAL] = holder.principal
 
 
 async def _signed_in(request: web.Request) -> bool:

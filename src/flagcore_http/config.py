@@ -337,6 +337,73 @@ def _ui_url(raw: str, where: str) -> str:
     return text
 
 
+def _public_url(raw: str, where: str) -> str | None:
+    """An origin (scheme, host, port if any) with no path: links are built on it."""
+    text = raw.strip().rstrip("/")
+    if not text:
+        return None
+    if re.fullmatch(r"https?://[^/?#@\s]+", text) is None or len(text) > 2048:
+        raise ConfigError(
+            f"{where}={_shown(raw)}: use this server's address as browsers reach it, "
+            "such as https://flags.example.com (a scheme and a host, no path)"
+        )
+    if _host_of(text) is None:
+        raise ConfigError(f"{where}={_shown(raw)}: the address names no host")
+    return text
+
+
+# --- mail (issue 28): invitations and resets sent by SMTP when a server is configured ---
+_MAIL_ADDRESS = re.compile(r"[^@\s<>\"',;]+@[^@\s<>\"',;]+\.[^@\s<>\"',;]+")
+
+
+def _smtp_host(raw: str, where: str) -> str | None:
+    """An IP address or a host name; empty sends no mail."""
+    text = raw.strip()
+    if not text:
+        return None
+    with contextlib.suppress(ValueError):
+        ipaddress.ip_address(text)
+        return text
+    if not _HOST_NAME.fullmatch(text):
+        raise ConfigError(f"{where}={_shown(raw)}: not a host name or IP address of a mail server")
+    return text
+
+
+def _smtp_port(raw: str, where: str) -> int:
+    return _integer(raw, where, 1, 65535, "not a port number")
+
+
+def _mail_address(raw: str, where: str) -> str | None:
+    text = raw.strip()
+    if not text:
+        return None
+    if len(text) > 254 or not _MAIL_ADDRESS.fullmatch(text):
+        raise ConfigError(f"{where}={_shown(raw)}: use an email address such as flags@example.com")
+    return text
+
+
+def _check_smtp(values: Mapping[str, object]) -> None:
+    """A mail server needs a sender; a user needs a password (and back); credentials are
+    sent in the clear only to this machine."""
+    host = values.get("smtp_host")
+    if host is None:
+        return
+    if not values.get("smtp_from"):
+        raise ConfigError(
+            "FLAGCORE_SMTP_HOST is set: set FLAGCORE_SMTP_FROM too, the address mails come from"
+        )
+    if bool(values.get("smtp_user")) != bool(values.get("smtp_password")):
+        raise ConfigError(
+            "FLAGCORE_SMTP_USER and FLAGCORE_SMTP_PASSWORD go together: set both or neither"
+        )
+    loopback = host in _LOOPBACK_HOSTS
+    if values.get("smtp_password") and values.get("smtp_starttls") is False and not loopback:
+        raise ConfigError(
+            "FLAGCORE_SMTP_STARTTLS=off with a password: it would cross the network in the "
+            "clear; turn STARTTLS on (only a server on 127.0.0.1 or localhost may go without)"
+        )
+
+
 def _optional_text(raw: str, where: str) -> str | None:
     if len(raw) > 1024 or any(ord(c) < 32 for c in raw):
         raise ConfigError(f"{where}: at most 1024 printable characters")
@@ -474,6 +541,8 @@ class ServerConfig:
     # --- admin web UI: session signing and lifetime (docs/ui.md) ---
     ui_secret: str | None = attrs.field(default=None, repr=False)
     ui_session_seconds: float = 8 * 3600.0
+    # This server's address as browsers reach it: links are built on it (docs/security.md).
+    public_url: str | None = None
     # --- sign-in with an OpenID provider (docs/users-and-roles.md, "OpenID Connect") ---
     oidc_issuer: str | None = None
     oidc_client_id: str | None = None
@@ -491,6 +560,13 @@ class ServerConfig:
     integration_retry_seconds: float = 600.0
     integration_timeout: float = 10.0
     integration_ui_url: str = "http://localhost:4242"
+    # --- mail: invitations and resets by SMTP (docs/users-and-roles.md, "Mail") ---
+    smtp_host: str | None = None
+    smtp_port: int = 587
+    smtp_user: str | None = None
+    smtp_password: str | None = attrs.field(default=None, repr=False)
+    smtp_from: str | None = None
+    smtp_starttls: bool = True
     # --- fastpath: worker processes on one port, and the event loop (docs/performance.md) ---
     workers: int = 1
     event_loop: str = "auto"
@@ -557,6 +633,7 @@ class ServerConfig:
             values["retention"] = RetentionSettings(**retention)  # type: ignore[arg-type]
         _check_metrics_port(values)
         _check_oidc(values)
+        _check_smtp(values)
         return cls(**values)  # type: ignore[arg-type]
 
 
@@ -1381,5 +1458,66 @@ SETTINGS: tuple[Setting, ...] = (
         default="http://localhost:4242",
         section=_INTEGRATIONS,
         help="the address people reach this server's UI at, for links in integration messages",
+    ),
+    Setting(
+        "FLAGCORE_PUBLIC_URL",
+        "public_url",
+        _public_url,
+        default="",
+        section=_UI,
+        help="this server's address as browsers reach it (https://flags.example.com): "
+        "invitation, reset and OpenID links are built on it, and https makes cookies "
+        "Secure behind a TLS proxy; none: links from the request's Host (trusted "
+        "networks only)",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_HOST",
+        "smtp_host",
+        _smtp_host,
+        default="",
+        section=_UI,
+        help="mail server that sends invitations and password resets; none: no mail, the "
+        "links are shown to the admin only",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_PORT",
+        "smtp_port",
+        _smtp_port,
+        default="587",
+        section=_UI,
+        help="the mail server's port",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_USER",
+        "smtp_user",
+        _optional_text,
+        default="",
+        section=_UI,
+        help="user to sign in to the mail server as (with FLAGCORE_SMTP_PASSWORD)",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_PASSWORD",
+        "smtp_password",
+        _secret,
+        default="",
+        section=_UI,
+        help="the mail server user's password (never logged or shown)",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_FROM",
+        "smtp_from",
+        _mail_address,
+        default="",
+        section=_UI,
+        help="the address mails come from (needed with a mail server)",
+    ),
+    Setting(
+        "FLAGCORE_SMTP_STARTTLS",
+        "smtp_starttls",
+        _on_off,
+        default="on",
+        section=_UI,
+        help="on: encrypt the connection with STARTTLS before anything is sent; off only "
+        "for a server without it (a password then only to 127.0.0.1 or localhost)",
     ),
 )

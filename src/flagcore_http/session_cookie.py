@@ -24,6 +24,8 @@ import time
 import attrs
 from aiohttp import web
 
+from flagcore_http.public_address import cookies_secure
+
 __all__ = [
     "ANONYMOUS",
     "COOKIE_NAME",
@@ -135,5 +137,5 @@ def set_session_cookie(
         path="/",
         httponly=True,
         samesite="Strict",
-        secure=request.secure,
+        secure=cookies_secure(request),
     )

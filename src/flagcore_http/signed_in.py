@@ -22,6 +22,7 @@ from flagcore.passwords import MAX_PASSWORD_LENGTH, NewPassword, dummy_verify, v
 from flagcore.service import PasswordCandidate, SessionHolder, StartedSession
 from flagcore_http.calls import call
 from flagcore_http.keys import CONFIG, SERVICE
+from flagcore_http.public_address import public_origin
 from flagcore_http.session_cookie import COOKIE_NAME, SIGNER, Session
 
 __all__ = [
@@ -103,5 +104,6 @@ async def password_matches(candidate: PasswordCandidate | None, password: str) -
 
 
 def set_link(request: web.Request, token: str) -> str:
-    """The address where a link's holder sets their password, on this server."""
-    return f"{request.url.origin()}/ui/set-password?token={token}"
+    """The address where a link's holder sets their password, on this server (its public
+    URL when configured, never the request's ``Host`` then)."""
+    return f"{public_origin(request)}/ui/set-password?token={token}"

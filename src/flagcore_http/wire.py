@@ -293,9 +293,10 @@ class SignalTokenBody:
 # Users and sign-in (see `flagcore_http.routes.users`), in Unleash's schemas' shape.
 @attrs.frozen
 class CreateUser:
-    """Unleash's ``createUserSchema``: ``rootRole`` is an id (1, 2, 3) or a name."""
+    """Unleash's ``createUserSchema``: ``rootRole`` is an id (1, 2, 3, or a custom root
+    role's) or a predefined role's name."""
 
-    root_role: RootRole
+    root_role: RootRole | int
     email: str | None = None
     username: str | None = None
     name: str | None = None
@@ -309,7 +310,7 @@ class UpdateUser:
 
     email: str | None = None
     name: str | None = None
-    root_role: RootRole | None = None
+    root_role: RootRole | int | None = None
     disabled: bool | None = None
 
 
@@ -376,7 +377,7 @@ class CreateServiceAccount:
 
     name: str
     username: str
-    root_role: RootRole
+    root_role: RootRole | int
 
 
 @attrs.frozen
@@ -385,7 +386,7 @@ class UpdateServiceAccount:
 
     name: str | None = None
     username: str | None = None
-    root_role: RootRole | None = None
+    root_role: RootRole | int | None = None
 
 
 @attrs.frozen
@@ -461,13 +462,23 @@ BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES
 _ALL_NAMES: Mapping[type, Mapping[str, str]] = {**wire.WIRE_NAMES, **_NAMES}
 
 
-def _root_role(value: object, _type: object) -> RootRole:
-    """Unleash takes a root role by its id or its name."""
+_MAX_ROLE_ID = 2**53 - 1
+
+
+def _root_role(value: object, _type: object) -> RootRole | int:
+    """Unleash takes a root role by its id or its name: a predefined one (1-3, Admin,
+    Editor, Viewer) or a custom root role's id, which the service checks."""
     if type(value) is int and (by_id := RootRole.of_id(value)) is not None:
         return by_id
+    if type(value) is int and 0 < value <= _MAX_ROLE_ID:
+        return value
     if type(value) is str and value in RootRole.__members__.values():
         return RootRole(value)
-    raise ValueError("expected a root role: 1, 2, 3, Admin, Editor or Viewer")
+    raise ValueError("expected a root role: an id, or Admin, Editor or Viewer")
+
+
+def _optional_root_role(value: object, _type: object) -> RootRole | int | None:
+    return None if value is None else _root_role(value, _type)
 
 
 def _strings_object(made: cattrs.Converter) -> Callable[[object, object], dict[str, str]]:
@@ -489,7 +500,8 @@ def _http_converter() -> cattrs.Converter:
     for enum_type in (ActionKind, TokenType, Permission, RoleType):
         made.register_structure_hook(enum_type, wire.enum_hook(enum_type))
         made.register_unstructure_hook(enum_type, lambda value: value.value)
-    made.register_structure_hook(RootRole, _root_role)
+    made.register_structure_hook(RootRole | int, _root_role)
+    made.register_structure_hook(RootRole | int | None, _optional_root_role)
     made.register_structure_hook_func(lambda t: t == dict[str, str], _strings_object(made))
     for cls, renames in _NAMES.items():
         wire.register_class(made, cls, renames)

@@ -627,6 +627,12 @@ def m016_context_samples(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m015_custom_root_roles(session: SqlSession, dialect: Dialect) -> None:
+    """A user or service account may hold a custom root role (issue 28): its id, or null
+    for the predefined root role the ``root_role`` column names."""
+    _script(session, dialect, "ALTER TABLE users ADD COLUMN custom_root_role {bigint};")
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -643,6 +649,7 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m011_roles,
         m012_context_fields,
         m014_integrations,
+        m015_custom_root_roles,
         m016_context_samples,
     )
 )

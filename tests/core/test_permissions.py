@@ -4,10 +4,20 @@ roles mean what Unleash's do."""
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 from flagcore.entities import TokenType
 from flagcore.memory import MemoryStore
-from flagcore.permissions import OPERATIONS, PREDEFINED_ROLES, Grant, Permission, Role, RoleType
+from flagcore.permissions import (
+    ENVIRONMENT_PERMISSIONS,
+    OPERATIONS,
+    PREDEFINED_ROLES,
+    PROJECT_PERMISSIONS,
+    Grant,
+    Permission,
+    Role,
+    RoleType,
+)
 from flagcore.principals import Principal
 from flagcore.service import Service
 
@@ -84,3 +94,21 @@ def test_an_environment_scoped_grant_holds_in_that_environment_only() -> None:
     allowed = Permission.UPDATE_FEATURE_ENVIRONMENT
     assert someone.may(allowed, project="alpha", environment="development")
     assert not someone.may(allowed, project="alpha", environment="production")
+
+
+def test_the_docs_role_table_is_the_roles_meaning() -> None:
+    """docs/users-and-roles.md's roles × permissions table, as the roles hold them."""
+    roles = [PREDEFINED_ROLES[role_id] for role_id in range(1, 6)]
+    rows = []
+    for permission in Permission:
+        cells = ["✓" if role.allows(permission) else "—" for role in roles]
+        if permission in ENVIRONMENT_PERMISSIONS:
+            custom = "per environment"
+        else:
+            custom = "yes" if permission in PROJECT_PERMISSIONS else "no"
+        rows.append(f"| `{permission.value}` | " + " | ".join(cells) + f" | {custom} |")
+    docs = (Path(__file__).parents[2] / "docs" / "users-and-roles.md").read_text()
+    header = "| permission | " + " | ".join(role.name for role in roles)
+    start = docs.index(header)
+    written = docs[start:].splitlines()[2 : 2 + len(rows)]
+    assert written == rows

@@ -220,6 +220,16 @@ def test_a_first_start_makes_an_admin_user_and_prints_a_one_time_sign_in_link(
     assert "sign-in" not in start().stop()
 
 
+def test_the_first_sign_in_link_is_built_on_the_public_url_when_one_is_set(
+    start: Any,
+) -> None:
+    server = start(FLAGCORE_PUBLIC_URL="https://flags.example.com")
+    lines = [server.next_line() for _ in range(3)]
+    link = lines[2].rsplit(" ", 1)[1].strip()
+    assert link.startswith("https://flags.example.com/ui/set-password?token=")
+    server.stop()
+
+
 def test_a_lost_admin_token_is_recovered_with_the_init_variable(start: Any) -> None:
     first = start()
     assert first.next_line().startswith("admin API token, shown once")

@@ -103,6 +103,13 @@ def _wrong_values(type_: Any, required: bool) -> list[Any]:
 
 
 def _wrong_types(type_: Any) -> list[Any]:
+    is_union = typing.get_origin(type_) in (types.UnionType, typing.Union)
+    options = [t for t in typing.get_args(type_) if t is not type(None)] if is_union else []
+    if len(options) > 1:  # an enum's name or an id (a root role): wrong as either
+        enum_type, number = options
+        assert issubclass(enum_type, enum.Enum), type_
+        assert number is int, type_
+        return ["NO_SUCH_VALUE", True, 1.5, 0, -1, 2**63, [1]]
     type_, _optional = _unwrap_optional(type_)
     if type_ is str:
         return [5, True, ["a"], {"a": "b"}]

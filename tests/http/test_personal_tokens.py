@@ -111,6 +111,31 @@ async def test_a_pat_is_shown_once_and_acts_on_the_admin_api_as_its_owner(api: A
     await api.json("GET", "/api/client/features", status=401, token=secret)
 
 
+async def test_a_members_pat_may_write_in_their_project_and_not_in_another(api: Api) -> None:
+    """A PAT acts with every role its owner holds, project roles included (Unleash:
+    a PAT has its user's permissions), not only their root role."""
+    for project in ("alpha", "beta"):
+        body = {"id": project, "name": project.title()}
+        await api.json("POST", "/api/admin/projects", status=201, json=body)
+    mem = await _user(api, "mem@example.io", "Mem", role="Viewer")
+    access = {"roles": [5], "users": [mem]}  # 5: Member
+    await api.json("POST", "/api/admin/projects/beta/access", json=access)
+    await _signed_in(api, "mem@example.io")
+    secret = (await _new_pat(api))["secret"]
+    api.client.session.cookie_jar.clear()
+    await api.json(
+        "POST", "/api/admin/projects/beta/features", status=201, token=secret, json={"name": "b"}
+    )
+    before = (await api.json("GET", "/api/admin/events"))["events"]
+    refused = await api.json(
+        "POST", "/api/admin/projects/alpha/features", status=403, token=secret, json={"name": "a"}
+    )
+    assert "CREATE_FEATURE" in refused["message"]
+    assert (await api.json("GET", "/api/admin/events"))["events"] == before
+    alpha = await api.json("GET", "/api/admin/projects/alpha/features")
+    assert alpha["features"] == []
+
+
 async def test_an_expired_pat_is_refused(api: Api, clock: Clock) -> None:
     await _user(api, "ann@example.io", "Ann")
     await _signed_in(api, "ann@example.io")

@@ -1,5 +1,6 @@
 """The role matrix (issue 28): every admin write route the server has, as each kind of
-person, over a real server and SQLite file. A person allowed gets a 2xx; one not allowed
+person (signed in, or acting through a personal token or a service account's token), over
+a real server and SQLite file. A person allowed gets a 2xx; one not allowed
 gets a 403 with nothing written and no event.
 
 The routes come from the app's router: a new write route without a case here fails
@@ -264,7 +265,10 @@ PEOPLE: dict[str, frozenset[Permission]] = {
     "owner-of-alpha": frozenset(),  # acts on beta, where they have no role
     "member-of-beta": _MEMBER,
     "may-only-create-flags-in-beta": frozenset({P.CREATE_FEATURE}),
+    "a-viewers-personal-token": frozenset(),
+    "a-service-account-editor": _EDITOR,
 }
+"""The last two act by ``Authorization`` with their token, not with a browser's session."""
 # Routes that act outside any project: a project role does not reach them.
 _PROJECT_SCOPED = ("{project}", "/api/admin/archive/", "/api/admin/features/{name}/tags")
 
@@ -414,6 +418,31 @@ def _world(service: Service) -> dict[str, Any]:
     }
 
 
+def _headers(service: Service, person: str, client: TestClient[Any, Any]) -> dict[str, str]:
+    """How the person's requests say who they are: a session cookie, or their token."""
+    json_body = {"Content-Type": "application/json"}
+    expiry = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
+    if person == "a-service-account-editor":
+        accounts = service.service_accounts
+        account = accounts.create_service_account(
+            name="Deployer", username="deployer", root_role=RootRole.EDITOR
+        )
+        made = accounts.create_service_account_token(account.id, "deploys", expiry)
+        return {"Authorization": made.secret, **json_body}
+    if person == "a-viewers-personal-token":
+        tokens = service.personal_tokens
+        return {
+            "Authorization": tokens.create_personal_token(
+                _person(service, person), "scripts", expiry
+            ).secret,
+            **json_body,
+        }
+    started = service.sessions.start(user_id=_person(service, person), lifetime=dt.timedelta(1))
+    signer = client.app[SIGNER]  # type: ignore[index]
+    cookie = signer.cookie_value(signer.new_session(started.secret))
+    return {"Cookie": f"{COOKIE_NAME}={cookie}", **json_body}
+
+
 def _person(service: Service, person: str) -> int:
     """The person as a user with their roles (root Viewer unless their role is root)."""
     root = {"admin": RootRole.ADMIN, "editor": RootRole.EDITOR}.get(person, RootRole.VIEWER)
@@ -475,10 +504,9 @@ async def test_each_person_is_allowed_or_refused_with_nothing_written(
 ) -> None:
     service, client = server
     world = _world(service)
-    started = service.sessions.start(user_id=_person(service, person), lifetime=dt.timedelta(1))
-    signer = client.app[SIGNER]  # type: ignore[index]
-    cookie = signer.cookie_value(signer.new_session(started.secret))
-    headers = {"Cookie": f"{COOKIE_NAME}={cookie}", "Content-Type": "application/json"}
+    headers = _headers(service, person, client)
+    # A token's first use notes when it was seen: done here, not inside a case's snapshot.
+    assert (await client.get("/api/admin/user", headers=headers)).status == 200
     wrong = []
     for (method, template), case in CASES.items():
         key = (method, template)

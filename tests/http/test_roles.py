@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from tests.http.conftest import Api
@@ -71,3 +72,88 @@ async def test_a_projects_access_list_shows_who_holds_which_role(api: Api) -> No
     assert access["users"][0]["roles"] == [4]
     await api.json("DELETE", path)
     assert (await api.json("GET", "/api/admin/projects/default/access"))["users"] == []
+
+
+PASSWORD = "Correct-Horse-9"
+
+
+async def _root_custom(api: Api, name: str, *permissions: str) -> int:
+    body = {"name": name, "type": "root-custom", "permissions": [{"name": p} for p in permissions]}
+    role_id: int = (await api.json("POST", "/api/admin/roles", json=body))["id"]
+    return role_id
+
+
+async def test_a_custom_root_role_is_given_to_a_user_who_may_then_do_exactly_that(
+    api: Api,
+) -> None:
+    makes_projects = await _root_custom(api, "Project maker", "CREATE_PROJECT")
+    body = {"email": "pm@x.io", "rootRole": makes_projects, "password": PASSWORD}
+    made = await api.json("POST", "/api/admin/user-admin", status=201, json=body)
+    assert made["rootRole"] == makes_projects
+    listed = await api.json("GET", "/api/admin/user-admin")
+    assert [(u["email"], u["rootRole"]) for u in listed["users"]] == [("pm@x.io", makes_projects)]
+    assert (makes_projects, "Project maker", "root-custom") in [
+        (r["id"], r["name"], r["type"]) for r in listed["rootRoles"]
+    ]
+    login = {"username": "pm@x.io", "password": PASSWORD}
+    await api.json("POST", "/auth/simple/login", token=None, json=login)
+    project = {"id": "theirs", "name": "Theirs"}
+    await api.json("POST", "/api/admin/projects", status=201, token=None, json=project)
+    flag = {"name": "not-theirs-to-make"}
+    refused = await api.json(
+        "POST", "/api/admin/projects/theirs/features", status=403, token=None, json=flag
+    )
+    assert "CREATE_FEATURE" in refused["message"]
+    await api.json("GET", "/api/admin/user-admin", status=403, token=None)
+    # Back to a predefined role, by name: the custom one no longer applies.
+    user = f"/api/admin/user-admin/{made['id']}"
+    assert (await api.json("PUT", user, json={"rootRole": "Editor"}))["rootRole"] == 2
+    await api.json("POST", "/api/admin/projects/theirs/features", status=201, token=None, json=flag)
+
+
+async def test_a_custom_root_role_holding_admin_manages_users(api: Api) -> None:
+    admins = await _root_custom(api, "People admin", "ADMIN")
+    body = {"email": "pa@x.io", "rootRole": admins, "password": PASSWORD}
+    await api.json("POST", "/api/admin/user-admin", status=201, json=body)
+    login = {"username": "pa@x.io", "password": PASSWORD}
+    await api.json("POST", "/auth/simple/login", token=None, json=login)
+    assert len((await api.json("GET", "/api/admin/user-admin", token=None))["users"]) == 1
+
+
+async def test_a_service_accounts_token_acts_with_its_custom_root_role(api: Api) -> None:
+    segments = await _root_custom(api, "Segmenter", "CREATE_SEGMENT")
+    body = {"name": "Bot", "username": "bot", "rootRole": segments}
+    account = await api.json("POST", "/api/admin/service-account", status=201, json=body)
+    assert account["rootRole"] == segments
+    expires = (dt.datetime.now(dt.UTC) + dt.timedelta(days=30)).isoformat()
+    path = f"/api/admin/service-account/{account['id']}/token"
+    secret = (
+        await api.json("POST", path, status=201, json={"description": "d", "expiresAt": expires})
+    )["secret"]
+    segment = {"name": "s", "constraints": []}
+    await api.json("POST", "/api/admin/segments", status=201, token=secret, json=segment)
+    await api.json(
+        "POST", "/api/admin/projects", status=403, token=secret, json={"id": "p", "name": "P"}
+    )
+
+
+async def test_a_root_role_that_is_not_one_is_a_400_at_root_role_and_nothing_is_made(
+    api: Api,
+) -> None:
+    project_role = (
+        await api.json("POST", "/api/admin/roles", json={"name": "P", "type": "custom"})
+    )["id"]
+    for root_role in (project_role, 4, 999, 0, "Owner", True, None):
+        body = {"email": "no@x.io", "rootRole": root_role}
+        refused = await api.json("POST", "/api/admin/user-admin", status=400, json=body)
+        assert [d["path"] for d in refused["details"]] == ["$.rootRole"], (root_role, refused)
+    assert (await api.json("GET", "/api/admin/user-admin"))["users"] == []
+
+
+async def test_a_custom_root_role_held_by_someone_cannot_be_deleted(api: Api) -> None:
+    role = await _root_custom(api, "Held", "CREATE_SEGMENT")
+    body = {"email": "h@x.io", "rootRole": role}
+    user = await api.json("POST", "/api/admin/user-admin", status=201, json=body)
+    await api.json("DELETE", f"/api/admin/roles/{role}", status=409)
+    await api.json("PUT", f"/api/admin/user-admin/{user['id']}", json={"rootRole": 3})
+    await api.json("DELETE", f"/api/admin/roles/{role}")

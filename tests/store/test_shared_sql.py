@@ -71,5 +71,6 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m011_roles",
         "m012_context_fields",
         "m014_integrations",
+        "m015_custom_root_roles",
         "m016_context_samples",
     ]

@@ -207,6 +207,18 @@ def _seed(server: Server) -> list[str]:
             "events": ["feature-created"],
         },
     )
+    role = server.api(
+        "POST",
+        "/api/admin/roles",
+        {
+            "name": "Dev toggler",
+            "type": "custom",
+            "permissions": [{"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "development"}],
+        },
+    )
+    person = server.api("GET", "/api/admin/user-admin")["users"][0]["id"]
+    access = {"roles": [role["id"]], "users": [person, account["id"]]}
+    server.api("POST", "/api/admin/projects/default/access", access)
     strategies = "/ui/flags/labelled/environments/development/strategies"
     return [
         "/ui/flags",
@@ -246,6 +258,9 @@ def _seed(server: Server) -> list[str]:
         "/ui/environments",
         "/ui/environments/development/delete",
         "/ui/flags/labelled/edit",
+        "/ui/roles",
+        f"/ui/roles/{role['id']}",
+        "/ui/projects/default/access",
     ]
 
 

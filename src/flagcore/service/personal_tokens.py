@@ -22,6 +22,7 @@ from flagcore.people import PersonalToken, User
 from flagcore.ports import Records, Transaction
 from flagcore.principals import Principal
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
+from flagcore.service.roles import principal_in
 from flagcore.service.users import secret_digest
 from flagcore.tables import PERSONAL_TOKENS, USERS
 
@@ -56,10 +57,13 @@ class CreatedPersonalToken:
 
 @attrs.frozen
 class PersonalTokenHolder:
-    """Who a live token acts as: its owner, enabled, and the token itself."""
+    """Who a live token acts as: its owner, enabled, and the token itself; ``principal``
+    is the owner with every role they hold (root, custom root, project roles), read with
+    the token, so a token may do exactly what its owner may."""
 
     token: PersonalToken
     user: User
+    principal: Principal | None = None
 
     @property
     def actor(self) -> str:
@@ -150,6 +154,7 @@ class PersonalTokens:
             found = tx.list_records(PERSONAL_TOKENS, {"secret_digest": digest}, limit=1)
             token = found[0] if found else None
             user = tx.get_record(USERS, token.user_id) if token is not None else None
+            principal = principal_in(tx, user) if user is not None else None
         if token is None or not hmac.compare_digest(token.secret_digest, digest):
             return None
         if token.expires_at <= now or user is None or user.disabled:
@@ -157,7 +162,7 @@ class PersonalTokens:
         if token.seen_at is None or now - token.seen_at >= SEEN_EVERY:
             with self._quiet() as tx:
                 tx.save_record(PERSONAL_TOKENS, attrs.evolve(token, seen_at=now))
-        return PersonalTokenHolder(token, user)
+        return PersonalTokenHolder(token, user, principal)
 
     def _quiet(self) -> AbstractContextManager[Transaction]:
         """Last-seen times are not changes SDKs see: written past the revision."""

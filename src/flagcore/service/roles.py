@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import attrs
 
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
-from flagcore.people import User
+from flagcore.people import RootRole, User
 from flagcore.permissions import (
     ENVIRONMENT_PERMISSIONS,
     PREDEFINED_ROLES,
@@ -25,14 +25,14 @@ from flagcore.permissions import (
     RoleType,
     grants_of,
 )
-from flagcore.ports import Transaction
+from flagcore.ports import Records, Transaction
 from flagcore.principals import Principal
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import require_project
 from flagcore.tables import ROLE_ASSIGNMENTS, ROLES, USERS
 from flagcore.validation import check_text
 
-__all__ = ["NewRole", "ProjectAccess", "Roles", "principal_in"]
+__all__ = ["NewRole", "ProjectAccess", "Roles", "principal_in", "root_role_of"]
 
 _CUSTOM_TYPES = (RoleType.ROOT_CUSTOM, RoleType.CUSTOM)
 
@@ -62,6 +62,12 @@ class Roles:
     def list_roles(self) -> list[Role]:
         with self._context.read() as tx:
             return [*PREDEFINED_ROLES.values(), *tx.list_records(ROLES)]
+
+    def custom_root_roles(self) -> list[Role]:
+        """The custom root roles, which a user or service account may hold as their root
+        role."""
+        with self._context.read() as tx:
+            return [r for r in tx.list_records(ROLES) if r.type is RoleType.ROOT_CUSTOM]
 
     def get_role(self, role_id: int) -> Role:
         with self._context.read() as tx:
@@ -108,7 +114,11 @@ class Roles:
         actor = authorize(actor, "delete_role")
         with self._context.unit() as tx:
             role = _custom_role(tx, role_id)
-            if tx.list_records(ROLE_ASSIGNMENTS, where={"role_id": role_id}, limit=1):
+            as_root = bool(tx.list_records(USERS, where={"custom_root_role": role_id}, limit=1))
+            in_projects = bool(
+                tx.list_records(ROLE_ASSIGNMENTS, where={"role_id": role_id}, limit=1)
+            )
+            if as_root or in_projects:
                 raise Conflict(f'role "{role.name}" is given to users; take it from them first')
             tx.delete_record(ROLES, role_id)
             self._context.record_event(tx, "role-deleted", actor, pre_data=_role_data(role))
@@ -266,6 +276,27 @@ def principal_in(tx: Transaction, user: User) -> Principal:
     given = tx.list_records(ROLE_ASSIGNMENTS, where={"user_id": user.id})
     if any(g.role_id not in roles for g in given):
         roles.update((role.id, role) for role in tx.list_records(ROLES))
+    if user.custom_root_role is not None:
+        roles.update((role.id, role) for role in tx.list_records(ROLES))
     project_roles = [(g.project, roles[g.role_id]) for g in given if g.role_id in roles]
-    root = PREDEFINED_ROLES[user.root_role.role_id]
+    # A custom root role is never deleted while held; were it gone, the user is a Viewer.
+    root = roles.get(user.root_role_id) or PREDEFINED_ROLES[RootRole.VIEWER.role_id]
     return Principal.of_roles(user.actor, root, project_roles, user_id=user.id)
+
+
+def root_role_of(tx: Records, choice: RootRole | int) -> tuple[RootRole, int | None]:
+    """A `User`'s ``root_role`` and ``custom_root_role`` for ``choice``: a predefined root
+    role (by name or id 1-3), or a custom root role's id (Unleash's ``rootRole`` may be
+    one). Anything else is refused at ``$.rootRole``."""
+    if isinstance(choice, RootRole):
+        return choice, None
+    predefined = RootRole.of_id(choice)
+    if predefined is not None:
+        return predefined, None
+    role = tx.get_record(ROLES, choice)
+    if role is None or role.type is not RoleType.ROOT_CUSTOM:
+        raise InvalidInput(
+            f"There is no root role with id {choice}.",
+            [ErrorDetail(f"no root role with id {choice}", "$.rootRole")],
+        )
+    return RootRole.VIEWER, role.id

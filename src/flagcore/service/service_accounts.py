@@ -19,6 +19,7 @@ from flagcore.people import PersonalToken, RootRole, User
 from flagcore.ports import Records
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.personal_tokens import CreatedPersonalToken, PersonalTokens
+from flagcore.service.roles import root_role_of
 from flagcore.service.users import check_unique, check_user_text, user_event
 from flagcore.tables import PERSONAL_TOKENS, USERS
 
@@ -44,7 +45,7 @@ class ServiceAccounts:
             return _account(tx, account_id)
 
     def create_service_account(
-        self, *, name: str, username: str, root_role: RootRole, actor: Actor = SYSTEM
+        self, *, name: str, username: str, root_role: RootRole | int, actor: Actor = SYSTEM
     ) -> User:
         """A new service account: a name and a username (unique among every user's
         usernames and emails, whatever their case), both required."""
@@ -52,15 +53,17 @@ class ServiceAccounts:
         _check(name, username)
         with self._context.unit() as tx:
             check_unique(tx, None, username, own_id=-1)
+            root, custom = root_role_of(tx, root_role)
             account = tx.create_record(
                 USERS,
                 User(
                     id=0,
-                    root_role=root_role,
                     name=name,
                     username=username,
                     created_at=self._context.clock(),
                     service_account=True,
+                    root_role=root,
+                    custom_root_role=custom,
                 ),
             )
             self._context.record_event(
@@ -74,7 +77,7 @@ class ServiceAccounts:
         *,
         name: str | None = None,
         username: str | None = None,
-        root_role: RootRole | None = None,
+        root_role: RootRole | int | None = None,
         actor: Actor = SYSTEM,
     ) -> User:
         """Change what is given (None keeps it); a new root role applies to the account's
@@ -93,8 +96,10 @@ class ServiceAccounts:
                 before,
                 name=before.name if name is None else name,
                 username=before.username if username is None else username,
-                root_role=before.root_role if root_role is None else root_role,
             )
+            if root_role is not None:
+                root, custom = root_role_of(tx, root_role)
+                after = attrs.evolve(after, root_role=root, custom_root_role=custom)
             tx.save_record(USERS, after)
             self._context.record_event(
                 tx,

@@ -22,6 +22,7 @@ from flagcore.people import LinkKind, ResetLink, RootRole, User, UserPassword
 from flagcore.ports import Records, Transaction
 from flagcore.principals import Principal
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
+from flagcore.service.roles import root_role_of
 from flagcore.tables import IS_NULL, USER_PASSWORDS, USER_RESET_LINKS, USER_SESSIONS, USERS
 
 __all__ = [
@@ -54,9 +55,10 @@ def secret_digest(secret: str) -> str:
 @attrs.frozen
 class NewUser:
     """A user to create: email or username (or both), the root role, and optionally a
-    name and a password already checked and hashed."""
+    name and a password already checked and hashed. ``root_role`` is a predefined root
+    role, or a custom root role's id."""
 
-    root_role: RootRole
+    root_role: RootRole | int
     email: str | None = None
     username: str | None = None
     name: str | None = None
@@ -77,7 +79,7 @@ def user_event(user: User) -> dict[str, object]:
         "name": user.name,
         "email": user.email,
         "username": user.username,
-        "rootRole": user.root_role.role_id,
+        "rootRole": user.root_role_id,
         "disabled": user.disabled,
     }
 
@@ -188,15 +190,17 @@ class Users:
         link = None
         with self._context.unit() as tx:
             check_unique(tx, new.email, new.username, own_id=-1)
+            root, custom = root_role_of(tx, new.root_role)
             user = tx.create_record(
                 USERS,
                 User(
                     id=0,
-                    root_role=new.root_role,
                     name=new.name,
                     email=new.email,
                     username=new.username,
                     created_at=self._context.clock(),
+                    root_role=root,
+                    custom_root_role=custom,
                 ),
             )
             if new.password is not None:
@@ -214,7 +218,7 @@ class Users:
         *,
         name: str | None = None,
         email: str | None = None,
-        root_role: RootRole | None = None,
+        root_role: RootRole | int | None = None,
         disabled: bool | None = None,
         actor: Actor = SYSTEM,
     ) -> User:
@@ -233,9 +237,11 @@ class Users:
                 before,
                 name=before.name if name is None else name,
                 email=before.email if email is None else email,
-                root_role=before.root_role if root_role is None else root_role,
                 disabled=before.disabled if disabled is None else disabled,
             )
+            if root_role is not None:
+                root, custom = root_role_of(tx, root_role)
+                after = attrs.evolve(after, root_role=root, custom_root_role=custom)
             tx.save_record(USERS, after)
             if after.disabled:
                 end_sessions_of(tx, user_id)

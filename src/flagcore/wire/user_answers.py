@@ -51,12 +51,13 @@ _ROLE_DESCRIPTIONS = {
     AnswerField("account_type", "accountType"),
     AnswerField("disabled", "disabled"),
     AnswerField("invite_link", "inviteLink", omitted_when_none=True),
+    AnswerField("email_sent", "emailSent", omitted_when_none=True),
 )
 @attrs.frozen
 class UserAnswer:
     """A user as Unleash lists one; ``disabled`` is flagcore's own (Unleash's open edition
     has no disabled users); ``inviteLink`` only in the answer that created a user without
-    a password."""
+    a password, with Unleash's ``emailSent`` when it was asked to mail it (``sendEmail``)."""
 
     id: int
     name: str | None
@@ -68,20 +69,24 @@ class UserAnswer:
     account_type: str
     disabled: bool
     invite_link: str | None = None
+    email_sent: bool | None = None
 
     @classmethod
-    def of(cls, user: User, invite_link: str | None = None) -> UserAnswer:
+    def of(
+        cls, user: User, invite_link: str | None = None, email_sent: bool | None = None
+    ) -> UserAnswer:
         return cls(
             user.id,
             user.name,
             user.email,
             user.username,
-            user.root_role.role_id,
+            user.root_role_id,
             user.created_at,
             user.seen_at,
             "Service Account" if user.service_account else "User",
             user.disabled,
             invite_link,
+            email_sent,
         )
 
 
@@ -210,14 +215,22 @@ class UsersAnswer:
     root_roles: tuple[RoleAnswer, ...]
 
     @classmethod
-    def of(cls, users: list[User]) -> UsersAnswer:
-        return cls(tuple(map(UserAnswer.of, users)), tuple(map(RoleAnswer.of, RootRole)))
+    def of(cls, users: list[User], custom_root_roles: Sequence[Role] = ()) -> UsersAnswer:
+        """``rootRoles``: the three predefined, then the custom root roles (Unleash's)."""
+        return cls(tuple(map(UserAnswer.of, users)), root_role_answers(custom_root_roles))
 
 
-@answer(AnswerField("reset_password_url", "resetPasswordUrl"))
+@answer(
+    AnswerField("reset_password_url", "resetPasswordUrl"),
+    AnswerField("email_sent", "emailSent", omitted_when_none=True),
+)
 @attrs.frozen
 class ResetPasswordAnswer:
+    """Unleash's ``resetPasswordSchema``; ``emailSent`` (flagcore's) when a mail server
+    is configured: whether the link was mailed to the user too."""
+
     reset_password_url: str
+    email_sent: bool | None = None
 
 
 @answer(
@@ -294,7 +307,7 @@ class ServiceAccountAnswer:
             account.id,
             account.name,
             account.username,
-            account.root_role.role_id,
+            account.root_role_id,
             account.created_at,
             account.seen_at,
             tuple(map(PersonalTokenAnswer.of, tokens)),
@@ -308,8 +321,17 @@ class ServiceAccountsAnswer:
     root_roles: tuple[RoleAnswer, ...]
 
     @classmethod
-    def of(cls, accounts: list[tuple[User, list[PersonalToken]]]) -> ServiceAccountsAnswer:
+    def of(
+        cls,
+        accounts: list[tuple[User, list[PersonalToken]]],
+        custom_root_roles: Sequence[Role] = (),
+    ) -> ServiceAccountsAnswer:
         return cls(
             tuple(ServiceAccountAnswer.of(account, tokens) for account, tokens in accounts),
-            tuple(map(RoleAnswer.of, RootRole)),
+            root_role_answers(custom_root_roles),
         )
+
+
+def root_role_answers(custom_root_roles: Sequence[Role]) -> tuple[RoleAnswer, ...]:
+    """The root roles a user may be given: the predefined three, then the custom ones."""
+    return (*map(RoleAnswer.of, RootRole), *map(RoleAnswer.of_role, custom_root_roles))

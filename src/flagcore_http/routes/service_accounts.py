@@ -11,7 +11,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from flagcore.errors import Forbidden
-from flagcore.people import RootRole, User
+from flagcore.permissions import Permission
 from flagcore.wire import (
     PersonalTokenAnswer,
     PersonalTokensAnswer,
@@ -23,7 +23,6 @@ from flagcore_http.answering import answered
 from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
-from flagcore_http.keys import USER
 from flagcore_http.routes.personal_tokens import expiry_of
 from flagcore_http.wire import CreatePersonalToken, CreateServiceAccount, UpdateServiceAccount
 
@@ -37,9 +36,9 @@ _TOKEN_ID = {"id": shapes.ID, "tokenId": shapes.ID}
 
 
 def _admins_only(request: web.Request) -> None:
-    """Service accounts need the Admin root role (an admin API token acts as Admin)."""
-    user: User | None = request.get(USER)
-    if user is not None and user.root_role is not RootRole.ADMIN:
+    """Service accounts need ADMIN (the Admin root role, or a custom root role holding
+    it; an admin API token acts as Admin)."""
+    if not actor(request).may(Permission.ADMIN):
         raise Forbidden("Managing service accounts needs the Admin root role.")
 
 
@@ -48,7 +47,8 @@ def _admins_only(request: web.Request) -> None:
 async def list_service_accounts(request: web.Request) -> web.Response:
     _admins_only(request)
     accounts = await call(request, service(request).service_accounts.list_accounts)
-    return answered(ServiceAccountsAnswer.of(accounts))
+    custom = await call(request, service(request).roles.custom_root_roles)
+    return answered(ServiceAccountsAnswer.of(accounts, custom))
 
 
 @routes.post(SERVICE_ACCOUNTS)

@@ -13,7 +13,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail, Forbidden, InvalidInput, Unauthenticated
-from flagcore.people import RootRole, User
+from flagcore.people import LinkKind, User
+from flagcore.permissions import Permission
 from flagcore.service import PASSWORD_SIGN_IN_OFF, SIGN_IN_REFUSED, NewUser
 from flagcore.wire import ResetPasswordAnswer, UserAnswer, UsersAnswer, token_user
 from flagcore_http import shapes
@@ -23,6 +24,7 @@ from flagcore_http.bodies import int_parameter, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.keys import CONFIG, TOKEN, USER
+from flagcore_http.mail import mail_link
 from flagcore_http.rate_limits import too_many_requests
 from flagcore_http.session_cookie import COOKIE_NAME, set_session_cookie
 from flagcore_http.sign_in_throttle import (
@@ -49,9 +51,9 @@ _ID = {"id": shapes.ID}
 
 
 def _admins_only(request: web.Request) -> None:
-    """The user admin routes need the Admin root role (a token acts as Admin)."""
-    user: User | None = request.get(USER)
-    if user is not None and user.root_role is not RootRole.ADMIN:
+    """The user admin routes need ADMIN (the Admin root role, or a custom root role
+    holding it; a token acts as Admin)."""
+    if not actor(request).may(Permission.ADMIN):
         raise Forbidden("Managing users needs the Admin root role.")
 
 
@@ -60,7 +62,8 @@ def _admins_only(request: web.Request) -> None:
 async def list_users(request: web.Request) -> web.Response:
     _admins_only(request)
     users = await call(request, service(request).users.list_users)
-    return answered(UsersAnswer.of(users))
+    custom = await call(request, service(request).roles.custom_root_roles)
+    return answered(UsersAnswer.of(users, custom))
 
 
 @routes.post(USER_ADMIN)
@@ -76,7 +79,12 @@ async def create_user(request: web.Request) -> web.Response:
         created = await call(request, users.create_user, new, actor=actor(request))
         return answered(UserAnswer.of(created), status=201)
     created, link = await call(request, users.invite_user, new, actor=actor(request))
-    return answered(UserAnswer.of(created, set_link(request, link.token)), status=201)
+    address = set_link(request, link.token)
+    mailed = (
+        await mail_link(request, created, address, LinkKind.INVITATION) if body.send_email else None
+    )
+    sent = None if mailed is None else mailed.sent
+    return answered(UserAnswer.of(created, address, sent), status=201)
 
 
 @routes.get(USER_ADMIN + "/{id}")
@@ -147,11 +155,16 @@ async def end_user_sessions(request: web.Request) -> web.Response:
 @documented({200: ResetPasswordAnswer}, body=IdBody, errors=(404,))
 async def reset_password(request: web.Request) -> web.Response:
     """A single-use link (a day) for the user whose email or username is ``id``, shown to
-    the admin who asked (flagcore sends no mail)."""
+    the admin who asked, and mailed to the user when a mail server is configured (as
+    Unleash does)."""
     _admins_only(request)
     body = await read_body(request, IdBody)
-    created = await call(request, service(request).users.create_link, body.id, actor=actor(request))
-    return answered(ResetPasswordAnswer(set_link(request, created.token)))
+    users = service(request).users
+    created = await call(request, users.create_link, body.id, actor=actor(request))
+    address = set_link(request, created.token)
+    user = await call(request, users.get_user, created.link.user_id)
+    mailed = await mail_link(request, user, address, LinkKind.RESET)
+    return answered(ResetPasswordAnswer(address, None if mailed is None else mailed.sent))
 
 
 @routes.get("/api/admin/user")

@@ -28,7 +28,7 @@ from flagcore.errors import (
     InvalidInput,
 )
 from flagcore.people import User
-from flagcore.permissions import OPERATIONS, Role
+from flagcore.permissions import OPERATIONS
 from flagcore.principals import Principal
 from flagcore.service import Service
 from flagcore_http.auth import token_of_id
@@ -97,7 +97,8 @@ class Viewer:
     csrf: str
     auth_off: bool
     user: User | None = None
-    project_roles: tuple[tuple[str, Role], ...] = ()
+    # The user with every role they hold (root, custom root, project), read with the session.
+    principal: Principal | None = None
 
     @property
     def signed_in(self) -> bool:
@@ -106,8 +107,10 @@ class Viewer:
     @property
     def actor(self) -> Principal:
         """Who acts, as the API resolves them: the service decides what they may do."""
+        if self.principal is not None:
+            return self.principal
         if self.user is not None:
-            return principal_of(self.user, self.project_roles)
+            return principal_of(self.user)
         return Principal.admin(
             f"token:{self.token.name}" if self.token is not None else "anonymous"
         )
@@ -192,18 +195,18 @@ async def _handle(request: web.Request, handler: Handler, public: bool) -> web.S
         session = signer.new_session()
         session_cookie(request, session)
     token = user = None
-    roles: tuple[tuple[str, Role], ...] = ()
+    principal: Principal | None = None
     if session.signed_in and not auth_off:
         holder = await session_holder(request, session)
         if holder is not None and holder.user is None:
             token = await token_of_id(request, holder.session.token_id)
         user = holder.user if holder is not None else None
         if holder is not None and holder.principal is not None:
-            roles = holder.principal.project_roles
+            principal = holder.principal
         if user is None and token is None:  # ended, or its token revoked: signed out
             session = signer.new_session()
             session_cookie(request, session)
-    request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off, user, roles)
+    request[_VIEWER] = Viewer(session, token, signer.csrf_token(session), auth_off, user, principal)
     if user is not None:
         request[USER] = user  # the actor of what this page changes
         request[PRINCIPAL] = request[_VIEWER].actor
@@ -296,11 +299,12 @@ def render(
     return aiohttp_jinja2.render_template(template, request, {**base, **context}, status=status)
 
 
-def form_status(error: FlagcoreError | None) -> int:
-    """A form shown again: 200, 400 for what was typed, 403 when the person may not."""
+def form_status(error: FlagcoreError | None, otherwise: int = 400) -> int:
+    """A form shown again: 200, ``otherwise`` (400) for what was typed, 403 when the
+    person may not."""
     if error is None:
         return 200
-    return 403 if isinstance(error, Forbidden) else 400
+    return 403 if isinstance(error, Forbidden) else otherwise
 
 
 def field_errors(error: FlagcoreError) -> dict[str, list[str]]:

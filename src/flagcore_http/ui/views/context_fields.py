@@ -16,7 +16,16 @@ from flagcore.service import BUILT_IN_CONTEXT_FIELDS
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import Row, checked, legal_value_rows, optional_text
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 
 __all__ = ["constraint_vocabulary", "routes"]
 
@@ -82,7 +91,7 @@ def _editor(
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
-        status=400 if error else 200,
+        status=form_status(error),
     )
 
 
@@ -167,5 +176,5 @@ async def delete_context_field(request: web.Request) -> web.Response:
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _list_page(request, error, 409)
+        return await _list_page(request, error, form_status(error, 409))
     return redirect(with_flash(request, LIST, "context-field-deleted", name))

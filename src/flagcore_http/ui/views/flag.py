@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from aiohttp import web
 
 from flagcore.entities import FlagMetrics, Tag
-from flagcore.errors import ErrorDetail, FlagcoreError, NotFound
+from flagcore.errors import ErrorDetail, FlagcoreError, Forbidden, NotFound
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
@@ -174,7 +174,7 @@ async def add_tag(request: web.Request) -> web.Response:
     try:  # the service checks the value and the type, at $.value and $.type
         await call(request, svc(request).tags.add_flag_tag, name, tag, actor=viewer(request).actor)
     except FlagcoreError as error:
-        return await flag_page(request, name, typed_tag=tag, error=error, status=400)
+        return await flag_page(request, name, typed_tag=tag, error=error, status=form_status(error))
     return redirect(flag_url(name))
 
 
@@ -257,6 +257,8 @@ async def save_variants(request: web.Request) -> web.Response:
 def _under_variants(error: FlagcoreError) -> FlagcoreError:
     """The service names the list as ``$`` (``$[1].weight``); the form's rows are
     ``$.variants[1]``, so each message lands at its row."""
+    if isinstance(error, Forbidden):
+        return error  # a refusal stays one (403), whatever its details
     details = [
         ErrorDetail(d.message, "$.variants" + d.path[1:])
         if d.path is not None and d.path.startswith("$")

@@ -13,7 +13,16 @@ from flagcore.people import User
 from flagcore.service import CreatedPersonalToken
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 
 __all__ = ["expiry_of_day", "routes"]
 
@@ -92,7 +101,7 @@ async def create_my_token(request: web.Request) -> web.Response:
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _page(request, values=values, error=error, status=400)
+        return await _page(request, values=values, error=error, status=form_status(error))
     return await _page(request, created=created)
 
 

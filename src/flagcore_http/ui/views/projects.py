@@ -8,7 +8,16 @@ from flagcore.errors import FlagcoreError
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import optional_text
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 
 __all__ = ["routes"]
 
@@ -66,7 +75,9 @@ async def create_project(request: web.Request) -> web.Response:
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _page(request, values=values, error=error, failed="create", status=400)
+        return await _page(
+            request, values=values, error=error, failed="create", status=form_status(error)
+        )
     return redirect(with_flash(request, "/ui/projects", "project-created", values["id"]))
 
 
@@ -85,7 +96,12 @@ async def rename_project(request: web.Request) -> web.Response:
         )
     except FlagcoreError as error:
         return await _page(
-            request, values=typed, error=error, failed="rename", renaming=project, status=400
+            request,
+            values=typed,
+            error=error,
+            failed="rename",
+            renaming=project,
+            status=form_status(error),
         )
     return redirect(with_flash(request, "/ui/projects", "project-renamed", project))
 
@@ -99,5 +115,5 @@ async def delete_project(request: web.Request) -> web.Response:
             request, svc(request).projects.delete_project, project, actor=viewer(request).actor
         )
     except FlagcoreError as error:
-        return await _page(request, error=error, failed="delete", status=409)
+        return await _page(request, error=error, failed="delete", status=form_status(error, 409))
     return redirect(with_flash(request, "/ui/projects", "project-deleted", project))

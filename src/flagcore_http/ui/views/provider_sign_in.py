@@ -25,6 +25,7 @@ from flagcore_http.openid_provider import (
     PendingSignIn,
     ProviderRefused,
 )
+from flagcore_http.public_address import cookies_secure, public_origin
 from flagcore_http.signed_in import start_session
 from flagcore_http.ui.pages import UI_SIGNER, page, render, session_cookie, svc
 from flagcore_http.ui.views.sign_in import safe_next
@@ -46,7 +47,7 @@ def _provider(request: web.Request) -> OpenIdProvider:
 
 
 def _redirect_uri(request: web.Request, provider: OpenIdProvider) -> str:
-    return provider.redirect_uri(str(request.url.origin()))
+    return provider.redirect_uri(public_origin(request))
 
 
 def _refused(request: web.Request, message: str, next_page: str, status: int) -> web.Response:
@@ -72,7 +73,7 @@ async def start_provider_sign_in(request: web.Request) -> web.Response:
         path=_FLOW_PATH,
         httponly=True,
         samesite="Lax",
-        secure=request.secure,
+        secure=cookies_secure(request),
     )
     return response
 

@@ -167,5 +167,5 @@ async def delete_segment(request: web.Request) -> web.Response:
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _list_page(request, error, 409)
+        return await _list_page(request, error, form_status(error, 409))
     return redirect(with_flash(request, "/ui/segments", "segment-deleted", deleted.name))

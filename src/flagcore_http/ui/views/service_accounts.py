@@ -8,10 +8,21 @@ from aiohttp import web
 
 from flagcore.errors import ErrorDetail, FlagcoreError, Forbidden, InvalidInput
 from flagcore.people import RootRole, User
+from flagcore.permissions import Permission
 from flagcore.service import CreatedPersonalToken
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
+from flagcore_http.ui.root_roles import posted_root_role, root_role_names, root_role_options
 from flagcore_http.ui.views.my_tokens import expiry_of_day
 
 __all__ = ["routes"]
@@ -24,8 +35,7 @@ _TOKEN_FIELDS = ("description", "expiresAt")
 
 
 def _admins_only(request: web.Request) -> None:
-    user = viewer(request).user
-    if user is not None and user.root_role is not RootRole.ADMIN:
+    if not viewer(request).actor.may(Permission.ADMIN):
         raise Forbidden("Managing service accounts needs the Admin root role.")
 
 
@@ -47,12 +57,14 @@ async def _page(
     status: int = 200,
 ) -> web.Response:
     """``token_values``: a refused token form, for the account of that id."""
+    custom = await call(request, svc(request).roles.custom_root_roles)
     return render(
         request,
         "service_accounts.html",
         {
             "accounts": await call(request, svc(request).service_accounts.list_accounts),
-            "roles": list(RootRole),
+            "roles": root_role_options(custom),
+            "role_names": root_role_names(custom),
             "now": svc(request).clock(),
             "created": created,  # (account, token with its secret): shown on this answer only
             "values": values or {"name": "", "username": "", "rootRole": RootRole.VIEWER.value},
@@ -81,18 +93,16 @@ async def create_service_account(request: web.Request) -> web.Response:
     fields = form(request)
     values = {key: fields.get(key, "") for key in _ACCOUNT_FIELDS}
     try:
-        if values["rootRole"] not in {role.value for role in RootRole}:
-            raise InvalidInput("Choose a root role.", [ErrorDetail("choose one", "$.rootRole")])
         account = await call(
             request,
             svc(request).service_accounts.create_service_account,
             name=values["name"],
             username=values["username"],
-            root_role=RootRole(values["rootRole"]),
+            root_role=posted_root_role(values["rootRole"]),
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _page(request, values=values, error=error, status=400)
+        return await _page(request, values=values, error=error, status=form_status(error))
     return redirect(with_flash(request, PAGE, "service-account-created", account.display_name))
 
 
@@ -116,7 +126,7 @@ async def create_token(request: web.Request) -> web.Response:
         )
     except FlagcoreError as error:
         return await _page(
-            request, token_values=(account_id, values), token_error=error, status=400
+            request, token_values=(account_id, values), token_error=error, status=form_status(error)
         )
     return await _page(request, created=(account, created))
 

@@ -10,7 +10,16 @@ from flagcore_http.auth import admin_without_token
 from flagcore_http.calls import call
 from flagcore_http.errors import status_of
 from flagcore_http.ui.flash import with_flash
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 
 __all__ = ["routes"]
 
@@ -66,7 +75,7 @@ async def create_token(request: web.Request) -> web.Response:
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _page(request, values=values, error=error, status=400)
+        return await _page(request, values=values, error=error, status=form_status(error))
     # Shown on this answer only: the server keeps a digest, never the secret.
     return await _page(request, created=created)
 

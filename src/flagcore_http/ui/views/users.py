@@ -1,5 +1,6 @@
-"""Users: list, invite (the link shown once, to the admin), reset links, ending a user's
-sessions, disabling and deleting. Managing users needs the Admin root role (a token, or
+"""Users: list, invite (the link shown once, to the admin), reset links, a user's root
+role (predefined or custom), ending a user's sessions, disabling and deleting. Managing
+users needs ADMIN (the Admin root role, or a custom root role holding it; a token, or
 ``--auth none``, acts as Admin), as on the API."""
 
 from __future__ import annotations
@@ -8,11 +9,28 @@ from aiohttp import web
 
 from flagcore.errors import ErrorDetail, FlagcoreError, Forbidden, InvalidInput
 from flagcore.people import LinkKind, RootRole
+from flagcore.permissions import Permission
 from flagcore.service import NewUser
 from flagcore_http.calls import call
+from flagcore_http.mail import MailResult, mail_link
 from flagcore_http.signed_in import set_link
 from flagcore_http.ui.flash import with_flash
-from flagcore_http.ui.pages import field_errors, form, page, redirect, render, svc, viewer
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
+from flagcore_http.ui.root_roles import (
+    posted_root_role,
+    root_role_names,
+    root_role_options,
+    value_of,
+)
 
 __all__ = ["routes"]
 
@@ -22,8 +40,7 @@ _FIELDS = ("email", "username", "name", "rootRole")
 
 
 def _admins_only(request: web.Request) -> None:
-    user = viewer(request).user
-    if user is not None and user.root_role is not RootRole.ADMIN:
+    if not viewer(request).actor.may(Permission.ADMIN):
         raise Forbidden("Managing users needs the Admin root role.")
 
 
@@ -31,20 +48,30 @@ async def _page(
     request: web.Request,
     *,
     link: tuple[str, str] | None = None,
+    mail: MailResult | None = None,
     values: dict[str, str] | None = None,
+    changing: tuple[int, str] | None = None,
     error: FlagcoreError | None = None,
     status: int = 200,
 ) -> web.Response:
+    """``changing``: a refused root-role change (the user's id, the value as posted): its
+    error is shown by that user's row, not by the invitation form."""
+    custom = await call(request, svc(request).roles.custom_root_roles)
     return render(
         request,
         "users.html",
         {
             "users": await call(request, svc(request).users.list_users),
-            "roles": list(RootRole),
+            "roles": root_role_options(custom),
+            "role_names": root_role_names(custom),
+            "role_value": value_of,
             "link": link,  # (whose, address): shown on this answer only
+            "mail": mail,  # what became of its mail, when a mail server is configured
             "values": values or {"rootRole": RootRole.VIEWER.value},
-            "error": error.message if error else None,
-            "errors": field_errors(error) if error else {},
+            "error": error.message if error and not changing else None,
+            "errors": field_errors(error) if error and not changing else {},
+            "changing": changing,
+            "change_error": error.message if error and changing else None,
         },
         status=status,
     )
@@ -73,18 +100,18 @@ async def invite_user(request: web.Request) -> web.Response:
     values = {key: fields.get(key, "") for key in _FIELDS}
     users = svc(request).users
     try:
-        if values["rootRole"] not in {role.value for role in RootRole}:
-            raise InvalidInput("Choose a root role.", [ErrorDetail("choose one", "$.rootRole")])
         new = NewUser(
-            RootRole(values["rootRole"]),
+            posted_root_role(values["rootRole"]),
             email=values["email"] or None,
             username=values["username"] or None,
             name=values["name"] or None,
         )
         created, link = await call(request, users.invite_user, new, actor=viewer(request).actor)
     except FlagcoreError as error:
-        return await _page(request, values=values, error=error, status=400)
-    return await _page(request, link=(created.display_name, set_link(request, link.token)))
+        return await _page(request, values=values, error=error, status=form_status(error))
+    address = set_link(request, link.token)
+    mailed = await mail_link(request, created, address, LinkKind.INVITATION)
+    return await _page(request, link=(created.display_name, address), mail=mailed)
 
 
 @routes.post("/ui/users/{id}/reset-link")
@@ -96,7 +123,9 @@ async def reset_link(request: web.Request) -> web.Response:
     link = await call(
         request, users.create_link_for, user.id, kind=LinkKind.RESET, actor=viewer(request).actor
     )
-    return await _page(request, link=(user.display_name, set_link(request, link.token)))
+    address = set_link(request, link.token)
+    mailed = await mail_link(request, user, address, LinkKind.RESET)
+    return await _page(request, link=(user.display_name, address), mail=mailed)
 
 
 @routes.post("/ui/users/{id}/end-sessions")
@@ -106,6 +135,27 @@ async def end_sessions(request: web.Request) -> web.Response:
     user = await call(request, svc(request).users.get_user, _user_id(request))
     await call(request, svc(request).sessions.end_all_of_user, user.id, actor=viewer(request).actor)
     return redirect(with_flash(request, "/ui/users", "sessions-ended", user.display_name))
+
+
+@routes.post("/ui/users/{id}/root-role")
+@page()
+async def change_root_role(request: web.Request) -> web.Response:
+    """A user's one root role becomes a predefined or a custom root role; a refusal draws
+    the page again with the choice as posted."""
+    _admins_only(request)
+    user_id = _user_id(request)
+    raw = form(request).get("rootRole", "")
+    try:
+        user = await call(
+            request,
+            svc(request).users.update_user,
+            user_id,
+            root_role=posted_root_role(raw),
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _page(request, changing=(user_id, raw), error=error, status=form_status(error))
+    return redirect(with_flash(request, "/ui/users", "root-role-changed", user.display_name))
 
 
 @routes.post("/ui/users/{id}/disabled")
