@@ -55,6 +55,7 @@ __all__ = [
     "UpdateFlag",
     "UpdateProject",
     "UpdateServiceAccount",
+    "UpdateTagType",
     "UpdateUser",
     "UserRolesBody",
     "converter",
@@ -357,6 +358,15 @@ class LoginBody:
     password: str
 
 
+@attrs.frozen
+class UpdateTagType:
+    """Unleash's ``updateTagTypeSchema``; flagcore keeps no ``icon``, so one is refused
+    rather than dropped."""
+
+    description: str | None = None
+    icon: str | None = None
+
+
 # Each class and its attributes whose keys differ; inner classes before those holding them.
 _NAMES: Mapping[type, Mapping[str, str]] = {
     TagBody: {},
@@ -401,6 +411,7 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     RoleBody: {},
     ProjectAccessBody: {},
     UserRolesBody: {},
+    UpdateTagType: {},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

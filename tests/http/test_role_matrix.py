@@ -21,7 +21,14 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from flagcore.entities import Action, ActionKind, ContextField, Strategy, Tag
+from flagcore.entities import (
+    Action,
+    ActionKind,
+    ContextField,
+    Strategy,
+    StrategyDefinition,
+    Tag,
+)
 from flagcore.model import Constraint
 from flagcore.people import RootRole
 from flagcore.permissions import Grant, Permission, RoleType
@@ -192,6 +199,13 @@ CASES: dict[tuple[str, str], Case] = {
         {"description": "made", "expiresAt": "{expiry}"}, P.ADMIN, "account"
     ),
     ("DELETE", "/api/admin/service-account/{id}/token/{tokenId}"): Case(None, P.ADMIN, "account"),
+    ("PUT", "/api/admin/tag-types/{kept_tag_type}"): Case({"description": "d"}, P.UPDATE_TAG_TYPE),
+    ("PUT", "/api/admin/strategies/{strategy_def}"): Case(
+        {"name": "{strategy_def}", "title": "T"}, P.UPDATE_STRATEGY
+    ),
+    ("POST", "/api/admin/strategies/{strategy_def}/deprecate"): Case(None, P.UPDATE_STRATEGY),
+    ("POST", "/api/admin/strategies/{strategy_def}/reactivate"): Case(None, P.UPDATE_STRATEGY),
+    ("DELETE", "/api/admin/strategies/{doomed_strategy_def}"): Case(None, P.DELETE_STRATEGY),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
@@ -267,6 +281,9 @@ def _normal(template: str) -> str:
         ("{doomed_strategy}", "{strategy_id}"),
         ("{ctx}", "{name}"),
         ("{doomed_ctx}", "{name}"),
+        ("{kept_tag_type}", "{name}"),
+        ("{strategy_def}", "{name}"),
+        ("{doomed_strategy_def}", "{name}"),
     ):
         template = template.replace(alias, name)
     return template
@@ -309,6 +326,9 @@ def _world(service: Service) -> dict[str, Any]:
         for name in ("kept", "doomed")
     ]
     service.tags.create_tag_type("kind")
+    service.tags.create_tag_type("kept-kind")
+    for custom in ("custom-kept", "custom-doomed"):
+        service.strategy_definitions.create_strategy_definition(StrategyDefinition(custom))
     token = service.tokens.create_token("old-sdk", "client", environment="development")
     users = service.users
     tee = users.create_user(NewUser(RootRole.VIEWER, email="tee@x.io", name="Tee"))
@@ -358,6 +378,9 @@ def _world(service: Service) -> dict[str, Any]:
         "expiry": expiry.isoformat(),
         "ctx": "region",
         "doomed_ctx": "doomed-region",
+        "kept_tag_type": "kept-kind",
+        "strategy_def": "custom-kept",
+        "doomed_strategy_def": "custom-doomed",
     }
 
 

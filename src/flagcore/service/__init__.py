@@ -25,7 +25,14 @@ from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import Environments
 from flagcore.service.events import EventLog
 from flagcore.service.exporting import Exporting
-from flagcore.service.flag_overview import FlagCounts, FlagOverview, FlagOverviews, FlagRow
+from flagcore.service.flag_overview import (
+    FlagCounts,
+    FlagOverview,
+    FlagOverviews,
+    FlagQuery,
+    FlagRow,
+    FlagSearchPage,
+)
 from flagcore.service.flags import Flags
 from flagcore.service.frontend import (
     STANDARD_FIELDS,
@@ -108,7 +115,9 @@ __all__ = [
     "CreatedToken",
     "FlagCounts",
     "FlagOverview",
+    "FlagQuery",
     "FlagRow",
+    "FlagSearchPage",
     "FrontendView",
     "HeldCounts",
     "ImportCheck",
