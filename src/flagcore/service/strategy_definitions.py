@@ -8,7 +8,7 @@ import attrs
 
 from flagcore import ports
 from flagcore.entities import StrategyDefinition, StrategyParameter
-from flagcore.errors import Conflict, ErrorDetail, NameConflict, NotFound
+from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import STRATEGY_DEFINITIONS
 from flagcore.validation import check_name
@@ -94,6 +94,7 @@ class StrategyDefinitions:
     ) -> StrategyDefinition:
         actor = authorize(actor, "create_strategy_definition")
         check_name(definition.name, "strategy")
+        _check_parameters(definition)
         with self._context.unit() as tx:
             if definition.name in BUILTIN_DEFINITIONS or tx.get_strategy_definition(
                 definition.name
@@ -113,6 +114,7 @@ class StrategyDefinitions:
         """Replace a custom strategy's title, description and parameters (Unleash's
         ``PUT``); its deprecation stays. Built-in strategies cannot be edited."""
         actor = authorize(actor, "update_strategy_definition")
+        _check_parameters(definition)
         with self._context.unit() as tx:
             before = _editable(tx, definition.name)
             updated = attrs.evolve(definition, editable=True, deprecated=before.deprecated)
@@ -167,6 +169,21 @@ class StrategyDefinitions:
     def known_in(tx: ports.StrategyDefinitions) -> dict[str, StrategyDefinition]:
         """Every strategy a flag may use, by name: the built-in ones and the custom ones."""
         return {**BUILTIN_DEFINITIONS, **{d.name: d for d in tx.list_strategy_definitions()}}
+
+
+def _check_parameters(definition: StrategyDefinition) -> None:
+    """Each parameter has a name, once: a strategy's parameters are keyed by it."""
+    details = []
+    seen: set[str] = set()
+    for index, parameter in enumerate(definition.parameters):
+        name = parameter.name.strip()
+        if not name:
+            details.append(ErrorDetail("a parameter needs a name", f"$.parameters[{index}].name"))
+        elif name in seen:
+            details.append(ErrorDetail(f'"{name}" is named twice', f"$.parameters[{index}].name"))
+        seen.add(name)
+    if details:
+        raise InvalidInput("each parameter needs a name of its own", details)
 
 
 def _custom(tx: ports.StrategyDefinitions, name: str) -> StrategyDefinition:

@@ -47,6 +47,12 @@ FLASHES: Mapping[str, str] = {
     "endpoint-created": "Signal endpoint “{name}” created.",
     "signal-token-revoked": "Signal token revoked.",
     "action-set-saved": "Action set “{name}” saved.",
+    "tag-type-saved": "Tag type “{name}” saved.",
+    "tag-type-deleted": "Tag type “{name}” deleted.",
+    "strategy-definition-saved": "Strategy “{name}” saved.",
+    "strategy-definition-deprecated": "Strategy “{name}” deprecated: editors stop offering it.",
+    "strategy-definition-reactivated": "Strategy “{name}” reactivated.",
+    "strategy-definition-deleted": "Strategy “{name}” deleted.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"

@@ -28,7 +28,7 @@ from flagcore.errors import (
     InvalidInput,
 )
 from flagcore.people import User
-from flagcore.permissions import Role
+from flagcore.permissions import Permission, Role
 from flagcore.principals import Principal
 from flagcore.service import Service
 from flagcore_http.auth import token_of_id
@@ -111,6 +111,12 @@ class Viewer:
         return Principal.admin(
             f"token:{self.token.name}" if self.token is not None else "anonymous"
         )
+
+    def may(self, permission: str, project: str | None = None) -> bool:
+        """Whether ``permission`` (Unleash's name) is held, root-wide or in ``project``:
+        pages draw a form only for people who may send it (a Viewer sees the page, never
+        the form)."""
+        return self.actor.may(Permission(permission), project=project)
 
 
 _VIEWER = web.RequestKey("ui_viewer", Viewer)

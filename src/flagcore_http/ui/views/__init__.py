@@ -6,6 +6,7 @@ from aiohttp import web
 
 from flagcore_http.ui.views import (
     actions,
+    all_flags,
     applications,
     archive,
     context_fields,
@@ -21,6 +22,8 @@ from flagcore_http.ui.views import (
     sign_in,
     signals,
     strategies,
+    strategy_definitions,
+    tag_types,
     tokens,
     users,
 )
@@ -46,5 +49,8 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     applications.routes,
     playground.routes,
     provider_sign_in.routes,
+    all_flags.routes,
+    tag_types.routes,
+    strategy_definitions.routes,
     sign_in.routes,
 )
