@@ -197,6 +197,9 @@ def _seed(server: Server) -> list[str]:
         token=CLIENT,
     )
     strategies = "/ui/flags/labelled/environments/development/strategies"
+    custom = {"name": "byPlan", "parameters": [{"name": "plans", "type": "list"}]}
+    server.api("POST", "/api/admin/strategies", custom)
+    server.api("PUT", f"{FLAGS}/quiet-flag", {"description": "changed", "type": "release"})
     return [
         "/ui/flags",
         "/ui/flags?project=default&q=lab",
@@ -228,6 +231,14 @@ def _seed(server: Server) -> list[str]:
         "/ui/playground",
         "/ui/no-such-page",  # the error page
         "/ui/flags/no-such-flag",
+        "/ui/search",
+        "/ui/search?project=shop&q=lab&state=active",
+        "/ui/tag-types",
+        "/ui/tag-types/simple",
+        "/ui/strategies",
+        "/ui/strategies/new",
+        "/ui/strategies/byPlan",
+        "/ui/strategies/flexibleRollout",
     ]
 
 
@@ -286,6 +297,9 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_page(
     page.get_by_role("button", name="Create flag").click()
     page.locator(".field-error").first.wait_for()
     check("/ui/flags/new refused")
+    page.goto(server.url + "/ui/events?flag=quiet-flag")
+    page.locator("table.events details summary").first.click()
+    check("/ui/events with a diff open")
     assert found == {}, json.dumps(found, indent=1)
 
 
