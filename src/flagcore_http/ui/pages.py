@@ -28,7 +28,7 @@ from flagcore.errors import (
     InvalidInput,
 )
 from flagcore.people import User
-from flagcore.permissions import Permission, Role
+from flagcore.permissions import OPERATIONS, Role
 from flagcore.principals import Principal
 from flagcore.service import Service
 from flagcore_http.auth import token_of_id
@@ -112,11 +112,14 @@ class Viewer:
             f"token:{self.token.name}" if self.token is not None else "anonymous"
         )
 
-    def may(self, permission: str, project: str | None = None) -> bool:
-        """Whether ``permission`` (Unleash's name) is held, root-wide or in ``project``:
-        pages draw a form only for people who may send it (a Viewer sees the page, never
-        the form)."""
-        return self.actor.may(Permission(permission), project=project)
+    def may(
+        self, operation: str, *, project: str | None = None, environment: str | None = None
+    ) -> bool:
+        """Whether the service would let this person do ``operation`` (a service method's
+        name): a form they could only be refused at is not drawn (a Viewer sees pages,
+        never forms). The service still decides when a form is posted."""
+        permission = OPERATIONS[operation]
+        return self.actor.may(permission, project=project, environment=environment)
 
 
 _VIEWER = web.RequestKey("ui_viewer", Viewer)
