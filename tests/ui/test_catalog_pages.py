@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.ui.conftest import Server
 
@@ -246,3 +246,54 @@ def test_a_viewer_sees_these_pages_and_none_of_their_forms(page: Page, server: S
         page.goto(server.url + path)
         expect(page.locator("main")).to_contain_text(seen)
         expect(page.locator("main form[method=post]")).to_have_count(0)
+
+
+def test_a_flags_tags_are_added_and_removed_on_its_page(signed_in: Page, server: Server) -> None:
+    server.api("POST", "/api/admin/tag-types", {"name": "team"})
+    _flag(server, "default", "tagged")
+    page = signed_in
+    page.goto(server.url + "/ui/flags/tagged")
+    page.get_by_label("Tag type").select_option("team")
+    page.get_by_label("Tag value").fill("x")  # too short: refused, kept as typed
+    page.get_by_role("button", name="Add tag").click()
+    expect(page.get_by_label("Tag value")).to_have_value("x")
+    expect(page.get_by_label("Tag type")).to_have_value("team")
+    page.get_by_label("Tag value").fill("growth")
+    page.get_by_role("button", name="Add tag").click()
+    expect(page.get_by_role("button", name="Remove tag team:growth")).to_be_visible()
+    tags = server.api("GET", "/api/admin/features/tagged/tags")["tags"]
+    assert tags == [{"type": "team", "value": "growth"}]
+    page.get_by_role("button", name="Remove tag team:growth").click()
+    expect(page.get_by_text("No tags.")).to_be_visible()
+    assert server.api("GET", "/api/admin/features/tagged/tags")["tags"] == []
+
+
+def test_an_admin_sends_a_reset_link_and_ends_a_users_sessions(
+    signed_in: Page, server: Server, browser: Browser
+) -> None:
+    body = {"email": "ed@x.io", "name": "Ed", "rootRole": 2, "password": PASSWORD}
+    server.api("POST", "/api/admin/user-admin", body)
+    admin = signed_in
+    ed = browser.new_context().new_page()
+    try:
+        ed.goto(server.url + "/ui/sign-in")
+        ed.get_by_label("Email or username").fill("ed@x.io")
+        ed.get_by_label("Password", exact=True).fill(PASSWORD)
+        ed.get_by_role("button", name="Sign in with password").click()
+        expect(ed.locator("header .who")).to_have_text("Ed")
+
+        admin.goto(server.url + "/ui/users")
+        admin.get_by_role("button", name="End sessions of Ed").click()
+        expect(admin.get_by_role("status")).to_contain_text("Every session of “Ed” ended.")
+        ed.reload()
+        expect(ed.get_by_role("heading", name="Sign in", exact=True)).to_be_visible()
+
+        admin.get_by_role("button", name="Reset link for Ed").click()
+        link = admin.get_by_label("Link", exact=True).input_value()
+        assert "/ui/set-password?token=" in link
+        ed.goto(link)
+        ed.get_by_label("New password").fill("Another-Horse-7")
+        ed.get_by_role("button", name="Set password and sign in").click()
+        expect(ed.locator("header .who")).to_have_text("Ed")
+    finally:
+        ed.context.close()
