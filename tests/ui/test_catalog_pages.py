@@ -297,3 +297,48 @@ def test_an_admin_sends_a_reset_link_and_ends_a_users_sessions(
         expect(ed.locator("header .who")).to_have_text("Ed")
     finally:
         ed.context.close()
+
+
+def test_an_action_set_is_switched_off_and_on_and_deleted_then_its_endpoint(
+    signed_in: Page, server: Server
+) -> None:
+    _flag(server, "default", "search")
+    endpoint = server.api("POST", "/api/admin/signal-endpoints", {"name": "alerts"})
+    action = {
+        "action": "TOGGLE_FEATURE_OFF",
+        "sortOrder": 1,
+        "executionParams": {"featureName": "search", "environment": "production"},
+    }
+    created = server.api(
+        "POST",
+        "/api/admin/projects/default/actions",
+        {
+            "name": "on alert",
+            "enabled": True,
+            "match": {"source": "signal-endpoint", "sourceId": endpoint["id"], "payload": {}},
+            "actions": [action],
+        },
+    )
+    one = f"/api/admin/projects/default/actions/{created['id']}"
+    page = signed_in
+    page.goto(server.url + "/ui/actions?project=default")
+    page.get_by_role("link", name="on alert", exact=True).click()
+    page.get_by_label("Enabled").uncheck()
+    page.get_by_role("button", name="Save action set").click()
+    expect(page.get_by_text("Action set “on alert” saved.")).to_be_visible()
+    assert server.api("GET", one)["enabled"] is False
+    page.get_by_role("link", name="on alert", exact=True).click()
+    page.get_by_label("Enabled").check()
+    page.get_by_role("button", name="Save action set").click()
+    assert server.api("GET", one)["enabled"] is True
+
+    page.get_by_role("link", name="on alert", exact=True).click()
+    page.get_by_role("button", name="Delete action set").click()
+    expect(page.get_by_text("Action set “on alert” deleted.")).to_be_visible()
+    assert server.api_status("GET", one) == 404
+
+    page.goto(server.url + "/ui/signals")
+    page.get_by_role("link", name="alerts").click()
+    page.get_by_role("button", name="Delete signal endpoint alerts").click()
+    expect(page.get_by_text("Signal endpoint “alerts” deleted")).to_be_visible()
+    assert server.api_status("GET", f"/api/admin/signal-endpoints/{endpoint['id']}") == 404

@@ -53,6 +53,8 @@ FLASHES: Mapping[str, str] = {
     "strategy-definition-deprecated": "Strategy “{name}” deprecated: editors stop offering it.",
     "strategy-definition-reactivated": "Strategy “{name}” reactivated.",
     "strategy-definition-deleted": "Strategy “{name}” deleted.",
+    "endpoint-deleted": "Signal endpoint “{name}” deleted, with its tokens and signals.",
+    "action-set-deleted": "Action set “{name}” deleted.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"
