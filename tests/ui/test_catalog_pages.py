@@ -174,13 +174,21 @@ def test_a_custom_strategy_is_defined_edited_deprecated_and_deleted_when_unused(
         "on for the plans listed"
     )
 
+    _flag(server, "default", "paid")
+    editor = server.url + "/ui/flags/paid/environments/production/strategies/new"
+    choices = page.get_by_label("Strategy type").locator("option")
     page.get_by_role("button", name="Deprecate strategy byPlan").click()
     expect(page.get_by_role("row", name=re.compile("By plan"))).to_contain_text("deprecated")
     assert server.api("GET", "/api/admin/strategies/byPlan")["deprecated"] is True
+    page.goto(editor)  # a deprecated strategy is no longer offered to new strategies
+    expect(choices.filter(has_text="byPlan")).to_have_count(0)
+    page.goto(server.url + "/ui/strategies")
     page.get_by_role("button", name="Reactivate strategy byPlan").click()
     assert server.api("GET", "/api/admin/strategies/byPlan")["deprecated"] is False
+    page.goto(editor)
+    expect(choices.filter(has_text="byPlan")).to_have_count(1)
+    page.goto(server.url + "/ui/strategies")
 
-    _flag(server, "default", "paid")
     server.api(
         "POST",
         FLAGS.format("default") + "/paid/environments/production/strategies",
