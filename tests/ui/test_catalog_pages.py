@@ -350,3 +350,28 @@ def test_an_action_set_is_switched_off_and_on_and_deleted_then_its_endpoint(
     page.get_by_role("button", name="Delete signal endpoint alerts").click()
     expect(page.get_by_text("Signal endpoint “alerts” deleted")).to_be_visible()
     assert server.api_status("GET", f"/api/admin/signal-endpoints/{endpoint['id']}") == 404
+
+
+def test_a_service_account_is_renamed_and_given_another_role_a_refusal_kept_as_typed(
+    signed_in: Page, server: Server
+) -> None:
+    for name, username in (("Deployer", "deployer"), ("Other", "other-bot")):
+        body = {"name": name, "username": username, "rootRole": "Viewer"}
+        server.api("POST", "/api/admin/service-account", body)
+    page = signed_in
+    page.get_by_role("link", name="Service accounts").click()
+    page.get_by_label("User name of Deployer").fill("OTHER-BOT")  # taken, in another case
+    page.get_by_label("Display name of Deployer").fill("Deployer two")
+    page.get_by_label("Role of Deployer").select_option("Editor")
+    page.get_by_role("button", name="Save Deployer").click()
+    expect(page.get_by_role("alert")).to_be_visible()
+    expect(page.get_by_label("User name of Deployer")).to_have_value("OTHER-BOT")
+    expect(page.get_by_label("User name of Deployer")).to_have_attribute("aria-invalid", "true")
+    expect(page.get_by_label("Display name of Deployer")).to_have_value("Deployer two")
+    expect(page.get_by_label("Role of Deployer")).to_have_value("Editor")
+    page.get_by_label("User name of Deployer").fill("deployer")
+    page.get_by_role("button", name="Save Deployer").click()
+    expect(page.get_by_text("Service account “Deployer two” saved.")).to_be_visible()
+    accounts = server.api("GET", "/api/admin/service-account")["serviceAccounts"]
+    (saved,) = [a for a in accounts if a["username"] == "deployer"]
+    assert (saved["name"], saved["rootRole"]) == ("Deployer two", 2)

@@ -55,6 +55,7 @@ FLASHES: Mapping[str, str] = {
     "strategy-definition-deleted": "Strategy “{name}” deleted.",
     "endpoint-deleted": "Signal endpoint “{name}” deleted, with its tokens and signals.",
     "action-set-deleted": "Action set “{name}” deleted.",
+    "service-account-saved": "Service account “{name}” saved.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"
