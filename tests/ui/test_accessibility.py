@@ -239,6 +239,10 @@ def _seed(server: Server) -> list[str]:
         "/ui/strategies/new",
         "/ui/strategies/byPlan",
         "/ui/strategies/flexibleRollout",
+        "/ui/roles",
+        "/ui/roles/new",
+        "/ui/roles/5",
+        "/ui/projects/default/access",
     ]
 
 

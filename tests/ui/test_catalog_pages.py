@@ -250,6 +250,9 @@ def test_a_viewer_sees_these_pages_and_none_of_their_forms(page: Page, server: S
         ("/ui/strategies", "byPlan"),
         ("/ui/strategies/byPlan", "Strategy byPlan"),
         ("/ui/tokens", "API tokens"),
+        ("/ui/roles", "Roles"),
+        ("/ui/roles/new", "New custom role"),
+        ("/ui/projects/default/access", "Access to default"),
     ):
         page.goto(server.url + path)
         expect(page.locator("main")).to_contain_text(seen)
@@ -375,3 +378,74 @@ def test_a_service_account_is_renamed_and_given_another_role_a_refusal_kept_as_t
     accounts = server.api("GET", "/api/admin/service-account")["serviceAccounts"]
     (saved,) = [a for a in accounts if a["username"] == "deployer"]
     assert (saved["name"], saved["rootRole"]) == ("Deployer two", 2)
+
+
+def test_a_custom_role_is_made_given_in_a_project_changed_taken_and_deleted(
+    signed_in: Page, server: Server
+) -> None:
+    body = {"email": "mo@x.io", "name": "Mo", "rootRole": 3, "password": PASSWORD}
+    mo = server.api("POST", "/api/admin/user-admin", body)["id"]
+    page = signed_in
+    page.get_by_role("link", name="Roles").click()
+    page.get_by_role("link", name="New custom role").click()
+    page.get_by_label("Role name").fill("Flag flipper")
+    page.get_by_label("Role type").select_option("custom")
+    page.get_by_label("UPDATE_FEATURE_ENVIRONMENT").check()
+    page.get_by_label("CREATE_SEGMENT").check()  # not a project permission
+    page.get_by_role("button", name="Save role").click()
+    expect(page.get_by_role("alert")).to_contain_text("the role is not valid")
+    expect(page.locator(".field-error")).to_contain_text("not a project permission")
+    expect(page.get_by_label("Role name")).to_have_value("Flag flipper")
+    expect(page.get_by_label("UPDATE_FEATURE_ENVIRONMENT")).to_be_checked()
+    expect(page.get_by_label("CREATE_SEGMENT")).to_be_checked()
+    page.get_by_label("CREATE_SEGMENT").uncheck()
+    page.get_by_role("button", name="Save role").click()
+    expect(page.get_by_text("Role “Flag flipper” saved.")).to_be_visible()
+    (role,) = [
+        r for r in server.api("GET", "/api/admin/roles")["roles"] if r["name"] == "Flag flipper"
+    ]
+    stored = server.api("GET", f"/api/admin/roles/{role['id']}")
+    assert [p["name"] for p in stored["permissions"]] == ["UPDATE_FEATURE_ENVIRONMENT"]
+
+    page.get_by_role("link", name="Flag flipper").click()
+    page.get_by_label("Description").fill("switches flags")
+    page.get_by_role("button", name="Save role").click()
+    assert server.api("GET", f"/api/admin/roles/{role['id']}")["description"] == "switches flags"
+
+    page.get_by_role("link", name="Projects").click()
+    page.get_by_role("link", name="Access to default").click()
+    page.get_by_label("Person").select_option(label="Mo")
+    page.get_by_role("button", name="Give access").click()  # no role chosen: refused
+    expect(page.get_by_role("alert")).to_contain_text("choose at least one role")
+    expect(page.get_by_label("Person")).to_have_value(str(mo))
+    page.get_by_label("Project roles").select_option(label="Flag flipper")
+    page.get_by_role("button", name="Give access").click()
+    expect(page.get_by_text("Access to “default” saved.")).to_be_visible()
+    access = server.api("GET", "/api/admin/projects/default/access")
+    assert [(u["id"], u["roles"]) for u in access["users"]] == [(mo, [role["id"]])]
+    page.get_by_label("Roles of Mo").select_option(label="Member")
+    page.get_by_role("button", name="Save roles of Mo").click()
+    access = server.api("GET", "/api/admin/projects/default/access")
+    assert [(u["id"], u["roles"]) for u in access["users"]] == [(mo, [5])]
+    page.get_by_label("Roles of Mo").select_option([])
+    page.get_by_role("button", name="Save roles of Mo").click()
+    expect(page.get_by_text("Nobody has a project role here.")).to_be_visible()
+
+    page.goto(server.url + "/ui/roles")
+    page.get_by_role("button", name="Delete role Flag flipper").click()
+    expect(page.get_by_text("Role “Flag flipper” deleted.")).to_be_visible()
+    assert server.api_status("GET", f"/api/admin/roles/{role['id']}") == 404
+
+
+def test_editing_a_role_keeps_its_per_environment_grants(signed_in: Page, server: Server) -> None:
+    grant = {"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "development"}
+    body = {"name": "Dev switcher", "type": "custom", "permissions": [grant]}
+    made = server.api("POST", "/api/admin/roles", body)
+    page = signed_in
+    page.goto(server.url + f"/ui/roles/{made['id']}")
+    expect(page.get_by_label("UPDATE_FEATURE_ENVIRONMENT@development")).to_be_checked()
+    page.get_by_label("Description").fill("development only")
+    page.get_by_role("button", name="Save role").click()
+    expect(page.get_by_text("Role “Dev switcher” saved.")).to_be_visible()
+    stored = server.api("GET", f"/api/admin/roles/{made['id']}")
+    assert stored["permissions"] == [grant]

@@ -56,6 +56,9 @@ FLASHES: Mapping[str, str] = {
     "endpoint-deleted": "Signal endpoint “{name}” deleted, with its tokens and signals.",
     "action-set-deleted": "Action set “{name}” deleted.",
     "service-account-saved": "Service account “{name}” saved.",
+    "role-saved": "Role “{name}” saved.",
+    "role-deleted": "Role “{name}” deleted.",
+    "project-access-saved": "Access to “{name}” saved.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"

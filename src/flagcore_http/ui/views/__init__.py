@@ -17,6 +17,7 @@ from flagcore_http.ui.views import (
     playground,
     projects,
     provider_sign_in,
+    roles,
     segments,
     service_accounts,
     sign_in,
@@ -52,5 +53,6 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     all_flags.routes,
     tag_types.routes,
     strategy_definitions.routes,
+    roles.routes,
     sign_in.routes,
 )
