@@ -164,7 +164,8 @@ async def delete_role(request: web.Request) -> web.Response:
     return redirect(with_flash(request, LIST, "role-deleted", role.name))
 
 
-ACCESS = "/ui/projects/{project}/access"
+# Named as the Projects page names a project in its routes (``/ui/projects/{id}/...``).
+ACCESS = "/ui/projects/{id}/access"
 
 
 async def _access_page(
@@ -195,7 +196,7 @@ async def _access_page(
 @routes.get(ACCESS)
 @page()
 async def project_access(request: web.Request) -> web.Response:
-    return await _access_page(request, request.match_info["project"])
+    return await _access_page(request, request.match_info["id"])
 
 
 def _numbers(values: list[str], path: str) -> list[int]:
@@ -207,7 +208,7 @@ def _numbers(values: list[str], path: str) -> list[int]:
 @routes.post(ACCESS)
 @page()
 async def give_project_access(request: web.Request) -> web.Response:
-    project = request.match_info["project"]
+    project = request.match_info["id"]
     fields = form(request)
     values: dict[str, object] = {
         "user": fields.get("user", ""),
@@ -228,7 +229,7 @@ async def give_project_access(request: web.Request) -> web.Response:
         )
     except FlagcoreError as error:
         return await _access_page(request, project, values=values, error=error)
-    url = ACCESS.format(project=project)
+    url = ACCESS.format(id=project)
     return redirect(with_flash(request, url, "project-access-saved", project))
 
 
@@ -236,7 +237,7 @@ async def give_project_access(request: web.Request) -> web.Response:
 @page()
 async def set_user_project_roles(request: web.Request) -> web.Response:
     """A user's roles in the project become the ones chosen; none takes their access."""
-    project = request.match_info["project"]
+    project = request.match_info["id"]
     user = _id(request, "user")
     roles = _numbers(form(request).getall("roles", []), "$.roles")
     await call(
@@ -247,5 +248,5 @@ async def set_user_project_roles(request: web.Request) -> web.Response:
         roles,
         actor=viewer(request).actor,
     )
-    url = ACCESS.format(project=project)
+    url = ACCESS.format(id=project)
     return redirect(with_flash(request, url, "project-access-saved", project))
