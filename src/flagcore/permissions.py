@@ -52,7 +52,10 @@ class Permission(enum.StrEnum):
     UPDATE_SEGMENT = "UPDATE_SEGMENT"
     DELETE_SEGMENT = "DELETE_SEGMENT"
     CREATE_STRATEGY = "CREATE_STRATEGY"
+    UPDATE_STRATEGY = "UPDATE_STRATEGY"
+    DELETE_STRATEGY = "DELETE_STRATEGY"
     CREATE_TAG_TYPE = "CREATE_TAG_TYPE"
+    UPDATE_TAG_TYPE = "UPDATE_TAG_TYPE"
     DELETE_TAG_TYPE = "DELETE_TAG_TYPE"
     CREATE_ENVIRONMENT = "CREATE_ENVIRONMENT"
     CREATE_CLIENT_API_TOKEN = "CREATE_CLIENT_API_TOKEN"
@@ -174,6 +177,11 @@ OPERATIONS: Mapping[str, Permission] = {
     "clone_environment": P.ADMIN,
     # every strategy of a flag copied to another environment (Unleash's UI: one add each)
     "copy_strategies": P.CREATE_FEATURE_STRATEGY,
+    "update_tag_type": P.UPDATE_TAG_TYPE,
+    "update_strategy_definition": P.UPDATE_STRATEGY,
+    "deprecate_strategy_definition": P.UPDATE_STRATEGY,
+    "reactivate_strategy_definition": P.UPDATE_STRATEGY,
+    "delete_strategy_definition": P.DELETE_STRATEGY,
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

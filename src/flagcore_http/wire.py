@@ -59,6 +59,7 @@ __all__ = [
     "UpdateFlag",
     "UpdateProject",
     "UpdateServiceAccount",
+    "UpdateTagType",
     "UpdateUser",
     "UserRolesBody",
     "converter",
@@ -407,6 +408,15 @@ class PreviewBody:
     variants: tuple[Variant, ...] | None = None
 
 
+@attrs.frozen
+class UpdateTagType:
+    """Unleash's ``updateTagTypeSchema``; flagcore keeps no ``icon``, so one is refused
+    rather than dropped."""
+
+    description: str | None = None
+    icon: str | None = None
+
+
 # Each class and its attributes whose keys differ; inner classes before those holding them.
 _NAMES: Mapping[type, Mapping[str, str]] = {
     TagBody: {},
@@ -455,6 +465,7 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     AddonBody: {},
     UpdateEnvironment: {"sort_order": "sortOrder"},
     CloneEnvironment: {"clone_permissions": "clonePermissions"},
+    UpdateTagType: {},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

@@ -173,6 +173,7 @@ def test_the_walk_finds_the_request_classes_of_the_admin_api() -> None:
     bodiless |= {(m, p) for m, p in writes if p.startswith("/api/admin/archive/revive")}
     bodiless |= {("POST", "/logout")}  # refuses any body (400), reads none
     bodiless |= {(m, p) for m, p in writes if p.endswith("/resend")}  # an integration's delivery
+    bodiless |= {(m, p) for m, p in writes if p.endswith(("/deprecate", "/reactivate"))}
     assert writes - bodiless == _HAND_READ
 
 

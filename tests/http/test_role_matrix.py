@@ -28,6 +28,7 @@ from flagcore.entities import (
     ContextField,
     IntegrationDelivery,
     Strategy,
+    StrategyDefinition,
     Tag,
 )
 from flagcore.model import Constraint
@@ -227,6 +228,13 @@ CASES: dict[tuple[str, str], Case] = {
     ("POST", "/api/admin/environments/{env}/clone"): Case(
         {"name": "staging-copy", "type": "test"}, P.ADMIN
     ),
+    ("PUT", "/api/admin/tag-types/{kept_tag_type}"): Case({"description": "d"}, P.UPDATE_TAG_TYPE),
+    ("PUT", "/api/admin/strategies/{strategy_def}"): Case(
+        {"name": "{strategy_def}", "title": "T"}, P.UPDATE_STRATEGY
+    ),
+    ("POST", "/api/admin/strategies/{strategy_def}/deprecate"): Case(None, P.UPDATE_STRATEGY),
+    ("POST", "/api/admin/strategies/{strategy_def}/reactivate"): Case(None, P.UPDATE_STRATEGY),
+    ("DELETE", "/api/admin/strategies/{doomed_strategy_def}"): Case(None, P.DELETE_STRATEGY),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
@@ -307,6 +315,9 @@ def _normal(template: str) -> str:
         ("{doomed_ctx}", "{name}"),
         ("{env}", "{name}"),
         ("{doomed_env}", "{name}"),
+        ("{kept_tag_type}", "{name}"),
+        ("{strategy_def}", "{name}"),
+        ("{doomed_strategy_def}", "{name}"),
     ):
         template = template.replace(alias, name)
     return template
@@ -349,6 +360,9 @@ def _world(service: Service) -> dict[str, Any]:
         for name in ("kept", "doomed")
     ]
     service.tags.create_tag_type("kind")
+    service.tags.create_tag_type("kept-kind")
+    for custom in ("custom-kept", "custom-doomed"):
+        service.strategy_definitions.create_strategy_definition(StrategyDefinition(custom))
     token = service.tokens.create_token("old-sdk", "client", environment="development")
     users = service.users
     tee = users.create_user(NewUser(RootRole.VIEWER, email="tee@x.io", name="Tee"))
@@ -415,6 +429,9 @@ def _world(service: Service) -> dict[str, Any]:
         "deliveryId": delivery.id,
         "env": "staging",
         "doomed_env": "doomed-env",
+        "kept_tag_type": "kept-kind",
+        "strategy_def": "custom-kept",
+        "doomed_strategy_def": "custom-doomed",
     }
 
 

@@ -220,6 +220,9 @@ def _seed(server: Server) -> list[str]:
     access = {"roles": [role["id"]], "users": [person, account["id"]]}
     server.api("POST", "/api/admin/projects/default/access", access)
     strategies = "/ui/flags/labelled/environments/development/strategies"
+    custom = {"name": "byPlan", "parameters": [{"name": "plans", "type": "list"}]}
+    server.api("POST", "/api/admin/strategies", custom)
+    server.api("PUT", f"{FLAGS}/quiet-flag", {"description": "changed", "type": "release"})
     return [
         "/ui/flags",
         "/ui/flags?project=default&q=lab",
@@ -260,6 +263,14 @@ def _seed(server: Server) -> list[str]:
         "/ui/flags/labelled/edit",
         "/ui/roles",
         f"/ui/roles/{role['id']}",
+        "/ui/search",
+        "/ui/search?project=shop&q=lab&state=active",
+        "/ui/tag-types",
+        "/ui/tag-types/simple",
+        "/ui/strategies",
+        "/ui/strategies/new",
+        "/ui/strategies/byPlan",
+        "/ui/strategies/flexibleRollout",
         "/ui/projects/default/access",
     ]
 
@@ -319,6 +330,9 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_page(
     page.get_by_role("button", name="Create flag").click()
     page.locator(".field-error").first.wait_for()
     check("/ui/flags/new refused")
+    page.goto(server.url + "/ui/events?flag=quiet-flag")
+    page.locator("table.events details summary").first.click()
+    check("/ui/events with a diff open")
     assert found == {}, json.dumps(found, indent=1)
 
 

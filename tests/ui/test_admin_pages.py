@@ -56,8 +56,8 @@ def test_an_api_token_is_shown_once_works_and_stops_working_when_revoked(
 
     page.get_by_label("Token name").fill("checkout-service")
     page.get_by_label("Token type").select_option("client")
-    page.get_by_label("Project (client tokens)").select_option("default")
-    page.get_by_label("Environment (client tokens)").select_option("production")
+    page.get_by_label("Projects (client and frontend tokens)").select_option("default")
+    page.get_by_label("Environment (client and frontend tokens)").select_option("production")
     page.get_by_role("button", name="Create token").click()
     secret = page.get_by_label("Secret").input_value()
     assert secret.startswith("default:production.")

@@ -383,15 +383,19 @@ def test_a_refused_token_comes_back_as_typed_and_is_stored_as_typed_once_fixed(
     page.goto(server.url + "/ui/tokens")
     page.get_by_label("Token name").fill("   ")  # a token needs a name
     page.get_by_label("Token type").select_option("client")
-    page.get_by_label("Project (client tokens)").select_option("tok-project")
-    page.get_by_label("Environment (client tokens)").select_option("production")
+    page.get_by_label("Projects (client and frontend tokens)").select_option("tok-project")
+    page.get_by_label("Environment (client and frontend tokens)").select_option("production")
     page.get_by_role("button", name="Create token").click()
 
     _described(page, page.get_by_label("Token name"), "must not be empty")
     expect(page.get_by_label("Token name")).to_have_value("   ")
     expect(page.get_by_label("Token type")).to_have_value("client")
-    expect(page.get_by_label("Project (client tokens)")).to_have_value("tok-project")
-    expect(page.get_by_label("Environment (client tokens)")).to_have_value("production")
+    expect(page.get_by_label("Projects (client and frontend tokens)")).to_have_values(
+        ["tok-project"]
+    )
+    expect(page.get_by_label("Environment (client and frontend tokens)")).to_have_value(
+        "production"
+    )
 
     page.get_by_label("Token name").fill("typed-ci")
     page.get_by_role("button", name="Create token").click()

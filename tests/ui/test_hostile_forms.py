@@ -148,7 +148,7 @@ async def test_a_token_form_with_a_blank_project_is_refused_not_widened_to_every
     csrf = await _sign_in(client)
     fields = {"_csrf": csrf, "tokenName": "blank-project", "type": "client"}
     answer = await client.post(
-        "/ui/tokens", data={**fields, "project": "", "environment": "development"}
+        "/ui/tokens", data={**fields, "projects": "", "environment": "development"}
     )
     assert answer.status == 400  # refused, as every refused token form
     assert 'value="blank-project"' in await answer.text()  # the form comes back as typed

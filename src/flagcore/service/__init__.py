@@ -28,7 +28,14 @@ from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import ENVIRONMENT_TYPES, Environments
 from flagcore.service.events import EventLog
 from flagcore.service.exporting import Exporting
-from flagcore.service.flag_overview import FlagCounts, FlagOverview, FlagOverviews, FlagRow
+from flagcore.service.flag_overview import (
+    FlagCounts,
+    FlagOverview,
+    FlagOverviews,
+    FlagQuery,
+    FlagRow,
+    FlagSearchPage,
+)
 from flagcore.service.flags import Flags
 from flagcore.service.frontend import (
     STANDARD_FIELDS,
@@ -123,7 +130,9 @@ __all__ = [
     "CreatedToken",
     "FlagCounts",
     "FlagOverview",
+    "FlagQuery",
     "FlagRow",
+    "FlagSearchPage",
     "FrontendView",
     "HeldCounts",
     "ImportCheck",

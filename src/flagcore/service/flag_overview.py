@@ -19,7 +19,7 @@ from flagcore.ports import FlagRepository, ProjectRepository, TagRepository
 from flagcore.service.context import ServiceContext
 from flagcore.service.projects import require_project
 
-__all__ = ["FlagCounts", "FlagOverview", "FlagOverviews", "FlagRow"]
+__all__ = ["FlagCounts", "FlagOverview", "FlagOverviews", "FlagQuery", "FlagRow", "FlagSearchPage"]
 
 
 @attrs.frozen
@@ -54,6 +54,33 @@ class FlagCounts:
     enabled: Mapping[tuple[str, str], int]
 
 
+@attrs.frozen
+class FlagQuery:
+    """Which active flags a search across projects keeps: ``text`` in the name or the
+    description (case-insensitive), and each filter that is not empty (any of its values)."""
+
+    text: str = ""
+    projects: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    tags: tuple[Tag, ...] = ()
+    stale: bool | None = None
+    sort_by: str = "created_at"  # created_at, name, type or project
+    descending: bool = False
+
+
+SORT_KEYS = ("created_at", "name", "type", "project")
+
+
+@attrs.frozen
+class FlagSearchPage:
+    """One slice of the flags of every project that match a `FlagQuery`."""
+
+    rows: tuple[FlagRow, ...]
+    matching: int
+    environments: tuple[Environment, ...]
+    tags: tuple[Tag, ...]  # every tag in use, for a filter
+
+
 class _OverviewReads(ProjectRepository, FlagRepository, TagRepository, Protocol):
     """The port parts an overview reads."""
 
@@ -78,6 +105,24 @@ class FlagOverviews:
         whose name contains ``search`` (case-insensitive), with ``tag`` and ``flag_type``."""
         with self._context.read() as tx:
             return _overview(tx, project, search, tag, flag_type, page, per_page)
+
+    def search(self, query: FlagQuery, *, offset: int = 0, limit: int = 50) -> FlagSearchPage:
+        """``limit`` flags from ``offset`` of every project's active flags matching
+        ``query`` (Unleash's ``/api/admin/search/features``), in three reads."""
+        if query.sort_by not in SORT_KEYS:
+            raise ValueError(f"sort_by is one of {SORT_KEYS}")
+        with self._context.read() as tx:
+            flags = tx.list_flags(archived=False)
+            tags_of = _tags_by_flag(tx, {flag.name for flag in flags})
+            matching = [flag for flag in flags if _kept(flag, query, tags_of)]
+            matching.sort(key=lambda f: (getattr(f, query.sort_by), f.name))
+            if query.descending:
+                matching.reverse()
+            shown = matching[offset : offset + limit]
+            environments = tuple(tx.list_environments())
+            rows = _rows(tx, shown, environments, tags_of)
+        in_use = tuple(sorted({t for found in tags_of.values() for t in found}))
+        return FlagSearchPage(rows, len(matching), environments, in_use)
 
     def counts(self) -> FlagCounts:
         """What the server's ``/internal-backstage/prometheus`` gauges show."""
@@ -135,3 +180,43 @@ def _overview(
         for flag in shown
     )
     return FlagOverview(rows, len(matching), len(flags), page, pages, environments, tuple(in_use))
+
+
+def _tags_by_flag(tx: _OverviewReads, names: set[str]) -> dict[str, list[Tag]]:
+    tags_of: dict[str, list[Tag]] = {}
+    for name, flag_tag in tx.list_flag_tags():
+        if name in names:
+            tags_of.setdefault(name, []).append(flag_tag)
+    return tags_of
+
+
+def _kept(flag: FlagDefinition, query: FlagQuery, tags_of: Mapping[str, list[Tag]]) -> bool:
+    needle = query.text.casefold()
+    return (
+        (
+            not needle
+            or needle in flag.name.casefold()
+            or needle in (flag.description or "").casefold()
+        )
+        and (not query.projects or flag.project in query.projects)
+        and (not query.types or flag.type in query.types)
+        and (not query.tags or any(t in tags_of.get(flag.name, ()) for t in query.tags))
+        and (query.stale is None or flag.stale is query.stale)
+    )
+
+
+def _rows(
+    tx: _OverviewReads,
+    shown: list[FlagDefinition],
+    environments: tuple[Environment, ...],
+    tags_of: Mapping[str, list[Tag]],
+) -> tuple[FlagRow, ...]:
+    enabled: dict[str, dict[str, bool]] = {flag.name: {} for flag in shown}
+    for environment in environments:
+        for state in tx.list_flag_environments(environment=environment.name):
+            if state.flag in enabled:
+                enabled[state.flag][state.environment] = state.enabled
+    return tuple(
+        FlagRow(flag, enabled[flag.name], tuple(sorted(tags_of.get(flag.name, ()))))
+        for flag in shown
+    )

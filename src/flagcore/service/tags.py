@@ -56,6 +56,33 @@ class Tags:
             self._context.record_event(tx, "tag-type-created", actor, data={"name": name})
         return tag_type
 
+    def get_tag_type(self, name: str) -> TagType:
+        with self._context.read() as tx:
+            found = tx.get_tag_type(name)
+        if found is None:
+            raise NotFound(f'there is no tag type "{name}"')
+        return found
+
+    def update_tag_type(
+        self, name: str, description: str | None = None, *, actor: Actor = SYSTEM
+    ) -> TagType:
+        """Replace a tag type's description (its name is its key, as in Unleash)."""
+        actor = authorize(actor, "update_tag_type")
+        with self._context.unit() as tx:
+            before = tx.get_tag_type(name)
+            if before is None:
+                raise NotFound(f'there is no tag type "{name}"')
+            updated = TagType(name, description)
+            tx.save_tag_type(updated)
+            self._context.record_event(
+                tx,
+                "tag-type-updated",
+                actor,
+                data={"name": name, "description": description},
+                pre_data={"name": name, "description": before.description},
+            )
+        return updated
+
     def delete_tag_type(self, name: str, *, actor: Actor = SYSTEM) -> None:
         actor = authorize(actor, "delete_tag_type")
         with self._context.unit() as tx:

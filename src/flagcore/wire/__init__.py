@@ -19,6 +19,7 @@
 - `import_answers`: import validation and import reports, the context field list.
 - `user_answers`: users, their root roles, reset links (issue 28).
 - `preview_answers`: the preview of a flag change (who it flips), uploaded samples.
+- `catalog_answers`: one tag type, and the flag search across projects.
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from flagcore.wire import (
     admin_answers,
+    catalog_answers,
     client_payload,
     delta_events,
     export_answers,
@@ -46,6 +48,7 @@ from flagcore.wire.answer_table import (
     iso_time,
     write_answer,
 )
+from flagcore.wire.catalog_answers import *  # noqa: F403
 from flagcore.wire.client_features import (
     ClientFeaturesReading,
     IndexedClientFeatures,
@@ -180,3 +183,4 @@ __all__ += sdk_bodies.__all__
 __all__ += user_answers.__all__
 __all__ += preview_answers.__all__
 __all__ += integration_answers.__all__
+__all__ += catalog_answers.__all__

@@ -63,6 +63,15 @@ FLASHES: Mapping[str, str] = {
     "flag-saved": "Flag “{name}” saved.",
     "dependencies-saved": "Dependencies of “{name}” saved.",
     "strategies-copied": "Strategies copied to {name}.",
+    "tag-type-saved": "Tag type “{name}” saved.",
+    "tag-type-deleted": "Tag type “{name}” deleted.",
+    "strategy-definition-saved": "Strategy “{name}” saved.",
+    "strategy-definition-deprecated": "Strategy “{name}” deprecated: editors stop offering it.",
+    "strategy-definition-reactivated": "Strategy “{name}” reactivated.",
+    "strategy-definition-deleted": "Strategy “{name}” deleted.",
+    "endpoint-deleted": "Signal endpoint “{name}” deleted, with its tokens and signals.",
+    "action-set-deleted": "Action set “{name}” deleted.",
+    "service-account-saved": "Service account “{name}” saved.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"

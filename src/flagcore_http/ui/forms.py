@@ -25,6 +25,7 @@ from flagcore.model import Constraint, Override, Payload, Variant, WeightType
 __all__ = [
     "BLANK_CONSTRAINT",
     "BLANK_LEGAL_VALUE",
+    "BLANK_PARAMETER",
     "BLANK_VARIANT",
     "CONSTRAINT_COLUMNS",
     "MAX_ROWS",
@@ -36,6 +37,7 @@ __all__ = [
     "constraints_from",
     "legal_value_rows",
     "optional_text",
+    "parameter_rows",
     "rows_of_constraints",
     "rows_of_variants",
     "segment_ids_from",
@@ -69,6 +71,7 @@ BLANK_VARIANT: Row = {
     "overrides": "",
 }
 BLANK_LEGAL_VALUE: Row = {"value": "", "description": ""}
+BLANK_PARAMETER: Row = {"name": "", "type": "string", "description": "", "required": ""}
 CONSTRAINT_COLUMNS = tuple(BLANK_CONSTRAINT)
 VARIANT_COLUMNS = tuple(BLANK_VARIANT)
 
@@ -117,6 +120,11 @@ def legal_value_rows(fields: MultiDict[str], prefix: str = "legalValues") -> lis
 
 def variant_rows(fields: MultiDict[str], prefix: str = "variants") -> list[Row]:
     return list(_rows(fields, prefix, BLANK_VARIANT))
+
+
+def parameter_rows(fields: MultiDict[str], prefix: str = "parameters") -> list[Row]:
+    """A custom strategy's parameter rows as typed (the strategy definition editor)."""
+    return list(_rows(fields, prefix, BLANK_PARAMETER))
 
 
 def rows_of_constraints(constraints: Iterable[Constraint]) -> list[Row]:

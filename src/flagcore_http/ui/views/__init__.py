@@ -6,6 +6,7 @@ from aiohttp import web
 
 from flagcore_http.ui.views import (
     actions,
+    all_flags,
     applications,
     archive,
     context_fields,
@@ -28,6 +29,8 @@ from flagcore_http.ui.views import (
     signals,
     strategies,
     strategy_copy,
+    strategy_definitions,
+    tag_types,
     tokens,
     users,
 )
@@ -60,5 +63,9 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     roles.routes,
     project_access.routes,
     provider_sign_in.routes,
+    all_flags.routes,
+    tag_types.routes,
+    strategy_definitions.routes,
+    roles.routes,
     sign_in.routes,
 )

@@ -240,6 +240,18 @@ async def update_action_set(request: web.Request) -> web.Response:
     return await _save(request, _number(request))
 
 
+@routes.post("/ui/actions/{id}/delete")
+@page()
+async def delete_action_set(request: web.Request) -> web.Response:
+    """Delete an action set with its execution log (the API's DELETE)."""
+    found = await call(request, svc(request).actions.get_action_set, _number(request))
+    await call(
+        request, svc(request).actions.delete_action_set, found.id, actor=viewer(request).actor
+    )
+    url = "/ui/actions?" + urllib.parse.urlencode({"project": found.project})
+    return redirect(with_flash(request, url, "action-set-deleted", found.name))
+
+
 @routes.get("/ui/actions/{id}/executions")
 @page()
 async def executions(request: web.Request) -> web.Response:

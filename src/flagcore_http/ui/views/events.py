@@ -8,6 +8,7 @@ from aiohttp import web
 
 from flagcore.entities import Event
 from flagcore_http.calls import call
+from flagcore_http.ui.event_diff import MAX_CHANGES, changes
 from flagcore_http.ui.pages import page, render, svc
 
 __all__ = ["routes"]
@@ -62,5 +63,12 @@ async def event_log(request: web.Request) -> web.Response:
     return render(
         request,
         "events.html",
-        {"events": events, "flag": flag or "", "project": project or "", "older": older},
+        {
+            "events": events,
+            "changes": {e.id: changes(e.pre_data, e.data) for e in events},
+            "max_changes": MAX_CHANGES,
+            "flag": flag or "",
+            "project": project or "",
+            "older": older,
+        },
     )

@@ -54,9 +54,12 @@ async def _page(
     token_values: tuple[int, dict[str, str]] | None = None,
     error: FlagcoreError | None = None,
     token_error: FlagcoreError | None = None,
+    edit_values: tuple[int, dict[str, str]] | None = None,
+    edit_error: FlagcoreError | None = None,
     status: int = 200,
 ) -> web.Response:
-    """``token_values``: a refused token form, for the account of that id."""
+    """``token_values``, ``edit_values``: a refused token or account form, for the
+    account of that id."""
     custom = await call(request, svc(request).roles.custom_root_roles)
     return render(
         request,
@@ -74,6 +77,10 @@ async def _page(
             "token_values": token_values[1] if token_values else {},
             "token_error": token_error.message if token_error else None,
             "token_errors": field_errors(token_error) if token_error else {},
+            "edit_for": edit_values[0] if edit_values else None,
+            "edit_values": edit_values[1] if edit_values else {},
+            "edit_error": edit_error.message if edit_error else None,
+            "edit_errors": field_errors(edit_error) if edit_error else {},
         },
         status=status,
     )
@@ -104,6 +111,33 @@ async def create_service_account(request: web.Request) -> web.Response:
     except FlagcoreError as error:
         return await _page(request, values=values, error=error, status=form_status(error))
     return redirect(with_flash(request, PAGE, "service-account-created", account.display_name))
+
+
+@routes.post(PAGE + "/{id}")
+@page()
+async def update_service_account(request: web.Request) -> web.Response:
+    """Rename an account, change its username or its root role (its tokens act with the
+    new role from their next request)."""
+    _admins_only(request)
+    account_id = _id(request)
+    fields = form(request)
+    values = {key: fields.get(key, "") for key in _ACCOUNT_FIELDS}
+    try:
+        if values["rootRole"] not in {role.value for role in RootRole}:
+            raise InvalidInput("Choose a root role.", [ErrorDetail("choose one", "$.rootRole")])
+        account = await call(
+            request,
+            svc(request).service_accounts.update_service_account,
+            account_id,
+            name=values["name"],
+            username=values["username"],
+            root_role=RootRole(values["rootRole"]),
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        edited = (account_id, values)
+        return await _page(request, edit_values=edited, edit_error=error, status=400)
+    return redirect(with_flash(request, PAGE, "service-account-saved", account.display_name))
 
 
 @routes.post(PAGE + "/{id}/tokens")

@@ -158,3 +158,17 @@ async def revoke_token(request: web.Request) -> web.Response:
         actor=viewer(request).actor,
     )
     return redirect(with_flash(request, f"/ui/signals/{endpoint}", "signal-token-revoked"))
+
+
+@routes.post("/ui/signals/{id}/delete")
+@page()
+async def delete_endpoint(request: web.Request) -> web.Response:
+    """Delete an endpoint with its tokens and the signals it received (the API's DELETE)."""
+    endpoint = await call(request, svc(request).signals.get_signal_endpoint, _number(request, "id"))
+    await call(
+        request,
+        svc(request).signals.delete_signal_endpoint,
+        endpoint.id,
+        actor=viewer(request).actor,
+    )
+    return redirect(with_flash(request, "/ui/signals", "endpoint-deleted", endpoint.name))

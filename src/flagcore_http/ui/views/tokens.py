@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore.errors import FlagcoreError, NotFound
+from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore_http.auth import admin_without_token
 from flagcore_http.calls import call
 from flagcore_http.errors import status_of
@@ -30,7 +30,7 @@ async def _page(
     request: web.Request,
     *,
     created: object = None,
-    values: dict[str, str] | None = None,
+    values: dict[str, object] | None = None,
     error: FlagcoreError | None = None,
     refused: FlagcoreError | None = None,
     status: int = 200,
@@ -44,7 +44,7 @@ async def _page(
             "projects": await call(request, service.projects.list_projects),
             "environments": await call(request, service.environments.list_environments),
             "created": created,
-            "values": values or {"type": "client"},
+            "values": values or {"type": "client", "projects": ["*"]},
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
             "refused": refused.message if refused else None,  # a revocation refused
@@ -63,15 +63,24 @@ async def list_tokens(request: web.Request) -> web.Response:
 @page()
 async def create_token(request: web.Request) -> web.Response:
     fields = form(request)
-    values = {k: fields.get(k, "") for k in ("tokenName", "type", "project", "environment")}
+    text = {k: fields.get(k, "") for k in ("tokenName", "type", "environment")}
+    # Several projects may be chosen (Unleash's create-token form); "*" is all of them.
+    # None chosen is refused by the service, never widened to all behind the person's back.
+    projects = fields.getall("projects", [])
+    values: dict[str, object] = {**text, "projects": projects}
     try:
+        if not projects and text["type"] != "admin":
+            raise InvalidInput(
+                "choose the token's projects (or all projects)",
+                [ErrorDetail("choose at least one", "$.projects")],
+            )
         created = await call(
             request,
             svc(request).tokens.create_token,
-            values["tokenName"],
-            values["type"],
-            projects=(values["project"],),  # the form sends "*" for all; blank is refused
-            environment=values["environment"] or None,
+            text["tokenName"],
+            text["type"],
+            projects=tuple(projects) or ("*",),
+            environment=text["environment"] or None,
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
