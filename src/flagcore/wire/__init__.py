@@ -18,6 +18,7 @@
 - `playground_answers`: Unleash's playground answers.
 - `import_answers`: import validation and import reports, the context field list.
 - `user_answers`: users, their root roles, reset links (issue 28).
+- `change_request_answers`: change requests, their config and reviewers (issue 30).
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 from flagcore.wire import (
     admin_answers,
+    change_request_answers,
     client_payload,
     delta_events,
     export_answers,
@@ -44,6 +46,7 @@ from flagcore.wire.answer_table import (
     write_answer,
     written_by,
 )
+from flagcore.wire.change_request_answers import *  # noqa: F403
 from flagcore.wire.client_features import (
     ClientFeaturesReading,
     IndexedClientFeatures,
@@ -175,3 +178,4 @@ __all__ += playground_answers.__all__
 __all__ += signal_answers.__all__
 __all__ += sdk_bodies.__all__
 __all__ += user_answers.__all__
+__all__ += change_request_answers.__all__

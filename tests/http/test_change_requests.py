@@ -1,0 +1,241 @@
+"""Change requests over a real server and SQLite file (issue 30), with two people: an
+author who cannot approve their own request, and an approver."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from flagcore.model import Dependency, Strategy
+from flagcore.people import RootRole
+from flagcore.service import NewUser, Service
+from flagcore_http import ServerConfig, create_app
+from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
+from flagcore_store_sqlite import SqliteStore
+
+PROJECT = "/api/admin/projects/alpha"
+DRAFTS = PROJECT + "/environments/production/change-requests"
+FLAG = PROJECT + "/features/f"
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[tuple[Service, TestClient[Any, Any]]]:
+    store = SqliteStore(tmp_path / "flags.db")
+    service = Service(store)
+    service.projects.create_project("alpha", "Alpha")
+    for name in ("f", "g", "parent", "grandparent"):
+        service.flags.create_flag("alpha", name)
+    app = create_app(service, ServerConfig())
+    try:
+        async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+            yield service, client
+    finally:
+        store.close()
+
+
+def _headers(service: Service, client: TestClient[Any, Any], name: str) -> dict[str, str]:
+    user = service.users.create_user(NewUser(RootRole.EDITOR, email=f"{name}@x.io", name=name))
+    started = service.sessions.start(user_id=user.id, lifetime=dt.timedelta(1))
+    signer = client.app[SIGNER]  # type: ignore[index]
+    cookie = signer.cookie_value(signer.new_session(started.secret))
+    return {"Cookie": f"{COOKIE_NAME}={cookie}", "Content-Type": "application/json"}
+
+
+async def _send(
+    client: TestClient[Any, Any], method: str, path: str, headers: dict[str, str], body: Any = None
+) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body)
+    response = await client.request(method, path, data=data, headers=headers)
+    text = await response.text()
+    return response.status, (json.loads(text) if text else None)
+
+
+async def _turn_on(client: TestClient[Any, Any], headers: dict[str, str]) -> None:
+    status, _ = await _send(
+        client,
+        "PUT",
+        DRAFTS + "/config",
+        headers,
+        {"changeRequestsEnabled": True, "requiredApprovals": 1},
+    )
+    assert status == 204
+
+
+async def _approved(
+    client: TestClient[Any, Any], ann: dict[str, str], bob: dict[str, str], changes: Any
+) -> int:
+    status, draft = await _send(client, "POST", DRAFTS, ann, changes)
+    assert status == 200, draft
+    one = f"{PROJECT}/change-requests/{draft['id']}"
+    assert (await _send(client, "PUT", one + "/state", ann, {"state": "In review"}))[0] == 200
+    status, approved = await _send(client, "PUT", one + "/state", bob, {"state": "Approved"})
+    assert approved["state"] == "Approved"
+    return int(draft["id"])
+
+
+def _on_in_production(service: Service, flag: str) -> bool:
+    details = service.flags.get_flag("alpha", flag)
+    return any(e.enabled for e in details.environments if e.environment.name == "production")
+
+
+async def test_the_life_cycle_author_cannot_approve_approver_approves_then_it_is_applied(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    status, config = await _send(client, "GET", PROJECT + "/change-requests/config", ann)
+    assert {"environment": "production", "type": "production", "changeRequestEnabled": True,
+            "requiredApprovals": 1} in config  # fmt: skip
+    status, draft = await _send(
+        client,
+        "POST",
+        DRAFTS,
+        ann,
+        [
+            {"feature": "f", "action": "addStrategy", "payload": {"name": "default"}},
+            {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
+        ],
+    )
+    assert status == 200
+    assert draft["state"] == "Draft"
+    assert draft["createdBy"]["username"] == "Ann"
+    assert [c["action"] for c in draft["features"][0]["changes"]] == [
+        "addStrategy",
+        "updateEnabled",
+    ]
+    one = f"{PROJECT}/change-requests/{draft['id']}"
+    await _send(client, "PUT", one + "/title", ann, {"title": "Launch f"})
+    status, _ = await _send(client, "PUT", one + "/state", ann, {"state": "In review"})
+    assert status == 200
+    status, refused = await _send(client, "PUT", one + "/state", ann, {"state": "Approved"})
+    assert status == 403
+    assert "own" in refused["message"]
+    status, _early = await _send(client, "PUT", one + "/state", bob, {"state": "Applied"})
+    assert status == 409
+    assert not _on_in_production(service, "f")
+    status, approved = await _send(
+        client, "PUT", one + "/state", bob, {"state": "Approved", "comment": "fine"}
+    )
+    assert approved["state"] == "Approved"
+    assert approved["approvals"][0]["createdBy"]["username"] == "Bob"
+    assert approved["comments"][0]["text"] == "fine"
+    status, applied = await _send(client, "PUT", one + "/state", ann, {"state": "Applied"})
+    assert status == 200
+    assert applied["state"] == "Applied"
+    assert applied["title"] == "Launch f"
+    assert _on_in_production(service, "f")
+    status, listed = await _send(client, "GET", PROJECT + "/change-requests", bob)
+    assert [r["id"] for r in listed] == [draft["id"]]
+    events = {e.type: e.created_by for e in service.events.list_events(limit=40)}
+    assert events["change-request-approved"].endswith(":Bob")
+    assert events["change-request-applied"].endswith(":Ann")
+
+
+async def test_a_bad_payload_is_a_400_at_its_path_and_nothing_is_stored(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann = _headers(service, client, "Ann")
+    await _turn_on(client, ann)
+    status, error = await _send(
+        client,
+        "POST",
+        DRAFTS,
+        ann,
+        [
+            {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
+            {"feature": "f", "action": "patchVariant", "payload": {"variants": [{"name": 3}]}},
+        ],
+    )
+    assert status == 400
+    assert error["details"][0]["path"].startswith("$[1].payload.variants[0]")
+    status, unknown = await _send(
+        client, "POST", DRAFTS, ann, {"feature": "f", "action": "fly", "payload": {}}
+    )
+    assert status == 400
+    assert unknown["details"][0]["path"] == "$.action"
+    assert (await _send(client, "GET", PROJECT + "/change-requests/pending", ann))[1] == []
+
+
+async def test_a_conflict_is_shown_and_refuses_apply_until_the_change_is_redone(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    request_id = await _approved(
+        client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
+    )
+    # An admin token (SKIP_CHANGE_REQUEST, as Unleash's admins) changes f directly.
+    service.strategies.add_strategy("alpha", "f", "production", Strategy("default"))
+    one = f"{PROJECT}/change-requests/{request_id}"
+    status, shown = await _send(client, "GET", one, bob)
+    change = shown["features"][0]["changes"][0]
+    assert "feature-strategy-add by system" in change["conflict"]
+    assert shown["features"][0]["conflict"] == change["conflict"]
+    status, _refused = await _send(client, "PUT", one + "/state", bob, {"state": "Applied"})
+    assert status == 409
+    assert not _on_in_production(service, "f")
+    status, _ = await _send(
+        client,
+        "PUT",
+        one + f"/changes/{change['id']}",
+        ann,
+        {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
+    )
+    assert status == 200
+    status, redone = await _send(client, "GET", one, bob)
+    assert "conflict" not in redone["features"][0]["changes"][0]
+    assert redone["state"] == "In review"  # the approval was for the old change
+
+
+async def test_apply_is_all_or_nothing_when_the_second_change_fails(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    request_id = await _approved(
+        client,
+        ann,
+        bob,
+        [
+            {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
+            {"feature": "g", "action": "addDependency", "payload": {"feature": "parent"}},
+        ],
+    )
+    service.dependencies.set_dependencies("alpha", "parent", [Dependency("grandparent")])
+    one = f"{PROJECT}/change-requests/{request_id}"
+    status, error = await _send(client, "PUT", one + "/state", bob, {"state": "Applied"})
+    assert status == 400, error
+    assert not _on_in_production(service, "f")
+    assert service.flags.get_flag("alpha", "g").flag.dependencies == ()
+    assert (await _send(client, "GET", one, bob))[1]["state"] == "Approved"
+
+
+async def test_direct_changes_are_refused_with_the_route_to_use(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann = _headers(service, client, "Ann")
+    await _turn_on(client, ann)
+    status, error = await _send(client, "POST", FLAG + "/environments/production/on", ann)
+    assert status == 403
+    assert "/api/admin/projects/alpha/environments/production/change-requests" in (error["message"])
+    status, _ = await _send(
+        client, "POST", FLAG + "/environments/production/strategies", ann, {"name": "default"}
+    )
+    assert status == 403
+    status, _ = await _send(client, "PUT", FLAG + "/environments/production/variants", ann, [])
+    assert status == 403
+    assert not _on_in_production(service, "f")
+    assert service.strategies.list_strategies("alpha", "f", "production") == []
+    status, _ = await _send(client, "POST", FLAG + "/environments/development/on", ann)
+    assert status == 200
