@@ -139,3 +139,4 @@ class ChangeRequest:
     scheduled_at: dt.datetime | None = None
     schedule_failure: str | None = None
     updated_at: dt.datetime | None = None
+    scheduled_by: str | None = None

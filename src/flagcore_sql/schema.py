@@ -596,7 +596,8 @@ def m013_change_requests(session: SqlSession, dialect: Dialect) -> None:
             reviewers TEXT NOT NULL,
             scheduled_at TEXT,
             schedule_failure TEXT,
-            updated_at TEXT
+            updated_at TEXT,
+            scheduled_by TEXT
         );
         CREATE INDEX change_requests_project ON change_requests(project, state);
         """,

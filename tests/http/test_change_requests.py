@@ -3,6 +3,7 @@ author who cannot approve their own request, and an approver."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
 from collections.abc import AsyncIterator
@@ -14,7 +15,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from flagcore.model import Dependency, Strategy
 from flagcore.people import RootRole
-from flagcore.service import NewUser, Service
+from flagcore.service import DraftChange, NewUser, Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
 from flagcore_store_sqlite import SqliteStore
@@ -239,3 +240,83 @@ async def test_direct_changes_are_refused_with_the_route_to_use(
     assert service.strategies.list_strategies("alpha", "f", "production") == []
     status, _ = await _send(client, "POST", FLAG + "/environments/development/on", ann)
     assert status == 200
+
+
+async def _state_becomes(
+    client: TestClient[Any, Any], path: str, headers: dict[str, str], state: str
+) -> dict[str, Any]:
+    """The request once it reached ``state`` (the schedule runner acts in the background)."""
+    for _ in range(300):
+        _status, shown = await _send(client, "GET", path, headers)
+        if shown["state"] == state:
+            return dict(shown)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{path} stayed {shown['state']}")
+
+
+async def test_a_scheduled_request_is_applied_by_the_server_when_its_time_comes(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    request_id = await _approved(
+        client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
+    )
+    one = f"{PROJECT}/change-requests/{request_id}"
+    at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)).isoformat()
+    status, scheduled = await _send(
+        client, "PUT", one + "/state", bob, {"state": "Scheduled", "scheduledAt": at}
+    )
+    assert status == 200, scheduled
+    assert scheduled["schedule"]["status"] == "pending"
+    await _state_becomes(client, one, bob, "Applied")
+    assert _on_in_production(service, "f")
+    events = service.events.list_events(limit=30)
+    [success] = [e for e in events if e.type == "change-request-scheduled-application-success"]
+    assert success.created_by.endswith(":Bob")
+
+
+async def test_a_schedule_missed_while_the_server_was_down_is_applied_at_its_start(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore(tmp_path / "flags.db")
+    try:
+        service = Service(store)
+        service.projects.create_project("alpha", "Alpha")
+        service.flags.create_flag("alpha", "f")
+        service.change_requests.set_change_request_config(
+            "alpha", "production", enabled=True, required_approvals=1
+        )
+        ann, bob = (
+            service.roles.principal_of(
+                service.users.create_user(NewUser(RootRole.EDITOR, email=f"{n}@x.io", name=n))
+            )
+            for n in ("Ann", "Bob")
+        )
+        crs = service.change_requests
+        change = DraftChange("f", "updateEnabled", {"enabled": True})
+        draft = crs.add_changes("alpha", "production", [change], actor=ann)
+        crs.submit_change_request("alpha", draft.id, actor=ann)
+        crs.approve_change_request("alpha", draft.id, actor=bob)
+        at = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+        crs.schedule_change_request("alpha", draft.id, at, actor=bob)
+    finally:
+        store.close()
+    # The server was down at that time: it starts two hours later.
+    reopened = SqliteStore(tmp_path / "flags.db")
+    try:
+        later = Service(reopened, clock=lambda: at + dt.timedelta(hours=1))
+        app = create_app(later, ServerConfig())
+        async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+            secret = later.tokens.create_token("ops", "admin").secret
+            headers = {"Authorization": secret}
+            one = f"{PROJECT}/change-requests/{draft.id}"
+            await _state_becomes(client, one, headers, "Applied")
+        events = later.events.list_events(limit=30)
+        [success] = [e for e in events if e.type == "change-request-scheduled-application-success"]
+        assert success.data is not None
+        assert success.data["data"]["delaySeconds"] == 3600
+        assert _on_in_production(later, "f")
+    finally:
+        reopened.close()

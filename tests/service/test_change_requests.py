@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,12 @@ from flagcore.change_requests import ChangeRequestState
 from flagcore.errors import Conflict, Forbidden, InvalidInput
 from flagcore.model import Dependency, Strategy
 from flagcore.people import RootRole
+from flagcore.ports import Store
 from flagcore.principals import Principal
 from flagcore.service import DraftChange, NewUser, Service
+from flagcore_store_postgres import PostgresStore
+from flagcore_store_sqlite import SqliteStore
+from tests.cluster.postgres_server import fresh_database
 from tests.service.store_factories import FACTORIES
 
 PROD = "production"
@@ -221,3 +226,77 @@ def test_a_scheduled_request_keeps_its_time_and_can_be_applied_then(service: Ser
         crs.schedule_change_request("alpha", made.id, at - dt.timedelta(days=1), actor=bob)
     crs.apply_change_request("alpha", made.id, actor=bob)
     assert _enabled(service, "f")
+
+
+def _two_nodes(kind: str, tmp_path: Path) -> tuple[Store, Store]:
+    if kind == "postgres":
+        url = fresh_database()
+        return PostgresStore(url), PostgresStore(url)
+    return SqliteStore(tmp_path / "shared.db"), SqliteStore(tmp_path / "shared.db")
+
+
+@pytest.mark.parametrize("kind", ["sqlite-file", "postgres"])
+def test_a_due_schedule_is_applied_exactly_once_by_two_nodes_racing(
+    kind: str, tmp_path: Path
+) -> None:
+    first, second = _two_nodes(kind, tmp_path)
+    try:
+        now = dt.datetime.now(dt.UTC)
+        one = Service(first)
+        one.projects.create_project("alpha", "Alpha")
+        one.flags.create_flag("alpha", "f")
+        one.change_requests.set_change_request_config(
+            "alpha", PROD, enabled=True, required_approvals=1
+        )
+        ann, bob = _editor(one, "Ann"), _editor(one, "Bob")
+        made = _approved(one, ann, bob, DraftChange("f", "updateEnabled", {"enabled": True}))
+        at = now + dt.timedelta(minutes=5)
+        one.change_requests.schedule_change_request("alpha", made.id, at, actor=bob)
+        later = at + dt.timedelta(seconds=90)
+        nodes = [Service(store, clock=lambda: later) for store in (first, second)]
+        assert nodes[1].change_requests.due_change_requests() == [("alpha", made.id)]
+        with ThreadPoolExecutor(2) as pool:
+            results = list(
+                pool.map(
+                    lambda node: node.change_requests.apply_scheduled_change_request(
+                        "alpha", made.id
+                    ),
+                    nodes,
+                )
+            )
+        assert sum(result is not None for result in results) == 1
+        events = nodes[0].events.list_events(limit=50)
+        success = [e for e in events if e.type == "change-request-scheduled-application-success"]
+        assert len(success) == 1
+        assert success[0].created_by == bob.actor
+        assert success[0].data is not None
+        assert success[0].data["data"]["delaySeconds"] == 90
+        assert [e.type for e in events].count("feature-environment-enabled") == 1
+        assert nodes[0].change_requests.due_change_requests() == []
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_schedule_that_cannot_be_applied_is_marked_failed_with_nothing_half_done(
+    service: Service,
+) -> None:
+    ann, bob = _editor(service, "Ann"), _editor(service, "Bob")
+    made = _approved(
+        service,
+        ann,
+        bob,
+        DraftChange("f", "updateEnabled", {"enabled": True}),
+        DraftChange("g", "addDependency", {"feature": "parent"}),
+    )
+    at = dt.datetime.now(dt.UTC) + dt.timedelta(minutes=1)
+    service.change_requests.schedule_change_request("alpha", made.id, at, actor=bob)
+    service.dependencies.set_dependencies("alpha", "parent", [Dependency("grandparent")])
+    node = Service(service.store, clock=lambda: at + dt.timedelta(seconds=1))
+    assert node.change_requests.apply_scheduled_change_request("alpha", made.id) is None
+    failed = node.change_requests.get_change_request("alpha", made.id).request
+    assert failed.state is ChangeRequestState.SCHEDULED
+    assert failed.schedule_failure is not None
+    assert "one level" in failed.schedule_failure
+    assert not _enabled(service, "f")
+    assert node.change_requests.due_change_requests() == []

@@ -540,6 +540,7 @@ class ChangeRequests:
                 self._moved(request, _D.SCHEDULED),
                 scheduled_at=scheduled_at,
                 schedule_failure=None,
+                scheduled_by=name,
             )
             tx.save_record(CHANGE_REQUESTS, after)
             self._event(
@@ -562,6 +563,62 @@ class ChangeRequests:
                 actor, "apply_change_request", project=project, environment=request.environment
             )
             return self._applied(tx, request, name)
+
+    # --- schedules ---
+    def due_change_requests(self) -> list[tuple[str, int]]:
+        """(project, id) of each scheduled request whose time has come and that has not
+        failed: what the server's schedule runner applies."""
+        now = self._context.clock()
+        with self._context.read() as tx:
+            scheduled = tx.list_records(CHANGE_REQUESTS, where={"state": _D.SCHEDULED})
+            return [
+                (r.project, r.id)
+                for r in scheduled
+                if r.scheduled_at is not None
+                and r.scheduled_at <= now
+                and r.schedule_failure is None
+            ]
+
+    def apply_scheduled_change_request(self, project: str, request_id: int) -> ChangeRequest | None:
+        """Apply one due scheduled request, exactly once however many nodes try: its state
+        is read again inside the unit of work, and every store runs write units one at a
+        time (SQLite's single writer, PostgreSQL's write lock), so only the first finds it
+        still Scheduled. Applied in the name of who scheduled it, with the delay in the
+        event (a server that was down at that time applies it at its next start). If it
+        cannot be applied (a conflict, a deleted flag), nothing is written but the failure:
+        the request stays Scheduled, marked failed with the reason. None when nothing was
+        applied."""
+        now = self._context.clock()
+        try:
+            with self._context.unit() as tx:
+                request = _due(tx, project, request_id, now)
+                if request is None:
+                    return None
+                name = request.scheduled_by or SYSTEM
+                after = self._applied(tx, request, name)
+                self._event(
+                    tx,
+                    "change-request-scheduled-application-success",
+                    name,
+                    after,
+                    _delay(request, now),
+                )
+                return after
+        except FlagcoreError as error:
+            with self._context.unit() as tx:
+                request = _due(tx, project, request_id, now)
+                if request is None:
+                    return None
+                failed = attrs.evolve(request, schedule_failure=error.message, updated_at=now)
+                tx.save_record(CHANGE_REQUESTS, failed)
+                self._event(
+                    tx,
+                    "change-request-scheduled-application-failure",
+                    request.scheduled_by or SYSTEM,
+                    failed,
+                    {**_delay(request, now), "reason": error.message},
+                )
+            return None
 
     # --- inner steps ---
     def _applied(self, tx: Transaction, request: ChangeRequest, name: str) -> ChangeRequest:
@@ -799,6 +856,26 @@ def _settings_on(tx: Transaction, project: str, environment: str) -> ChangeReque
         )
     result: ChangeRequestSettings = settings
     return result
+
+
+def _due(tx: Transaction, project: str, request_id: int, now: dt.datetime) -> ChangeRequest | None:
+    request: ChangeRequest | None = tx.get_record(CHANGE_REQUESTS, request_id)
+    if (
+        request is None
+        or request.project != project
+        or request.state is not _D.SCHEDULED
+        or request.scheduled_at is None
+        or request.scheduled_at > now
+        or request.schedule_failure is not None
+    ):
+        return None
+    return request
+
+
+def _delay(request: ChangeRequest, now: dt.datetime) -> dict[str, Any]:
+    assert request.scheduled_at is not None
+    late = (now - request.scheduled_at).total_seconds()
+    return {"scheduledAt": request.scheduled_at.isoformat(), "delaySeconds": round(late, 3)}
 
 
 def _request(tx: Transaction, project: str, request_id: int) -> ChangeRequest:
