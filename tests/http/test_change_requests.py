@@ -118,6 +118,11 @@ async def test_the_life_cycle_author_cannot_approve_approver_approves_then_it_is
     status, refused = await _send(client, "PUT", one + "/state", ann, {"state": "Approved"})
     assert status == 403
     assert "own" in refused["message"]
+    waiting = await _send(client, "GET", PROJECT + "/change-requests/actionable", bob)
+    assert waiting[1] == {"total": 1}  # Bob may approve Ann's request
+    assert (await _send(client, "GET", PROJECT + "/change-requests/actionable", ann))[1] == {
+        "total": 0
+    }
     status, _early = await _send(client, "PUT", one + "/state", bob, {"state": "Applied"})
     assert status == 409
     assert not _on_in_production(service, "f")
@@ -131,6 +136,15 @@ async def test_the_life_cycle_author_cannot_approve_approver_approves_then_it_is
     assert status == 200
     assert applied["state"] == "Applied"
     assert applied["title"] == "Launch f"
+    status, counts = await _send(client, "GET", PROJECT + "/change-requests/count", bob)
+    assert counts == {
+        "applied": 1,
+        "approved": 0,
+        "rejected": 0,
+        "reviewRequired": 0,
+        "scheduled": 0,
+        "total": 1,
+    }
     assert _on_in_production(service, "f")
     status, listed = await _send(client, "GET", PROJECT + "/change-requests", bob)
     assert [r["id"] for r in listed] == [draft["id"]]
@@ -320,3 +334,30 @@ async def test_a_schedule_missed_while_the_server_was_down_is_applied_at_its_sta
         assert _on_in_production(later, "f")
     finally:
         reopened.close()
+
+
+async def test_pending_schedules_are_listed_per_project_and_per_flag(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    request_id = await _approved(
+        client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
+    )
+    one = f"{PROJECT}/change-requests/{request_id}"
+    at = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).isoformat()
+    status, scheduled = await _send(
+        client, "PUT", one + "/state", bob, {"state": "Scheduled", "scheduledAt": at}
+    )
+    assert status == 200
+    expected = [{"id": request_id, "environment": "production", "title": scheduled["title"]}]
+    scheduled_path = PROJECT + "/change-requests/scheduled"
+    assert (await _send(client, "GET", scheduled_path, bob))[1] == expected
+    assert (await _send(client, "GET", scheduled_path + "?feature=f", bob))[1] == expected
+    assert (await _send(client, "GET", scheduled_path + "?feature=g", bob))[1] == []
+    status, past = await _send(
+        client, "PUT", one + "/state", bob, {"state": "Scheduled", "scheduledAt": "2001-01-01"}
+    )
+    assert status == 400
+    assert past["details"][0]["path"] == "$.scheduledAt"

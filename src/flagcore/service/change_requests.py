@@ -235,6 +235,56 @@ class ChangeRequests:
                 found.append(ChangeRequestView(request, self._conflicts(tx, request)))
             return found
 
+    def change_request_counts(self, project: str) -> dict[str, int]:
+        """Unleash's ``changeRequestsCountSchema``: requests (not drafts) by state."""
+        with self._context.read() as tx:
+            require_project(tx, project)
+            found = [
+                r
+                for r in tx.list_records(CHANGE_REQUESTS, where={"project": project})
+                if r.state is not _D.DRAFT
+            ]
+            by_state = {state: sum(r.state is state for r in found) for state in _D}
+            return {
+                "applied": by_state[_D.APPLIED],
+                "approved": by_state[_D.APPROVED],
+                "rejected": by_state[_D.REJECTED],
+                "reviewRequired": by_state[_D.IN_REVIEW],
+                "scheduled": by_state[_D.SCHEDULED],
+                "total": len(found),
+            }
+
+    def actionable_change_requests(self, project: str, viewer: Actor) -> int:
+        """How many requests wait on the viewer: in review, someone else's, which the
+        viewer may approve and has not; or approved, which the viewer may apply."""
+        who = _identity(viewer)
+        with self._context.read() as tx:
+            require_project(tx, project)
+            count = 0
+            for r in tx.list_records(CHANGE_REQUESTS, where={"project": project}):
+                if r.state is _D.IN_REVIEW:
+                    may = _may(viewer, Permission.APPROVE_CHANGE_REQUEST, r)
+                    mine = _is_author(r, who) or any(_same_person(a, who) for a in r.approvals)
+                    count += may and not mine
+                elif r.state is _D.APPROVED:
+                    count += _may(viewer, Permission.APPLY_CHANGE_REQUEST, r)
+            return count
+
+    def scheduled_change_requests(
+        self, project: str, features: Sequence[str] = ()
+    ) -> list[ChangeRequest]:
+        """Scheduled requests of the project (pending or failed), those changing one of
+        ``features`` when any are named."""
+        wanted = set(features)
+        with self._context.read() as tx:
+            require_project(tx, project)
+            return [
+                r
+                for r in tx.list_records(CHANGE_REQUESTS, where={"project": project})
+                if r.state is _D.SCHEDULED
+                and (not wanted or any(c.feature in wanted for c in r.changes))
+            ]
+
     def available_reviewers(self, project: str, environment: str) -> list[Any]:
         """Users who may approve in ``environment`` of ``project``."""
         with self._context.read() as tx:
@@ -634,7 +684,7 @@ class ChangeRequests:
             raise Conflict(
                 f"change request {request.id} conflicts with changes made since it was "
                 "drafted: discard or redo the changes named",
-                [ErrorDetail(text, f"$.changes[{i}]") for i, text in sorted(conflicts.items())],
+                [ErrorDetail(f"change {i}: {text}") for i, text in sorted(conflicts.items())],
             )
         for change in request.changes:
             payload = read_payload(change.action, change.payload)
@@ -920,6 +970,12 @@ def _identity(actor: Actor) -> tuple[str, int | None]:
     if isinstance(actor, Principal):
         return actor.actor, actor.user_id
     return actor, None
+
+
+def _may(viewer: Actor, permission: Permission, request: ChangeRequest) -> bool:
+    if isinstance(viewer, str):
+        return True
+    return viewer.may(permission, project=request.project, environment=request.environment)
 
 
 def _is_author(request: ChangeRequest, who: tuple[str, int | None]) -> bool:

@@ -22,6 +22,7 @@ from flagcore.people import User
 from flagcore.wire.answer_table import AnswerField, answer
 
 __all__ = [
+    "ActionableChangeRequestsAnswer",
     "AvailableReviewerAnswer",
     "AvailableReviewersAnswer",
     "ChangeAnswer",
@@ -32,6 +33,8 @@ __all__ = [
     "ChangeRequestPersonAnswer",
     "ChangeRequestReviewAnswer",
     "ChangeRequestScheduleAnswer",
+    "ChangeRequestsCountAnswer",
+    "ScheduledChangeRequestAnswer",
     "SegmentChangeAnswer",
 ]
 
@@ -270,3 +273,41 @@ class AvailableReviewersAnswer:
     @classmethod
     def of(cls, users: Sequence[User]) -> AvailableReviewersAnswer:
         return cls(tuple(AvailableReviewerAnswer(u.id, u.name, u.email, u.username) for u in users))
+
+
+@answer(
+    ("applied", "applied"),
+    ("approved", "approved"),
+    ("rejected", "rejected"),
+    ("review_required", "reviewRequired"),
+    ("scheduled", "scheduled"),
+    ("total", "total"),
+)
+@attrs.frozen
+class ChangeRequestsCountAnswer:
+    """Unleash's ``changeRequestsCountSchema`` (drafts are not counted)."""
+
+    applied: int
+    approved: int
+    rejected: int
+    review_required: int
+    scheduled: int
+    total: int
+
+
+@answer(("total", "total"))
+@attrs.frozen
+class ActionableChangeRequestsAnswer:
+    """Unleash's ``actionableChangeRequestsSchema``: how many wait on the caller."""
+
+    total: int
+
+
+@answer(("id", "id"), ("environment", "environment"), ("title", "title"))
+@attrs.frozen
+class ScheduledChangeRequestAnswer:
+    """Unleash's ``scheduledChangeRequestViewModelSchema``."""
+
+    id: int
+    environment: str
+    title: str

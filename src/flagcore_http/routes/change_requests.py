@@ -13,16 +13,19 @@ from aiohttp import web
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.service import ChangeRequestView, DraftChange
 from flagcore.wire import (
+    ActionableChangeRequestsAnswer,
     AvailableReviewersAnswer,
     ChangeRequestAnswer,
     ChangeRequestConfigAnswer,
+    ChangeRequestsCountAnswer,
+    ScheduledChangeRequestAnswer,
     write_answer,
 )
 from flagcore_http import shapes
 from flagcore_http.answering import answered
 from flagcore_http.bodies import int_parameter, read_body, read_json, structure_body
 from flagcore_http.calls import actor, call, service
-from flagcore_http.contract import documented
+from flagcore_http.contract import Parameter, documented
 from flagcore_http.routes.personal_tokens import expiry_of
 from flagcore_http.wire import (
     ChangeBody,
@@ -153,6 +156,55 @@ async def pending_change_requests_of_flag(request: web.Request) -> web.Response:
         feature=request.match_info["feature"],
     )
     return _answers(views)
+
+
+@routes.get(REQUESTS + "/count")
+@documented({200: ChangeRequestsCountAnswer})
+async def count_change_requests(request: web.Request) -> web.Response:
+    counts = await call(
+        request,
+        service(request).change_requests.change_request_counts,
+        request.match_info["project"],
+    )
+    return answered(
+        ChangeRequestsCountAnswer(
+            counts["applied"],
+            counts["approved"],
+            counts["rejected"],
+            counts["reviewRequired"],
+            counts["scheduled"],
+            counts["total"],
+        )
+    )
+
+
+@routes.get(REQUESTS + "/actionable")
+@documented({200: ActionableChangeRequestsAnswer})
+async def actionable_change_requests(request: web.Request) -> web.Response:
+    total = await call(
+        request,
+        service(request).change_requests.actionable_change_requests,
+        request.match_info["project"],
+        actor(request),
+    )
+    return answered(ActionableChangeRequestsAnswer(total))
+
+
+@routes.get(REQUESTS + "/scheduled")
+@documented(
+    {200: tuple[ScheduledChangeRequestAnswer, ...]},
+    query={"feature": Parameter({"type": "string"}, "only those changing this flag", True)},
+)
+async def scheduled_change_requests(request: web.Request) -> web.Response:
+    found = await call(
+        request,
+        service(request).change_requests.scheduled_change_requests,
+        request.match_info["project"],
+        request.query.getall("feature", []),
+    )
+    return web.json_response(
+        [write_answer(ScheduledChangeRequestAnswer(r.id, r.environment, r.title)) for r in found]
+    )
 
 
 @routes.get(REQUESTS + "/available-reviewers/{environment}")
