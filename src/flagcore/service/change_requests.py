@@ -929,6 +929,7 @@ def _delay(request: ChangeRequest, now: dt.datetime) -> dict[str, Any]:
 
 
 def _request(tx: Transaction, project: str, request_id: int) -> ChangeRequest:
+    require_project(tx, project)
     request: ChangeRequest | None = tx.get_record(CHANGE_REQUESTS, request_id)
     if request is None or request.project != project:
         raise NotFound(f"there is no change request {request_id} in project '{project}'")
