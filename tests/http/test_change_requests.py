@@ -252,6 +252,14 @@ async def test_direct_changes_are_refused_with_the_route_to_use(
     assert status == 403
     assert not _on_in_production(service, "f")
     assert service.strategies.list_strategies("alpha", "f", "production") == []
+    imported = {
+        "project": "alpha",
+        "environment": "production",
+        "data": {"features": [{"name": "imported", "project": "x"}]},
+    }
+    status, _ = await _send(client, "POST", "/api/admin/features-batch/import", ann, imported)
+    assert status == 403
+    assert all(f.name != "imported" for f in service.flags.list_flags())
     status, _ = await _send(client, "POST", FLAG + "/environments/development/on", ann)
     assert status == 200
 
