@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from flagcore.wire import (
     admin_answers,
+    change_payloads,
     change_request_answers,
     client_payload,
     delta_events,
@@ -46,6 +47,7 @@ from flagcore.wire.answer_table import (
     write_answer,
     written_by,
 )
+from flagcore.wire.change_payloads import *  # noqa: F403
 from flagcore.wire.change_request_answers import *  # noqa: F403
 from flagcore.wire.client_features import (
     ClientFeaturesReading,
@@ -179,3 +181,4 @@ __all__ += signal_answers.__all__
 __all__ += sdk_bodies.__all__
 __all__ += user_answers.__all__
 __all__ += change_request_answers.__all__
+__all__ += change_payloads.__all__

@@ -10,7 +10,9 @@ from typing import Any
 
 from aiohttp import web
 
+from flagcore.change_requests import ChangeRequest
 from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.principals import Principal
 from flagcore.service import ChangeRequestView, DraftChange
 from flagcore.wire import (
     ActionableChangeRequestsAnswer,
@@ -36,7 +38,7 @@ from flagcore_http.wire import (
     ChangeTitleBody,
 )
 
-__all__ = ["routes"]
+__all__ = ["moved", "routes"]
 
 routes = web.RouteTableDef()
 
@@ -46,6 +48,54 @@ REQUESTS = PROJECT + "/change-requests"
 ONE = REQUESTS + "/{id}"
 _ID = {"id": shapes.ID}
 _CHANGE = {"id": shapes.ID, "changeId": shapes.ID}
+
+
+async def moved(
+    request: web.Request,
+    who: Principal,
+    project: str,
+    request_id: int,
+    state: str,
+    *,
+    comment: str | None = None,
+    scheduled_at: str | None = None,
+) -> ChangeRequest:
+    """Unleash's ``{state}`` as the service's transition of that name (the API's state
+    route and the UI's buttons)."""
+    parts = service(request).change_requests
+    if state == "In review":
+        return await call(request, parts.submit_change_request, project, request_id, actor=who)
+    if state == "Approved":
+        return await call(
+            request, parts.approve_change_request, project, request_id, comment=comment, actor=who
+        )
+    if state == "Rejected":
+        return await call(
+            request, parts.reject_change_request, project, request_id, comment=comment, actor=who
+        )
+    if state == "Cancelled":
+        return await call(request, parts.cancel_change_request, project, request_id, actor=who)
+    if state == "Applied":
+        return await call(request, parts.apply_change_request, project, request_id, actor=who)
+    if state == "Scheduled":
+        if not scheduled_at:
+            raise InvalidInput(
+                "a schedule needs its time",
+                [ErrorDetail("required field missing", "$.scheduledAt")],
+            )
+        at = expiry_of(scheduled_at, "$.scheduledAt")
+        return await call(
+            request, parts.schedule_change_request, project, request_id, at, actor=who
+        )
+    raise InvalidInput(
+        f"a change request cannot be put in state {state!r}",
+        [
+            ErrorDetail(
+                "expected In review, Approved, Rejected, Cancelled, Applied or Scheduled",
+                "$.state",
+            )
+        ],
+    )
 
 
 def _answers(views: list[ChangeRequestView]) -> web.Response:
@@ -248,53 +298,15 @@ async def discard_draft(request: web.Request) -> web.Response:
 @documented({200: ChangeRequestAnswer}, body=ChangeStateBody, path=_ID, errors=(409,))
 async def change_state(request: web.Request) -> web.Response:
     body = await read_body(request, ChangeStateBody)
-    parts = service(request).change_requests
-    project, request_id = request.match_info["project"], int_parameter(request, "id")
-    who = actor(request)
-    if body.state == "In review":
-        done = await call(request, parts.submit_change_request, project, request_id, actor=who)
-    elif body.state == "Approved":
-        done = await call(
-            request,
-            parts.approve_change_request,
-            project,
-            request_id,
-            comment=body.comment,
-            actor=who,
-        )
-    elif body.state == "Rejected":
-        done = await call(
-            request,
-            parts.reject_change_request,
-            project,
-            request_id,
-            comment=body.comment,
-            actor=who,
-        )
-    elif body.state == "Cancelled":
-        done = await call(request, parts.cancel_change_request, project, request_id, actor=who)
-    elif body.state == "Applied":
-        done = await call(request, parts.apply_change_request, project, request_id, actor=who)
-    elif body.state == "Scheduled":
-        if body.scheduled_at is None:
-            raise InvalidInput(
-                "a schedule needs its time",
-                [ErrorDetail("required field missing", "$.scheduledAt")],
-            )
-        at = expiry_of(body.scheduled_at, "$.scheduledAt")
-        done = await call(
-            request, parts.schedule_change_request, project, request_id, at, actor=who
-        )
-    else:
-        raise InvalidInput(
-            f"a change request cannot be put in state {body.state!r}",
-            [
-                ErrorDetail(
-                    "expected In review, Approved, Rejected, Cancelled, Applied or Scheduled",
-                    "$.state",
-                )
-            ],
-        )
+    done = await moved(
+        request,
+        actor(request),
+        request.match_info["project"],
+        int_parameter(request, "id"),
+        body.state,
+        comment=body.comment,
+        scheduled_at=body.scheduled_at,
+    )
     return answered(ChangeRequestAnswer.of(done))
 
 

@@ -47,6 +47,9 @@ FLASHES: Mapping[str, str] = {
     "endpoint-created": "Signal endpoint “{name}” created.",
     "signal-token-revoked": "Signal token revoked.",
     "action-set-saved": "Action set “{name}” saved.",
+    "change-drafted": "Added to your draft: change request #{name}.",
+    "change-request-moved": "The change request is now {name}.",
+    "change-request-commented": "Comment added to change request #{name}.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"

@@ -8,6 +8,7 @@ from flagcore_http.ui.views import (
     actions,
     applications,
     archive,
+    change_requests,
     context_fields,
     events,
     flag,
@@ -45,6 +46,7 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     actions.routes,
     applications.routes,
     playground.routes,
+    change_requests.routes,
     provider_sign_in.routes,
     sign_in.routes,
 )
