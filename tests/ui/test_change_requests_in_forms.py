@@ -60,6 +60,7 @@ def test_a_strategy_is_drafted_sent_to_review_approved_by_another_person_and_app
     _editor_signed_in(page, server, "ann@x.io")
     page.goto(server.url + "/ui/flags/launch/environments/production/strategies/new")
     page.get_by_label("Parameter rollout (0–100)").fill("40")
+    shot(page, "change-request-add-to-draft")
     page.get_by_role("button", name="Add to draft").click()
     expect(page.get_by_role("status")).to_contain_text("Added to your draft")
     expect(page.get_by_role("heading", level=1)).to_contain_text("Change request #")
