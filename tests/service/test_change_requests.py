@@ -300,3 +300,22 @@ def test_a_schedule_that_cannot_be_applied_is_marked_failed_with_nothing_half_do
     assert "one level" in failed.schedule_failure
     assert not _enabled(service, "f")
     assert node.change_requests.due_change_requests() == []
+
+
+def test_an_update_drafted_without_segments_keeps_the_strategys_segments_as_directly(
+    service: Service,
+) -> None:
+    ann, bob = _editor(service, "Ann"), _editor(service, "Bob")
+    segment = service.segments.create_segment("beta", [])
+    placed = service.strategies.add_strategy(
+        "alpha", "f", PROD, Strategy("default", segments=(segment.id,))
+    )
+    made = _approved(
+        service,
+        ann,
+        bob,
+        DraftChange("f", "updateStrategy", {"id": placed.id, "name": "default", "title": "t"}),
+    )
+    service.change_requests.apply_change_request("alpha", made.id, actor=bob)
+    [after] = service.strategies.list_strategies("alpha", "f", PROD)
+    assert (after.title, after.segments) == ("t", (segment.id,))

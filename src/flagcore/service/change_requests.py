@@ -716,11 +716,19 @@ class ChangeRequests:
                     [ErrorDetail("required field missing", f"{change.path}.feature")],
                 )
             feature = None if action in SEGMENT_ACTIONS else change.feature
-            parsed.append((feature, segment, action, payload, change.path))
+            keeps = action is ChangeAction.UPDATE_STRATEGY and "segments" not in change.payload
+            parsed.append((feature, segment, action, payload, change.path, keeps))
+        checked = []
         try:
             with self._context.unit() as tx:
                 _settings_on(tx, project, environment)
-                for feature, segment, action, payload, path in parsed:
+                for feature, segment, action, payload, path, keeps in parsed:
+                    if keeps:
+                        # As the direct update: a strategy sent without segments keeps its own.
+                        placement = tx.get_strategy(payload.id or "")
+                        if placement is not None:
+                            payload = attrs.evolve(payload, segments=placement.strategy.segments)
+                    checked.append((feature, segment, action, payload))
                     trial = Change(0, feature, segment, action, None, "", _EPOCH, "", 0)
                     try:
                         self._apply(tx, project, environment, trial, payload, "trial")
@@ -729,7 +737,7 @@ class ChangeRequests:
                 raise _TrialDone
         except _TrialDone:
             pass
-        return [(f, s, a, p) for f, s, a, p, _ in parsed]
+        return checked
 
     def _apply(
         self,
