@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from flagcore.change_requests import ChangeRequestState
-from flagcore.errors import Conflict, Forbidden, InvalidInput
+from flagcore.errors import Conflict, Forbidden, InvalidInput, LimitExceeded
 from flagcore.model import Dependency, Strategy
 from flagcore.people import RootRole
 from flagcore.ports import Store
@@ -319,3 +319,16 @@ def test_an_update_drafted_without_segments_keeps_the_strategys_segments_as_dire
     service.change_requests.apply_change_request("alpha", made.id, actor=bob)
     [after] = service.strategies.list_strategies("alpha", "f", PROD)
     assert (after.title, after.segments) == ("t", (segment.id,))
+
+
+def test_a_request_holds_a_bounded_number_of_changes(service: Service) -> None:
+    ann = _editor(service, "Ann")
+    change = DraftChange("f", "updateEnabled", {"enabled": True})
+    with pytest.raises(LimitExceeded) as caught:
+        service.change_requests.add_changes("alpha", PROD, [change] * 101, actor=ann)
+    assert caught.value.limit == "changes_per_request"
+    service.change_requests.add_changes("alpha", PROD, [change] * 100, actor=ann)
+    with pytest.raises(LimitExceeded):
+        service.change_requests.add_changes("alpha", PROD, [change], actor=ann)
+    [draft] = service.change_requests.open_change_requests("alpha", ann)
+    assert len(draft.request.changes) == 100

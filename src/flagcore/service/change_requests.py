@@ -34,6 +34,7 @@ from flagcore.errors import (
     FlagcoreError,
     Forbidden,
     InvalidInput,
+    LimitExceeded,
     NameConflict,
     NotFound,
 )
@@ -65,6 +66,8 @@ from flagcore.wire.change_payloads import (
 )
 
 __all__ = [
+    "MAX_CHANGES",
+    "MAX_COMMENTS",
     "MAX_REQUIRED_APPROVALS",
     "ChangeRequestConfig",
     "ChangeRequestView",
@@ -74,6 +77,12 @@ __all__ = [
 
 MAX_REQUIRED_APPROVALS = 10
 """Unleash's UI offers 1 to 10 approvals."""
+
+MAX_CHANGES = 100
+"""Changes one request holds (a request is kept and read whole)."""
+
+MAX_COMMENTS = 500
+"""Comments one request holds."""
 
 DIRECT_OPERATIONS: Mapping[ChangeAction, str] = {
     ChangeAction.UPDATE_ENABLED: "set_environment_enabled",
@@ -348,6 +357,12 @@ class ChangeRequests:
                     environment=environment,
                     data={"id": draft.id},
                 )
+            if len(draft.changes) + len(parsed) > MAX_CHANGES:
+                raise LimitExceeded(
+                    f"a change request holds at most {MAX_CHANGES} changes",
+                    "changes_per_request",
+                    MAX_CHANGES,
+                )
             next_id = max((c.id for c in draft.changes), default=0) + 1
             added = []
             for offset, (feature, segment, action, payload) in enumerate(parsed):
@@ -465,6 +480,12 @@ class ChangeRequests:
         who = _identity(actor)
         with self._context.unit() as tx:
             request = _request(tx, project, request_id)
+            if len(request.comments) >= MAX_COMMENTS:
+                raise LimitExceeded(
+                    f"a change request holds at most {MAX_COMMENTS} comments",
+                    "comments_per_request",
+                    MAX_COMMENTS,
+                )
             after = _commented(request, text, who, self._context.clock())
             tx.save_record(CHANGE_REQUESTS, after)
             self._event(tx, "change-request-comment-added", name, after, {"text": text})
@@ -701,6 +722,12 @@ class ChangeRequests:
         rolled back) through the direct write methods."""
         if not changes:
             raise InvalidInput("no change given", [ErrorDetail("empty list", "$")])
+        if len(changes) > MAX_CHANGES:
+            raise LimitExceeded(
+                f"a change request holds at most {MAX_CHANGES} changes",
+                "changes_per_request",
+                MAX_CHANGES,
+            )
         parsed = []
         for change in changes:
             action = _action(change)
