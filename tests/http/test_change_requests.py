@@ -18,7 +18,9 @@ from flagcore.people import RootRole
 from flagcore.service import DraftChange, NewUser, Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
+from flagcore_store_postgres import PostgresStore
 from flagcore_store_sqlite import SqliteStore
+from tests.cluster.postgres_server import fresh_database
 
 PROJECT = "/api/admin/projects/alpha"
 DRAFTS = PROJECT + "/environments/production/change-requests"
@@ -369,3 +371,48 @@ async def test_pending_schedules_are_listed_per_project_and_per_flag(
     )
     assert status == 400
     assert past["details"][0]["path"] == "$.scheduledAt"
+
+
+async def test_two_nodes_over_postgresql_apply_a_schedule_exactly_once() -> None:
+    url = fresh_database()
+    stores = [PostgresStore(url), PostgresStore(url)]
+    try:
+        first = Service(stores[0])
+        first.projects.create_project("alpha", "Alpha")
+        first.flags.create_flag("alpha", "f")
+        first.change_requests.set_change_request_config(
+            "alpha", "production", enabled=True, required_approvals=1
+        )
+        ann, bob = (
+            first.roles.principal_of(
+                first.users.create_user(NewUser(RootRole.EDITOR, email=f"{n}@x.io", name=n))
+            )
+            for n in ("Ann", "Bob")
+        )
+        crs = first.change_requests
+        change = DraftChange("f", "updateEnabled", {"enabled": True})
+        draft = crs.add_changes("alpha", "production", [change], actor=ann)
+        crs.submit_change_request("alpha", draft.id, actor=ann)
+        crs.approve_change_request("alpha", draft.id, actor=bob)
+        services = [first, Service(stores[1])]
+        secret = first.tokens.create_token("ops", "admin").secret
+        headers = {"Authorization": secret}
+        one = f"{PROJECT}/change-requests/{draft.id}"
+        async with (
+            TestClient(TestServer(create_app(services[0], ServerConfig()), host="127.0.0.1")) as a,
+            TestClient(TestServer(create_app(services[1], ServerConfig()), host="127.0.0.1")) as b,
+        ):
+            at = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
+            crs.schedule_change_request("alpha", draft.id, at, actor=bob)
+            await _state_becomes(a, one, headers, "Applied")
+            await _state_becomes(b, one, headers, "Applied")
+            await asyncio.sleep(1.2)  # both runners look again: neither applies it twice
+        events = services[1].events.list_events(limit=100)
+        types = [e.type for e in events]
+        assert types.count("change-request-scheduled-application-success") == 1
+        assert types.count("change-request-applied") == 1
+        assert types.count("feature-environment-enabled") == 1
+        assert types.count("change-request-scheduled-application-failure") == 0
+    finally:
+        for store in stores:
+            store.close()
