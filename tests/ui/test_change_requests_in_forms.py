@@ -1,6 +1,7 @@
-"""Change requests in the UI (issue 30): where they are on, a person's save of a direct
-change is refused with the message that names the change-request route, the form coming
-back as typed and nothing written."""
+"""Change requests in the UI (issue 30): where they are on, a person's direct save of a
+strategy is refused with the message that names the change-request route (the form back
+as typed, nothing written); "Add to draft" and the switch draft the change instead, which
+another person approves and applies."""
 
 from __future__ import annotations
 
@@ -45,9 +46,11 @@ def test_a_strategy_saved_where_change_requests_are_on_is_refused_with_the_route
     assert all(e["strategies"] == [] for e in details["environments"])
     assert len(server.api("GET", "/api/admin/events")["events"]) == events
 
+    # The switch drafts the change instead: nothing changes until it is approved.
     page.goto(server.url + "/ui/flags/guarded")
     page.get_by_role("switch", name="guarded in production").click()
-    expect(page.get_by_text("Change requests are enabled").first).to_be_visible()
+    expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+    expect(page.get_by_text("updateEnabled")).to_be_visible()
     details = server.api("GET", f"{FLAGS}/guarded")
     assert not {e["name"]: e for e in details["environments"]}["production"]["enabled"]
 
