@@ -196,6 +196,17 @@ def _seed(server: Server) -> list[str]:
         },
         token=CLIENT,
     )
+    change_requests = "/api/admin/projects/default/environments/production/change-requests"
+    server.api(
+        "PUT",
+        change_requests + "/config",
+        {"changeRequestsEnabled": True, "requiredApprovals": 1},
+    )
+    draft = server.api(
+        "POST",
+        change_requests,
+        {"feature": "labelled", "action": "updateEnabled", "payload": {"enabled": True}},
+    )
     strategies = "/ui/flags/labelled/environments/development/strategies"
     return [
         "/ui/flags",
@@ -228,6 +239,9 @@ def _seed(server: Server) -> list[str]:
         "/ui/playground",
         "/ui/no-such-page",  # the error page
         "/ui/flags/no-such-flag",
+        "/ui/change-requests",
+        f"/ui/change-requests/default/{draft['id']}",
+        "/ui/flags/labelled/environments/production/strategies/new",
     ]
 
 
