@@ -17,7 +17,7 @@ __all__ = ["change_request_url", "routes"]
 routes = web.RouteTableDef()
 
 LIST = "/ui/change-requests"
-ONE = LIST + "/{project}/{id}"
+ONE = LIST + "/{project_id}/{id}"
 
 
 def change_request_url(project: str, request_id: int) -> str:
@@ -54,7 +54,7 @@ async def change_requests(request: web.Request) -> web.Response:
 @routes.get(ONE)
 @page()
 async def change_request(request: web.Request) -> web.Response:
-    project = request.match_info["project"]
+    project = request.match_info["project_id"]
     view = await call(
         request, svc(request).change_requests.get_change_request, project, _id(request)
     )
@@ -64,7 +64,7 @@ async def change_request(request: web.Request) -> web.Response:
 @routes.post(ONE + "/state")
 @page()
 async def move(request: web.Request) -> web.Response:
-    project, request_id = request.match_info["project"], _id(request)
+    project, request_id = request.match_info["project_id"], _id(request)
     posted = form(request)
     done = await moved(
         request,
@@ -81,7 +81,7 @@ async def move(request: web.Request) -> web.Response:
 @routes.post(ONE + "/comments")
 @page()
 async def comment(request: web.Request) -> web.Response:
-    project, request_id = request.match_info["project"], _id(request)
+    project, request_id = request.match_info["project_id"], _id(request)
     await call(
         request,
         svc(request).change_requests.comment_change_request,
