@@ -72,6 +72,10 @@ class Permission(enum.StrEnum):
     CREATE_ADDON = "CREATE_ADDON"
     UPDATE_ADDON = "UPDATE_ADDON"
     DELETE_ADDON = "DELETE_ADDON"
+    # Change requests (issue 30): enterprise in Unleash, with its names; held per environment.
+    APPROVE_CHANGE_REQUEST = "APPROVE_CHANGE_REQUEST"
+    APPLY_CHANGE_REQUEST = "APPLY_CHANGE_REQUEST"
+    SKIP_CHANGE_REQUEST = "SKIP_CHANGE_REQUEST"
 
 
 P = Permission
@@ -182,6 +186,23 @@ OPERATIONS: Mapping[str, Permission] = {
     "deprecate_strategy_definition": P.UPDATE_STRATEGY,
     "reactivate_strategy_definition": P.UPDATE_STRATEGY,
     "delete_strategy_definition": P.DELETE_STRATEGY,
+    # change requests (issue 30): the config is the project's (Unleash's
+    # PROJECT_CHANGE_REQUEST_WRITE, which UPDATE_PROJECT implies); drafting also needs, per
+    # change, the permission of the direct change it stands for
+    "set_change_request_config": P.UPDATE_PROJECT,
+    "add_changes": P.UPDATE_FEATURE,
+    "edit_change": P.UPDATE_FEATURE,
+    "discard_change": P.UPDATE_FEATURE,
+    "discard_draft": P.UPDATE_FEATURE,
+    "set_change_request_title": P.UPDATE_FEATURE,
+    "set_change_request_reviewers": P.UPDATE_FEATURE,
+    "comment_change_request": P.UPDATE_FEATURE,
+    "submit_change_request": P.UPDATE_FEATURE,
+    "cancel_change_request": P.UPDATE_FEATURE,
+    "approve_change_request": P.APPROVE_CHANGE_REQUEST,
+    "reject_change_request": P.APPROVE_CHANGE_REQUEST,
+    "apply_change_request": P.APPLY_CHANGE_REQUEST,
+    "schedule_change_request": P.APPLY_CHANGE_REQUEST,
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""
@@ -192,6 +213,9 @@ ENVIRONMENT_PERMISSIONS = frozenset(
         P.CREATE_FEATURE_STRATEGY,
         P.UPDATE_FEATURE_STRATEGY,
         P.DELETE_FEATURE_STRATEGY,
+        P.APPROVE_CHANGE_REQUEST,
+        P.APPLY_CHANGE_REQUEST,
+        P.SKIP_CHANGE_REQUEST,
     }
 )
 """What a project role may hold in some environments only (Unleash's environment-scoped
@@ -282,12 +306,23 @@ class RoleAssignment:
     role_id: int
 
 
-_EDITOR = _grants(*(p for p in Permission if p not in {P.ADMIN, P.PROJECT_USER_ACCESS_WRITE}))
+# Skipping change requests is Admin's alone unless a custom role grants it (Unleash's
+# predefined roles leave it out); members neither approve nor apply.
+_EDITOR = _grants(
+    *(
+        p
+        for p in Permission
+        if p not in {P.ADMIN, P.PROJECT_USER_ACCESS_WRITE, P.SKIP_CHANGE_REQUEST}
+    )
+)
+_CHANGE_REQUEST_POWERS = {P.APPROVE_CHANGE_REQUEST, P.APPLY_CHANGE_REQUEST, P.SKIP_CHANGE_REQUEST}
+_OWNER = _grants(*(p for p in PROJECT_PERMISSIONS if p is not P.SKIP_CHANGE_REQUEST))
 _MEMBER = _grants(
     *(
         p
         for p in PROJECT_PERMISSIONS
         if p not in {P.UPDATE_PROJECT, P.DELETE_PROJECT, P.PROJECT_USER_ACCESS_WRITE}
+        and p not in _CHANGE_REQUEST_POWERS
     )
 )
 
@@ -323,7 +358,7 @@ PREDEFINED_ROLES: Mapping[int, Role] = {
             "Owner",
             RoleType.PROJECT,
             "Users with the project owner role have full control over the project.",
-            _grants(*PROJECT_PERMISSIONS),
+            _OWNER,
         ),
         Role(
             5,

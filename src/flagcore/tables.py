@@ -17,6 +17,7 @@ from typing import Any, Generic, TypeVar
 
 import attrs
 
+from flagcore.change_requests import ChangeRequest, ChangeRequestSettings
 from flagcore.entities import (
     ActionExecution,
     ActionSet,
@@ -53,6 +54,8 @@ __all__ = [
     "ACTION_EXECUTIONS",
     "ACTION_SETS",
     "API_TOKENS",
+    "CHANGE_REQUESTS",
+    "CHANGE_REQUEST_SETTINGS",
     "CONTEXT_FIELDS",
     "CONTEXT_SAMPLES",
     "ENDPOINT_TOKENS",
@@ -303,6 +306,23 @@ INTEGRATION_DELIVERIES = Table(
     deleted_with=(("integrations", "integration_id"),),
 )
 
+# Change requests (issue 30): the settings per project and environment, and the requests
+# with their changes, reviews and comments kept inside them (read whole, never alone).
+CHANGE_REQUEST_SETTINGS = Table(
+    ChangeRequestSettings,
+    "change_request_settings",
+    key=("project", "environment"),
+    order=("project", "environment"),
+    deleted_with=(("projects", "project"),),
+)
+CHANGE_REQUESTS = Table(
+    ChangeRequest,
+    "change_requests",
+    key=("id",),
+    order=("id",),
+    deleted_with=(("projects", "project"),),
+)
+
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
     ENVIRONMENTS,
@@ -333,6 +353,8 @@ TABLES: tuple[Table[Any], ...] = (
     INTEGRATION_CURSORS,
     INTEGRATION_DELIVERIES,
     CONTEXT_SAMPLES,
+    CHANGE_REQUEST_SETTINGS,
+    CHANGE_REQUESTS,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

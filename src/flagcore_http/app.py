@@ -11,6 +11,7 @@ from flagcore_http import cors, openapi
 from flagcore_http.auth import SIGNAL_CREDENTIALS, SignalCredentialsCache, is_frontend_path
 from flagcore_http.body_deadline import METHODS_WITH_BODIES, with_body_deadline
 from flagcore_http.calls import StoreWorker, store_upkeep
+from flagcore_http.change_request_schedules import schedule_runner
 from flagcore_http.client_cache import CacheSizes, ClientCache
 from flagcore_http.config import ServerConfig
 from flagcore_http.connections import hide_server_version
@@ -108,6 +109,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app.cleanup_ctx.append(store_upkeep)  # cleaned up first: its last writes need the worker
     app.cleanup_ctx.append(usage_flush)  # ...and held SDK usage written before that
     app.cleanup_ctx.append(context_sample_flush(config.preview_sample_flush_interval))
+    app.cleanup_ctx.append(schedule_runner)  # scheduled change requests (issue 30)
     app[HUB] = StreamingHub(service, app[WORKER], hub_settings(config))
     app.cleanup_ctx.append(hub_lifetime)
     # integrations out (issue 31): the event log followed, owed deliveries sent

@@ -417,6 +417,46 @@ class UpdateTagType:
     icon: str | None = None
 
 
+@attrs.frozen
+class ChangeRequestConfigBody:
+    """Unleash's ``PUT .../change-requests/config``: both fields required."""
+
+    change_requests_enabled: bool
+    required_approvals: int
+
+
+@attrs.frozen
+class ChangeBody:
+    """One change (Unleash's ``IChangeSchema``): the payload is read by the service as
+    its action's typed payload, with its paths."""
+
+    action: str
+    feature: str | None = None
+    payload: Any = None
+
+
+@attrs.frozen
+class ChangeStateBody:
+    state: str
+    comment: str | None = None
+    scheduled_at: str | None = None
+
+
+@attrs.frozen
+class ChangeTitleBody:
+    title: str
+
+
+@attrs.frozen
+class ChangeCommentBody:
+    text: str
+
+
+@attrs.frozen
+class ChangeReviewersBody:
+    reviewers: tuple[int, ...]
+
+
 # Each class and its attributes whose keys differ; inner classes before those holding them.
 _NAMES: Mapping[type, Mapping[str, str]] = {
     TagBody: {},
@@ -466,6 +506,15 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     UpdateEnvironment: {"sort_order": "sortOrder"},
     CloneEnvironment: {"clone_permissions": "clonePermissions"},
     UpdateTagType: {},
+    ChangeRequestConfigBody: {
+        "change_requests_enabled": "changeRequestsEnabled",
+        "required_approvals": "requiredApprovals",
+    },
+    ChangeBody: {},
+    ChangeStateBody: {"scheduled_at": "scheduledAt"},
+    ChangeTitleBody: {},
+    ChangeCommentBody: {},
+    ChangeReviewersBody: {},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

@@ -29,7 +29,7 @@ from flagcore.tables import IS_NULL, NOT_NULL, Below, Table
 from flagcore.wire import converter
 from flagcore_sql import mapping
 
-__all__ = ["Column", "EntityTable", "free_json"]
+__all__ = ["Column", "EntityTable", "free_json", "nested_json"]
 
 _T = TypeVar("_T")
 
@@ -120,6 +120,17 @@ def _document_column(name: str, cls: Any) -> Column:
         name,
         lambda entity: mapping.dumps(_DOCUMENTS.unstructure(entity, cls)),
         lambda text: _DOCUMENTS.structure(orjson.loads(text), cls),
+    )
+
+
+def nested_json(attribute: str, kind: Any) -> Column:
+    """A column of nested values (attrs classes holding times) as JSON, written and read
+    as `document` tables write theirs."""
+    return Column(
+        attribute,
+        attribute,
+        lambda value: mapping.dumps(_DOCUMENTS.unstructure(value, kind)),
+        lambda text: _DOCUMENTS.structure(orjson.loads(text), kind),
     )
 
 

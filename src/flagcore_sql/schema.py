@@ -564,6 +564,46 @@ def m012_context_fields(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m013_change_requests(session: SqlSession, dialect: Dialect) -> None:
+    """Change requests (issue 30): the settings per project and environment, and the
+    requests, whose changes, reviews and comments are JSON lists inside their row (a
+    request is always read and written whole, in one transaction)."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE change_request_settings (
+            project TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            environment TEXT NOT NULL,
+            enabled {bool} NOT NULL,
+            required_approvals {bigint} NOT NULL,
+            PRIMARY KEY (project, environment)
+        );
+        CREATE TABLE change_requests (
+            id {serial},
+            project TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            environment TEXT NOT NULL,
+            title TEXT NOT NULL,
+            state TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            created_by_id {bigint},
+            created_at TEXT NOT NULL,
+            min_approvals {bigint} NOT NULL,
+            changes TEXT NOT NULL,
+            approvals TEXT NOT NULL,
+            rejections TEXT NOT NULL,
+            comments TEXT NOT NULL,
+            reviewers TEXT NOT NULL,
+            scheduled_at TEXT,
+            schedule_failure TEXT,
+            updated_at TEXT,
+            scheduled_by TEXT
+        );
+        CREATE INDEX change_requests_project ON change_requests(project, state);
+        """,
+    )
+
+
 def m014_integrations(session: SqlSession, dialect: Dialect) -> None:
     """Integrations out (issue 31): Unleash's addons, each one's cursor over the event log
     with the lease of the node sending for it, and the delivery log."""
@@ -648,6 +688,7 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m010_user_identities,
         m011_roles,
         m012_context_fields,
+        m013_change_requests,
         m014_integrations,
         m015_custom_root_roles,
         m016_context_samples,

@@ -13,6 +13,7 @@ import typing
 from typing import Any, TypeVar
 
 from flagcore import tables
+from flagcore.change_requests import Change, Comment, Review
 from flagcore.model import Constraint, Dependency, Segment, Variant
 from flagcore.wire import (
     converter,
@@ -21,7 +22,7 @@ from flagcore.wire import (
     structure_variants,
 )
 from flagcore_sql import mapping
-from flagcore_sql.entity_tables import Column, EntityTable, free_json
+from flagcore_sql.entity_tables import Column, EntityTable, free_json, nested_json
 
 __all__ = ["ROWS", "rows_of"]
 
@@ -77,6 +78,15 @@ _SPELLED: dict[str, EntityTable[Any]] = {
         EntityTable(tables.CONTEXT_FIELDS, document="body"),
         EntityTable(
             tables.SIGNALS, columns={"payload": free_json("payload", "payload", null=False)}
+        ),
+        EntityTable(
+            tables.CHANGE_REQUESTS,
+            columns={
+                "changes": nested_json("changes", tuple[Change, ...]),
+                "approvals": nested_json("approvals", tuple[Review, ...]),
+                "rejections": nested_json("rejections", tuple[Review, ...]),
+                "comments": nested_json("comments", tuple[Comment, ...]),
+            },
         ),
         EntityTable(
             tables.EVENTS,

@@ -63,6 +63,8 @@ PUBLIC_MODULES = frozenset(
         "flagcore.permissions",
         "flagcore.principals",
         "flagcore.passwords",
+        # Change requests (issue 30): their states, actions and stored values.
+        "flagcore.change_requests",
     }
 )
 

@@ -158,6 +158,8 @@ _ACTION_SET = {
     "match": {"source": "signal-endpoint", "sourceId": 1, "payload": {}},
     "actions": [],
 }
+_CR = "/api/admin/projects/{project}/change-requests"
+_CR_ENV = "/api/admin/projects/{project}/environments/{environment}/change-requests"
 _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
     ("GET", "/api/admin/projects/{project}/features"): None,
     ("POST", "/api/admin/projects/{project}/features"): {"name": "g"},
@@ -224,6 +226,29 @@ _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
     ("POST", "/api/admin/projects/{project}/access"): {"roles": [5], "users": []},
     ("PUT", "/api/admin/projects/{project}/users/{userId}/roles"): {"roles": []},
     ("DELETE", "/api/admin/projects/{project}/users/{userId}/roles"): None,
+    # Change requests (issue 30).
+    ("GET", _CR + "/config"): None,
+    ("PUT", _CR_ENV + "/config"): {"changeRequestsEnabled": True, "requiredApprovals": 1},
+    ("POST", _CR_ENV): {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
+    ("GET", _CR): None,
+    ("GET", _CR + "/pending"): None,
+    ("GET", _CR + "/pending/{feature}"): None,
+    ("GET", _CR + "/count"): None,
+    ("GET", _CR + "/actionable"): None,
+    ("GET", _CR + "/scheduled"): None,
+    ("GET", _CR + "/available-reviewers/{environment}"): None,
+    ("GET", _CR + "/{id}"): None,
+    ("DELETE", _CR + "/{id}"): None,
+    ("PUT", _CR + "/{id}/state"): {"state": "Approved"},
+    ("PUT", _CR + "/{id}/title"): {"title": "t"},
+    ("POST", _CR + "/{id}/comments"): {"text": "t"},
+    ("PUT", _CR + "/{id}/approvers"): {"reviewers": []},
+    ("PUT", _CR + "/{id}/changes/{changeId}"): {
+        "feature": "f",
+        "action": "updateEnabled",
+        "payload": {"enabled": True},
+    },
+    ("DELETE", _CR + "/{id}/changes/{changeId}"): None,
 }
 
 
@@ -254,10 +279,13 @@ async def test_every_project_scoped_route_answers_404_for_an_unknown_project(api
         "strategy_id": strategy["id"],
         "state": "on",
         "userId": "1",
+        "changeId": "1",
+        "feature": "f",
     }
     for (method, template), body in _PROJECT_ROUTES.items():
         # An action set's {id} is a number, and the project is still what is unknown.
-        path = template.format(**{**values, "id": "1"} if "/actions" in template else values)
+        numbered = "/actions" in template or "/change-requests/" in template
+        path = template.format(**{**values, "id": "1"} if numbered else values)
         if body is not None:
             body = json.loads(json.dumps(body).replace("{strategy_id}", strategy["id"]))
         refused = await api.json(method, path, 404, json=body)

@@ -52,6 +52,10 @@ _HAND_READ = {
     ("POST", "/api/admin/features-batch/import"),
     # Issue 30: an uploaded context sample is JSON lines, each checked as the playground's.
     ("POST", "/api/admin/environments/{environment}/context-sample"),
+    # Issue 30: a change or a list of them, each read as ChangeBody, its payload by the
+    # service as its action's payload (tests/http/test_change_requests.py).
+    ("POST", "/api/admin/projects/{project}/environments/{environment}/change-requests"),
+    ("PUT", "/api/admin/projects/{project}/change-requests/{id}/changes/{changeId}"),
 }
 
 

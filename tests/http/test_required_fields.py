@@ -79,6 +79,7 @@ def _seeded(service: Service) -> dict[str, str]:
         "id": str(segment.id),
         "endpoint": str(endpoint.id),
         "userId": "1",
+        "changeId": "1",
     }
 
 

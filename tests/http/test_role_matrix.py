@@ -59,6 +59,9 @@ _ADDON = {
     "parameters": {"url": "https://93.184.216.34/hook"},
     "events": ["feature-created"],
 }
+_CR_DRAFTS = "/api/admin/projects/{{cr_project}}/environments/{env}/change-requests"
+_CR_CONFIG = "/api/admin/projects/{cr_project}/environments/{environment}/change-requests/config"
+_CR = "/api/admin/projects/{cr_project}/change-requests"
 
 
 @attrs.frozen
@@ -235,6 +238,32 @@ CASES: dict[tuple[str, str], Case] = {
     ("POST", "/api/admin/strategies/{strategy_def}/deprecate"): Case(None, P.UPDATE_STRATEGY),
     ("POST", "/api/admin/strategies/{strategy_def}/reactivate"): Case(None, P.UPDATE_STRATEGY),
     ("DELETE", "/api/admin/strategies/{doomed_strategy_def}"): Case(None, P.DELETE_STRATEGY),
+    # Change requests (issue 30), in project gamma where they are on: in this order, a
+    # person's drafts (ids 1 and 2) exist for the cases after them.
+    ("PUT", _CR_CONFIG): Case(
+        {"changeRequestsEnabled": True, "requiredApprovals": 1}, P.UPDATE_PROJECT
+    ),
+    ("POST", _CR_DRAFTS.format(env="{cr_env}")): Case(
+        [
+            {"feature": "gf", "action": "updateEnabled", "payload": {"enabled": True}},
+            {"feature": "gf", "action": "addStrategy", "payload": {"name": "default"}},
+        ],
+        P.UPDATE_FEATURE,
+    ),
+    ("POST", _CR_DRAFTS.format(env="{staging}")): Case(
+        {"feature": "gf", "action": "updateEnabled", "payload": {"enabled": True}},
+        P.UPDATE_FEATURE,
+    ),
+    ("DELETE", _CR + "/{staged_cr}"): Case(None, P.UPDATE_FEATURE),
+    ("PUT", _CR + "/{own_cr}/title"): Case({"title": "Launch"}, P.UPDATE_FEATURE),
+    ("PUT", _CR + "/{own_cr}/approvers"): Case({"reviewers": ["{user}"]}, P.UPDATE_FEATURE),
+    ("PUT", _CR + "/{own_cr}/changes/{first_change}"): Case(
+        {"feature": "gf", "action": "updateEnabled", "payload": {"enabled": False}},
+        P.UPDATE_FEATURE,
+    ),
+    ("DELETE", _CR + "/{own_cr}/changes/{second_change}"): Case(None, P.UPDATE_FEATURE),
+    ("POST", _CR + "/{own_cr}/comments"): Case({"text": "looks fine"}, P.UPDATE_FEATURE),
+    ("PUT", _CR + "/{own_cr}/state"): Case({"state": "In review"}, P.UPDATE_FEATURE),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
@@ -249,7 +278,7 @@ OWN_ACCOUNT = {
 
 # What each person may do, written out (Unleash's meaning of the predefined roles).
 _EVERYTHING = frozenset(Permission)
-_EDITOR = _EVERYTHING - {P.ADMIN, P.PROJECT_USER_ACCESS_WRITE}
+_EDITOR = _EVERYTHING - {P.ADMIN, P.PROJECT_USER_ACCESS_WRITE, P.SKIP_CHANGE_REQUEST}
 _MEMBER = frozenset(
     {
         P.CREATE_FEATURE,
@@ -318,6 +347,13 @@ def _normal(template: str) -> str:
         ("{kept_tag_type}", "{name}"),
         ("{strategy_def}", "{name}"),
         ("{doomed_strategy_def}", "{name}"),
+        ("{cr_project}", "{project}"),
+        ("{cr_env}", "{environment}"),
+        ("{staging}", "{environment}"),
+        ("{staged_cr}", "{id}"),
+        ("{own_cr}", "{id}"),
+        ("{first_change}", "{changeId}"),
+        ("{second_change}", "{changeId}"),
     ):
         template = template.replace(alias, name)
     return template
@@ -391,7 +427,23 @@ def _world(service: Service) -> dict[str, Any]:
     )
     for environment in ("staging", "doomed-env"):
         service.environments.create_environment(environment)
+    # Change requests on in project gamma (not beta: there they would hold back the
+    # direct cases above), in production and staging.
+    service.projects.create_project("gamma", "Gamma")
+    service.flags.create_flag("gamma", "gf")
+    service.environments.create_environment("staging")
+    for environment in ("production", "staging"):
+        service.change_requests.set_change_request_config(
+            "gamma", environment, enabled=True, required_approvals=1
+        )
     return {
+        "cr_project": "gamma",
+        "cr_env": "production",
+        "staging": "staging",
+        "own_cr": 1,
+        "staged_cr": 2,
+        "first_change": 1,
+        "second_change": 2,
         "project": "beta",
         "name": "f",
         "doomed": "doomed",

@@ -70,6 +70,7 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m010_user_identities",
         "m011_roles",
         "m012_context_fields",
+        "m013_change_requests",
         "m014_integrations",
         "m015_custom_root_roles",
         "m016_context_samples",

@@ -219,6 +219,17 @@ def _seed(server: Server) -> list[str]:
     person = server.api("GET", "/api/admin/user-admin")["users"][0]["id"]
     access = {"roles": [role["id"]], "users": [person, account["id"]]}
     server.api("POST", "/api/admin/projects/default/access", access)
+    change_requests = "/api/admin/projects/default/environments/production/change-requests"
+    server.api(
+        "PUT",
+        change_requests + "/config",
+        {"changeRequestsEnabled": True, "requiredApprovals": 1},
+    )
+    draft = server.api(
+        "POST",
+        change_requests,
+        {"feature": "labelled", "action": "updateEnabled", "payload": {"enabled": True}},
+    )
     strategies = "/ui/flags/labelled/environments/development/strategies"
     custom = {"name": "byPlan", "parameters": [{"name": "plans", "type": "list"}]}
     server.api("POST", "/api/admin/strategies", custom)
@@ -272,6 +283,9 @@ def _seed(server: Server) -> list[str]:
         "/ui/strategies/byPlan",
         "/ui/strategies/flexibleRollout",
         "/ui/projects/default/access",
+        "/ui/change-requests",
+        f"/ui/change-requests/default/{draft['id']}",
+        "/ui/flags/labelled/environments/production/strategies/new",
     ]
 
 

@@ -19,6 +19,12 @@ from flagcore.ports import Store
 from flagcore.preview import ProposedChange
 from flagcore.service.actions import ActionSets
 from flagcore.service.archive import Archive
+from flagcore.service.change_requests import (
+    ChangeRequestConfig,
+    ChangeRequests,
+    ChangeRequestView,
+    DraftChange,
+)
 from flagcore.service.client import ClientQuery, ClientView, ClientVocabulary, LiveEngine
 from flagcore.service.client_spec import client_features_format
 from flagcore.service.context import SYSTEM, ServiceContext, utc_now
@@ -119,6 +125,8 @@ __all__ = [
     "SIGN_IN_REFUSED",
     "STANDARD_FIELDS",
     "SYSTEM",
+    "ChangeRequestConfig",
+    "ChangeRequestView",
     "CheckedReport",
     "ClientQuery",
     "ClientVocabulary",
@@ -128,6 +136,7 @@ __all__ = [
     "CreatedPersonalToken",
     "CreatedSignalToken",
     "CreatedToken",
+    "DraftChange",
     "FlagCounts",
     "FlagOverview",
     "FlagQuery",
@@ -234,6 +243,15 @@ class Service:
         # Moving in from Unleash and out again (branch importer): export files, imports.
         self.importing = Importing(context, strategies=self.strategies)
         self.exporting = Exporting(context)
+        self.change_requests = ChangeRequests(
+            context,
+            strategies=self.strategies,
+            environments=self.environments,
+            variants=self.variants,
+            dependencies=self.dependencies,
+            archive=self.archive,
+            segments=self.segments,
+        )
         ensure_defaults(context)
 
     @property

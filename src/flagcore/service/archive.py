@@ -6,7 +6,8 @@ import attrs
 
 from flagcore.entities import FlagDefinition, FlagDetails
 from flagcore.errors import Conflict, NotFound
-from flagcore.ports import FlagRepository
+from flagcore.ports import FlagRepository, Transaction
+from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.flags import flag_data, flag_details
 from flagcore.service.lookups import active_flag, require_project
@@ -19,12 +20,20 @@ class Archive:
         self._context = context
 
     def archive_flag(self, project: str, name: str, *, actor: Actor = SYSTEM) -> FlagDefinition:
-        actor = authorize(actor, "archive_flag", project=project)
+        who = authorize(actor, "archive_flag", project=project)
         with self._context.unit() as tx:
-            flag = active_flag(tx, project, name)
-            archived = attrs.evolve(flag, archived_at=self._context.clock())
-            tx.save_flag(archived)
-            self._context.record_event(tx, "feature-archived", actor, flag=archived)
+            for environment in tx.list_environments():
+                refuse_direct_change(tx, actor, project, environment.name)
+            return self.archive_flag_in(tx, project, name, actor=who)
+
+    def archive_flag_in(
+        self, tx: Transaction, project: str, name: str, *, actor: str
+    ) -> FlagDefinition:
+        """`archive_flag` inside the caller's unit of work (a change request applied)."""
+        flag = active_flag(tx, project, name)
+        archived = attrs.evolve(flag, archived_at=self._context.clock())
+        tx.save_flag(archived)
+        self._context.record_event(tx, "feature-archived", actor, flag=archived)
         return archived
 
     def list_archived_flags(self, project: str | None = None) -> list[FlagDetails]:

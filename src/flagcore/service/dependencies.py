@@ -9,6 +9,8 @@ import attrs
 from flagcore.entities import FlagDefinition
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency
+from flagcore.ports import Transaction
+from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
 from flagcore.tables import FLAGS, IS_NULL
@@ -34,43 +36,57 @@ class Dependencies:
         self, project: str, name: str, dependencies: Sequence[Dependency], *, actor: Actor = SYSTEM
     ) -> FlagDefinition:
         """Replace the flag's parents: one level only, so a parent may not have parents."""
-        actor = authorize(actor, "set_dependencies", project=project)
+        who = authorize(actor, "set_dependencies", project=project)
         with self._context.unit() as tx:
-            before = active_flag(tx, project, name)
-            for index, dependency in enumerate(dependencies):
-                parent = tx.get_flag(dependency.feature)
-                path = f"$[{index}].feature"
-                if parent is None or parent.archived or dependency.feature == name:
-                    raise InvalidInput(
-                        f'"{dependency.feature}" is not an active flag that "{name}" can depend on',
-                        [ErrorDetail("not an active flag", path)],
-                    )
-                if parent.project != before.project:
-                    raise InvalidInput(
-                        "a flag can only depend on flags of its own project",
-                        [ErrorDetail("in another project", path)],
-                    )
-                if parent.dependencies:
-                    raise InvalidInput(
-                        f'"{dependency.feature}" depends on other flags itself; '
-                        "dependencies are one level deep",
-                        [ErrorDetail("the parent has parents", path)],
-                    )
-            is_parent = any(
-                dep.feature == name for other in tx.list_flags() for dep in other.dependencies
-            )
-            if dependencies and is_parent:
+            for environment in tx.list_environments():
+                refuse_direct_change(tx, actor, project, environment.name)
+            return self.set_dependencies_in(tx, project, name, dependencies, actor=who)
+
+    def set_dependencies_in(
+        self,
+        tx: Transaction,
+        project: str,
+        name: str,
+        dependencies: Sequence[Dependency],
+        *,
+        actor: str,
+    ) -> FlagDefinition:
+        """`set_dependencies` inside the caller's unit of work (a change request applied)."""
+        before = active_flag(tx, project, name)
+        for index, dependency in enumerate(dependencies):
+            parent = tx.get_flag(dependency.feature)
+            path = f"$[{index}].feature"
+            if parent is None or parent.archived or dependency.feature == name:
                 raise InvalidInput(
-                    f'other flags depend on "{name}"; dependencies are one level deep',
-                    [ErrorDetail("this flag is a parent", "$")],
+                    f'"{dependency.feature}" is not an active flag that "{name}" can depend on',
+                    [ErrorDetail("not an active flag", path)],
                 )
-            after = attrs.evolve(before, dependencies=tuple(dependencies))
-            tx.save_flag(after)
-            self._context.record_event(
-                tx,
-                "feature-dependencies-updated",
-                actor,
-                flag=after,
-                data={"dependencies": [d.feature for d in after.dependencies]},
+            if parent.project != before.project:
+                raise InvalidInput(
+                    "a flag can only depend on flags of its own project",
+                    [ErrorDetail("in another project", path)],
+                )
+            if parent.dependencies:
+                raise InvalidInput(
+                    f'"{dependency.feature}" depends on other flags itself; '
+                    "dependencies are one level deep",
+                    [ErrorDetail("the parent has parents", path)],
+                )
+        is_parent = any(
+            dep.feature == name for other in tx.list_flags() for dep in other.dependencies
+        )
+        if dependencies and is_parent:
+            raise InvalidInput(
+                f'other flags depend on "{name}"; dependencies are one level deep',
+                [ErrorDetail("this flag is a parent", "$")],
             )
+        after = attrs.evolve(before, dependencies=tuple(dependencies))
+        tx.save_flag(after)
+        self._context.record_event(
+            tx,
+            "feature-dependencies-updated",
+            actor,
+            flag=after,
+            data={"dependencies": [d.feature for d in after.dependencies]},
+        )
         return after

@@ -10,6 +10,7 @@ from flagcore.entities import Environment, EnvironmentUsage, FlagEnvironment, St
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.permissions import grants_of
 from flagcore.ports import Transaction
+from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
 from flagcore.service.strategies import Strategies, new_strategy_id
@@ -260,11 +261,10 @@ class Environments:
         As in Unleash, turning on a flag that has no active strategy there (none, or only
         disabled ones) adds ``flexibleRollout`` at 100%, so "on" shows as the rule it is.
         """
-        actor = authorize(
-            actor, "set_environment_enabled", project=project, environment=environment
-        )
+        name = authorize(actor, "set_environment_enabled", project=project, environment=environment)
         with self._context.unit() as tx:
-            self.set_environment_enabled_in(tx, project, flag, environment, enabled, actor=actor)
+            refuse_direct_change(tx, actor, project, environment)
+            self.set_environment_enabled_in(tx, project, flag, environment, enabled, actor=name)
 
     def set_environment_enabled_in(
         self,

@@ -16,6 +16,7 @@ import attrs
 
 from flagcore.errors import Conflict, InvalidInput
 from flagcore.ports import Transaction
+from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.import_apply import apply_import
 from flagcore.service.import_plan import (
@@ -105,9 +106,13 @@ class Importing:
         breaks a rule, and (`Conflict`) when a flag exists with another definition, unless
         ``overwrite``. ``dry_run`` does everything but commit, and reports the same.
         """
+        person = actor
         actor = authorize(actor, "import_export", project=project, environment=environment)
 
         def work(tx: Transaction) -> ImportReport:
+            # A person's import into an environment under change requests would change it
+            # directly: refused as their direct changes are (the CLI's import goes through).
+            refuse_direct_change(tx, person, project, environment)
             plan = plan_import(tx, self._strategies, project, {environment: export})
             raise_for(plan, overwrite=overwrite)
             created, updated, unchanged = apply_import(self._context, tx, plan, actor=actor)

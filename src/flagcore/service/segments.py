@@ -17,6 +17,10 @@ from flagcore.errors import (
 from flagcore.limits import enforce
 from flagcore.model import Constraint, Segment
 from flagcore.ports import SegmentRepository, Transaction
+from flagcore.service.change_request_gate import (
+    refuse_direct_change,
+    refuse_segment_change,
+)
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import require_project
 from flagcore.validation import check_constraints, check_text
@@ -124,59 +128,85 @@ class Segments:
         actor: Actor = SYSTEM,
     ) -> Segment:
         """Replace a segment; a segment used outside ``project`` cannot be narrowed to it."""
-        actor = authorize(actor, "update_segment", project=project)
+        who = authorize(actor, "update_segment", project=project)
+        with self._context.unit() as tx:
+            refuse_segment_change(tx, actor, segment_id)
+            return self.update_segment_in(
+                tx,
+                segment_id,
+                name,
+                constraints,
+                description=description,
+                project=project,
+                actor=who,
+            )
+
+    def update_segment_in(
+        self,
+        tx: Transaction,
+        segment_id: int,
+        name: str,
+        constraints: Sequence[Constraint],
+        *,
+        description: str | None = None,
+        project: str | None = None,
+        actor: str,
+    ) -> Segment:
+        """`update_segment` inside the caller's unit of work (a change request applied)."""
         self._check_segment(name, constraints)
         check_text(description, "$.description")
-        with self._context.unit() as tx:
-            before = self._segment(tx, segment_id)
-            self._check_unique(tx, name, segment_id)
-            self._check_project(tx, project)
-            if project is not None:
-                elsewhere = [
-                    p
-                    for p in self._active_users(tx, segment_id)
-                    if (flag := tx.get_flag(p.flag)) is not None and flag.project != project
-                ]
-                if elsewhere:
-                    raise Conflict(
-                        f'segment {segment_id} is used by flags outside project "{project}"',
-                        [ErrorDetail(f"used by {p.flag} in {p.environment}") for p in elsewhere],
-                    )
-            after = Segment(segment_id, name, tuple(constraints), description, project)
-            tx.save_segment(after)
-            self._context.record_event(
-                tx,
-                "segment-updated",
-                actor,
-                project=project,
-                data=_segment_data(after),
-                pre_data=_segment_data(before),
-            )
+        before = self._segment(tx, segment_id)
+        self._check_unique(tx, name, segment_id)
+        self._check_project(tx, project)
+        if project is not None:
+            elsewhere = [
+                p
+                for p in self._active_users(tx, segment_id)
+                if (flag := tx.get_flag(p.flag)) is not None and flag.project != project
+            ]
+            if elsewhere:
+                raise Conflict(
+                    f'segment {segment_id} is used by flags outside project "{project}"',
+                    [ErrorDetail(f"used by {p.flag} in {p.environment}") for p in elsewhere],
+                )
+        after = Segment(segment_id, name, tuple(constraints), description, project)
+        tx.save_segment(after)
+        self._context.record_event(
+            tx,
+            "segment-updated",
+            actor,
+            project=project,
+            data=_segment_data(after),
+            pre_data=_segment_data(before),
+        )
         return after
 
     def delete_segment(self, segment_id: int, *, actor: Actor = SYSTEM) -> None:
         """Refused while a strategy of an active flag uses the segment."""
-        actor = authorize(actor, "delete_segment")
+        who = authorize(actor, "delete_segment")
         with self._context.unit() as tx:
-            segment = self._segment(tx, segment_id)
-            users = self._active_users(tx, segment_id)
-            if users:
-                raise Conflict(
-                    f'segment "{segment.name}" is used by {len(users)} strategy(ies) '
-                    "of active flags; remove it from them first",
-                    [ErrorDetail(f"used by {p.flag} in {p.environment} ({p.id})") for p in users],
-                )
-            # Archived flags let go of the segment, so nothing points at a missing segment.
-            for placement in tx.strategies_using_segment(segment_id):
-                strategy = placement.strategy
-                kept = tuple(s for s in strategy.segments if s != segment_id)
-                tx.save_strategy(
-                    attrs.evolve(placement, strategy=attrs.evolve(strategy, segments=kept))
-                )
-            tx.delete_segment(segment_id)
-            self._context.record_event(
-                tx, "segment-deleted", actor, pre_data=_segment_data(segment)
+            refuse_segment_change(tx, actor, segment_id)
+            self.delete_segment_in(tx, segment_id, actor=who)
+
+    def delete_segment_in(self, tx: Transaction, segment_id: int, *, actor: str) -> None:
+        """`delete_segment` inside the caller's unit of work (a change request applied)."""
+        segment = self._segment(tx, segment_id)
+        users = self._active_users(tx, segment_id)
+        if users:
+            raise Conflict(
+                f'segment "{segment.name}" is used by {len(users)} strategy(ies) '
+                "of active flags; remove it from them first",
+                [ErrorDetail(f"used by {p.flag} in {p.environment} ({p.id})") for p in users],
             )
+        # Archived flags let go of the segment, so nothing points at a missing segment.
+        for placement in tx.strategies_using_segment(segment_id):
+            strategy = placement.strategy
+            kept = tuple(s for s in strategy.segments if s != segment_id)
+            tx.save_strategy(
+                attrs.evolve(placement, strategy=attrs.evolve(strategy, segments=kept))
+            )
+        tx.delete_segment(segment_id)
+        self._context.record_event(tx, "segment-deleted", actor, pre_data=_segment_data(segment))
 
     def strategies_using_segment(self, segment_id: int) -> list[StrategyPlacement]:
         with self._context.read() as tx:
@@ -240,12 +270,16 @@ class Segments:
                     f'there is no strategy "{strategy_id}" in environment "{environment}"',
                     [ErrorDetail("not the strategy's environment", "$.environmentId")],
                 )
+            owner = flag.project if flag is not None else project
+            principal = actor
             actor = authorize(
                 actor,
                 "replace_strategy_segments",
-                project=flag.project if flag is not None else project,
+                project=owner,
                 environment=placement.environment,
             )
+            if owner is not None:
+                refuse_direct_change(tx, principal, owner, placement.environment)
             wanted = segments_in_attachment_order(placement.strategy.segments, segment_ids)
             missing = [i for i in wanted if tx.get_segment(i) is None]
             if missing:

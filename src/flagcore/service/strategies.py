@@ -11,6 +11,7 @@ from flagcore.entities import FlagDefinition, StrategyPlacement
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import Strategy
 from flagcore.ports import Transaction
+from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
 from flagcore.service.segments import segments_in_attachment_order
@@ -56,23 +57,37 @@ class Strategies:
         *,
         actor: Actor = SYSTEM,
     ) -> Strategy:
-        actor = authorize(actor, "add_strategy", project=project, environment=environment)
+        name = authorize(actor, "add_strategy", project=project, environment=environment)
         with self._context.unit() as tx:
-            definition = active_flag(tx, project, flag)
-            require_environment(tx, environment)
-            order = strategy.sort_order
-            if order is None:
-                order = _next_sort_order(tx.list_strategies(flag=flag, environment=environment))
-            stored = self._prepared(tx, definition, strategy, order)
-            tx.save_strategy(StrategyPlacement(flag, environment, stored))
-            self._context.record_event(
-                tx,
-                "feature-strategy-add",
-                actor,
-                flag=definition,
-                environment=environment,
-                data=_strategy_data(stored),
-            )
+            refuse_direct_change(tx, actor, project, environment)
+            return self.add_strategy_in(tx, project, flag, environment, strategy, actor=name)
+
+    def add_strategy_in(
+        self,
+        tx: Transaction,
+        project: str,
+        flag: str,
+        environment: str,
+        strategy: Strategy,
+        *,
+        actor: str,
+    ) -> Strategy:
+        """`add_strategy` inside the caller's unit of work (a change request applied)."""
+        definition = active_flag(tx, project, flag)
+        require_environment(tx, environment)
+        order = strategy.sort_order
+        if order is None:
+            order = _next_sort_order(tx.list_strategies(flag=flag, environment=environment))
+        stored = self._prepared(tx, definition, strategy, order)
+        tx.save_strategy(StrategyPlacement(flag, environment, stored))
+        self._context.record_event(
+            tx,
+            "feature-strategy-add",
+            actor,
+            flag=definition,
+            environment=environment,
+            data=_strategy_data(stored),
+        )
         return stored
 
     def copy_strategies(
@@ -128,33 +143,58 @@ class Strategies:
     ) -> Strategy:
         """Replace a strategy; with ``keep_segments`` (a body that names no segments) its
         segments stay as they are, as Unleash's update touches them only when given."""
-        actor = authorize(actor, "update_strategy", project=project, environment=environment)
+        name = authorize(actor, "update_strategy", project=project, environment=environment)
         with self._context.unit() as tx:
-            before = self._placement(tx, project, flag, environment, strategy_id)
-            definition = active_flag(tx, project, flag)
-            if keep_segments:
-                strategy = attrs.evolve(strategy, segments=before.strategy.segments)
-            order = strategy.sort_order
-            if order is None:
-                order = before.strategy.sort_order
-            stored = self._prepared(
+            refuse_direct_change(tx, actor, project, environment)
+            return self.update_strategy_in(
                 tx,
-                definition,
-                attrs.evolve(strategy, id=strategy_id),
-                order,
-                attached=before.strategy.segments,
+                project,
+                flag,
+                environment,
+                strategy_id,
+                strategy,
+                keep_segments=keep_segments,
+                actor=name,
             )
-            tx.save_strategy(StrategyPlacement(flag, environment, stored))
-            self._context.record_event(
-                tx,
-                "feature-strategy-update",
-                actor,
-                flag=definition,
-                environment=environment,
-                data=_strategy_data(stored),
-                pre_data=_strategy_data(before.strategy),
-            )
-            self._disable_if_nothing_active(tx, definition, environment, actor)
+
+    def update_strategy_in(
+        self,
+        tx: Transaction,
+        project: str,
+        flag: str,
+        environment: str,
+        strategy_id: str,
+        strategy: Strategy,
+        *,
+        keep_segments: bool = False,
+        actor: str,
+    ) -> Strategy:
+        """`update_strategy` inside the caller's unit of work."""
+        before = self._placement(tx, project, flag, environment, strategy_id)
+        definition = active_flag(tx, project, flag)
+        if keep_segments:
+            strategy = attrs.evolve(strategy, segments=before.strategy.segments)
+        order = strategy.sort_order
+        if order is None:
+            order = before.strategy.sort_order
+        stored = self._prepared(
+            tx,
+            definition,
+            attrs.evolve(strategy, id=strategy_id),
+            order,
+            attached=before.strategy.segments,
+        )
+        tx.save_strategy(StrategyPlacement(flag, environment, stored))
+        self._context.record_event(
+            tx,
+            "feature-strategy-update",
+            actor,
+            flag=definition,
+            environment=environment,
+            data=_strategy_data(stored),
+            pre_data=_strategy_data(before.strategy),
+        )
+        self._disable_if_nothing_active(tx, definition, environment, actor)
         return stored
 
     def delete_strategy(
@@ -165,20 +205,34 @@ class Strategies:
         As in Unleash: an environment that is on with no active strategy would be on for
         everyone, which is never what deleting a rule means.
         """
-        actor = authorize(actor, "delete_strategy", project=project, environment=environment)
+        name = authorize(actor, "delete_strategy", project=project, environment=environment)
         with self._context.unit() as tx:
-            before = self._placement(tx, project, flag, environment, strategy_id)
-            definition = active_flag(tx, project, flag)
-            tx.delete_strategy(strategy_id)
-            self._context.record_event(
-                tx,
-                "feature-strategy-remove",
-                actor,
-                flag=definition,
-                environment=environment,
-                pre_data=_strategy_data(before.strategy),
-            )
-            self._disable_if_nothing_active(tx, definition, environment, actor)
+            refuse_direct_change(tx, actor, project, environment)
+            self.delete_strategy_in(tx, project, flag, environment, strategy_id, actor=name)
+
+    def delete_strategy_in(
+        self,
+        tx: Transaction,
+        project: str,
+        flag: str,
+        environment: str,
+        strategy_id: str,
+        *,
+        actor: str,
+    ) -> None:
+        """`delete_strategy` inside the caller's unit of work."""
+        before = self._placement(tx, project, flag, environment, strategy_id)
+        definition = active_flag(tx, project, flag)
+        tx.delete_strategy(strategy_id)
+        self._context.record_event(
+            tx,
+            "feature-strategy-remove",
+            actor,
+            flag=definition,
+            environment=environment,
+            pre_data=_strategy_data(before.strategy),
+        )
+        self._disable_if_nothing_active(tx, definition, environment, actor)
 
     def reorder_strategies(
         self,
@@ -189,35 +243,49 @@ class Strategies:
         *,
         actor: Actor = SYSTEM,
     ) -> list[Strategy]:
-        actor = authorize(actor, "reorder_strategies", project=project, environment=environment)
+        name = authorize(actor, "reorder_strategies", project=project, environment=environment)
         with self._context.unit() as tx:
-            definition = active_flag(tx, project, flag)
-            require_environment(tx, environment)
-            placements = {p.id: p for p in tx.list_strategies(flag=flag, environment=environment)}
-            for index, sort_order in enumerate(order.values()):
-                check_sort_order(sort_order, f"$[{index}].sortOrder")
-            unknown = [strategy_id for strategy_id in order if strategy_id not in placements]
-            if unknown:
-                raise NotFound(
-                    f"no strategy {unknown[0]!r} on {flag} in {environment}",
-                    [ErrorDetail(f"unknown strategy id {i!r}") for i in unknown],
-                )
-            for strategy_id, sort_order in order.items():
-                placement = placements[strategy_id]
-                tx.save_strategy(
-                    attrs.evolve(
-                        placement, strategy=attrs.evolve(placement.strategy, sort_order=sort_order)
-                    )
-                )
-            self._context.record_event(
-                tx,
-                "strategy-order-changed",
-                actor,
-                flag=definition,
-                environment=environment,
-                data=dict(order),
+            refuse_direct_change(tx, actor, project, environment)
+            return self.reorder_strategies_in(tx, project, flag, environment, order, actor=name)
+
+    def reorder_strategies_in(
+        self,
+        tx: Transaction,
+        project: str,
+        flag: str,
+        environment: str,
+        order: Mapping[str, int],
+        *,
+        actor: str,
+    ) -> list[Strategy]:
+        """`reorder_strategies` inside the caller's unit of work."""
+        definition = active_flag(tx, project, flag)
+        require_environment(tx, environment)
+        placements = {p.id: p for p in tx.list_strategies(flag=flag, environment=environment)}
+        for index, sort_order in enumerate(order.values()):
+            check_sort_order(sort_order, f"$[{index}].sortOrder")
+        unknown = [strategy_id for strategy_id in order if strategy_id not in placements]
+        if unknown:
+            raise NotFound(
+                f"no strategy {unknown[0]!r} on {flag} in {environment}",
+                [ErrorDetail(f"unknown strategy id {i!r}") for i in unknown],
             )
-            return [p.strategy for p in tx.list_strategies(flag=flag, environment=environment)]
+        for strategy_id, sort_order in order.items():
+            placement = placements[strategy_id]
+            tx.save_strategy(
+                attrs.evolve(
+                    placement, strategy=attrs.evolve(placement.strategy, sort_order=sort_order)
+                )
+            )
+        self._context.record_event(
+            tx,
+            "strategy-order-changed",
+            actor,
+            flag=definition,
+            environment=environment,
+            data=dict(order),
+        )
+        return [p.strategy for p in tx.list_strategies(flag=flag, environment=environment)]
 
     def ensure_active_strategy_in(
         self, tx: Transaction, flag: FlagDefinition, environment: str, *, actor: str

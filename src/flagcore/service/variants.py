@@ -10,6 +10,8 @@ import attrs
 from flagcore.collation import locale_compare_key
 from flagcore.entities import FlagEnvironment
 from flagcore.model import Variant
+from flagcore.ports import Transaction
+from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
 from flagcore.validation import check_variants, normalise_variant_weights
@@ -44,20 +46,34 @@ class FlagVariants:
     ) -> tuple[Variant, ...]:
         """Replace the flag-level variants in one environment (weights normalised to 1000,
         then put in name order, as for strategy variants)."""
-        actor = authorize(actor, "set_flag_variants", project=project, environment=environment)
+        name = authorize(actor, "set_flag_variants", project=project, environment=environment)
+        with self._context.unit() as tx:
+            refuse_direct_change(tx, actor, project, environment)
+            return self.set_flag_variants_in(tx, project, flag, environment, variants, actor=name)
+
+    def set_flag_variants_in(
+        self,
+        tx: Transaction,
+        project: str,
+        flag: str,
+        environment: str,
+        variants: Sequence[Variant],
+        *,
+        actor: str,
+    ) -> tuple[Variant, ...]:
+        """`set_flag_variants` inside the caller's unit of work (a change request applied)."""
         check_variants(variants, "$")
         normalised = variants_in_unleash_order(tuple(variants))
-        with self._context.unit() as tx:
-            definition = active_flag(tx, project, flag)
-            require_environment(tx, environment)
-            state = tx.get_flag_environment(flag, environment) or FlagEnvironment(flag, environment)
-            tx.save_flag_environment(attrs.evolve(state, variants=normalised))
-            self._context.record_event(
-                tx,
-                "feature-environment-variants-updated",
-                actor,
-                flag=definition,
-                environment=environment,
-                data={"variants": [v.name for v in normalised]},
-            )
+        definition = active_flag(tx, project, flag)
+        require_environment(tx, environment)
+        state = tx.get_flag_environment(flag, environment) or FlagEnvironment(flag, environment)
+        tx.save_flag_environment(attrs.evolve(state, variants=normalised))
+        self._context.record_event(
+            tx,
+            "feature-environment-variants-updated",
+            actor,
+            flag=definition,
+            environment=environment,
+            data={"variants": [v.name for v in normalised]},
+        )
         return normalised

@@ -20,6 +20,7 @@
 - `user_answers`: users, their root roles, reset links (issue 28).
 - `preview_answers`: the preview of a flag change (who it flips), uploaded samples.
 - `catalog_answers`: one tag type, and the flag search across projects.
+- `change_request_answers`: change requests, their config and reviewers (issue 30).
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -28,6 +29,8 @@ from __future__ import annotations
 from flagcore.wire import (
     admin_answers,
     catalog_answers,
+    change_payloads,
+    change_request_answers,
     client_payload,
     delta_events,
     export_answers,
@@ -49,6 +52,8 @@ from flagcore.wire.answer_table import (
     write_answer,
 )
 from flagcore.wire.catalog_answers import *  # noqa: F403
+from flagcore.wire.change_payloads import *  # noqa: F403
+from flagcore.wire.change_request_answers import *  # noqa: F403
 from flagcore.wire.client_features import (
     ClientFeaturesReading,
     IndexedClientFeatures,
@@ -184,3 +189,5 @@ __all__ += user_answers.__all__
 __all__ += preview_answers.__all__
 __all__ += integration_answers.__all__
 __all__ += catalog_answers.__all__
+__all__ += change_request_answers.__all__
+__all__ += change_payloads.__all__

@@ -72,6 +72,9 @@ FLASHES: Mapping[str, str] = {
     "endpoint-deleted": "Signal endpoint “{name}” deleted, with its tokens and signals.",
     "action-set-deleted": "Action set “{name}” deleted.",
     "service-account-saved": "Service account “{name}” saved.",
+    "change-drafted": "Added to your draft: change request #{name}.",
+    "change-request-moved": "The change request is now {name}.",
+    "change-request-commented": "Comment added to change request #{name}.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"

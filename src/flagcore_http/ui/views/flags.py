@@ -10,6 +10,7 @@ from flagcore import MAX_NAME_LENGTH
 from flagcore.entities import Tag
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.model import FlagType
+from flagcore.service import DraftChange
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import optional_text, tags_from
@@ -23,6 +24,7 @@ from flagcore_http.ui.pages import (
     svc,
     viewer,
 )
+from flagcore_http.ui.views.change_requests import change_request_url
 from flagcore_http.ui.views.sign_in import safe_next
 
 __all__ = ["PER_PAGE", "routes"]
@@ -95,6 +97,20 @@ async def switch(request: web.Request) -> web.Response:
         )
     name, environment = request.match_info["name"], request.match_info["environment"]
     details = await call(request, svc(request).flags.get_flag, None, name)
+    project = details.flag.project
+    config = await call(request, svc(request).change_requests.change_request_config, project)
+    if any(row.enabled for row in config if row.environment == environment):
+        # Change requests are on there: the switch drafts the change (as Unleash's UI does).
+        draft = await call(
+            request,
+            svc(request).change_requests.add_changes,
+            project,
+            environment,
+            [DraftChange(name, "updateEnabled", {"enabled": wanted == "true"})],
+            actor=viewer(request).actor,
+        )
+        url = change_request_url(project, draft.id)
+        return redirect(with_flash(request, url, "change-drafted", str(draft.id)))
     await call(
         request,
         svc(request).environments.set_environment_enabled,

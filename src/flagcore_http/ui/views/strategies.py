@@ -9,11 +9,12 @@ import attrs
 from aiohttp import web
 
 from flagcore import CONSTRAINT_OPERATORS, LIST_OPERATORS
+from flagcore.change_requests import ChangeAction
 from flagcore.entities import StrategyDefinition
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore.model import Strategy
-from flagcore.service import ProposedChange
-from flagcore.wire import PreviewAnswer
+from flagcore.service import DraftChange, ProposedChange
+from flagcore.wire import PreviewAnswer, write_payload
 from flagcore_http.calls import call
 from flagcore_http.context_sampling import flush_context_samples
 from flagcore_http.ui.flash import with_flash
@@ -29,6 +30,7 @@ from flagcore_http.ui.pages import (
     viewer,
 )
 from flagcore_http.ui.strategy_form import StrategyForm
+from flagcore_http.ui.views.change_requests import change_request_url
 from flagcore_http.ui.views.context_fields import constraint_vocabulary
 from flagcore_http.ui.views.flag import flag_url
 
@@ -70,7 +72,13 @@ async def _editor(
     definitions = await _definitions(request)
     segments = await call(request, svc(request).segments.list_segments)
     definition = definitions.get(typed.name)
+    config = await call(
+        request,
+        svc(request).change_requests.change_request_config,
+        await _project_of(request, name),
+    )
     context: dict[str, Any] = {
+        "drafting": any(row.enabled for row in config if row.environment == environment),
         "flag_name": name,
         "environment": environment,
         "typed": typed,
@@ -136,6 +144,8 @@ async def _save(request: web.Request, strategy_id: str | None) -> web.Response:
         if form(request).get("_preview"):  # counts for the strategy as typed, nothing saved
             preview = await _previewed(request, project, strategy, strategy_id)
             return await _editor(request, typed, strategy_id=strategy_id, preview=preview)
+        if form(request).get("_draft"):
+            return await _drafted(request, project, strategy, strategy_id)
         if strategy_id is None:
             await call(
                 request,
@@ -187,6 +197,26 @@ async def _previewed(
         ProposedChange(strategies=tuple(proposed)),
     )
     return await asyncio.to_thread(read.scored)
+
+
+async def _drafted(
+    request: web.Request, project: str, strategy: Strategy, strategy_id: str | None
+) -> web.Response:
+    """The strategy added to the viewer's draft where change requests are on (issue 30):
+    the same change the API's ``addStrategy`` / ``updateStrategy`` makes."""
+    name, environment = _where(request)
+    action = ChangeAction.ADD_STRATEGY if strategy_id is None else ChangeAction.UPDATE_STRATEGY
+    payload = write_payload(action, attrs.evolve(strategy, id=strategy_id))
+    draft = await call(
+        request,
+        svc(request).change_requests.add_changes,
+        project,
+        environment,
+        [DraftChange(name, action.value, payload)],
+        actor=viewer(request).actor,
+    )
+    url = change_request_url(project, draft.id)
+    return redirect(with_flash(request, url, "change-drafted", str(draft.id)))
 
 
 @routes.post(STRATEGIES + "/new")

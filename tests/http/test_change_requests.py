@@ -1,0 +1,418 @@
+"""Change requests over a real server and SQLite file (issue 30), with two people: an
+author who cannot approve their own request, and an approver."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from flagcore.model import Dependency, Strategy
+from flagcore.people import RootRole
+from flagcore.service import DraftChange, NewUser, Service
+from flagcore_http import ServerConfig, create_app
+from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
+from flagcore_store_postgres import PostgresStore
+from flagcore_store_sqlite import SqliteStore
+from tests.cluster.postgres_server import fresh_database
+
+PROJECT = "/api/admin/projects/alpha"
+DRAFTS = PROJECT + "/environments/production/change-requests"
+FLAG = PROJECT + "/features/f"
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[tuple[Service, TestClient[Any, Any]]]:
+    store = SqliteStore(tmp_path / "flags.db")
+    service = Service(store)
+    service.projects.create_project("alpha", "Alpha")
+    for name in ("f", "g", "parent", "grandparent"):
+        service.flags.create_flag("alpha", name)
+    app = create_app(service, ServerConfig())
+    try:
+        async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+            yield service, client
+    finally:
+        store.close()
+
+
+def _headers(service: Service, client: TestClient[Any, Any], name: str) -> dict[str, str]:
+    user = service.users.create_user(NewUser(RootRole.EDITOR, email=f"{name}@x.io", name=name))
+    started = service.sessions.start(user_id=user.id, lifetime=dt.timedelta(1))
+    signer = client.app[SIGNER]  # type: ignore[index]
+    cookie = signer.cookie_value(signer.new_session(started.secret))
+    return {"Cookie": f"{COOKIE_NAME}={cookie}", "Content-Type": "application/json"}
+
+
+async def _send(
+    client: TestClient[Any, Any], method: str, path: str, headers: dict[str, str], body: Any = None
+) -> tuple[int, Any]:
+    data = None if body is None else json.dumps(body)
+    response = await client.request(method, path, data=data, headers=headers)
+    text = await response.text()
+    return response.status, (json.loads(text) if text else None)
+
+
+async def _turn_on(client: TestClient[Any, Any], headers: dict[str, str]) -> None:
+    status, _ = await _send(
+        client,
+        "PUT",
+        DRAFTS + "/config",
+        headers,
+        {"changeRequestsEnabled": True, "requiredApprovals": 1},
+    )
+    assert status == 204
+
+
+async def _approved(
+    client: TestClient[Any, Any], ann: dict[str, str], bob: dict[str, str], changes: Any
+) -> int:
+    status, draft = await _send(client, "POST", DRAFTS, ann, changes)
+    assert status == 200, draft
+    one = f"{PROJECT}/change-requests/{draft['id']}"
+    assert (await _send(client, "PUT", one + "/state", ann, {"state": "In review"}))[0] == 200
+    status, approved = await _send(client, "PUT", one + "/state", bob, {"state": "Approved"})
+    assert approved["state"] == "Approved"
+    return int(draft["id"])
+
+
+def _on_in_production(service: Service, flag: str) -> bool:
+    details = service.flags.get_flag("alpha", flag)
+    return any(e.enabled for e in details.environments if e.environment.name == "production")
+
+
+async def test_the_life_cycle_author_cannot_approve_approver_approves_then_it_is_applied(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    status, config = await _send(client, "GET", PROJECT + "/change-requests/config", ann)
+    assert {"environment": "production", "type": "production", "changeRequestEnabled": True,
+            "requiredApprovals": 1} in config  # fmt: skip
+    status, draft = await _send(
+        client,
+        "POST",
+        DRAFTS,
+        ann,
+        [
+            {"feature": "f", "action": "addStrategy", "payload": {"name": "default"}},
+            {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
+        ],
+    )
+    assert status == 200
+    assert draft["state"] == "Draft"
+    assert draft["createdBy"]["username"] == "Ann"
+    assert [c["action"] for c in draft["features"][0]["changes"]] == [
+        "addStrategy",
+        "updateEnabled",
+    ]
+    one = f"{PROJECT}/change-requests/{draft['id']}"
+    await _send(client, "PUT", one + "/title", ann, {"title": "Launch f"})
+    status, _ = await _send(client, "PUT", one + "/state", ann, {"state": "In review"})
+    assert status == 200
+    status, refused = await _send(client, "PUT", one + "/state", ann, {"state": "Approved"})
+    assert status == 403
+    assert "own" in refused["message"]
+    waiting = await _send(client, "GET", PROJECT + "/change-requests/actionable", bob)
+    assert waiting[1] == {"total": 1}  # Bob may approve Ann's request
+    assert (await _send(client, "GET", PROJECT + "/change-requests/actionable", ann))[1] == {
+        "total": 0
+    }
+    status, _early = await _send(client, "PUT", one + "/state", bob, {"state": "Applied"})
+    assert status == 409
+    assert not _on_in_production(service, "f")
+    status, approved = await _send(
+        client, "PUT", one + "/state", bob, {"state": "Approved", "comment": "fine"}
+    )
+    assert approved["state"] == "Approved"
+    assert approved["approvals"][0]["createdBy"]["username"] == "Bob"
+    assert approved["comments"][0]["text"] == "fine"
+    status, applied = await _send(client, "PUT", one + "/state", ann, {"state": "Applied"})
+    assert status == 200
+    assert applied["state"] == "Applied"
+    assert applied["title"] == "Launch f"
+    status, counts = await _send(client, "GET", PROJECT + "/change-requests/count", bob)
+    assert counts == {
+        "applied": 1,
+        "approved": 0,
+        "rejected": 0,
+        "reviewRequired": 0,
+        "scheduled": 0,
+        "total": 1,
+    }
+    assert _on_in_production(service, "f")
+    status, listed = await _send(client, "GET", PROJECT + "/change-requests", bob)
+    assert [r["id"] for r in listed] == [draft["id"]]
+    events = {e.type: e.created_by for e in service.events.list_events(limit=40)}
+    assert events["change-request-approved"].endswith(":Bob")
+    assert events["change-request-applied"].endswith(":Ann")
+
+
+async def test_a_bad_payload_is_a_400_at_its_path_and_nothing_is_stored(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann = _headers(service, client, "Ann")
+    await _turn_on(client, ann)
+    status, error = await _send(
+        client,
+        "POST",
+        DRAFTS,
+        ann,
+        [
+            {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
+            {"feature": "f", "action": "patchVariant", "payload": {"variants": [{"name": 3}]}},
+        ],
+    )
+    assert status == 400
+    assert error["details"][0]["path"].startswith("$[1].payload.variants[0]")
+    status, unknown = await _send(
+        client, "POST", DRAFTS, ann, {"feature": "f", "action": "fly", "payload": {}}
+    )
+    assert status == 400
+    assert unknown["details"][0]["path"] == "$.action"
+    assert (await _send(client, "GET", PROJECT + "/change-requests/pending", ann))[1] == []
+
+
+async def test_a_conflict_is_shown_and_refuses_apply_until_the_change_is_redone(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    request_id = await _approved(
+        client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
+    )
+    # An admin token (SKIP_CHANGE_REQUEST, as Unleash's admins) changes f directly.
+    service.strategies.add_strategy("alpha", "f", "production", Strategy("default"))
+    one = f"{PROJECT}/change-requests/{request_id}"
+    status, shown = await _send(client, "GET", one, bob)
+    change = shown["features"][0]["changes"][0]
+    assert "feature-strategy-add by system" in change["conflict"]
+    assert shown["features"][0]["conflict"] == change["conflict"]
+    status, _refused = await _send(client, "PUT", one + "/state", bob, {"state": "Applied"})
+    assert status == 409
+    assert not _on_in_production(service, "f")
+    status, _ = await _send(
+        client,
+        "PUT",
+        one + f"/changes/{change['id']}",
+        ann,
+        {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
+    )
+    assert status == 200
+    status, redone = await _send(client, "GET", one, bob)
+    assert "conflict" not in redone["features"][0]["changes"][0]
+    assert redone["state"] == "In review"  # the approval was for the old change
+
+
+async def test_apply_is_all_or_nothing_when_the_second_change_fails(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    request_id = await _approved(
+        client,
+        ann,
+        bob,
+        [
+            {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
+            {"feature": "g", "action": "addDependency", "payload": {"feature": "parent"}},
+        ],
+    )
+    service.dependencies.set_dependencies("alpha", "parent", [Dependency("grandparent")])
+    one = f"{PROJECT}/change-requests/{request_id}"
+    status, error = await _send(client, "PUT", one + "/state", bob, {"state": "Applied"})
+    assert status == 400, error
+    assert not _on_in_production(service, "f")
+    assert service.flags.get_flag("alpha", "g").flag.dependencies == ()
+    assert (await _send(client, "GET", one, bob))[1]["state"] == "Approved"
+
+
+async def test_direct_changes_are_refused_with_the_route_to_use(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann = _headers(service, client, "Ann")
+    await _turn_on(client, ann)
+    status, error = await _send(client, "POST", FLAG + "/environments/production/on", ann)
+    assert status == 403
+    assert "/api/admin/projects/alpha/environments/production/change-requests" in (error["message"])
+    status, _ = await _send(
+        client, "POST", FLAG + "/environments/production/strategies", ann, {"name": "default"}
+    )
+    assert status == 403
+    status, _ = await _send(client, "PUT", FLAG + "/environments/production/variants", ann, [])
+    assert status == 403
+    assert not _on_in_production(service, "f")
+    assert service.strategies.list_strategies("alpha", "f", "production") == []
+    imported = {
+        "project": "alpha",
+        "environment": "production",
+        "data": {"features": [{"name": "imported", "project": "x"}]},
+    }
+    status, _ = await _send(client, "POST", "/api/admin/features-batch/import", ann, imported)
+    assert status == 403
+    assert all(f.name != "imported" for f in service.flags.list_flags())
+    status, _ = await _send(client, "POST", FLAG + "/environments/development/on", ann)
+    assert status == 200
+
+
+async def _state_becomes(
+    client: TestClient[Any, Any], path: str, headers: dict[str, str], state: str
+) -> dict[str, Any]:
+    """The request once it reached ``state`` (the schedule runner acts in the background)."""
+    for _ in range(300):
+        _status, shown = await _send(client, "GET", path, headers)
+        if shown["state"] == state:
+            return dict(shown)
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{path} stayed {shown['state']}")
+
+
+async def test_a_scheduled_request_is_applied_by_the_server_when_its_time_comes(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    request_id = await _approved(
+        client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
+    )
+    one = f"{PROJECT}/change-requests/{request_id}"
+    at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)).isoformat()
+    status, scheduled = await _send(
+        client, "PUT", one + "/state", bob, {"state": "Scheduled", "scheduledAt": at}
+    )
+    assert status == 200, scheduled
+    assert scheduled["schedule"]["status"] == "pending"
+    await _state_becomes(client, one, bob, "Applied")
+    assert _on_in_production(service, "f")
+    events = service.events.list_events(limit=30)
+    [success] = [e for e in events if e.type == "change-request-scheduled-application-success"]
+    assert success.created_by.endswith(":Bob")
+
+
+async def test_a_schedule_missed_while_the_server_was_down_is_applied_at_its_start(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore(tmp_path / "flags.db")
+    try:
+        service = Service(store)
+        service.projects.create_project("alpha", "Alpha")
+        service.flags.create_flag("alpha", "f")
+        service.change_requests.set_change_request_config(
+            "alpha", "production", enabled=True, required_approvals=1
+        )
+        ann, bob = (
+            service.roles.principal_of(
+                service.users.create_user(NewUser(RootRole.EDITOR, email=f"{n}@x.io", name=n))
+            )
+            for n in ("Ann", "Bob")
+        )
+        crs = service.change_requests
+        change = DraftChange("f", "updateEnabled", {"enabled": True})
+        draft = crs.add_changes("alpha", "production", [change], actor=ann)
+        crs.submit_change_request("alpha", draft.id, actor=ann)
+        crs.approve_change_request("alpha", draft.id, actor=bob)
+        at = dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)
+        crs.schedule_change_request("alpha", draft.id, at, actor=bob)
+    finally:
+        store.close()
+    # The server was down at that time: it starts two hours later.
+    reopened = SqliteStore(tmp_path / "flags.db")
+    try:
+        later = Service(reopened, clock=lambda: at + dt.timedelta(hours=1))
+        app = create_app(later, ServerConfig())
+        async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+            secret = later.tokens.create_token("ops", "admin").secret
+            headers = {"Authorization": secret}
+            one = f"{PROJECT}/change-requests/{draft.id}"
+            await _state_becomes(client, one, headers, "Applied")
+        events = later.events.list_events(limit=30)
+        [success] = [e for e in events if e.type == "change-request-scheduled-application-success"]
+        assert success.data is not None
+        assert success.data["data"]["delaySeconds"] == 3600
+        assert _on_in_production(later, "f")
+    finally:
+        reopened.close()
+
+
+async def test_pending_schedules_are_listed_per_project_and_per_flag(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    request_id = await _approved(
+        client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
+    )
+    one = f"{PROJECT}/change-requests/{request_id}"
+    at = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).isoformat()
+    status, scheduled = await _send(
+        client, "PUT", one + "/state", bob, {"state": "Scheduled", "scheduledAt": at}
+    )
+    assert status == 200
+    expected = [{"id": request_id, "environment": "production", "title": scheduled["title"]}]
+    scheduled_path = PROJECT + "/change-requests/scheduled"
+    assert (await _send(client, "GET", scheduled_path, bob))[1] == expected
+    assert (await _send(client, "GET", scheduled_path + "?feature=f", bob))[1] == expected
+    assert (await _send(client, "GET", scheduled_path + "?feature=g", bob))[1] == []
+    status, past = await _send(
+        client, "PUT", one + "/state", bob, {"state": "Scheduled", "scheduledAt": "2001-01-01"}
+    )
+    assert status == 400
+    assert past["details"][0]["path"] == "$.scheduledAt"
+
+
+async def test_two_nodes_over_postgresql_apply_a_schedule_exactly_once() -> None:
+    url = fresh_database()
+    stores = [PostgresStore(url), PostgresStore(url)]
+    try:
+        first = Service(stores[0])
+        first.projects.create_project("alpha", "Alpha")
+        first.flags.create_flag("alpha", "f")
+        first.change_requests.set_change_request_config(
+            "alpha", "production", enabled=True, required_approvals=1
+        )
+        ann, bob = (
+            first.roles.principal_of(
+                first.users.create_user(NewUser(RootRole.EDITOR, email=f"{n}@x.io", name=n))
+            )
+            for n in ("Ann", "Bob")
+        )
+        crs = first.change_requests
+        change = DraftChange("f", "updateEnabled", {"enabled": True})
+        draft = crs.add_changes("alpha", "production", [change], actor=ann)
+        crs.submit_change_request("alpha", draft.id, actor=ann)
+        crs.approve_change_request("alpha", draft.id, actor=bob)
+        services = [first, Service(stores[1])]
+        secret = first.tokens.create_token("ops", "admin").secret
+        headers = {"Authorization": secret}
+        one = f"{PROJECT}/change-requests/{draft.id}"
+        async with (
+            TestClient(TestServer(create_app(services[0], ServerConfig()), host="127.0.0.1")) as a,
+            TestClient(TestServer(create_app(services[1], ServerConfig()), host="127.0.0.1")) as b,
+        ):
+            at = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
+            crs.schedule_change_request("alpha", draft.id, at, actor=bob)
+            await _state_becomes(a, one, headers, "Applied")
+            await _state_becomes(b, one, headers, "Applied")
+            await asyncio.sleep(1.2)  # both runners look again: neither applies it twice
+        events = services[1].events.list_events(limit=100)
+        types = [e.type for e in events]
+        assert types.count("change-request-scheduled-application-success") == 1
+        assert types.count("change-request-applied") == 1
+        assert types.count("feature-environment-enabled") == 1
+        assert types.count("change-request-scheduled-application-failure") == 0
+    finally:
+        for store in stores:
+            store.close()
