@@ -431,7 +431,6 @@ def _world(service: Service) -> dict[str, Any]:
     # direct cases above), in production and staging.
     service.projects.create_project("gamma", "Gamma")
     service.flags.create_flag("gamma", "gf")
-    service.environments.create_environment("staging")
     for environment in ("production", "staging"):
         service.change_requests.set_change_request_config(
             "gamma", environment, enabled=True, required_approvals=1
