@@ -1,0 +1,285 @@
+"""The edge's HTTP face: what SDKs, browsers and operators ask of it.
+
+The answers are the server's: client-features payloads are the upstream's bytes or
+written by `flagcore.wire`'s writer; the Frontend API is `flagcore.service.FrontendView`
+and `frontend_context`, as in ``flagcore serve``; errors are the server's JSON shape
+(`flagcore_http.errors`). Nothing here reads or writes flags: `Edge` keeps them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
+from flagcore.service import client_features_format, frontend_context
+from flagcore.wire import read_metrics_body, read_registration, unstructure_flag
+from flagcore_edge.edge import Edge
+from flagcore_edge.forwarding import HeldReport
+from flagcore_edge.prometheus import exposition
+from flagcore_edge.snapshots import Scope
+from flagcore_http.bodies import parse_json
+from flagcore_http.errors import error_response, status_of
+from flagcore_http.routes.frontend import MAX_CONTEXT_BODY_BYTES, answer_with_etag
+
+__all__ = ["EDGE", "REQUESTS", "create_edge_app"]
+
+EDGE = web.AppKey("edge", Edge)
+REQUESTS = web.AppKey("edge_requests", Counter)
+MAX_USAGE_BODY_BYTES = 1024 * 1024
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+routes = web.RouteTableDef()
+
+
+def _guarded(handler: Handler) -> Handler:
+    """Every refusal in the server's JSON error shape, never a bare 500."""
+
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        try:
+            response = await handler(request)
+        except FlagcoreError as error:
+            status, name = status_of(error)
+            retry = getattr(error, "retry_after", None)
+            headers = None if retry is None else {"Retry-After": str(max(1, round(retry)))}
+            response = error_response(status, name, error.message, error.details, headers)
+        except web.HTTPException as error:
+            response = error_response(error.status, error.reason, error.text or error.reason)
+        request.app[REQUESTS][(request.match_info.route.resource.canonical, response.status)] += 1  # type: ignore[union-attr]
+        return response
+
+    return guarded
+
+
+def _etag_matches(header: str | None, etag: str) -> bool:
+    if not header:
+        return False
+    return header == etag or any(p.strip().removeprefix("W/") == etag for p in header.split(","))
+
+
+def _filters(request: web.Request) -> tuple[tuple[str, ...] | None, str | None]:
+    if not request.query_string:
+        return None, None
+    query = request.query
+    projects = tuple(sorted(set(query.getall("project", []) + query.getall("project[]", []))))
+    return projects or None, query.get("namePrefix") or None
+
+
+@routes.get("/api/client/features")
+async def client_features(request: web.Request) -> web.StreamResponse:
+    token = await request.app[EDGE].client_token(request.headers.get("Authorization"))
+    assert token.snapshot is not None
+    version = client_features_format(request.headers.get("Unleash-Client-Spec"))
+    projects, name_prefix = _filters(request)
+    rendered = token.snapshot.answer(version, projects, name_prefix)
+    headers = {"ETag": rendered.etag, "Cache-Control": "no-cache"}
+    if _etag_matches(request.headers.get("If-None-Match"), rendered.etag):
+        return web.Response(status=304, headers=headers)
+    headers["Content-Type"] = "application/json; charset=utf-8"
+    return web.Response(body=rendered.body, headers=headers)
+
+
+@routes.get("/api/client/features/{name}")
+async def client_feature(request: web.Request) -> web.Response:
+    token = await request.app[EDGE].client_token(request.headers.get("Authorization"))
+    assert token.snapshot is not None
+    name = request.match_info["name"]
+    features = token.snapshot.features
+    flag = next((f for f in features.features if f.name == name), None)
+    if flag is None:
+        raise NotFound(f"Could not find feature flag {name}")
+    version = client_features_format(request.headers.get("Unleash-Client-Spec"))
+    segments = None if version >= 2 else {s.id: s for s in features.segments}
+    return web.json_response(unstructure_flag(flag, segments))
+
+
+async def _json_object(request: web.Request, max_bytes: int) -> dict[str, Any]:
+    content_type = request.content_type
+    if content_type != "application/json" and not content_type.endswith("+json"):
+        raise web.HTTPUnsupportedMediaType(
+            text=f"We accept application/json bodies, not {content_type or 'no content type'}."
+        )
+    if request.content_length is not None and request.content_length > max_bytes:
+        raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=request.content_length)
+    raw = await request.content.read(max_bytes + 1)
+    if len(raw) > max_bytes:
+        raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=len(raw))
+    body = parse_json(raw)
+    if not isinstance(body, dict):
+        raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
+    return body
+
+
+def _hold(request: web.Request, path: str, body: dict[str, Any]) -> None:
+    """Keep a checked report for the upstream, under the token the SDK sent it with."""
+    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    token = request.headers.get("Authorization", "")
+    request.app[EDGE].forwarder.hold(HeldReport(path, token, text))
+
+
+@routes.post("/api/client/register")
+async def register(request: web.Request) -> web.Response:
+    await request.app[EDGE].client_token(request.headers.get("Authorization"))
+    body = await _json_object(request, MAX_USAGE_BODY_BYTES)
+    read_registration(body, "the registration is missing fields or has wrong types")
+    _hold(request, "/client/register", body)
+    return web.Response(status=202)
+
+
+@routes.post("/api/client/metrics")
+async def metrics(request: web.Request) -> web.Response:
+    await request.app[EDGE].client_token(request.headers.get("Authorization"))
+    body = await _json_object(request, MAX_USAGE_BODY_BYTES)
+    read_metrics_body(body)
+    _hold(request, "/client/metrics", body)
+    return web.Response(status=202)
+
+
+# --- the Frontend API ------------------------------------------------------------------
+
+
+def _query_context(request: web.Request) -> tuple[dict[str, Any], dict[str, Any]]:
+    fields: dict[str, Any] = {}
+    properties: dict[str, Any] = {}
+    for key, value in request.query.items():
+        if key.startswith("properties[") and key.endswith("]"):
+            name, into = key[len("properties[") : -1], properties
+        else:
+            name, into = key, fields
+        if name in into:
+            raise InvalidInput(
+                f"the query gives {key[:100]!r} more than once",
+                [ErrorDetail("given more than once", f"/query/{key[:100]}")],
+            )
+        into[name] = value
+    return fields, properties
+
+
+async def _body_context(request: web.Request) -> tuple[dict[str, Any], dict[str, Any]]:
+    if not request.body_exists:
+        return {}, {}
+    body = await _json_object(request, MAX_CONTEXT_BODY_BYTES)
+    context = body.get("context", {})
+    if not isinstance(context, dict):
+        raise InvalidInput("context must be an object", [ErrorDetail("not an object", "$.context")])
+    properties = context.get("properties") or {}
+    if not isinstance(properties, dict):
+        raise InvalidInput(
+            "context.properties must be an object",
+            [ErrorDetail("not an object", "$.context.properties")],
+        )
+    fields = {k: v for k, v in context.items() if k != "properties" and v is not None}
+    return fields, properties
+
+
+def _query_path(name: str) -> str:
+    if name.startswith("properties."):
+        return f"/query/properties[{name[len('properties.') :][:100]}]"
+    return f"/query/{name[:100]}"
+
+
+def _body_path(name: str) -> str:
+    return f"$.context.{name[:100]}"
+
+
+async def _frontend_answer(
+    request: web.Request, fields: dict[str, Any], properties: dict[str, Any], path: Any
+) -> web.Response:
+    edge = request.app[EDGE]
+    scope: Scope = (await edge.frontend_token(request.headers.get("Authorization"))).scope
+    defaults = {"environment": scope.environment}
+    if request.remote:
+        defaults["remoteAddress"] = request.remote
+    context = frontend_context(fields, path, defaults, properties)
+    return answer_with_etag(request, edge.frontend_view(scope).frontend_body(context))
+
+
+@routes.get("/api/frontend")
+async def frontend_get(request: web.Request) -> web.Response:
+    fields, properties = _query_context(request)
+    return await _frontend_answer(request, fields, properties, _query_path)
+
+
+@routes.post("/api/frontend")
+async def frontend_post(request: web.Request) -> web.Response:
+    fields, properties = await _body_context(request)
+    return await _frontend_answer(request, fields, properties, _body_path)
+
+
+@routes.post("/api/frontend/client/metrics")
+async def frontend_metrics(request: web.Request) -> web.Response:
+    await request.app[EDGE].frontend_token(request.headers.get("Authorization"))
+    body = await _json_object(request, MAX_USAGE_BODY_BYTES)
+    read_metrics_body(body)
+    _hold(request, "/frontend/client/metrics", body)
+    return web.Response(status=200)
+
+
+@routes.post("/api/frontend/client/register")
+async def frontend_register(request: web.Request) -> web.Response:
+    await request.app[EDGE].frontend_token(request.headers.get("Authorization"))
+    body = await _json_object(request, MAX_USAGE_BODY_BYTES)
+    if "appName" not in body:
+        raise InvalidInput(
+            "appName is required", [ErrorDetail("appName is required: a string", "$.appName")]
+        )
+    _hold(request, "/frontend/client/register", body)
+    return web.Response(status=200)
+
+
+# --- operations ------------------------------------------------------------------------
+
+
+@routes.get("/health")
+async def health(request: web.Request) -> web.Response:
+    return web.json_response({"health": "GOOD"})
+
+
+@routes.get("/ready")
+async def ready(request: web.Request) -> web.Response:
+    """200 while there are flags to serve (the upstream may be away: ``upstream`` says so);
+    503 before the first data."""
+    edge = request.app[EDGE]
+    upstream = (
+        "offline"
+        if edge.upstream is None
+        else {None: "unknown", True: "reachable", False: "unreachable"}[edge.upstream_up]
+    )
+    age = edge.oldest_data_age()
+    body: dict[str, Any] = {
+        "health": "GOOD" if edge.has_data() else "BAD",
+        "upstream": upstream,
+        "dataAgeSeconds": None if age is None else round(age, 3),
+        "usageHeld": edge.forwarder.held,
+    }
+    if edge.last_contact is not None:
+        body["lastUpstreamContactSecondsAgo"] = round(time.time() - edge.last_contact, 3)
+    if not edge.has_data():
+        body["message"] = "no flags yet: the upstream has not answered and no snapshot was kept"
+    return web.json_response(body, status=200 if edge.has_data() else 503)
+
+
+@routes.get("/internal-backstage/prometheus")
+async def prometheus(request: web.Request) -> web.Response:
+    text = exposition(request.app[EDGE], request.app[REQUESTS])
+    return web.Response(text=text, content_type="text/plain", charset="utf-8")
+
+
+async def _unmatched(request: web.Request) -> web.Response:
+    return error_response(404, "NotFoundError", f"no route {request.method} {request.path[:200]}")
+
+
+def create_edge_app(edge: Edge) -> web.Application:
+    """The app over ``edge``; the caller starts and stops the edge around it."""
+    app = web.Application(client_max_size=MAX_USAGE_BODY_BYTES)
+    app[EDGE] = edge
+    app[REQUESTS] = Counter()
+    for route in routes:
+        assert isinstance(route, web.RouteDef)
+        app.router.add_route(route.method, route.path, _guarded(route.handler))
+    app.router.add_route("*", "/{tail:.*}", _guarded(_unmatched))
+    return app

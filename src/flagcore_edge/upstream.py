@@ -1,0 +1,98 @@
+"""The upstream's client API as the edge speaks it: features with ETags, token checks,
+and the SDK usage forwarded. An unreachable upstream (no connection, a timeout, a 5xx) is
+`UpstreamDown`; what the upstream refuses (401/403) is a plain status."""
+
+from __future__ import annotations
+
+import uuid
+
+import aiohttp
+import attrs
+
+__all__ = ["FeaturesAnswer", "Upstream", "UpstreamDown"]
+
+EDGE_SDK = "flagcore-edge:0.1.0"
+SPEC_VERSION = "5.2.0"  # format 2: segments listed once, as SDKs of today ask
+
+
+class UpstreamDown(Exception):
+    """The upstream could not answer (unreachable, timed out, or a 5xx)."""
+
+
+@attrs.frozen
+class FeaturesAnswer:
+    status: int  # 200, 304, or a refusal (401, 403, 404)
+    body: bytes = b""
+    etag: str | None = None
+
+
+class Upstream:
+    """A session to the upstream (``url`` as SDKs are given it, ending in ``/api``)."""
+
+    def __init__(self, url: str, *, timeout: float) -> None:
+        self.url = url.rstrip("/")
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._session: aiohttp.ClientSession | None = None
+        self._headers = {
+            "UNLEASH-APPNAME": "flagcore-edge",
+            "UNLEASH-INSTANCEID": f"flagcore-edge-{uuid.uuid4().hex[:8]}",
+            "Unleash-SDK": EDGE_SDK,
+            "Unleash-Client-Spec": SPEC_VERSION,
+        }
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                timeout=self._timeout, headers=self._headers, auto_decompress=True
+            )
+        return self._session
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def features(self, token: str, etag: str | None = None) -> FeaturesAnswer:
+        headers = {"Authorization": token}
+        if etag:
+            headers["If-None-Match"] = etag
+        try:
+            async with self._client().get(
+                self.url + "/client/features", headers=headers
+            ) as response:
+                if response.status >= 500 or response.status == 429:
+                    raise UpstreamDown(f"the upstream answered {response.status}")
+                if response.status != 200:
+                    return FeaturesAnswer(response.status)
+                body = await response.read()
+                return FeaturesAnswer(200, body, response.headers.get("ETag"))
+        except (TimeoutError, aiohttp.ClientError, OSError) as error:
+            raise UpstreamDown(str(error) or type(error).__name__) from error
+
+    async def frontend_status(self, token: str) -> int:
+        """The upstream's status for a frontend token on ``/api/frontend`` (200: valid)."""
+        return await self._status("GET", "/frontend", token)
+
+    async def post(self, path: str, token: str, body: bytes) -> int:
+        """POST ``body`` (JSON) to ``path`` (under the API URL); the upstream's status."""
+        headers = {"Authorization": token, "Content-Type": "application/json"}
+        return await self._status("POST", path, token, body=body, headers=headers)
+
+    async def _status(
+        self,
+        method: str,
+        path: str,
+        token: str,
+        *,
+        body: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> int:
+        try:
+            async with self._client().request(
+                method, self.url + path, data=body, headers=headers or {"Authorization": token}
+            ) as response:
+                await response.read()
+                if response.status >= 500 or response.status == 429:
+                    raise UpstreamDown(f"the upstream answered {response.status}")
+                return response.status
+        except (TimeoutError, aiohttp.ClientError, OSError) as error:
+            raise UpstreamDown(str(error) or type(error).__name__) from error

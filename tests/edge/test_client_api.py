@@ -1,0 +1,114 @@
+"""SDKs get the same client-features answers through the edge as from the upstream, and
+an unknown token is refused without the upstream being asked each time."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.edge.processes import CLIENT, SPEC, EdgeProcess, UpstreamServer, get, wait_for
+
+
+def _edge(tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]) -> EdgeProcess:
+    edge = EdgeProcess(tmp_path).follows(upstream, CLIENT)
+    edges.append(edge)
+    wait_for(lambda: edge.ready()["status"] == 200)
+    return edge
+
+
+def _without_meta(body: bytes) -> dict[str, object]:
+    payload = json.loads(body)
+    payload.pop("meta", None)
+    return dict(payload)
+
+
+def test_a_format_2_poll_gets_the_upstreams_bytes_and_etag_and_then_a_304(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    upstream.add_flag("checkout", rollout=40)
+    upstream.add_flag("search")
+    edge = _edge(tmp_path, upstream, edges)
+    at_upstream = get(upstream.url + "/api/client/features", CLIENT, SPEC)
+    at_edge = get(edge.url + "/api/client/features", CLIENT, SPEC)
+    assert at_edge[0] == 200
+    assert at_edge[1] == at_upstream[1]
+    assert at_edge[2]["ETag"] == at_upstream[2]["ETag"]
+    again = get(
+        edge.url + "/api/client/features", CLIENT, {**SPEC, "If-None-Match": at_edge[2]["ETag"]}
+    )
+    assert again[0] == 304
+
+
+def test_format_1_and_the_filters_answer_what_the_upstream_answers(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    upstream.admin(
+        "POST",
+        "/api/admin/segments",
+        {
+            "name": "testers",
+            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["7"]}],
+        },
+    )
+    upstream.add_flag("checkout")
+    upstream.add_flag("check-in")
+    upstream.add_flag("search")
+    edge = _edge(tmp_path, upstream, edges)
+    for query, headers in [
+        ("", {}),  # format 1: segments inlined, legacy keys
+        ("?namePrefix=check", SPEC),
+        ("?namePrefix=check", {}),
+        ("?project=default", SPEC),
+        ("?project=nothing-here", SPEC),
+    ]:
+        path = "/api/client/features" + query
+        status, body, answer_headers = get(edge.url + path, CLIENT, headers)
+        expected = get(upstream.url + path, CLIENT, headers)
+        assert status == 200, body
+        assert _without_meta(body) == _without_meta(expected[1]), query
+        etag = answer_headers["ETag"]
+        assert get(edge.url + path, CLIENT, {**headers, "If-None-Match": etag})[0] == 304
+
+
+def test_one_flag_is_answered_as_by_the_upstream(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    upstream.add_flag("checkout")
+    edge = _edge(tmp_path, upstream, edges)
+    for path in ["/api/client/features/checkout", "/api/client/features/missing"]:
+        at_edge = get(edge.url + path, CLIENT)
+        at_upstream = get(upstream.url + path, CLIENT)
+        assert at_edge[0] == at_upstream[0]
+        assert json.loads(at_edge[1]) == json.loads(at_upstream[1])
+
+
+def test_an_sdk_token_is_checked_upstream_once_and_gets_its_own_scope(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    upstream.admin("POST", "/api/admin/projects", {"id": "web", "name": "Web"})
+    upstream.admin("POST", "/api/admin/projects/web/features", {"name": "web-flag"})
+    upstream.add_flag("checkout")
+    web = upstream.client_token("web-sdk", ["web"])
+    edge = _edge(tmp_path, upstream, edges)
+    for _ in range(5):
+        status, body, _headers = get(edge.url + "/api/client/features", web, SPEC)
+        assert status == 200
+        assert [f["name"] for f in json.loads(body)["features"]] == ["web-flag"]
+    assert body == get(upstream.url + "/api/client/features", web, SPEC)[1]
+    # The check is the edge's first fetch with it; later requests are answered from memory.
+    logged = upstream.requests_logged(r'"GET /api/client/features" 200')
+    assert get(edge.url + "/api/client/features", web, SPEC)[0] == 200
+    assert upstream.requests_logged(r'"GET /api/client/features" 200') == logged
+
+
+def test_an_unknown_token_is_refused_without_asking_the_upstream_each_time(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    edge = _edge(tmp_path, upstream, edges)
+    made_up = "default:development.not-a-token-anyone-made"
+    for _ in range(20):
+        status, body, _headers = get(edge.url + "/api/client/features", made_up, SPEC)
+        assert status == 401
+        assert set(json.loads(body)) == {"name", "message", "details"}
+    assert get(edge.url + "/api/client/features", None)[0] == 401
+    assert upstream.requests_logged(r'"GET /api/client/features" 401') == 1
