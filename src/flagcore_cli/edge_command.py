@@ -121,6 +121,8 @@ async def _serve(config: EdgeConfig) -> None:
             config.offline_tokens,
             config.offline_frontend_tokens,
         )
+    else:
+        edge.load_kept()
     runner = web.AppRunner(create_edge_app(edge), access_log=None)
     await runner.setup()
     sock = socket.create_server((config.host, config.port))
@@ -130,7 +132,7 @@ async def _serve(config: EdgeConfig) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    # Listening first: SDKs wait for the data, they are not refused.
+    # The kept snapshot is served from the first request; the upstream is asked next.
     say(f"flagcore edge listening on http://{config.host}:{port}")
     try:
         await edge.start()

@@ -77,9 +77,9 @@ class Edge:
         self._tasks: list[asyncio.Task[None]] = []
 
     # --- start and stop ------------------------------------------------------------------
-    async def start(self) -> None:
-        if self.config.offline:
-            return
+    def load_kept(self) -> None:
+        """What the last run kept (the snapshot file) and the tokens to follow: called
+        before listening, so the first request is already answered from it."""
         followed, frontends = load_snapshot_file(self.config.data_dir)
         self.followed = {token.digest: token for token in followed}
         self.frontends = {token.digest: token for token in frontends}
@@ -87,6 +87,11 @@ class Edge:
             digest = digest_of(secret)
             kept = self.followed.get(digest)
             self.followed[digest] = FollowedToken(digest, secret, kept.snapshot if kept else None)
+
+    async def start(self) -> None:
+        """Fetch every followed token once, then poll and send usage in the background."""
+        if self.config.offline:
+            return
         await self.refresh()
         self._tasks.append(asyncio.create_task(self._poll(), name="edge-poll"))
         self._tasks.append(
