@@ -158,7 +158,7 @@ class Edge:
             elif answer.status in (401, 403):
                 _log.warning("the upstream refused token %s: no longer followed", token.label())
                 del self.followed[token.digest]
-                self.refused.refuse("client", token.digest)
+                self.refused.refuse("client", token.digest, answer.status)
                 changed = True
         if changed:
             self.save()
@@ -193,8 +193,9 @@ class Edge:
                 token.secret = secret  # followed again after a restart
             token.requests += 1
             return token
-        if self.refused.refused("client", digest) or self.upstream is None:
+        if self.upstream is None:
             raise Unauthenticated("the token is not valid for the client API")
+        _raise_refusal(self.refused.refused("client", digest), "the client API")
         async with self._locks.setdefault(digest, asyncio.Lock()):
             token = self.followed.get(digest)
             if token is None or token.snapshot is None:
@@ -221,8 +222,8 @@ class Edge:
             ) from None
         self._contact()
         if answer.status != 200:
-            self.refused.refuse("client", digest)
-            raise Unauthenticated("the token is not valid for the client API")
+            self.refused.refuse("client", digest, answer.status)
+            _raise_refusal(answer.status, "the client API")
         token = FollowedToken(digest, secret, TokenSnapshot(answer.body, answer.etag, time.time()))
         self.followed[digest] = token
         self.save()
@@ -243,8 +244,11 @@ class Edge:
         if token is not None and fresh:
             token.requests += 1
             return token
-        if self.refused.refused("frontend", digest) or self.upstream is None:
+        if digest in self.followed:
+            raise Forbidden("a client token cannot be used on the Frontend API")
+        if self.upstream is None:
             raise Unauthenticated("the token is not valid for the Frontend API")
+        _raise_refusal(self.refused.refused("frontend", digest), "the Frontend API")
         async with self._locks.setdefault("frontend:" + digest, asyncio.Lock()):
             token = await self._check_frontend(secret, digest, token)
         self._locks.pop("frontend:" + digest, None)
@@ -269,8 +273,8 @@ class Edge:
         self._contact()
         if status != 200:
             self.frontends.pop(digest, None)
-            self.refused.refuse("frontend", digest)
-            raise Unauthenticated("the token is not valid for the Frontend API")
+            self.refused.refuse("frontend", digest, status)
+            _raise_refusal(status, "the Frontend API")
         scope = scope_of_secret(secret)
         if scope is None:
             raise Forbidden(
@@ -315,6 +319,15 @@ class Edge:
     def oldest_data_age(self) -> float | None:
         times = [t.snapshot.fetched_at for t in self.followed.values() if t.snapshot is not None]
         return None if not times else max(0.0, time.time() - min(times))
+
+
+def _raise_refusal(status: int | None, where: str) -> None:
+    """The upstream's refusal, as it gave it: 403 for a token of another kind, else 401."""
+    if status is None:
+        return
+    if status == 403:
+        raise Forbidden(f"the token may not be used on {where}")
+    raise Unauthenticated(f"the token is not valid for {where}")
 
 
 def _named_scope(secret: str) -> Scope:

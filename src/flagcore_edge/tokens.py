@@ -60,19 +60,20 @@ class RefusedTokens:
     def __init__(self, ttl: float, capacity: int) -> None:
         self.ttl = ttl
         self.capacity = capacity
-        self._until: OrderedDict[tuple[TokenKind, str], float] = OrderedDict()
+        self._until: OrderedDict[tuple[TokenKind, str], tuple[float, int]] = OrderedDict()
 
-    def refused(self, kind: TokenKind, digest: str) -> bool:
-        until = self._until.get((kind, digest))
-        if until is None:
-            return False
-        if until < time.monotonic():
+    def refused(self, kind: TokenKind, digest: str) -> int | None:
+        """The status the upstream refused the token with (401, 403), if it did lately."""
+        kept = self._until.get((kind, digest))
+        if kept is None:
+            return None
+        if kept[0] < time.monotonic():
             del self._until[(kind, digest)]
-            return False
-        return True
+            return None
+        return kept[1]
 
-    def refuse(self, kind: TokenKind, digest: str) -> None:
-        self._until[(kind, digest)] = time.monotonic() + self.ttl
+    def refuse(self, kind: TokenKind, digest: str, status: int = 401) -> None:
+        self._until[(kind, digest)] = (time.monotonic() + self.ttl, status)
         self._until.move_to_end((kind, digest))
         while len(self._until) > self.capacity:
             self._until.popitem(last=False)
