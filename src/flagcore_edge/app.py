@@ -8,6 +8,7 @@ and `frontend_context`, as in ``flagcore serve``; errors are the server's JSON s
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections import Counter
@@ -22,16 +23,18 @@ from flagcore.wire import read_metrics_body, read_registration, unstructure_flag
 from flagcore_edge.edge import Edge
 from flagcore_edge.forwarding import HeldReport
 from flagcore_edge.prometheus import exposition
-from flagcore_edge.snapshots import Scope
+from flagcore_edge.snapshots import Scope, TokenSnapshot
 from flagcore_http.bodies import parse_json
 from flagcore_http.errors import error_response, status_of
 from flagcore_http.routes.frontend import MAX_CONTEXT_BODY_BYTES, answer_with_etag
+from flagcore_http.streaming import delta_body, sse
 
 __all__ = ["EDGE", "REQUESTS", "create_edge_app"]
 
 EDGE = web.AppKey("edge", Edge)
 REQUESTS = web.AppKey("edge_requests", Counter)
 MAX_USAGE_BODY_BYTES = 1024 * 1024
+_KEEPALIVE_S = 30.0
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 routes = web.RouteTableDef()
 
@@ -81,6 +84,54 @@ async def client_features(request: web.Request) -> web.StreamResponse:
         return web.Response(status=304, headers=headers)
     headers["Content-Type"] = "application/json; charset=utf-8"
     return web.Response(body=rendered.body, headers=headers)
+
+
+def _delta_etag(snapshot: TokenSnapshot) -> str:
+    return '"delta-' + snapshot.etag.strip('"') + '"'
+
+
+@routes.get("/api/client/delta")
+async def client_delta(request: web.Request) -> web.Response:
+    """Unleash's delta API, answered with one ``hydration`` event whenever the token's
+    flags changed (the edge keeps whole payloads, not their history): an SDK replaces its
+    flags with it, as after a reconnection."""
+    token = await request.app[EDGE].client_token(request.headers.get("Authorization"))
+    assert token.snapshot is not None
+    etag = _delta_etag(token.snapshot)
+    if _etag_matches(request.headers.get("If-None-Match"), etag):
+        return web.Response(status=304, headers={"ETag": etag})
+    body = delta_body([token.snapshot.hydration()])
+    return web.Response(text=body, content_type="application/json", headers={"ETag": etag})
+
+
+@routes.get("/api/client/streaming")
+async def client_streaming(request: web.Request) -> web.StreamResponse:
+    """Unleash's SSE stream: ``unleash-connected`` with a hydration, then an
+    ``unleash-updated`` hydration each time the token's flags change upstream."""
+    edge = request.app[EDGE]
+    token = await edge.client_token(request.headers.get("Authorization"))
+    assert token.snapshot is not None
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await response.prepare(request)
+    sent = token.snapshot
+    hydration = sent.hydration()
+    await response.write(sse("unleash-connected", delta_body([hydration]), hydration.event_id))
+    while not edge.closing:
+        changed = edge.changed
+        try:
+            await asyncio.wait_for(changed.wait(), _KEEPALIVE_S)
+        except TimeoutError:
+            await response.write(b": keep-alive\n\n")
+            continue
+        current = token.snapshot
+        if current is None or current is sent or token.digest not in edge.followed:
+            continue
+        sent = current
+        hydration = current.hydration()
+        await response.write(sse("unleash-updated", delta_body([hydration]), hydration.event_id))
+    return response
 
 
 @routes.get("/api/client/features/{name}")

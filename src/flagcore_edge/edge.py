@@ -75,6 +75,8 @@ class Edge:
         self._locks: dict[str, asyncio.Lock] = {}
         self._views: dict[tuple[Scope, int], FrontendView] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self.changed = asyncio.Event()  # set (and replaced) whenever a snapshot changes
+        self.closing = False  # streams end at the next wake-up once set
 
     # --- start and stop ------------------------------------------------------------------
     def load_kept(self) -> None:
@@ -101,6 +103,8 @@ class Edge:
     async def stop(self) -> None:
         """Stop polling; send the usage held (a clean stop loses none while the upstream
         answers)."""
+        self.closing = True
+        self._announce()  # streams see closing and end
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -152,6 +156,7 @@ class Edge:
             if answer.status == 200:
                 token.snapshot = TokenSnapshot(answer.body, answer.etag, time.time())
                 changed = True
+                self._announce()
             elif answer.status == 304 and token.snapshot is not None:
                 token.snapshot.fetched_at = time.time()
                 changed = True
@@ -162,6 +167,11 @@ class Edge:
                 changed = True
         if changed:
             self.save()
+
+    def _announce(self) -> None:
+        """Wake every stream: some token's flags changed."""
+        self.changed.set()
+        self.changed = asyncio.Event()
 
     def _contact(self) -> None:
         if self.upstream_up is False:

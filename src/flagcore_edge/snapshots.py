@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from flagcore.model import ClientFeatures
-from flagcore.wire import read_client_features, unstructure_client_features
+from flagcore.wire import Hydration, read_client_features, unstructure_client_features
 
 __all__ = ["Rendered", "Scope", "TokenSnapshot", "scope_of_secret"]
 
@@ -87,6 +87,21 @@ class TokenSnapshot:
         self.features: ClientFeatures = read_client_features(payload).snapshot
         self.version = payload.get("version")
         self._rendered: dict[tuple[Any, ...], Rendered] = {}
+
+    def hydration(self) -> Hydration:
+        """Unleash's ``hydration`` delta event: every flag and segment of this payload, as
+        the upstream wrote them (format 2)."""
+        if self.version != 2:
+            written = unstructure_client_features(self.features, version=2)
+            return Hydration(self.event_id, tuple(written["features"]), tuple(written["segments"]))
+        payload = json.loads(self.body)
+        return Hydration(
+            self.event_id, tuple(payload["features"]), tuple(payload.get("segments") or ())
+        )
+
+    @property
+    def event_id(self) -> int:
+        return self.revision_id if isinstance(self.revision_id, int) else 0
 
     def answer(
         self, version: int, projects: tuple[str, ...] | None, name_prefix: str | None

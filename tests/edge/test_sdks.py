@@ -142,13 +142,13 @@ def test_usage_held_while_the_upstream_is_away_reaches_it_when_it_is_back(
 class NodeSdk:
     """The official Node SDK (`tests/http/node/follow.js`) polling ``url``."""
 
-    def __init__(self, url: str, tmp_path: Path, name: str) -> None:
+    def __init__(self, url: str, tmp_path: Path, name: str, mode: str = "polling") -> None:
         script = installed(NODE_DIR, "unleash-client", "Node SDK") / "follow.js"
         env = {
             **os.environ,
             "FLAGCORE_URL": url + "/api",
             "FLAGCORE_TOKEN": CLIENT,
-            "FLAGCORE_MODE": "polling",
+            "FLAGCORE_MODE": mode,
             "FLAGCORE_FLAGS": "checkout,colour",
         }
         self.log = tmp_path / f"node-{name}.log"
@@ -179,11 +179,12 @@ def _settled(sdk: NodeSdk, wanted: Any = None) -> dict[str, Any]:
     raise AssertionError(sdk.log.read_text())
 
 
+@pytest.mark.parametrize("mode", ["polling", "delta", "streaming"])
 def test_the_node_sdk_answers_through_the_edge_as_at_the_upstream(
-    tmp_path: Path, upstream: UpstreamServer, edge: EdgeProcess
+    tmp_path: Path, upstream: UpstreamServer, edge: EdgeProcess, mode: str
 ) -> None:
     direct = NodeSdk(upstream.url, tmp_path, "direct")
-    through = NodeSdk(edge.url, tmp_path, "through")
+    through = NodeSdk(edge.url, tmp_path, "through", mode)
     try:
         expected = _settled(direct)
         assert _settled(through, expected) == expected
