@@ -60,7 +60,13 @@ def add_parser(commands: Any) -> None:
     )
     edge.add_argument("--offline", action="store_true", help="no upstream: serve --bootstrap")
     edge.add_argument("--bootstrap", type=Path, metavar="FILE")
-    edge.add_argument("--tokens", metavar="LIST", help="offline: client tokens, comma-separated")
+    edge.add_argument(
+        "--tokens",
+        "--client-tokens",
+        dest="tokens",
+        metavar="LIST",
+        help="offline: client tokens, comma-separated",
+    )
     edge.add_argument(
         "--frontend-tokens", metavar="LIST", help="offline: frontend tokens, comma-separated"
     )

@@ -27,10 +27,12 @@ class FeaturesAnswer:
 
 
 class Upstream:
-    """A session to the upstream (``url`` as SDKs are given it, ending in ``/api``)."""
+    """A session to the upstream: ``url`` as SDKs are given it (ending in ``/api``) or, as
+    Unleash Edge's ``--upstream-url`` takes it, the server's URL (``/api`` is added)."""
 
     def __init__(self, url: str, *, timeout: float) -> None:
-        self.url = url.rstrip("/")
+        url = url.rstrip("/")
+        self.url = url if url.endswith("/api") else url + "/api"
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._session: aiohttp.ClientSession | None = None
         self._headers = {

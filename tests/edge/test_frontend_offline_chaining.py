@@ -108,8 +108,9 @@ def test_an_edge_follows_another_edge_and_a_change_reaches_the_last_one(
     first = EdgeProcess(tmp_path, "first").follows(upstream, CLIENT)
     edges.append(first)
     wait_for(lambda: first.ready()["status"] == 200)
+    # Given the server URL without /api, as Unleash Edge's --upstream-url takes it.
     second = EdgeProcess(tmp_path, "second").start(
-        "--upstream", first.url + "/api", "--upstream-token", CLIENT, "--interval", "0.2"
+        "--upstream", first.url, "--upstream-token", CLIENT, "--interval", "0.2"
     )
     edges.append(second)
     wait_for(lambda: second.ready()["status"] == 200)
