@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
-from flagcore.service import client_features_format, frontend_context
+from flagcore.service import FrontendView, client_features_format, frontend_context
 from flagcore.wire import read_metrics_body, read_registration, unstructure_flag
 from flagcore_edge.edge import Edge
 from flagcore_edge.forwarding import HeldReport
@@ -27,6 +27,7 @@ from flagcore_edge.snapshots import Scope, TokenSnapshot
 from flagcore_http.bodies import parse_json
 from flagcore_http.errors import error_response, status_of
 from flagcore_http.routes.frontend import MAX_CONTEXT_BODY_BYTES, answer_with_etag
+from flagcore_http.routes.ofrep import ViewFinder, ofrep_flag, ofrep_flags
 from flagcore_http.streaming import delta_body, sse
 
 __all__ = ["EDGE", "REQUESTS", "create_edge_app"]
@@ -280,6 +281,40 @@ async def frontend_register(request: web.Request) -> web.Response:
         )
     _hold(request, "/frontend/client/register", body)
     return web.Response(status=200)
+
+
+# --- OFREP ------------------------------------------------------------------------------
+
+
+def _finder(request: web.Request, scope: Scope) -> ViewFinder:
+    """The server's OFREP handlers' `ViewFinder`, over the edge's view of ``scope``."""
+    edge = request.app[EDGE]
+
+    async def find(
+        request: web.Request, fields: dict[str, Any]
+    ) -> tuple[FrontendView, dict[str, str]]:
+        defaults = {"environment": scope.environment}
+        if request.remote:
+            defaults["remoteAddress"] = request.remote
+        return edge.frontend_view(scope), defaults
+
+    return find
+
+
+def _ofrep_secret(request: web.Request) -> str | None:
+    return request.headers.get("Authorization") or request.headers.get("X-API-Key")
+
+
+@routes.post("/ofrep/v1/evaluate/flags/{key}")
+async def ofrep_one(request: web.Request) -> web.Response:
+    scope, _frontend = await request.app[EDGE].ofrep_scope(_ofrep_secret(request))
+    return await ofrep_flag(request, request.match_info["key"], _finder(request, scope))
+
+
+@routes.post("/ofrep/v1/evaluate/flags")
+async def ofrep_all(request: web.Request) -> web.Response:
+    scope, frontend = await request.app[EDGE].ofrep_scope(_ofrep_secret(request))
+    return await ofrep_flags(request, _finder(request, scope), off_flags=not frontend)
 
 
 # --- operations ------------------------------------------------------------------------

@@ -296,6 +296,22 @@ class Edge:
         self.save()
         return token
 
+    async def ofrep_scope(self, secret: str | None) -> tuple[Scope, bool]:
+        """OFREP takes client and frontend tokens: the caller's scope, and whether its
+        token is a frontend token (which sees only the flags on for it in a bulk answer).
+        A token the upstream refuses on the client API as another kind (403) is checked
+        as a frontend token."""
+        if not secret:
+            raise Unauthenticated("an API token is required (Authorization or X-API-Key)")
+        if digest_of(secret) in self.frontends:
+            return (await self.frontend_token(secret)).scope, True
+        try:
+            token = await self.client_token(secret)
+        except Forbidden:
+            return (await self.frontend_token(secret)).scope, True
+        assert token.snapshot is not None
+        return token.snapshot.scope, False
+
     def frontend_view(self, scope: Scope) -> FrontendView:
         """The compiled flags of ``scope``, from a followed token that covers it."""
         holder = next(

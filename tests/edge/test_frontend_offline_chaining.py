@@ -4,6 +4,8 @@ whose upstream is another edge."""
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from tests.edge.processes import CLIENT, SPEC, EdgeProcess, UpstreamServer, get, post, wait_for
@@ -128,3 +130,37 @@ def test_an_edge_follows_another_edge_and_a_change_reaches_the_last_one(
             != at_upstream[1]
         )
     )
+
+
+def _ofrep(url: str, path: str, token: str, context: dict[str, object]) -> tuple[int, object]:
+    request = urllib.request.Request(
+        url + path,
+        json.dumps({"context": context}).encode(),
+        {"X-API-Key": token, "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_ofrep_answers_through_the_edge_as_at_the_upstream_for_both_token_kinds(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    _flags(upstream)
+    frontend = upstream.frontend_token()
+    edge = EdgeProcess(tmp_path).follows(upstream, CLIENT)
+    edges.append(edge)
+    wait_for(lambda: edge.ready()["status"] == 200)
+    for token in (CLIENT, frontend):
+        for path, context in [
+            ("/ofrep/v1/evaluate/flags", {"targetingKey": "3"}),
+            ("/ofrep/v1/evaluate/flags/checkout", {"targetingKey": "4", "plan": 2}),
+            ("/ofrep/v1/evaluate/flags/missing", {}),
+            ("/ofrep/v1/evaluate/flags", {"targetingKey": ["not", "a", "string"]}),
+        ]:
+            assert _ofrep(edge.url, path, token, context) == _ofrep(
+                upstream.url, path, token, context
+            ), (token, path)
