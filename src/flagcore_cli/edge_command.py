@@ -49,6 +49,11 @@ def add_parser(commands: Any) -> None:
     edge.add_argument("--data-dir", type=Path, default=Path("edge-data"), metavar="DIR")
     edge.add_argument("--interval", type=float, default=10.0, help="seconds between polls")
     edge.add_argument(
+        "--no-upstream-streaming",
+        action="store_true",
+        help="poll only (by default the upstream's stream, where offered, triggers a poll)",
+    )
+    edge.add_argument(
         "--token-ttl", type=float, default=3600.0, help="seconds a frontend token's check holds"
     )
     edge.add_argument(
@@ -90,6 +95,7 @@ def _config(args: argparse.Namespace) -> EdgeConfig:
         host=args.host,
         port=args.port,
         interval=args.interval,
+        upstream_streaming=not args.no_upstream_streaming,
         token_ttl=args.token_ttl,
         refused_ttl=args.refused_ttl,
         max_tokens=args.max_tokens,

@@ -19,6 +19,7 @@ class EdgeConfig:
     host: str = "127.0.0.1"
     port: int = 3063  # Unleash Edge's port
     interval: float = 10.0  # Unleash Edge polls every 10 s
+    upstream_streaming: bool = True  # an upstream's stream, where offered, triggers polls
     request_timeout: float = 10.0
     token_ttl: float = 3600.0  # a frontend token is checked upstream again after this
     refused_ttl: float = 60.0  # an unknown token is refused from memory this long

@@ -31,7 +31,7 @@ from flagcore_edge.tokens import (
     RefusedTokens,
     digest_of,
 )
-from flagcore_edge.upstream import Upstream, UpstreamDown
+from flagcore_edge.upstream import StreamNotOffered, Upstream, UpstreamDown
 
 __all__ = ["Edge", "offline_snapshot"]
 
@@ -75,6 +75,7 @@ class Edge:
         self._locks: dict[str, asyncio.Lock] = {}
         self._views: dict[tuple[Scope, int], FrontendView] = {}
         self._tasks: list[asyncio.Task[None]] = []
+        self._watchers: dict[str, asyncio.Task[None]] = {}
         self.changed = asyncio.Event()  # set (and replaced) whenever a snapshot changes
         self.closing = False  # streams end at the next wake-up once set
 
@@ -95,6 +96,8 @@ class Edge:
         if self.config.offline:
             return
         await self.refresh()
+        for token in list(self.followed.values()):
+            self._watch(token)
         self._tasks.append(asyncio.create_task(self._poll(), name="edge-poll"))
         self._tasks.append(
             asyncio.create_task(self.forwarder.run(self.config.metrics_interval), name="edge-usage")
@@ -105,6 +108,8 @@ class Edge:
         answers)."""
         self.closing = True
         self._announce()  # streams see closing and end
+        for digest in list(self._watchers):
+            self._stop_watching(digest)
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
@@ -139,11 +144,21 @@ class Edge:
     async def refresh(self) -> None:
         """Ask the upstream for every followed token's flags (If-None-Match: a 304 costs
         it nothing); on the first sign it is away, keep everything and try next time."""
-        assert self.upstream is not None
         changed = False
         for token in list(self.followed.values()):
-            if token.secret is None:
-                continue
+            try:
+                changed = await self._refresh_token(token, save=False) or changed
+            except UpstreamDown:
+                break
+        if changed:
+            self.save()
+
+    async def _refresh_token(self, token: FollowedToken, *, save: bool = True) -> bool:
+        """One token's poll; True if anything kept changed. `UpstreamDown` when away."""
+        assert self.upstream is not None
+        if token.secret is None or self.followed.get(token.digest) is not token:
+            return False
+        async with self._locks.setdefault("poll:" + token.digest, asyncio.Lock()):
             etag = None if token.snapshot is None else token.snapshot.etag
             try:
                 answer = await self.upstream.features(token.secret, etag)
@@ -151,22 +166,62 @@ class Edge:
                 if self.upstream_up is not False:
                     _log.warning("the upstream is unreachable, serving the last data: %s", error)
                 self.upstream_up = False
-                break
+                raise
             self._contact()
             if answer.status == 200:
                 token.snapshot = TokenSnapshot(answer.body, answer.etag, time.time())
-                changed = True
                 self._announce()
             elif answer.status == 304 and token.snapshot is not None:
                 token.snapshot.fetched_at = time.time()
-                changed = True
             elif answer.status in (401, 403):
                 _log.warning("the upstream refused token %s: no longer followed", token.label())
                 del self.followed[token.digest]
                 self.refused.refuse("client", token.digest, answer.status)
-                changed = True
-        if changed:
+                self._stop_watching(token.digest)
+            else:
+                return False
+        if save:
             self.save()
+        return True
+
+    # --- the upstream's stream: a change signal ---------------------------------------------
+    def _watch(self, token: FollowedToken) -> None:
+        """Follow the upstream's stream for ``token`` (if it offers one): each event there
+        triggers an immediate poll, so a change arrives at once while the payload kept is
+        still the upstream's own bytes. Polling goes on regardless."""
+        if (
+            not self.config.upstream_streaming
+            or token.secret is None
+            or token.digest in self._watchers
+            or self.closing
+        ):
+            return
+        task = asyncio.create_task(self._watching(token), name="edge-watch")
+        self._watchers[token.digest] = task
+
+    def _stop_watching(self, digest: str) -> None:
+        task = self._watchers.pop(digest, None)
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    async def _watching(self, token: FollowedToken) -> None:
+        assert self.upstream is not None
+        assert token.secret is not None
+        delay = 1.0
+        while self.followed.get(token.digest) is token:
+            try:
+                async for _event in self.upstream.changes(token.secret):
+                    delay = 1.0
+                    with contextlib.suppress(UpstreamDown):
+                        await self._refresh_token(token)
+            except StreamNotOffered as why:
+                _log.info("no upstream stream for %s (%s): polling only", token.label(), why)
+                break
+            except UpstreamDown:
+                pass
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 30.0)
+        self._watchers.pop(token.digest, None)
 
     def _announce(self) -> None:
         """Wake every stream: some token's flags changed."""
@@ -201,6 +256,7 @@ class Edge:
         if token is not None and token.snapshot is not None:
             if token.secret is None and not self.config.offline:
                 token.secret = secret  # followed again after a restart
+                self._watch(token)
             token.requests += 1
             return token
         if self.upstream is None:
@@ -237,6 +293,7 @@ class Edge:
         token = FollowedToken(digest, secret, TokenSnapshot(answer.body, answer.etag, time.time()))
         self.followed[digest] = token
         self.save()
+        self._watch(token)
         return token
 
     async def frontend_token(self, secret: str | None) -> FrontendToken:

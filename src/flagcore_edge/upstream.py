@@ -5,11 +5,14 @@ and the SDK usage forwarded. An unreachable upstream (no connection, a timeout, 
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 
 import aiohttp
 import attrs
 
-__all__ = ["FeaturesAnswer", "Upstream", "UpstreamDown"]
+from flagcore_client.sse import read_events
+
+__all__ = ["FeaturesAnswer", "StreamNotOffered", "Upstream", "UpstreamDown"]
 
 EDGE_SDK = "flagcore-edge:0.1.0"
 SPEC_VERSION = "5.2.0"  # format 2: segments listed once, as SDKs of today ask
@@ -17,6 +20,14 @@ SPEC_VERSION = "5.2.0"  # format 2: segments listed once, as SDKs of today ask
 
 class UpstreamDown(Exception):
     """The upstream could not answer (unreachable, timed out, or a 5xx)."""
+
+
+class StreamNotOffered(Exception):
+    """The upstream does not stream to this token (404, 405, 429, 501, 401, 403)."""
+
+
+# Statuses that mean "no stream here" (flagcore_client's step-down set, and refusals).
+_NO_STREAM = {401, 403, 404, 405, 429, 501}
 
 
 @attrs.frozen
@@ -68,6 +79,28 @@ class Upstream:
                 body = await response.read()
                 return FeaturesAnswer(200, body, response.headers.get("ETag"))
         except (TimeoutError, aiohttp.ClientError, OSError) as error:
+            raise UpstreamDown(str(error) or type(error).__name__) from error
+
+    async def changes(self, token: str) -> AsyncIterator[str]:
+        """The names of the events on the upstream's stream for ``token`` (read with
+        `flagcore_client.sse`, bounded): each says the token's flags changed. Ends when
+        the upstream closes the stream."""
+        headers = {"Authorization": token, "Accept": "text/event-stream"}
+        # No total timeout: a stream lasts; the server's keep-alives keep reads short.
+        timeout = aiohttp.ClientTimeout(total=None, connect=self._timeout.total, sock_read=60)
+        try:
+            async with self._client().get(
+                self.url + "/client/streaming", headers=headers, timeout=timeout
+            ) as response:
+                if response.status in _NO_STREAM:
+                    raise StreamNotOffered(f"the upstream answered {response.status}")
+                if response.status != 200:
+                    raise UpstreamDown(f"the upstream's stream answered {response.status}")
+                async for event in read_events(response.content.iter_any()):
+                    if event.event == "fetch-mode" and event.data.strip() == "polling":
+                        raise StreamNotOffered("the upstream asked for polling")
+                    yield event.event
+        except (aiohttp.ClientError, TimeoutError, OSError, ValueError) as error:
             raise UpstreamDown(str(error) or type(error).__name__) from error
 
     async def frontend_status(self, token: str) -> int:

@@ -95,6 +95,7 @@ class UpstreamServer:
         self.port = 0
         self.process: subprocess.Popen[str] | None = None
         self.url = ""
+        self.markers = 0
 
     def start(self) -> UpstreamServer:
         env = {
@@ -176,6 +177,12 @@ class UpstreamServer:
         return str(created["secret"])
 
     def requests_logged(self, pattern: str) -> int:
+        """Requests in the access log matching ``pattern``, once every request made so far
+        is in it (the log is written behind the answers: a marker request is waited for)."""
+        self.markers += 1
+        marker = f"/health?marker={self.markers}"
+        get(self.url + marker, None)
+        wait_for(lambda: marker in self.log.read_text())
         return len(re.findall(pattern, self.log.read_text()))
 
 

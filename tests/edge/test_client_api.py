@@ -112,3 +112,38 @@ def test_an_unknown_token_is_refused_without_asking_the_upstream_each_time(
         assert set(json.loads(body)) == {"name", "message", "details"}
     assert get(edge.url + "/api/client/features", None)[0] == 401
     assert upstream.requests_logged(r'"GET /api/client/features" 401') == 1
+
+
+def test_a_change_arrives_through_the_upstreams_stream_long_before_the_next_poll(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    upstream.add_flag("checkout")
+    edge = EdgeProcess(tmp_path).follows(upstream, CLIENT, interval="3600")
+    edges.append(edge)
+    wait_for(lambda: edge.ready()["status"] == 200)
+    # Changed before or after the stream is up: its first event triggers a poll either way.
+    upstream.switch("checkout", False)
+    expected = get(upstream.url + "/api/client/features", CLIENT, SPEC)[1]
+    wait_for(lambda: get(edge.url + "/api/client/features", CLIENT, SPEC)[1] == expected)
+
+
+def test_with_upstream_streaming_off_the_edge_polls_only(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    upstream.add_flag("checkout")
+    edge = EdgeProcess(tmp_path).start(
+        "--upstream",
+        upstream.url + "/api",
+        "--upstream-token",
+        CLIENT,
+        "--interval",
+        "0.2",
+        "--no-upstream-streaming",
+    )
+    edges.append(edge)
+    wait_for(lambda: edge.ready()["status"] == 200)
+    upstream.switch("checkout", False)
+    expected = get(upstream.url + "/api/client/features", CLIENT, SPEC)[1]
+    wait_for(lambda: get(edge.url + "/api/client/features", CLIENT, SPEC)[1] == expected)
+    edge.stop()  # a stream is logged when it ends
+    assert upstream.requests_logged(r"/api/client/streaming") == 0
