@@ -11,7 +11,10 @@ Run by hand: ``.venv/bin/python benchmarks/edge_bench.py [--seconds 5] [--rounds
 2. Loads both with ``wrk``: full 200s, then 304s (If-None-Match), alternating servers per
    round; prints the median req/s, p50, p99 and CPU µs per request of each, and edge's
    share of serve.
-3. With ``--tokens N``: creates N client tokens upstream, each scoped to its own project
+3. With ``--changes N`` (default 20): switches a flag upstream N times and times how long
+   each change takes to show in the edge's answer (polled every 5 ms; the edge runs
+   with its default interval, so changes arrive through the upstream's stream).
+4. With ``--tokens N``: creates N client tokens upstream, each scoped to its own project
    (one flag each), has the edge check and follow each (one request each), and reports
    the edge's resident memory before and after (VmRSS from /proc).
 """
@@ -101,6 +104,30 @@ def _tokens(upstream: str, edge: str, count: int) -> None:
         _request(f"{edge}/api/client/features", headers={"Authorization": secret, **SPEC})
 
 
+def _propagation(upstream: str, edge: str, changes: int) -> None:
+    """How long a change upstream takes to show at the edge, ``changes`` times."""
+    admin = {"Authorization": ADMIN, "Content-Type": "application/json"}
+    client = {"Authorization": CLIENT, **SPEC}
+    flag = f"{upstream}/api/admin/projects/default/features/bench.flag-000/environments/development"
+    took = []
+    for index in range(changes):
+        _body, headers = _request(edge + "/api/client/features", headers=client)
+        _request(f"{flag}/{'off' if index % 2 == 0 else 'on'}", "POST", None, admin)
+        started = time.perf_counter()
+        while True:
+            _body, now = _request(edge + "/api/client/features", headers=client)
+            if now["ETag"] != headers["ETag"]:
+                break
+            time.sleep(0.005)
+        took.append((time.perf_counter() - started) * 1000)
+    took.sort()
+    p99 = took[min(len(took) - 1, round(0.99 * (len(took) - 1)))]
+    print(
+        f"\na change upstream seen at the edge, {changes} changes: median "
+        f"{statistics.median(took):.0f} ms, p99 {p99:.0f} ms, max {took[-1]:.0f} ms"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=int, default=5)
@@ -108,6 +135,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--flags", type=int, default=100)
     parser.add_argument("--tokens", type=int, default=0, help="measure memory with N tokens")
+    parser.add_argument("--changes", type=int, default=20, help="changes timed upstream → edge")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install wrk")
@@ -154,6 +182,8 @@ def main() -> None:
             share = medians[("edge", label)] / medians[("serve", label)]
             print(f"edge / serve, {label}s: {share:.0%} by req/s")
         print(f"machine load average after: {os.getloadavg()[0]:.2f}")
+        if args.changes:
+            _propagation(upstream, edge, args.changes)
         if args.tokens:
             before = _rss_kib(servers["edge"].pid)
             started = time.monotonic()

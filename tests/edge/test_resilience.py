@@ -103,3 +103,21 @@ def _same_args(upstream: UpstreamServer) -> list[str]:
         "--metrics-interval",
         "0.3",
     ]
+
+
+def test_json_logs_say_when_the_upstream_goes_away_and_comes_back(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    edge = EdgeProcess(tmp_path).start(*_same_args(upstream), "--log-format", "json")
+    edges.append(edge)
+    wait_for(lambda: edge.ready()["upstream"] == "reachable")
+    upstream.stop()
+    wait_for(lambda: edge.ready()["upstream"] == "unreachable")
+    upstream.start()
+    wait_for(lambda: edge.ready()["upstream"] == "reachable")
+    edge.stop()
+    records = [json.loads(line) for line in edge.log.read_text().splitlines() if line.strip()]
+    messages = [record["message"] for record in records]
+    assert any("the upstream is unreachable" in message for message in messages)
+    assert any("the upstream is reachable again" in message for message in messages)
+    assert CLIENT not in edge.log.read_text()

@@ -16,6 +16,7 @@ import pytest
 from UnleashClient import UnleashClient
 
 from flagcore.service import Service
+from flagcore_client import FlagClient
 from flagcore_store_sqlite import SqliteStore
 from tests.edge.processes import CLIENT, EdgeProcess, UpstreamServer, get, post, wait_for
 from tests.node_packages import installed
@@ -195,3 +196,21 @@ def test_the_node_sdk_answers_through_the_edge_as_at_the_upstream(
         direct.close()
         through.close()
     assert get(edge.url + "/health", None)[0] == 200
+
+
+@pytest.mark.parametrize("mode", ["streaming", "delta", "polling"])
+def test_flagcores_own_client_follows_the_edge_in_each_mode(
+    upstream: UpstreamServer, edge: EdgeProcess, mode: str
+) -> None:
+    client = FlagClient(
+        edge.url + "/api", CLIENT, app_name="edge-own", mode=mode, refresh_interval=0.2
+    )
+    try:
+        norway = {"userId": "2", "properties": {"country": "NO"}}
+        wait_for(lambda: client.is_enabled("colour", norway))
+        assert client.mode == mode
+        upstream.switch("colour", False)
+        wait_for(lambda: not client.is_enabled("colour", norway))
+        assert client.mode == mode
+    finally:
+        client.close()
