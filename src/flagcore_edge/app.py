@@ -9,6 +9,7 @@ and `frontend_context`, as in ``flagcore serve``; errors are the server's JSON s
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import time
 from collections import Counter
@@ -19,7 +20,12 @@ from aiohttp import web
 
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore.service import FrontendView, client_features_format, frontend_context
-from flagcore.wire import read_metrics_body, read_registration, unstructure_flag
+from flagcore.wire import (
+    read_metrics_body,
+    read_registration,
+    registration_started,
+    unstructure_flag,
+)
 from flagcore_edge.edge import Edge
 from flagcore_edge.forwarding import HeldReport
 from flagcore_edge.prometheus import exposition
@@ -36,6 +42,13 @@ EDGE = web.AppKey("edge", Edge)
 REQUESTS = web.AppKey("edge_requests", Counter)
 MAX_USAGE_BODY_BYTES = 1024 * 1024
 _KEEPALIVE_S = 30.0
+# The server's names for the statuses aiohttp raises (flagcore_http.errors).
+_HTTP_NAMES = {
+    404: "NotFoundError",
+    405: "MethodNotAllowed",
+    413: "ContentTooLarge",
+    415: "ContentTypeError",
+}
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 routes = web.RouteTableDef()
 
@@ -52,7 +65,8 @@ def _guarded(handler: Handler) -> Handler:
             headers = None if retry is None else {"Retry-After": str(max(1, round(retry)))}
             response = error_response(status, name, error.message, error.details, headers)
         except web.HTTPException as error:
-            response = error_response(error.status, error.reason, error.text or error.reason)
+            name = _HTTP_NAMES.get(error.status, "BadDataError")
+            response = error_response(error.status, name, error.text or error.reason)
         request.app[REQUESTS][(request.match_info.route.resource.canonical, response.status)] += 1  # type: ignore[union-attr]
         return response
 
@@ -173,20 +187,52 @@ def _hold(request: web.Request, path: str, body: dict[str, Any]) -> None:
     request.app[EDGE].forwarder.hold(HeldReport(path, token, text))
 
 
+def _check_registration(edge: Edge, body: dict[str, Any], environment: str, what: str) -> None:
+    """The server's checks of a registration (`Service.instances.checked_instance`)."""
+    registration = read_registration(body, what)
+    edge.checks.instances.checked_instance(
+        registration.app_name,
+        registration.instance_id or "unknown",
+        environment=environment,
+        sdk_version=registration.sdk_version,
+        strategies=registration.strategies,
+        started=registration_started(registration.started),
+        interval=round(registration.interval),
+    )
+
+
+def _check_metrics(edge: Edge, body: dict[str, Any], environment: str) -> None:
+    """The server's checks of a metrics report (`Service.metrics.check_report`)."""
+    report = read_metrics_body(body)
+    edge.checks.metrics.check_report(
+        report.app_name,
+        report.instance_id or "unknown",
+        environment,
+        report.start or dt.datetime.now(dt.UTC),
+        report.toggles,
+        sdk_version=report.sdk_version,
+    )
+
+
 @routes.post("/api/client/register")
 async def register(request: web.Request) -> web.Response:
-    await request.app[EDGE].client_token(request.headers.get("Authorization"))
+    edge = request.app[EDGE]
+    token = await edge.client_token(request.headers.get("Authorization"))
+    assert token.snapshot is not None
     body = await _json_object(request, MAX_USAGE_BODY_BYTES)
-    read_registration(body, "the registration is missing fields or has wrong types")
+    what = "the registration is missing fields or has wrong types"
+    _check_registration(edge, body, token.snapshot.scope.environment, what)
     _hold(request, "/client/register", body)
     return web.Response(status=202)
 
 
 @routes.post("/api/client/metrics")
 async def metrics(request: web.Request) -> web.Response:
-    await request.app[EDGE].client_token(request.headers.get("Authorization"))
+    edge = request.app[EDGE]
+    token = await edge.client_token(request.headers.get("Authorization"))
+    assert token.snapshot is not None
     body = await _json_object(request, MAX_USAGE_BODY_BYTES)
-    read_metrics_body(body)
+    _check_metrics(edge, body, token.snapshot.scope.environment)
     _hold(request, "/client/metrics", body)
     return web.Response(status=202)
 
@@ -264,21 +310,28 @@ async def frontend_post(request: web.Request) -> web.Response:
 
 @routes.post("/api/frontend/client/metrics")
 async def frontend_metrics(request: web.Request) -> web.Response:
-    await request.app[EDGE].frontend_token(request.headers.get("Authorization"))
+    edge = request.app[EDGE]
+    token = await edge.frontend_token(request.headers.get("Authorization"))
     body = await _json_object(request, MAX_USAGE_BODY_BYTES)
-    read_metrics_body(body)
+    _check_metrics(edge, body, token.scope.environment)
     _hold(request, "/frontend/client/metrics", body)
     return web.Response(status=200)
 
 
 @routes.post("/api/frontend/client/register")
 async def frontend_register(request: web.Request) -> web.Response:
-    await request.app[EDGE].frontend_token(request.headers.get("Authorization"))
+    edge = request.app[EDGE]
+    token = await edge.frontend_token(request.headers.get("Authorization"))
     body = await _json_object(request, MAX_USAGE_BODY_BYTES)
     if "appName" not in body:
         raise InvalidInput(
             "appName is required", [ErrorDetail("appName is required: a string", "$.appName")]
         )
+    # Browser SDKs send less: the server's defaults for the check, the body forwarded as sent.
+    filled = {"interval": 0, "strategies": [], **body}
+    if filled.get("started") is None:
+        filled["started"] = dt.datetime.now(dt.UTC).isoformat()
+    _check_registration(edge, filled, token.scope.environment, "the registration has wrong types")
     _hold(request, "/frontend/client/register", body)
     return web.Response(status=200)
 

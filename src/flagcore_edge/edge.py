@@ -17,9 +17,10 @@ import logging
 import time
 from collections.abc import Iterable
 
+from flagcore import MemoryStore
 from flagcore.errors import Forbidden, ServiceUnavailable, Unauthenticated
 from flagcore.model import ClientFeatures
-from flagcore.service import FrontendView
+from flagcore.service import FrontendView, Service
 from flagcore.wire import unstructure_client_features
 from flagcore_edge.config import EdgeConfig
 from flagcore_edge.forwarding import UsageForwarder
@@ -69,6 +70,8 @@ class Edge:
         self.frontends: dict[str, FrontendToken] = {}
         self.refused = RefusedTokens(config.refused_ttl, config.refused_capacity)
         self.forwarder = UsageForwarder(self.upstream, config.metrics_capacity)
+        # The server's checks of SDK usage need no store: a service over an empty one.
+        self.checks = Service(MemoryStore())
         self.upstream_up: bool | None = None  # None: not asked yet
         self.last_contact: float | None = None  # wall time of the upstream's last answer
         self.upstream_checks = 0  # token checks that reached the upstream

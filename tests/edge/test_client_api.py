@@ -4,6 +4,8 @@ an unknown token is refused without the upstream being asked each time."""
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from tests.edge.processes import CLIENT, SPEC, EdgeProcess, UpstreamServer, get, wait_for
@@ -147,3 +149,36 @@ def test_with_upstream_streaming_off_the_edge_polls_only(
     wait_for(lambda: get(edge.url + "/api/client/features", CLIENT, SPEC)[1] == expected)
     edge.stop()  # a stream is logged when it ends
     assert upstream.requests_logged(r"/api/client/streaming") == 0
+
+
+def test_bad_sdk_bodies_get_the_servers_error_shape_and_are_not_forwarded(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    edge = _edge(tmp_path, upstream, edges)
+    cases = [
+        ("text/plain", b"{}", 415, "ContentTypeError"),
+        ("application/json", b"{not json", 400, "BadDataError"),
+        ("application/json", b"[]", 400, "BadDataError"),
+        ("application/json", b'{"appName": 5, "bucket": {}}', 400, "BadDataError"),
+        ("application/json", b'{"a": "' + b"x" * 2_000_000 + b'"}', 413, "ContentTooLarge"),
+    ]
+    for content_type, body, status, name in cases:
+        request = urllib.request.Request(
+            edge.url + "/api/client/metrics",
+            body,
+            {"Authorization": CLIENT, "Content-Type": content_type},
+            method="POST",
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=10) as response:
+                answered, text = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            answered, text = error.code, error.read()
+        assert answered == status, (body[:40], text[:200])
+        error_body = json.loads(text)
+        assert error_body["name"] == name
+        assert set(error_body) == {"name", "message", "details"}
+    assert edge.ready()["usageHeld"] == 0
+    missing = get(edge.url + "/api/nothing-here", CLIENT)
+    assert missing[0] == 404
+    assert json.loads(missing[1])["name"] == "NotFoundError"
