@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +20,14 @@ from flagcore.model import ClientFeatures
 from flagcore.service import Service
 from flagcore.wire import read_client_features, read_export
 from flagcore_cli.output import say
+from flagcore_cli.workers import reuseport_sockets
 from flagcore_edge import Edge, EdgeConfig, create_edge_app
 from flagcore_http.bodies import parse_json
 from flagcore_http.logs import close_logging, configure_logging
 
 __all__ = ["add_parser", "run"]
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def _list(text: str | None) -> tuple[str, ...]:
@@ -76,6 +81,9 @@ def add_parser(commands: Any) -> None:
         "--frontend-tokens", metavar="LIST", help="offline: frontend tokens, comma-separated"
     )
     edge.add_argument("--log-format", choices=("text", "json"), default="text")
+    edge.add_argument(
+        "--workers", type=int, default=1, help="processes on one port (SO_REUSEPORT), default 1"
+    )
 
 
 def _config(args: argparse.Namespace) -> EdgeConfig:
@@ -85,6 +93,8 @@ def _config(args: argparse.Namespace) -> EdgeConfig:
             raise ValueError("--offline needs --bootstrap FILE and --tokens (or --frontend-tokens)")
     elif not args.upstream or not tokens:
         raise ValueError("give --upstream URL and at least one --upstream-token (or --offline)")
+    if args.workers < 1:
+        raise ValueError("--workers must be 1 or more")
     for name in ("interval", "token_ttl", "refused_ttl", "metrics_interval"):
         if getattr(args, name) <= 0:
             raise ValueError(f"--{name.replace('_', '-')} must be more than 0")
@@ -124,7 +134,8 @@ def read_bootstrap(path: Path) -> ClientFeatures:
     return read_client_features(data).snapshot
 
 
-async def _serve(config: EdgeConfig) -> None:
+async def _serve(config: EdgeConfig, sock: socket.socket | None = None) -> None:
+    """One edge process; ``sock`` is a worker's share of the port (`_serve_workers`)."""
     edge = Edge(config)
     if config.offline:
         assert config.bootstrap is not None
@@ -137,23 +148,74 @@ async def _serve(config: EdgeConfig) -> None:
         edge.load_kept()
     runner = web.AppRunner(create_edge_app(edge), access_log=None)
     await runner.setup()
-    sock = socket.create_server((config.host, config.port))
+    announce = sock is None
+    if sock is None:
+        sock = socket.create_server((config.host, config.port))
     await web.SockSite(runner, sock).start()
     port = sock.getsockname()[1]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in _STOP_SIGNALS:
         loop.add_signal_handler(sig, stop.set)
     # The kept snapshot is served from the first request; the upstream is asked next.
-    say(f"flagcore edge listening on http://{config.host}:{port}")
+    if announce:
+        say(f"flagcore edge listening on http://{config.host}:{port}")
     try:
         await edge.start()
         await stop.wait()
     finally:
         with contextlib.suppress(Exception):
-            await edge.stop()
+            await edge.stop()  # usage held is sent before the process ends
         await runner.cleanup()
+    if announce:
+        say("flagcore edge stopped")
+
+
+def _serve_workers(config: EdgeConfig, count: int) -> int:
+    """``--workers N``: the server's worker model (`flagcore_cli.workers.reuseport_sockets`:
+    N sockets on one port, the kernel spreading connections), one forked edge per socket.
+    Each worker follows its tokens and holds its usage itself; they share the snapshot
+    file (each write is a whole file, renamed into place)."""
+    sockets = reuseport_sockets(config.host, config.port, count)
+    children: list[int] = []
+    for sock in sockets:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        pid = os.fork()
+        if pid == 0:  # the worker; it never returns
+            code = 1
+            try:
+                for other in sockets:
+                    if other is not sock:
+                        other.close()
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+                configure_logging(log_format=config.log_format)
+                asyncio.run(_serve(config, sock))
+                code = 0
+            finally:
+                close_logging()
+                os._exit(code)
+        children.append(pid)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
+    host, port = sockets[0].getsockname()[:2]
+    for sock in sockets:  # the workers hold them now
+        sock.close()
+
+    def stop(_signum: int, _frame: object) -> None:
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGTERM)
+
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, stop)
+    say(f"flagcore edge listening on http://{host}:{port} ({count} workers)")
+    failed = False
+    for child in children:
+        _pid, status = os.waitpid(child, 0)
+        failed = failed or os.waitstatus_to_exitcode(status) != 0
     say("flagcore edge stopped")
+    return 1 if failed else 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -162,6 +224,12 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         say(f"flagcore edge: {error}", error=True)
         return 2
+    if args.workers > 1:
+        try:
+            return _serve_workers(config, args.workers)
+        except OSError as error:
+            say(f"flagcore edge: {error}", error=True)
+            return 1
     configure_logging(log_format=config.log_format)
     try:
         asyncio.run(_serve(config))

@@ -182,3 +182,24 @@ def test_bad_sdk_bodies_get_the_servers_error_shape_and_are_not_forwarded(
     missing = get(edge.url + "/api/nothing-here", CLIENT)
     assert missing[0] == 404
     assert json.loads(missing[1])["name"] == "NotFoundError"
+
+
+def test_workers_share_one_port_and_each_answers_as_the_upstream(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    upstream.add_flag("checkout")
+    edge = EdgeProcess(tmp_path).start(
+        "--upstream", upstream.url + "/api", "--upstream-token", CLIENT, "--workers", "2"
+    )
+    edges.append(edge)
+    expected = get(upstream.url + "/api/client/features", CLIENT, SPEC)[1]
+    # Each request is a new connection, spread by the kernel over both workers.
+    for _ in range(20):
+        assert get(edge.url + "/api/client/features", CLIENT, SPEC)[1] == expected
+    upstream.switch("checkout", False)
+    changed = get(upstream.url + "/api/client/features", CLIENT, SPEC)[1]
+    wait_for(
+        lambda: all(
+            get(edge.url + "/api/client/features", CLIENT, SPEC)[1] == changed for _ in range(10)
+        )
+    )
