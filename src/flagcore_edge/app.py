@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import json
 import time
 from collections import Counter
@@ -73,6 +74,11 @@ def _guarded(handler: Handler) -> Handler:
     return guarded
 
 
+# The payload format of an `Unleash-Client-Spec` value: SDKs send a handful of versions,
+# so each is read once (a semver parse per poll cost several µs).
+_format_of = functools.lru_cache(maxsize=256)(client_features_format)
+
+
 def _etag_matches(header: str | None, etag: str) -> bool:
     if not header:
         return False
@@ -91,7 +97,7 @@ def _filters(request: web.Request) -> tuple[tuple[str, ...] | None, str | None]:
 async def client_features(request: web.Request) -> web.StreamResponse:
     token = await request.app[EDGE].client_token(request.headers.get("Authorization"))
     assert token.snapshot is not None
-    version = client_features_format(request.headers.get("Unleash-Client-Spec"))
+    version = _format_of(request.headers.get("Unleash-Client-Spec"))
     projects, name_prefix = _filters(request)
     rendered = token.snapshot.answer(version, projects, name_prefix)
     headers = {"ETag": rendered.etag, "Cache-Control": "no-cache"}

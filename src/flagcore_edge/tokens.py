@@ -9,6 +9,7 @@ snapshot file holds no secret. A followed token whose secret the edge no longer 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
 from collections import OrderedDict
@@ -23,7 +24,10 @@ __all__ = ["FollowedToken", "FrontendToken", "RefusedTokens", "TokenKind", "dige
 TokenKind = Literal["client", "frontend"]
 
 
+@functools.lru_cache(maxsize=4096)
 def digest_of(secret: str) -> str:
+    """The name a token is kept by; remembered for the tokens seen lately (a poll path
+    saving), bounded so a flood of made-up tokens cannot grow it."""
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
