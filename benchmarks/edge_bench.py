@@ -56,7 +56,10 @@ def _rss_kib(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
-def _start_edge(folder: Path, upstream: str, port: int) -> subprocess.Popen[bytes]:
+def _start_edge_for(
+    folder: Path, upstream: str, token: str, port: int, *extra: str
+) -> subprocess.Popen[bytes]:
+    """``flagcore edge`` following ``upstream`` with ``token``; its log in ``folder``."""
     command = [
         sys.executable,
         "-m",
@@ -65,16 +68,21 @@ def _start_edge(folder: Path, upstream: str, port: int) -> subprocess.Popen[byte
         "--upstream",
         upstream + "/api",
         "--upstream-token",
-        CLIENT,
+        token,
         "--port",
         str(port),
         "--data-dir",
         str(folder / "edge-data"),
         "--max-tokens",
         "100000",
+        *extra,
     ]
     with (folder / "edge.log").open("ab") as stderr:
         return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
+
+
+def _start_edge(folder: Path, upstream: str, port: int) -> subprocess.Popen[bytes]:
+    return _start_edge_for(folder, upstream, CLIENT, port)
 
 
 def _tokens(upstream: str, edge: str, count: int) -> None:
