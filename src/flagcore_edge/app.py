@@ -25,12 +25,12 @@ from flagcore.wire import (
     read_metrics_body,
     read_registration,
     registration_started,
-    unstructure_flag,
 )
 from flagcore_edge.edge import Edge
 from flagcore_edge.forwarding import HeldReport
 from flagcore_edge.prometheus import exposition
 from flagcore_edge.snapshots import Scope, TokenSnapshot
+from flagcore_edge.tokens import FollowedToken
 from flagcore_http.bodies import parse_json
 from flagcore_http.errors import error_response, status_of
 from flagcore_http.routes.frontend import MAX_CONTEXT_BODY_BYTES, answer_with_etag
@@ -95,16 +95,24 @@ def _filters(request: web.Request) -> tuple[tuple[str, ...] | None, str | None]:
 
 @routes.get("/api/client/features")
 async def client_features(request: web.Request) -> web.StreamResponse:
-    token = await request.app[EDGE].client_token(request.headers.get("Authorization"))
-    assert token.snapshot is not None
-    version = _format_of(request.headers.get("Unleash-Client-Spec"))
+    edge = request.app[EDGE]
+    token = await edge.client_token(request.headers.get("Authorization"))
+    snapshot = await _snapshot_for(edge, token, request)
     projects, name_prefix = _filters(request)
-    rendered = token.snapshot.answer(version, projects, name_prefix)
+    rendered = snapshot.answer(projects, name_prefix)
     headers = {"ETag": rendered.etag, "Cache-Control": "no-cache"}
     if _etag_matches(request.headers.get("If-None-Match"), rendered.etag):
         return web.Response(status=304, headers=headers)
     headers["Content-Type"] = "application/json; charset=utf-8"
     return web.Response(body=rendered.body, headers=headers)
+
+
+async def _snapshot_for(edge: Edge, token: FollowedToken, request: web.Request) -> TokenSnapshot:
+    """The payload of the format the SDK's ``Unleash-Client-Spec`` asks for."""
+    assert token.snapshot is not None
+    if _format_of(request.headers.get("Unleash-Client-Spec")) >= 2:
+        return token.snapshot
+    return await edge.legacy_snapshot(token)
 
 
 def _delta_etag(snapshot: TokenSnapshot) -> str:
@@ -157,16 +165,13 @@ async def client_streaming(request: web.Request) -> web.StreamResponse:
 
 @routes.get("/api/client/features/{name}")
 async def client_feature(request: web.Request) -> web.Response:
-    token = await request.app[EDGE].client_token(request.headers.get("Authorization"))
-    assert token.snapshot is not None
+    edge = request.app[EDGE]
+    token = await edge.client_token(request.headers.get("Authorization"))
     name = request.match_info["name"]
-    features = token.snapshot.features
-    flag = next((f for f in features.features if f.name == name), None)
+    flag = (await _snapshot_for(edge, token, request)).flag_json(name)
     if flag is None:
         raise NotFound(f"Could not find feature flag {name}")
-    version = client_features_format(request.headers.get("Unleash-Client-Spec"))
-    segments = None if version >= 2 else {s.id: s for s in features.segments}
-    return web.json_response(unstructure_flag(flag, segments))
+    return web.json_response(flag)
 
 
 async def _json_object(request: web.Request, max_bytes: int) -> dict[str, Any]:

@@ -181,11 +181,42 @@ class Edge:
                 del self.followed[token.digest]
                 self.refused.refuse("client", token.digest, answer.status)
                 self._stop_watching(token.digest)
+                return True
             else:
                 return False
+            if token.wants_legacy:
+                await self._refresh_legacy(token)
         if save:
             self.save()
         return True
+
+    async def _refresh_legacy(self, token: FollowedToken) -> None:
+        """The upstream's answer for SDKs naming no spec, polled beside format 2."""
+        assert self.upstream is not None
+        assert token.secret is not None
+        etag = None if token.legacy is None else token.legacy.etag
+        answer = await self.upstream.features(token.secret, etag, legacy=True)
+        if answer.status == 200:
+            token.legacy = TokenSnapshot(answer.body, answer.etag, time.time())
+        elif answer.status == 304 and token.legacy is not None:
+            token.legacy.fetched_at = time.time()
+
+    async def legacy_snapshot(self, token: FollowedToken) -> TokenSnapshot:
+        """What an SDK naming no ``Unleash-Client-Spec`` gets: the upstream's own answer
+        for it (fetched on first need, then polled with the rest); while it cannot be had
+        (the upstream away, offline), the format-2 payload inlined by flagcore's writer."""
+        assert token.snapshot is not None
+        if token.legacy is None and self.upstream is not None and token.secret is not None:
+            token.wants_legacy = True
+            async with self._locks.setdefault("poll:" + token.digest, asyncio.Lock()):
+                if token.legacy is None:
+                    try:
+                        await self._refresh_legacy(token)
+                    except UpstreamDown:
+                        self.upstream_up = False
+                    else:
+                        self.save()
+        return token.legacy or token.snapshot.inlined()
 
     # --- the upstream's stream: a change signal ---------------------------------------------
     def _watch(self, token: FollowedToken) -> None:

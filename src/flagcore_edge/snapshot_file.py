@@ -32,6 +32,7 @@ def write_snapshot_file(
                 "body": token.snapshot.body.decode("utf-8"),
                 "etag": token.snapshot.etag,
                 "fetchedAt": token.snapshot.fetched_at,
+                "legacy": None if token.legacy is None else _kept(token.legacy),
             }
             for token in followed
             if token.snapshot is not None
@@ -58,6 +59,20 @@ def write_snapshot_file(
         raise
 
 
+def _kept(snapshot: TokenSnapshot) -> dict[str, Any]:
+    return {
+        "body": snapshot.body.decode("utf-8"),
+        "etag": snapshot.etag,
+        "fetchedAt": snapshot.fetched_at,
+    }
+
+
+def _read(kept: Any) -> TokenSnapshot | None:
+    if kept is None:
+        return None
+    return TokenSnapshot(kept["body"].encode("utf-8"), kept["etag"], kept["fetchedAt"])
+
+
 def load_snapshot_file(data_dir: Path) -> tuple[list[FollowedToken], list[FrontendToken]]:
     """What the last run kept; nothing (and a warning) for a missing or unreadable file."""
     path = data_dir / SNAPSHOT_FILE
@@ -69,7 +84,9 @@ def load_snapshot_file(data_dir: Path) -> tuple[list[FollowedToken], list[Fronte
             FollowedToken(
                 digest,
                 None,
-                TokenSnapshot(kept["body"].encode("utf-8"), kept["etag"], kept["fetchedAt"]),
+                _read(kept),
+                legacy=_read(kept.get("legacy")),
+                wants_legacy=kept.get("legacy") is not None,
             )
             for digest, kept in document["clients"].items()
         ]

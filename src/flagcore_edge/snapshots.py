@@ -1,9 +1,10 @@
 """One token's flags as the upstream answered them, and every SDK answer made from them.
 
-The upstream's body (format 2) is kept byte for byte: an SDK asking for what the edge
-asked for (format 2, no filter) gets exactly those bytes and the upstream's ETag. Any
-other answer (format 1, a ``project`` or ``namePrefix`` filter) is written from the read
-snapshot by `flagcore.wire`, the server's own writer, and kept until the next change.
+The upstream's body is kept byte for byte, per format asked (format 2, and format 1 once
+an SDK asks for it): an SDK asking without filters gets exactly those bytes and the
+upstream's ETag; with ``project`` or ``namePrefix``, the upstream's JSON with the flags
+selected. The read snapshot (`flagcore.wire`) serves evaluation (the Frontend API, OFREP)
+and delta hydrations.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from flagcore.wire import Hydration, read_client_features, unstructure_client_fe
 
 __all__ = ["Rendered", "Scope", "TokenSnapshot", "scope_of_secret"]
 
-_RENDERED_KEPT = 64  # distinct (format, filter) answers per token
+_RENDERED_KEPT = 64  # distinct filtered answers per token and format
 
 
 @attrs.frozen
@@ -87,6 +88,7 @@ class TokenSnapshot:
         self.features: ClientFeatures = read_client_features(payload).snapshot
         self.version = payload.get("version")
         self._rendered: dict[tuple[Any, ...], Rendered] = {}
+        self._inlined: TokenSnapshot | None = None
 
     def hydration(self) -> Hydration:
         """Unleash's ``hydration`` delta event: every flag and segment of this payload, as
@@ -103,22 +105,62 @@ class TokenSnapshot:
     def event_id(self) -> int:
         return self.revision_id if isinstance(self.revision_id, int) else 0
 
-    def answer(
-        self, version: int, projects: tuple[str, ...] | None, name_prefix: str | None
-    ) -> Rendered:
-        """The payload an SDK asking for ``version`` with these filters gets."""
+    def answer(self, projects: tuple[str, ...] | None, name_prefix: str | None) -> Rendered:
+        """This payload as an SDK asking with these filters gets it: without filters the
+        upstream's bytes and ETag; with them, the upstream's JSON with only the flags
+        selected (each flag as the upstream wrote it), the filters echoed in ``query``,
+        and an ETag of its own."""
         if self.scope.projects is not None:
             projects = None  # a token scoped to projects: its scope wins over the query
-        if version >= 2 and self.version == 2 and projects is None and not name_prefix:
+        if projects is None and not name_prefix:
             return Rendered(self.body, self.etag)
-        key = (version, projects, name_prefix)
+        key = (projects, name_prefix)
         rendered = self._rendered.get(key)
         if rendered is None:
-            rendered = self._render(version, projects, name_prefix)
+            rendered = self._filtered(projects, name_prefix)
             if len(self._rendered) >= _RENDERED_KEPT:
                 self._rendered.clear()
             self._rendered[key] = rendered
         return rendered
+
+    def _filtered(self, projects: tuple[str, ...] | None, name_prefix: str | None) -> Rendered:
+        payload = json.loads(self.body)
+        wanted = None if projects is None else set(projects)
+        payload["features"] = [
+            flag
+            for flag in payload["features"]
+            if (wanted is None or flag.get("project") in wanted)
+            and (not name_prefix or str(flag.get("name", "")).startswith(name_prefix))
+        ]
+        echo = dict(self.query)
+        if projects:
+            echo["project"] = list(projects)
+        if name_prefix:
+            echo["namePrefix"] = name_prefix
+        seed = json.dumps([sorted(echo.items()), self.etag], default=str)
+        digest = hashlib.sha256(seed.encode("utf-8")).hexdigest()[:40]
+        etag = f'"{digest}:{self.revision_id}:v1"'
+        payload["query"] = echo
+        payload["meta"] = {"revisionId": self.revision_id, "etag": etag, "queryHash": digest}
+        body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return Rendered(body, etag)
+
+    def inlined(self) -> TokenSnapshot:
+        """This format-2 payload as an SDK without segment support reads it (segments'
+        constraints inlined, flagcore's format 1), for when the upstream's own format-1
+        answer is not at hand (never fetched, and the upstream away)."""
+        if self._inlined is None:
+            payload = unstructure_client_features(self.features, version=1)
+            payload["query"] = {**self.query, "inlineSegmentConstraints": True}
+            payload["meta"] = {"revisionId": self.revision_id}
+            body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
+            self._inlined = TokenSnapshot(body.encode("utf-8"), None, self.fetched_at)
+        return self._inlined
+
+    def flag_json(self, name: str) -> Any:
+        """One flag as the upstream wrote it in this payload; None if it holds none."""
+        features = json.loads(self.body)["features"]
+        return next((flag for flag in features if flag.get("name") == name), None)
 
     def selected(
         self, projects: tuple[str, ...] | None, name_prefix: str | None = None
@@ -131,20 +173,3 @@ class TokenSnapshot:
         if name_prefix:
             flags = tuple(flag for flag in flags if flag.name.startswith(name_prefix))
         return ClientFeatures(flags, self.features.segments)
-
-    def _render(
-        self, version: int, projects: tuple[str, ...] | None, name_prefix: str | None
-    ) -> Rendered:
-        payload = unstructure_client_features(self.selected(projects, name_prefix), version=version)
-        echo = {**self.query, "inlineSegmentConstraints": version < 2}
-        if projects:
-            echo["project"] = list(projects)
-        if name_prefix:
-            echo["namePrefix"] = name_prefix
-        seed = json.dumps([version, sorted(echo.items()), self.etag], default=str)
-        digest = hashlib.sha256(seed.encode("utf-8")).hexdigest()[:40]
-        etag = f'"{digest}:{self.revision_id}:v1"'
-        payload["query"] = echo
-        payload["meta"] = {"revisionId": self.revision_id, "etag": etag, "queryHash": digest}
-        body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        return Rendered(body, etag)

@@ -38,6 +38,9 @@ class FollowedToken:
     digest: str
     secret: str | None
     snapshot: TokenSnapshot | None = None
+    # What SDKs naming no spec get, fetched from the upstream once one asks (then polled).
+    legacy: TokenSnapshot | None = None
+    wants_legacy: bool = False
     requests: int = 0
 
     def label(self) -> str:

@@ -50,7 +50,6 @@ class Upstream:
             "UNLEASH-APPNAME": "flagcore-edge",
             "UNLEASH-INSTANCEID": f"flagcore-edge-{uuid.uuid4().hex[:8]}",
             "Unleash-SDK": EDGE_SDK,
-            "Unleash-Client-Spec": SPEC_VERSION,
         }
 
     def _client(self) -> aiohttp.ClientSession:
@@ -64,8 +63,15 @@ class Upstream:
         if self._session is not None:
             await self._session.close()
 
-    async def features(self, token: str, etag: str | None = None) -> FeaturesAnswer:
+    async def features(
+        self, token: str, etag: str | None = None, *, legacy: bool = False
+    ) -> FeaturesAnswer:
+        """The token's payload: format 2 (``Unleash-Client-Spec`` sent), or with ``legacy``
+        what an SDK that names no spec gets (format 1 on flagcore; Unleash 8.2 inlines
+        segments in a version 2 payload)."""
         headers = {"Authorization": token}
+        if not legacy:
+            headers["Unleash-Client-Spec"] = SPEC_VERSION
         if etag:
             headers["If-None-Match"] = etag
         try:
@@ -85,7 +91,11 @@ class Upstream:
         """The names of the events on the upstream's stream for ``token`` (read with
         `flagcore_client.sse`, bounded): each says the token's flags changed. Ends when
         the upstream closes the stream."""
-        headers = {"Authorization": token, "Accept": "text/event-stream"}
+        headers = {
+            "Authorization": token,
+            "Accept": "text/event-stream",
+            "Unleash-Client-Spec": SPEC_VERSION,
+        }
         # No total timeout: a stream lasts; the server's keep-alives keep reads short.
         timeout = aiohttp.ClientTimeout(total=None, connect=self._timeout.total, sock_read=60)
         try:
