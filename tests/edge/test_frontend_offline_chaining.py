@@ -164,3 +164,31 @@ def test_ofrep_answers_through_the_edge_as_at_the_upstream_for_both_token_kinds(
             assert _ofrep(edge.url, path, token, context) == _ofrep(
                 upstream.url, path, token, context
             ), (token, path)
+
+
+def test_tokens_revoked_upstream_are_refused_at_the_edge_after_their_next_check(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    _flags(upstream)
+    frontend = upstream.frontend_token()
+    sdk = upstream.client_token("sdk", ["default"])
+    edge = EdgeProcess(tmp_path).start(
+        "--upstream",
+        upstream.url,
+        "--upstream-token",
+        CLIENT,
+        "--interval",
+        "0.2",
+        "--token-ttl",
+        "0.5",
+    )
+    edges.append(edge)
+    wait_for(lambda: edge.ready()["status"] == 200)
+    assert get(edge.url + "/api/frontend?userId=1", frontend)[0] == 200
+    assert get(edge.url + "/api/client/features", sdk, SPEC)[0] == 200
+    upstream.admin("DELETE", f"/api/admin/api-tokens/{frontend}")
+    upstream.admin("DELETE", f"/api/admin/api-tokens/{sdk}")
+    # The client token's next poll, the frontend token's next check (--token-ttl) say so.
+    wait_for(lambda: get(edge.url + "/api/client/features", sdk, SPEC)[0] == 401)
+    wait_for(lambda: get(edge.url + "/api/frontend?userId=1", frontend)[0] == 401)
+    assert get(edge.url + "/api/client/features", CLIENT, SPEC)[0] == 200
