@@ -182,10 +182,16 @@ async def _json_object(request: web.Request, max_bytes: int) -> dict[str, Any]:
         )
     if request.content_length is not None and request.content_length > max_bytes:
         raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=request.content_length)
-    raw = await request.content.read(max_bytes + 1)
-    if len(raw) > max_bytes:
-        raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=len(raw))
-    body = parse_json(raw)
+    chunks: list[bytes] = []
+    size = 0
+    # Read to the end (one read may return only what has arrived so far), refusing as soon
+    # as more than max_bytes came: a body sent in chunks declares no length to refuse by.
+    while chunk := await request.content.readany():
+        size += len(chunk)
+        if size > max_bytes:
+            raise web.HTTPRequestEntityTooLarge(max_size=max_bytes, actual_size=size)
+        chunks.append(chunk)
+    body = parse_json(b"".join(chunks))
     if not isinstance(body, dict):
         raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
     return body

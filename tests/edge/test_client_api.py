@@ -4,6 +4,8 @@ an unknown token is refused without the upstream being asked each time."""
 from __future__ import annotations
 
 import json
+import socket
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -205,3 +207,32 @@ def test_workers_share_one_port_and_each_answers_as_the_upstream(
             get(edge.url + "/api/client/features", CLIENT, SPEC)[1] == changed for _ in range(10)
         )
     )
+
+
+def test_a_report_sent_in_chunks_is_read_whole(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    edge = _edge(tmp_path, upstream, edges)
+    report = json.dumps(
+        {
+            "appName": "chunked",
+            "bucket": {
+                "start": "2026-11-25T08:00:00Z",
+                "stop": "2026-11-25T08:01:00Z",
+                "toggles": {},
+            },
+        }
+    ).encode()
+    host, port = edge.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(
+            b"POST /api/client/metrics HTTP/1.1\r\nHost: edge\r\nContent-Type: application/json\r\n"
+            + f"Authorization: {CLIENT}\r\nTransfer-Encoding: chunked\r\n\r\n".encode()
+        )
+        half = len(report) // 2
+        for part in (report[:half], report[half:]):
+            sock.sendall(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+            time.sleep(0.2)  # the second half arrives after the first was read
+        sock.sendall(b"0\r\n\r\n")
+        status_line = sock.recv(4096).split(b"\r\n", 1)[0]
+    assert status_line == b"HTTP/1.1 202 Accepted", status_line
