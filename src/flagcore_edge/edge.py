@@ -92,7 +92,10 @@ class Edge:
         for secret in self.config.upstream_tokens:
             digest = digest_of(secret)
             kept = self.followed.get(digest)
-            self.followed[digest] = FollowedToken(digest, secret, kept.snapshot if kept else None)
+            if kept is None:
+                self.followed[digest] = FollowedToken(digest, secret)
+            else:
+                kept.secret = secret  # followed again, with what the last run kept
 
     async def start(self) -> None:
         """Fetch every followed token once, then poll and send usage in the background."""

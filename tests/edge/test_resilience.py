@@ -121,3 +121,22 @@ def test_json_logs_say_when_the_upstream_goes_away_and_comes_back(
     assert any("the upstream is unreachable" in message for message in messages)
     assert any("the upstream is reachable again" in message for message in messages)
     assert CLIENT not in edge.log.read_text()
+
+
+def test_both_formats_are_served_as_the_upstream_wrote_them_after_a_restart_while_it_is_away(
+    tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
+) -> None:
+    upstream.add_flag("checkout")
+    edge = EdgeProcess(tmp_path).start(*_same_args(upstream))
+    edges.append(edge)
+    wait_for(lambda: edge.ready()["status"] == 200)
+    answers = {}
+    for name, headers in (("format 2", SPEC), ("no spec", {})):
+        answers[name] = get(upstream.url + "/api/client/features", CLIENT, headers)[1]
+        assert get(edge.url + "/api/client/features", CLIENT, headers)[1] == answers[name]
+    upstream.stop()
+    edge.stop()
+    edge.start(*_same_args(upstream))
+    for name, headers in (("format 2", SPEC), ("no spec", {})):
+        assert get(edge.url + "/api/client/features", CLIENT, headers)[1] == answers[name], name
+    upstream.start()
