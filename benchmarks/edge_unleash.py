@@ -84,6 +84,61 @@ def _check(unleash: str, edge: str, client: str, frontend: str) -> None:
     print(f"unknown token at the edge: {refused[0]}")
 
 
+def _post(url: str, token: str, body: object) -> int:
+    request = urllib.request.Request(
+        url,
+        json.dumps(body).encode(),
+        {"Authorization": token, "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return int(response.status)
+
+
+def _usage(edge: str, client: str) -> None:
+    """A registration and a metrics report through the edge: how Unleash took them."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    registration = {
+        "appName": "edge-check",
+        "instanceId": "edge-check-1",
+        "sdkVersion": "unleash-client-python:6.0.0",
+        "strategies": ["default", "flexibleRollout"],
+        "started": now,
+        "interval": 10000,
+    }
+    report = {
+        "appName": "edge-check",
+        "instanceId": "edge-check-1",
+        "bucket": {
+            "start": now,
+            "stop": now,
+            "toggles": {"bench.flag-001": {"yes": 3, "no": 1, "variants": {"blue": 2}}},
+        },
+    }
+    statuses = (
+        _post(edge + "/api/client/register", client, registration),
+        _post(edge + "/api/client/metrics", client, report),
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        text = _get(edge + "/internal-backstage/prometheus", {})[1].decode()
+        counts = dict(
+            line.split(" ", 1)
+            for line in text.splitlines()
+            if line.startswith("flagcore_edge_usage")
+        )
+        if counts["flagcore_edge_usage_held"] == "0" or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    print(
+        f"usage through the edge: answered {statuses}; sent to Unleash: "
+        f"{counts['flagcore_edge_usage_forwarded_total']} taken, "
+        f"{counts.get('flagcore_edge_usage_refused_total', '?')} refused, "
+        f"{counts['flagcore_edge_usage_bulk_posts_total']} bulk posts, "
+        f"held {counts['flagcore_edge_usage_held']}"
+    )
+
+
 def _propagation(unleash: str, admin: str, edge: str, client: str, changes: int) -> None:
     sdk = {"Authorization": client, **SPEC}
     env = "/api/admin/projects/default/features/bench.flag-000/environments/development"
@@ -120,9 +175,12 @@ def main() -> None:
         wait_for_frontend(unleash, frontend, names)
         port = _free_port()
         edge = f"http://127.0.0.1:{port}"
-        edge_process = _start_edge_for(folder, unleash, client, port, "--interval", "1")
+        edge_process = _start_edge_for(
+            folder, unleash, client, port, "--interval", "1", "--metrics-interval", "1"
+        )
         _wait_up(edge + "/ready")
         _check(unleash, edge, client, frontend)
+        _usage(edge, client)
         _propagation(unleash, admin, edge, client, args.changes)
         sdk = {"Authorization": client, **SPEC}
         etag = _request(edge + "/api/client/features", headers=sdk)[1]["ETag"]

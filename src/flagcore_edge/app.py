@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import functools
-import json
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -197,11 +196,10 @@ async def _json_object(request: web.Request, max_bytes: int) -> dict[str, Any]:
     return body
 
 
-def _hold(request: web.Request, path: str, body: dict[str, Any]) -> None:
+def _hold(request: web.Request, path: str, body: dict[str, Any], environment: str) -> None:
     """Keep a checked report for the upstream, under the token the SDK sent it with."""
-    text = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     token = request.headers.get("Authorization", "")
-    request.app[EDGE].forwarder.hold(HeldReport(path, token, text))
+    request.app[EDGE].forwarder.hold(HeldReport(path, token, body, environment))
 
 
 def _check_registration(edge: Edge, body: dict[str, Any], environment: str, what: str) -> None:
@@ -239,7 +237,7 @@ async def register(request: web.Request) -> web.Response:
     body = await _json_object(request, MAX_USAGE_BODY_BYTES)
     what = "the registration is missing fields or has wrong types"
     _check_registration(edge, body, token.snapshot.scope.environment, what)
-    _hold(request, "/client/register", body)
+    _hold(request, "/client/register", body, token.snapshot.scope.environment)
     return web.Response(status=202)
 
 
@@ -250,7 +248,7 @@ async def metrics(request: web.Request) -> web.Response:
     assert token.snapshot is not None
     body = await _json_object(request, MAX_USAGE_BODY_BYTES)
     _check_metrics(edge, body, token.snapshot.scope.environment)
-    _hold(request, "/client/metrics", body)
+    _hold(request, "/client/metrics", body, token.snapshot.scope.environment)
     return web.Response(status=202)
 
 
@@ -331,7 +329,7 @@ async def frontend_metrics(request: web.Request) -> web.Response:
     token = await edge.frontend_token(request.headers.get("Authorization"))
     body = await _json_object(request, MAX_USAGE_BODY_BYTES)
     _check_metrics(edge, body, token.scope.environment)
-    _hold(request, "/frontend/client/metrics", body)
+    _hold(request, "/frontend/client/metrics", body, token.scope.environment)
     return web.Response(status=200)
 
 
@@ -349,7 +347,7 @@ async def frontend_register(request: web.Request) -> web.Response:
     if filled.get("started") is None:
         filled["started"] = dt.datetime.now(dt.UTC).isoformat()
     _check_registration(edge, filled, token.scope.environment, "the registration has wrong types")
-    _hold(request, "/frontend/client/register", body)
+    _hold(request, "/frontend/client/register", body, token.scope.environment)
     return web.Response(status=200)
 
 
