@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flagcore.errors import FlagcoreError
-from flagcore_cli import explain_command, import_command
+from flagcore_cli import edge_command, explain_command, import_command
 from flagcore_cli.copy_command import copy_command
 from flagcore_cli.output import say
 from flagcore_cli.serve import serve
@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain_command.add_parser(commands)
     import_command.add_commands(commands)  # flagcore import / export
+    edge_command.add_parser(commands)
     # Each command's parser, for `_parse` to refuse an unknown option with its usage.
     if isinstance(commands.choices, dict):
         for command in commands.choices.values():
@@ -155,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     if args.command == "explain":
         return explain_command.run(args)
+    if args.command == "edge":
+        return edge_command.run(args)
     if args.command in ("import", "export"):
         return import_command.run_command(args, os.environ)
     if args.command == "copy":

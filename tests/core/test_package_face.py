@@ -28,6 +28,7 @@ ADAPTERS = (
     "flagcore_store_postgres",
     "flagcore_sql",
     "flagcore_client",
+    "flagcore_edge",
 )
 
 # The modules adapters, examples and docs may import from (docs/architecture.md, "Public

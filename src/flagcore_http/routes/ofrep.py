@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -42,7 +43,12 @@ from flagcore_http.routes.frontend import (
     view_for,
 )
 
-__all__ = ["routes"]
+__all__ = ["ViewFinder", "ofrep_flag", "ofrep_flags", "routes"]
+
+# How a server finds the flags a caller sees: given the request and the context's fields,
+# the compiled view of the caller's scope and the context defaults (environment, the
+# caller's address). The server's reads its store; `flagcore edge` its upstream's payload.
+ViewFinder = Callable[[web.Request, dict[str, Any]], Awaitable[tuple[FrontendView, dict[str, str]]]]
 
 routes = web.RouteTableDef()
 
@@ -170,25 +176,36 @@ def _scalar(value: Any, path: str) -> Any:
 
 
 def _context(
-    request: web.Request, fields: dict[str, Any], properties: dict[str, Any], environment: str
+    fields: dict[str, Any], properties: dict[str, Any], defaults: dict[str, str]
 ) -> dict[str, Any]:
-    defaults = {"environment": environment}
-    address = caller_address(request)
-    if address:
-        defaults["remoteAddress"] = address
     try:
         context = frontend_context(fields, lambda name: f"$.context.{name}", defaults, properties)
     except InvalidInput as error:
         raise _OfrepFailure(400, "INVALID_CONTEXT", error) from None
-    request.app[CONTEXT_SAMPLER].offer(environment, context)  # the preview's sample
     return context
 
 
-async def _view_and_context(request: web.Request) -> tuple[FrontendView, dict[str, Any]]:
-    fields, properties = await _read_context(request)
+async def _server_view(
+    request: web.Request, fields: dict[str, Any]
+) -> tuple[FrontendView, dict[str, str]]:
     environment, projects = frontend_scope(request, fields.get("environment"))
-    context = _context(request, fields, properties, environment)
-    return await view_for(request, environment, projects), context
+    defaults = {"environment": environment}
+    address = caller_address(request)
+    if address:
+        defaults["remoteAddress"] = address
+    return await view_for(request, environment, projects), defaults
+
+
+async def _view_and_context(
+    request: web.Request, find: ViewFinder
+) -> tuple[FrontendView, dict[str, Any]]:
+    fields, properties = await _read_context(request)
+    view, defaults = await find(request, fields)
+    context = _context(fields, properties, defaults)
+    sampler = request.app.get(CONTEXT_SAMPLER)  # the server's, for previews (not edge's)
+    if sampler is not None:
+        sampler.offer(defaults["environment"], context)
+    return view, context
 
 
 @routes.post("/ofrep/v1/evaluate/flags/{key}")
@@ -199,9 +216,13 @@ async def _view_and_context(request: web.Request) -> tuple[FrontendView, dict[st
 )
 async def evaluate_flag(request: web.Request) -> web.Response:
     """OFREP: one flag for the context in ``{"context": {...}}``."""
-    key = request.match_info["key"]
+    return await ofrep_flag(request, request.match_info["key"], _server_view)
+
+
+async def ofrep_flag(request: web.Request, key: str, find: ViewFinder) -> web.Response:
+    """OFREP's answer for flag ``key`` in the view ``find`` gives (`ViewFinder`)."""
     try:
-        view, context = await _view_and_context(request)
+        view, context = await _view_and_context(request, find)
         try:
             item = view.ofrep_evaluation(key, context)
         except NotFound as missing:
@@ -223,10 +244,16 @@ async def evaluate_flag(request: web.Request) -> web.Response:
 async def evaluate_flags(request: web.Request) -> web.Response:
     """OFREP: every flag of the token's scope for the context (ETag, 304); for a frontend
     token only the flags on for it, as on the Frontend API."""
-    try:
-        view, context = await _view_and_context(request)
-    except _OfrepFailure as failure:
-        return _failure_response(failure, None)
     token: ApiToken | None = request.get(TOKEN)
     off_flags = bulk_lists_off_flags(token.type if token is not None else None)
+    return await ofrep_flags(request, _server_view, off_flags=off_flags)
+
+
+async def ofrep_flags(request: web.Request, find: ViewFinder, *, off_flags: bool) -> web.Response:
+    """OFREP's bulk answer over the view ``find`` gives; ``off_flags`` as
+    `flagcore.service.bulk_lists_off_flags` says for the caller's token."""
+    try:
+        view, context = await _view_and_context(request, find)
+    except _OfrepFailure as failure:
+        return _failure_response(failure, None)
     return answer_with_etag(request, view.ofrep_bulk_body(context, off_flags=off_flags))

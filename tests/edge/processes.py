@@ -1,0 +1,231 @@
+"""A flagcore server (the upstream) and `flagcore edge` as real subprocesses on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ADMIN",
+    "CLIENT",
+    "SPEC",
+    "EdgeProcess",
+    "UpstreamServer",
+    "get",
+    "wait_for",
+]
+
+ADMIN = "*:*.edge-admin-secret"
+CLIENT = "default:development.edge-client-secret"
+SPEC = {"Unleash-Client-Spec": "5.2.0"}
+
+
+def wait_for(condition: Callable[[], Any], timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def get(
+    url: str, token: str | None, headers: dict[str, str] | None = None
+) -> tuple[int, bytes, dict[str, str]]:
+    """A GET as an SDK sends it: the status, the raw body, the headers."""
+    sent = {**(headers or {})}
+    if token is not None:
+        sent["Authorization"] = token
+    request = urllib.request.Request(url, headers=sent)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read(), dict(response.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(), dict(error.headers)
+
+
+def post(url: str, token: str, body: Any) -> int:
+    request = urllib.request.Request(
+        url,
+        json.dumps(body).encode(),
+        {"Authorization": token, "Content-Type": "application/json"},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+def _started(command: list[str], log: Path, env: dict[str, str], pattern: str) -> tuple[Any, str]:
+    with log.open("a") as sink:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=sink, text=True, env=env)
+    assert process.stdout is not None
+    first = process.stdout.readline()
+    match = re.search(pattern, first)
+    assert match, first + log.read_text()
+    return process, match.group(1)
+
+
+def _stopped(process: subprocess.Popen[str], log: Path, last_words: str) -> None:
+    process.send_signal(signal.SIGTERM)
+    rest, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, rest + log.read_text()
+    assert last_words in rest, rest
+
+
+class UpstreamServer:
+    """`flagcore serve` on a SQLite file; stopped and started again on the same port."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.db = tmp_path / "upstream.db"
+        self.log = tmp_path / "upstream.log"
+        self.port = 0
+        self.process: subprocess.Popen[str] | None = None
+        self.url = ""
+        self.markers = 0
+
+    def start(self) -> UpstreamServer:
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("FLAGCORE_")},
+            "FLAGCORE_INIT_ADMIN_API_TOKENS": ADMIN,
+            "FLAGCORE_INIT_CLIENT_API_TOKENS": CLIENT,
+            "FLAGCORE_DB": str(self.db),
+            "FLAGCORE_ACCESS_LOG": "all",
+            "FLAGCORE_USAGE_FLUSH_INTERVAL_SECONDS": "0.2",
+        }
+        command = [sys.executable, "-m", "flagcore_http", "serve", "--port", str(self.port)]
+        self.process, self.url = _started(
+            command, self.log, env, r"listening on (http://127\.0\.0\.1:\d+)"
+        )
+        self.port = int(self.url.rsplit(":", 1)[1])
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _stopped(self.process, self.log, "flagcore stopped")
+            self.process = None
+
+    def admin(self, method: str, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={"Authorization": ADMIN, "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            text = response.read()
+        return json.loads(text) if text else None
+
+    def add_flag(self, name: str, *, rollout: int = 100, on: bool = True) -> None:
+        base = "/api/admin/projects/default/features"
+        self.admin("POST", base, {"name": name})
+        self.admin(
+            "POST",
+            f"{base}/{name}/environments/development/strategies",
+            {
+                "name": "flexibleRollout",
+                "parameters": {"rollout": str(rollout), "stickiness": "userId"},
+            },
+        )
+        if on:
+            self.admin("POST", f"{base}/{name}/environments/development/on")
+
+    def switch(self, name: str, on: bool) -> None:
+        state = "on" if on else "off"
+        self.admin(
+            "POST", f"/api/admin/projects/default/features/{name}/environments/development/{state}"
+        )
+
+    def frontend_token(self, project: str = "default") -> str:
+        created = self.admin(
+            "POST",
+            "/api/admin/api-tokens",
+            {
+                "tokenName": "site",
+                "type": "frontend",
+                "environment": "development",
+                "projects": [project],
+            },
+        )
+        return str(created["secret"])
+
+    def client_token(self, name: str, projects: list[str]) -> str:
+        created = self.admin(
+            "POST",
+            "/api/admin/api-tokens",
+            {
+                "tokenName": name,
+                "type": "client",
+                "environment": "development",
+                "projects": projects,
+            },
+        )
+        return str(created["secret"])
+
+    def requests_logged(self, pattern: str) -> int:
+        """Requests in the access log matching ``pattern``, once every request made so far
+        is in it (the log is written behind the answers: a marker request is waited for)."""
+        self.markers += 1
+        marker = f"/health?marker={self.markers}"
+        get(self.url + marker, None)
+        wait_for(lambda: marker in self.log.read_text())
+        return len(re.findall(pattern, self.log.read_text()))
+
+
+class EdgeProcess:
+    """`flagcore edge` in a subprocess, over a data directory kept across restarts."""
+
+    def __init__(self, tmp_path: Path, name: str = "edge") -> None:
+        self.data_dir = tmp_path / f"{name}-data"
+        self.log = tmp_path / f"{name}.log"
+        self.process: subprocess.Popen[str] | None = None
+        self.url = ""
+        self.port = 0
+
+    def start(self, *args: str) -> EdgeProcess:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGCORE_")}
+        command = [
+            sys.executable,
+            "-m",
+            "flagcore_cli",
+            "edge",
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(self.data_dir),
+            *args,
+        ]
+        self.process, self.url = _started(
+            command, self.log, env, r"edge listening on (http://127\.0\.0\.1:\d+)"
+        )
+        self.port = int(self.url.rsplit(":", 1)[1])
+        return self
+
+    def stop(self) -> None:
+        if self.process is not None:
+            _stopped(self.process, self.log, "flagcore edge stopped")
+            self.process = None
+
+    def ready(self) -> dict[str, Any]:
+        status, body, _ = get(self.url + "/ready", None)
+        return {"status": status, **json.loads(body)}
+
+    def follows(self, upstream: UpstreamServer, *tokens: str, interval: str = "0.2") -> EdgeProcess:
+        args = ["--upstream", upstream.url + "/api", "--interval", interval]
+        for token in tokens:
+            args += ["--upstream-token", token]
+        return self.start(*args, "--metrics-interval", "0.3")
