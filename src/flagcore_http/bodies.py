@@ -31,6 +31,7 @@ import json
 import math
 from typing import Any, Final, TypeVar
 
+import aiohttp
 import attrs
 import orjson
 from aiohttp import web
@@ -48,6 +49,7 @@ __all__ = [
     "query_int",
     "read_body",
     "read_json",
+    "read_up_to",
     "structure_body",
 ]
 
@@ -300,6 +302,19 @@ async def read_json(
     else:
         raw = await _read_at_most(request, max_bytes)
     return parse_json(raw)
+
+
+async def read_up_to(stream: aiohttp.StreamReader, limit: int) -> bytes:
+    """The stream's bytes until its end, but no more than ``limit + 1`` (a caller refuses
+    a longer one). `aiohttp.StreamReader.read` answers with what has arrived so far, so
+    one call may return part of a body sent in chunks or split across packets."""
+    raw = b""
+    while len(raw) <= limit:
+        more = await stream.read(limit + 1 - len(raw))
+        if not more:
+            break
+        raw += more
+    return raw
 
 
 async def _read_at_most(request: web.Request, max_bytes: int) -> bytes:

@@ -34,6 +34,7 @@ from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from flagcore.service import ProviderIdentity, ProviderRules
+from flagcore_http.bodies import read_up_to
 from flagcore_http.config import ServerConfig
 
 __all__ = [
@@ -331,7 +332,7 @@ class OpenIdProvider:
             async with self._http.request(
                 method, url, data=body, headers=headers, allow_redirects=False
             ) as response:
-                raw = await response.content.read(MAX_PROVIDER_BODY_BYTES + 1)
+                raw = await read_up_to(response.content, MAX_PROVIDER_BODY_BYTES)
                 status = response.status
         except (aiohttp.ClientError, TimeoutError):
             raise ProviderRefused(

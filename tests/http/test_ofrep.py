@@ -257,3 +257,23 @@ async def test_ofrep_answers_cors_preflights_for_web_providers(api: Api, flags: 
     assert response.status == 204
     assert response.headers["Access-Control-Allow-Origin"] == "*"
     assert "X-API-Key" in response.headers["Access-Control-Allow-Headers"]
+
+
+async def test_a_context_sent_in_chunks_is_read_whole(flags: Service, api: Api) -> None:
+    """A body that arrives in pieces (chunked, or split across packets) is one context:
+    the server reads to its end, not just what has arrived at the first read."""
+
+    async def pieces() -> Any:
+        yield b'{"context": {"targetingKey": "al'
+        await asyncio.sleep(0.2)  # the second piece arrives after the server began reading
+        yield b'ice"}}'
+
+    response = await api.request(
+        "POST",
+        "/ofrep/v1/evaluate/flags/checkout",
+        token=f"Bearer {CLIENT}",
+        data=pieces(),
+        headers={"Content-Type": "application/json"},
+    )
+    assert response.status == 200, await response.text()
+    assert (await response.json())["value"] is True

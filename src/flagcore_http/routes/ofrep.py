@@ -31,7 +31,7 @@ from flagcore.service import (
 from flagcore.wire import OfrepErrorAnswer, OfrepEvaluation, OfrepFlags, OfrepParseFailure
 from flagcore_http import shapes
 from flagcore_http.answering import answered
-from flagcore_http.bodies import parse_json
+from flagcore_http.bodies import parse_json, read_up_to
 from flagcore_http.context_sampling import CONTEXT_SAMPLER
 from flagcore_http.contract import documented
 from flagcore_http.keys import TOKEN
@@ -90,7 +90,7 @@ async def _read_context(request: web.Request) -> tuple[dict[str, Any], dict[str,
         raise web.HTTPUnsupportedMediaType(
             text=f"We accept application/json bodies, not {content_type or 'no content type'}."
         )
-    raw = await request.content.read(MAX_CONTEXT_BODY_BYTES + 1)
+    raw = await read_up_to(request.content, MAX_CONTEXT_BODY_BYTES)
     if len(raw) > MAX_CONTEXT_BODY_BYTES:
         raise LimitExceeded(
             f"a context body has at most {MAX_CONTEXT_BODY_BYTES} bytes",

@@ -19,7 +19,7 @@ from flagcore.service import ProposedChange
 from flagcore.service.playground import check_context
 from flagcore.wire import ContextSampleAnswer, PreviewAnswer
 from flagcore_http.answering import answered
-from flagcore_http.bodies import parse_json, read_body
+from flagcore_http.bodies import parse_json, read_body, read_up_to
 from flagcore_http.calls import actor, call, service
 from flagcore_http.context_sampling import flush_context_samples
 from flagcore_http.contract import documented
@@ -89,12 +89,7 @@ async def _bounded_body(request: web.Request) -> bytes:
     length = request.content_length
     if length is not None and length > MAX_SAMPLE_UPLOAD_BYTES:
         raise _too_large()
-    raw = await request.content.read(MAX_SAMPLE_UPLOAD_BYTES + 1)
-    while len(raw) <= MAX_SAMPLE_UPLOAD_BYTES:
-        more = await request.content.read(MAX_SAMPLE_UPLOAD_BYTES + 1 - len(raw))
-        if not more:
-            break
-        raw += more
+    raw = await read_up_to(request.content, MAX_SAMPLE_UPLOAD_BYTES)
     if len(raw) > MAX_SAMPLE_UPLOAD_BYTES:
         raise _too_large()
     return raw
