@@ -101,3 +101,30 @@ def test_a_refused_integration_comes_back_as_typed(page: Page, hooks_server: Ser
     expect(url).to_have_attribute("aria-invalid", "true")
     expect(page.get_by_label("Channel (required)")).to_have_value("releases")
     assert hooks_server.api("GET", "/api/admin/addons")["addons"] == []
+
+
+def test_a_delivery_is_sent_again_from_the_log_and_the_integration_deleted(
+    page: Page, hooks_server: Server, receiver: _Receiver
+) -> None:
+    server = hooks_server
+    body = {
+        "provider": "webhook",
+        "enabled": True,
+        "parameters": {"url": receiver.url},
+        "events": ["feature-created"],
+    }
+    made = server.api("POST", "/api/admin/addons", body)
+    server.api("POST", "/api/admin/projects/default/features", {"name": "launch"})
+    wait_for(lambda: len(receiver.received) == 1)
+    (delivery,) = server.api("GET", f"/api/admin/addons/{made['id']}/deliveries")["deliveries"]
+    sign_in(page, server)
+    page.goto(f"{server.url}/ui/integrations/{made['id']}")
+    page.get_by_role("button", name=f"Send delivery {delivery['id']} again").click()
+    expect(page.get_by_role("status")).to_contain_text("Delivery sent again")
+    assert len(receiver.received) == 2
+    assert receiver.received[1][1] == receiver.received[0][1]  # the same event, sent again
+
+    page.get_by_role("button", name=f"Delete integration {made['id']}").click()
+    expect(page.get_by_text(f"Integration #{made['id']} deleted.")).to_be_visible()
+    assert server.api_status("GET", f"/api/admin/addons/{made['id']}") == 404
+    assert len(receiver.received) == 2  # deleted: nothing more sent
