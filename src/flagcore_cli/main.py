@@ -1,4 +1,4 @@
-"""``flagcore``: the command line (serve, copy, import, export, explain).
+"""``flagcore``: the command line (serve, copy, import, export, explain, scan).
 
 Settings come from flags, then ``FLAGCORE_*`` environment variables, then defaults, and
 are all checked before anything is opened: a wrong one stops the start with one line on
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flagcore.errors import FlagcoreError
-from flagcore_cli import explain_command, import_command
+from flagcore_cli import explain_command, import_command, scan_command
 from flagcore_cli.copy_command import copy_command
 from flagcore_cli.output import say
 from flagcore_cli.serve import serve
@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain_command.add_parser(commands)
     import_command.add_commands(commands)  # flagcore import / export
+    scan_command.add_parser(commands)
     # Each command's parser, for `_parse` to refuse an unknown option with its usage.
     if isinstance(commands.choices, dict):
         for command in commands.choices.values():
@@ -155,6 +156,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     if args.command == "explain":
         return explain_command.run(args)
+    if args.command == "scan":
+        return scan_command.run(args)
     if args.command in ("import", "export"):
         return import_command.run_command(args, os.environ)
     if args.command == "copy":
