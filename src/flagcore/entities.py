@@ -24,6 +24,8 @@ __all__ = [
     "ActionState",
     "ApiToken",
     "ClientInstance",
+    "CodeReference",
+    "CodeScan",
     "ContextField",
     "Environment",
     "EnvironmentState",
@@ -39,6 +41,7 @@ __all__ = [
     "Signal",
     "SignalEndpoint",
     "SignalEndpointToken",
+    "SourcedReference",
     "StrategyDefinition",
     "StrategyParameter",
     "StrategyPlacement",
@@ -399,3 +402,32 @@ class ClientInstance:
     started: dt.datetime | None = None
     interval: int | None = None
     last_seen: dt.datetime = attrs.field(factory=_utc_now)
+
+
+@attrs.frozen
+class CodeReference:
+    """One place source code names a flag, as `flagcore scan` found it: ``call`` is the
+    SDK or OpenFeature method, or None for a string literal equal to the flag's name."""
+
+    flag: str
+    file: str
+    line: int
+    call: str | None = None
+
+
+@attrs.frozen
+class CodeScan:
+    """The references one source (a repository, named by whoever scanned it) holds; the
+    next scan of the same source replaces them whole, so a removed call disappears."""
+
+    source: str
+    references: tuple[CodeReference, ...] = ()
+    scanned_at: dt.datetime | None = None
+
+
+@attrs.frozen
+class SourcedReference:
+    """A reference with the source (repository) whose scan reported it."""
+
+    source: str
+    reference: CodeReference

@@ -147,6 +147,7 @@ OPERATIONS: Mapping[str, Permission] = {
     "delete_role": P.ADMIN,
     "import_export": P.CREATE_FEATURE,
     "copy_instance": P.ADMIN,
+    "store_code_scan": P.ADMIN,  # code references (issue 32): not in Unleash, CI's token
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

@@ -21,6 +21,7 @@ from flagcore.entities import (
     ActionExecution,
     ActionSet,
     ApiToken,
+    CodeScan,
     ContextField,
     Environment,
     Event,
@@ -49,6 +50,7 @@ __all__ = [
     "ACTION_EXECUTIONS",
     "ACTION_SETS",
     "API_TOKENS",
+    "CODE_SCANS",
     "CONTEXT_FIELDS",
     "ENDPOINT_TOKENS",
     "ENVIRONMENTS",
@@ -269,6 +271,9 @@ ROLE_ASSIGNMENTS = Table(
     order=("project", "user_id", "role_id"),
     deleted_with=(("projects", "project"), ("users", "user_id")),
 )
+# A scan's references kept whole as a document (issue 32): replaced whole, never queried
+# by column; a reference may name a flag that does not exist (that is what it reports).
+CODE_SCANS = Table(CodeScan, "code_scans", key=("source",), order=("source",))
 
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
@@ -296,6 +301,7 @@ TABLES: tuple[Table[Any], ...] = (
     USER_IDENTITIES,
     ROLES,
     ROLE_ASSIGNMENTS,
+    CODE_SCANS,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

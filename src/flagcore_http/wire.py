@@ -15,7 +15,13 @@ import attrs
 import cattrs
 
 from flagcore import wire
-from flagcore.entities import ActionKind, LegalValue, StrategyParameter, TokenType
+from flagcore.entities import (
+    ActionKind,
+    CodeReference,
+    LegalValue,
+    StrategyParameter,
+    TokenType,
+)
 from flagcore.model import Constraint
 from flagcore.people import RootRole
 from flagcore.permissions import Permission, RoleType
@@ -24,6 +30,7 @@ __all__ = [
     "BODY_NAMES",
     "ActionBody",
     "ActionSetBody",
+    "CodeScanBody",
     "ContextFieldBody",
     "ContextFieldUpdate",
     "CreateEnvironment",
@@ -357,6 +364,15 @@ class LoginBody:
     password: str
 
 
+@attrs.frozen
+class CodeScanBody:
+    """A scan's result (``flagcore scan --upload SOURCE``): it replaces what ``source``
+    reported before. Every key is required: nothing is defaulted for the scanner."""
+
+    source: str
+    references: tuple[CodeReference, ...]
+
+
 # Each class and its attributes whose keys differ; inner classes before those holding them.
 _NAMES: Mapping[type, Mapping[str, str]] = {
     TagBody: {},
@@ -401,6 +417,8 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     RoleBody: {},
     ProjectAccessBody: {},
     UserRolesBody: {},
+    CodeReference: {},
+    CodeScanBody: {},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

@@ -564,6 +564,20 @@ def m012_context_fields(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m019_code_scans(session: SqlSession, dialect: Dialect) -> None:
+    """Code references (issue 32): each source's last scan kept whole as a JSON body."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE code_scans (
+            source TEXT PRIMARY KEY,
+            body TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -579,5 +593,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m010_user_identities,
         m011_roles,
         m012_context_fields,
+        m019_code_scans,
     )
 )

@@ -192,6 +192,13 @@ CASES: dict[tuple[str, str], Case] = {
         {"description": "made", "expiresAt": "{expiry}"}, P.ADMIN, "account"
     ),
     ("DELETE", "/api/admin/service-account/{id}/token/{tokenId}"): Case(None, P.ADMIN, "account"),
+    ("POST", "/api/admin/code-references"): Case(
+        {
+            "source": "repo",
+            "references": [{"flag": "{name}", "file": "a.py", "line": 1, "call": None}],
+        },
+        P.ADMIN,
+    ),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
@@ -396,6 +403,7 @@ def _snapshot(service: Service) -> Any:
         service.users.list_users(),
         service.service_accounts.list_accounts(),
         service.context_fields.list_context_fields(),
+        service.code_references.list_code_scans(),
     )
 
 

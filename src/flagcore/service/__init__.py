@@ -18,6 +18,7 @@ from flagcore.service.actions import ActionSets
 from flagcore.service.archive import Archive
 from flagcore.service.client import ClientQuery, ClientView, ClientVocabulary, LiveEngine
 from flagcore.service.client_spec import client_features_format
+from flagcore.service.code_references import CodeReferences
 from flagcore.service.context import SYSTEM, ServiceContext, utc_now
 from flagcore.service.context_fields import BUILT_IN_CONTEXT_FIELDS, ContextFields
 from flagcore.service.defaults import ensure_defaults
@@ -200,6 +201,7 @@ class Service:
         # Moving in from Unleash and out again (branch importer): export files, imports.
         self.importing = Importing(context, strategies=self.strategies)
         self.exporting = Exporting(context)
+        self.code_references = CodeReferences(context)
         ensure_defaults(context)
 
     @property

@@ -18,6 +18,7 @@
 - `playground_answers`: Unleash's playground answers.
 - `import_answers`: import validation and import reports, the context field list.
 - `user_answers`: users, their root roles, reset links (issue 28).
+- `code_reference_answers`: where code names flags, as scans reported it (issue 32).
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 from flagcore.wire import (
     admin_answers,
     client_payload,
+    code_reference_answers,
     delta_events,
     export_answers,
     frontend_answers,
@@ -58,6 +60,7 @@ from flagcore.wire.client_features import (
     unstructure_flag,
 )
 from flagcore.wire.client_payload import *  # noqa: F403
+from flagcore.wire.code_reference_answers import *  # noqa: F403
 from flagcore.wire.converter import (
     INT32_MAX,
     INT32_MIN,
@@ -173,3 +176,4 @@ __all__ += playground_answers.__all__
 __all__ += signal_answers.__all__
 __all__ += sdk_bodies.__all__
 __all__ += user_answers.__all__
+__all__ += code_reference_answers.__all__
