@@ -70,4 +70,5 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m010_user_identities",
         "m011_roles",
         "m012_context_fields",
+        "m019_code_scans",
     ]
