@@ -69,6 +69,7 @@ async def _flag_page(
     tag_types = await call(request, service.tags.list_tag_types)
     await flush_usage(request.app)  # what SDKs posted to this node is shown at once
     metrics = _last_hour(await call(request, service.metrics.flag_metrics, name))
+    code_references = await call(request, service.code_references.references_to, name)
     notice = None
     code, environment = request.query.get("notice"), request.query.get("environment", "")
     if code in NOTICES:
@@ -82,6 +83,8 @@ async def _flag_page(
             "segments": segments,
             "tag_types": tag_types,
             "metrics": metrics,
+            "code_references": code_references,
+            "code_sources": len({found.source for found in code_references}),
             "notice": notice,
             "typed_tag": typed_tag,  # the tag form as typed, after a refusal
             "error": error.message if error else None,

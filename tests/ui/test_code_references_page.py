@@ -1,0 +1,61 @@
+"""A flag's page lists where code uses it, from the scans ``flagcore scan --upload`` sent
+(issue 32), as a person sees it in Chromium."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from tests.ui.conftest import Server
+
+FLAGS = "/api/admin/projects/default/features"
+
+
+def _scan(source: str, *references: tuple[str, str, int, str | None]) -> dict[str, Any]:
+    return {
+        "source": source,
+        "references": [
+            {"flag": flag, "file": file, "line": line, "call": call}
+            for flag, file, line, call in references
+        ],
+    }
+
+
+def test_the_flag_page_says_where_code_references_the_flag(
+    signed_in: Page, server: Server, shot: Any
+) -> None:
+    server.api("POST", FLAGS, {"name": "new-checkout"})
+    server.api("POST", FLAGS, {"name": "forgotten"})
+    server.api(
+        "POST",
+        "/api/admin/code-references",
+        _scan(
+            "web-shop",
+            ("new-checkout", "src/App.tsx", 4, "useFlag"),
+            ("new-checkout", "src/flags.ts", 2, None),
+            ("other", "src/App.tsx", 9, "isEnabled"),
+        ),
+    )
+    server.api(
+        "POST",
+        "/api/admin/code-references",
+        _scan("payments", ("new-checkout", "checkout.py", 12, "is_enabled")),
+    )
+    page = signed_in
+    page.goto(server.url + "/ui/flags/new-checkout")
+    section = page.get_by_role("region", name="Code references")
+    expect(section.locator("#code-count")).to_have_text("Referenced in 3 places across 2 sources.")
+    rows = section.locator("tbody tr")
+    expect(rows).to_have_count(3)
+    expect(rows.nth(0)).to_contain_text("payments")
+    expect(rows.nth(0)).to_contain_text("checkout.py")
+    expect(rows.nth(0)).to_contain_text("is_enabled")
+    expect(section).to_contain_text("src/flags.ts")
+    expect(section).to_contain_text("a string literal")
+    shot(page, "flag-code-references")
+
+    page.goto(server.url + "/ui/flags/forgotten")
+    expect(page.get_by_role("region", name="Code references")).to_contain_text(
+        "No scan has found this flag in code."
+    )
