@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 import attrs
+import re2
 
 __all__ = ["MAX_FILE_BYTES", "Reference", "scan_file", "scan_files"]
 
@@ -51,9 +52,11 @@ _CALL = re.compile(
     rb"(?:(?:flag_key|flagKey)\s*[:=]\s*)?@?"
     rb"(?P<quote>[\"'`])(?P<name>[^\"'`\\\r\n$]{1,255})(?P=quote)"
 )
-# A piece of every call name: a file with none of them is not matched at all (substring
-# search is many times faster than the pattern, and most files name no flag).
-_PIECES = (b"nabled", b"isabled", b"ariant", b"useFlag", b"Value", b"_value", b"etails")
+# A piece of every call name: a file with none of them is not matched at all. RE2 finds
+# any of them in one linear pass, several times faster than the pattern (whose
+# backreference RE2 lacks) and 2.5x faster than a substring search per piece; most files
+# name no flag.
+_PIECES = re2.compile(rb"nabled|isabled|ariant|useFlag|Value|_value|etails")
 # Any quoted URL-friendly word: compared with the server's flag names.
 _LITERAL = re.compile(rb"([\"'`])([A-Za-z0-9_.~-]{1,255})\1")
 
@@ -69,20 +72,38 @@ class Reference:
     call: str | None
 
 
+def _read(path: str) -> bytes | None:
+    """The file's bytes, read in one system call sized by ``fstat`` (a buffered reader
+    asked for "up to 4 MB" allocates that much first: half the time of a scan); None
+    when unreadable or over `MAX_FILE_BYTES`."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_FILE_BYTES:
+            return None
+        data = os.read(fd, size + 1)
+        while len(data) < size and (more := os.read(fd, size + 1 - len(data))):
+            data += more  # a short read (a pipe-like file system): keep reading
+        return data if len(data) <= MAX_FILE_BYTES else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def scan_file(root: str, relative: str, known: frozenset[str] = frozenset()) -> list[Reference]:
     """The references in one file (``relative`` to ``root``); an unreadable or oversized
     file has none."""
-    try:
-        with open(os.path.join(root, relative), "rb") as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return []
-    if len(data) > MAX_FILE_BYTES:
+    data = _read(os.path.join(root, relative))
+    if data is None:
         return []
     found: list[Reference] = []
     at: dict[int, None] = {}  # start of each literal a call took, so it is not counted twice
     line, counted = 1, 0
-    matches = _CALL.finditer(data) if any(p in data for p in _PIECES) else ()
+    matches = _CALL.finditer(data) if _PIECES.search(data) else ()
     for match in matches:
         start = match.start("quote")
         line += data.count(b"\n", counted, start)
