@@ -34,6 +34,7 @@ __all__ = [
     "FlagDetails",
     "FlagEnvironment",
     "FlagMetrics",
+    "FlagStage",
     "LegalValue",
     "Project",
     "SegmentDefinition",
@@ -431,3 +432,16 @@ class SourcedReference:
 
     source: str
     reference: CodeReference
+
+
+@attrs.frozen
+class FlagStage:
+    """A lifecycle stage a flag entered (Unleash 7's ``initial``, ``pre-live``, ``live``,
+    ``completed``, ``archived``) and when; ``status`` (``kept``/``discarded``) and its
+    ``status_value`` (the variant or state kept) only on ``completed``."""
+
+    flag: str
+    stage: str
+    entered_at: dt.datetime
+    status: str | None = None
+    status_value: str | None = None

@@ -148,6 +148,8 @@ OPERATIONS: Mapping[str, Permission] = {
     "import_export": P.CREATE_FEATURE,
     "copy_instance": P.ADMIN,
     "store_code_scan": P.ADMIN,  # code references (issue 32): not in Unleash, CI's token
+    "complete_flag": P.UPDATE_FEATURE,  # lifecycle (issue 32): Unleash's "mark completed"
+    "uncomplete_flag": P.UPDATE_FEATURE,
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

@@ -27,6 +27,7 @@ from flagcore.entities import (
     Event,
     FlagDefinition,
     FlagEnvironment,
+    FlagStage,
     Project,
     SegmentDefinition,
     Signal,
@@ -57,6 +58,7 @@ __all__ = [
     "EVENTS",
     "FLAGS",
     "FLAG_ENVIRONMENTS",
+    "FLAG_STAGES",
     "FLAG_TAGS",
     "IS_NULL",
     "NOT_NULL",
@@ -274,6 +276,15 @@ ROLE_ASSIGNMENTS = Table(
 # A scan's references kept whole as a document (issue 32): replaced whole, never queried
 # by column; a reference may name a flag that does not exist (that is what it reports).
 CODE_SCANS = Table(CodeScan, "code_scans", key=("source",), order=("source",))
+# Lifecycle stages (issue 32): pre-live and live as SDK metrics first showed them,
+# completed as marked; initial and archived are the flag's own times.
+FLAG_STAGES = Table(
+    FlagStage,
+    "flag_stages",
+    key=("flag", "stage"),
+    order=("flag", "entered_at", "stage"),
+    deleted_with=(("flags", "flag"),),
+)
 
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
@@ -302,6 +313,7 @@ TABLES: tuple[Table[Any], ...] = (
     ROLES,
     ROLE_ASSIGNMENTS,
     CODE_SCANS,
+    FLAG_STAGES,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

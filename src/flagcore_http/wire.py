@@ -31,6 +31,7 @@ __all__ = [
     "ActionBody",
     "ActionSetBody",
     "CodeScanBody",
+    "CompleteFlagBody",
     "ContextFieldBody",
     "ContextFieldUpdate",
     "CreateEnvironment",
@@ -373,6 +374,15 @@ class CodeScanBody:
     references: tuple[CodeReference, ...]
 
 
+@attrs.frozen
+class CompleteFlagBody:
+    """Unleash's ``featureLifecycleCompletedSchema``: ``kept`` or ``discarded``, and the
+    variant or state kept."""
+
+    status: str
+    status_value: str | None = None
+
+
 # Each class and its attributes whose keys differ; inner classes before those holding them.
 _NAMES: Mapping[type, Mapping[str, str]] = {
     TagBody: {},
@@ -419,6 +429,7 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     UserRolesBody: {},
     CodeReference: {},
     CodeScanBody: {},
+    CompleteFlagBody: {"status_value": "statusValue"},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

@@ -578,6 +578,25 @@ def m019_code_scans(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m020_flag_stages(session: SqlSession, dialect: Dialect) -> None:
+    """Lifecycle stages (issue 32): when a flag was first seen by SDKs in a
+    non-production and a production environment, and marked completed."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE flag_stages (
+            flag TEXT NOT NULL REFERENCES flags(name) ON DELETE CASCADE,
+            stage TEXT NOT NULL,
+            entered_at TEXT NOT NULL,
+            status TEXT,
+            status_value TEXT,
+            PRIMARY KEY (flag, stage)
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -594,5 +613,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m011_roles,
         m012_context_fields,
         m019_code_scans,
+        m020_flag_stages,
     )
 )

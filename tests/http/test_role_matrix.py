@@ -192,6 +192,10 @@ CASES: dict[tuple[str, str], Case] = {
         {"description": "made", "expiresAt": "{expiry}"}, P.ADMIN, "account"
     ),
     ("DELETE", "/api/admin/service-account/{id}/token/{tokenId}"): Case(None, P.ADMIN, "account"),
+    ("POST", _FEATURE + "/lifecycle/complete"): Case(
+        {"status": "kept", "statusValue": "on"}, P.UPDATE_FEATURE
+    ),
+    ("POST", _FEATURE + "/lifecycle/uncomplete"): Case(None, P.UPDATE_FEATURE),
     ("POST", "/api/admin/code-references"): Case(
         {
             "source": "repo",

@@ -39,6 +39,7 @@ from flagcore.service.import_plan import ImportCheck
 from flagcore.service.importing import Importing, ImportReport
 from flagcore.service.instance_copy import CopyReport, InstanceCopy, KindReport
 from flagcore.service.instances import ClientInstances
+from flagcore.service.lifecycle import Lifecycle
 from flagcore.service.metrics import (
     MAX_COUNT,
     CheckedReport,
@@ -202,6 +203,7 @@ class Service:
         self.importing = Importing(context, strategies=self.strategies)
         self.exporting = Exporting(context)
         self.code_references = CodeReferences(context)
+        self.lifecycle = Lifecycle(context)
         ensure_defaults(context)
 
     @property

@@ -19,6 +19,7 @@
 - `import_answers`: import validation and import reports, the context field list.
 - `user_answers`: users, their root roles, reset links (issue 28).
 - `code_reference_answers`: where code names flags, as scans reported it (issue 32).
+- `lifecycle_answers`: a flag's lifecycle stages, in Unleash 7's shape (issue 32).
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -32,6 +33,7 @@ from flagcore.wire import (
     export_answers,
     frontend_answers,
     import_answers,
+    lifecycle_answers,
     playground_answers,
     sdk_bodies,
     signal_answers,
@@ -83,6 +85,7 @@ from flagcore.wire.export_answers import *  # noqa: F403
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.frontend_answers import *  # noqa: F403
 from flagcore.wire.import_answers import *  # noqa: F403
+from flagcore.wire.lifecycle_answers import *  # noqa: F403
 from flagcore.wire.playground_answers import *  # noqa: F403
 from flagcore.wire.reading import NotFast
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
@@ -177,3 +180,4 @@ __all__ += signal_answers.__all__
 __all__ += sdk_bodies.__all__
 __all__ += user_answers.__all__
 __all__ += code_reference_answers.__all__
+__all__ += lifecycle_answers.__all__

@@ -1,0 +1,31 @@
+"""A flag's lifecycle as Unleash 7's ``GET …/features/<f>/lifecycle`` answers it
+(``featureLifecycleSchema``): a bare array of stages, oldest first."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import attrs
+
+from flagcore.entities import FlagStage
+from flagcore.wire.answer_table import AnswerField, answer
+
+__all__ = ["FlagStageAnswer"]
+
+
+@answer(
+    AnswerField("stage", "stage"),
+    AnswerField("status", "status", omitted_when_none=True),
+    AnswerField("status_value", "statusValue", omitted_when_none=True),
+    AnswerField("entered_stage_at", "enteredStageAt"),
+)
+@attrs.frozen
+class FlagStageAnswer:
+    stage: str
+    status: str | None
+    status_value: str | None
+    entered_stage_at: dt.datetime
+
+    @classmethod
+    def of(cls, stage: FlagStage) -> FlagStageAnswer:
+        return cls(stage.stage, stage.status, stage.status_value, stage.entered_at)
