@@ -1,4 +1,5 @@
-"""One flag: its environments and strategies, variants, tags, stale marker, archiving."""
+"""One flag: its environments and strategies, variants, tags, stale marker, lifecycle,
+archiving, code references."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ async def _flag_page(
     name: str,
     *,
     typed_tag: Tag | None = None,
+    typed_completion: tuple[str, str] | None = None,
     error: FlagcoreError | None = None,
     status: int = 200,
 ) -> web.Response:
@@ -70,6 +72,7 @@ async def _flag_page(
     await flush_usage(request.app)  # what SDKs posted to this node is shown at once
     metrics = _last_hour(await call(request, service.metrics.flag_metrics, name))
     code_references = await call(request, service.code_references.references_to, name)
+    lifecycle = await call(request, service.lifecycle.lifecycle_of, details.flag.project, name)
     notice = None
     code, environment = request.query.get("notice"), request.query.get("environment", "")
     if code in NOTICES:
@@ -84,6 +87,8 @@ async def _flag_page(
             "tag_types": tag_types,
             "metrics": metrics,
             "code_references": code_references,
+            "lifecycle": lifecycle,
+            "typed_completion": typed_completion,  # the completion form as typed, refused
             "code_sources": len({found.source for found in code_references}),
             "notice": notice,
             "typed_tag": typed_tag,  # the tag form as typed, after a refusal
@@ -140,6 +145,44 @@ async def archive(request: web.Request) -> web.Response:
         request, svc(request).archive.archive_flag, project, name, actor=viewer(request).actor
     )
     return redirect(with_flash(request, "/ui/archive", "flag-archived", name))
+
+
+@routes.post(FLAG + "/complete")
+@page()
+async def complete(request: web.Request) -> web.Response:
+    """Unleash's "mark completed": kept or discarded, and what was kept."""
+    name = request.match_info["name"]
+    fields = form(request)
+    status, value = fields.get("status", ""), fields.get("statusValue", "")
+    try:
+        await call(
+            request,
+            svc(request).lifecycle.complete_flag,
+            await _project_of(request, name),
+            name,
+            status,
+            value or None,  # an empty box: nothing named as kept
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _flag_page(
+            request, name, typed_completion=(status, value), error=error, status=400
+        )
+    return redirect(flag_url(name))
+
+
+@routes.post(FLAG + "/uncomplete")
+@page()
+async def uncomplete(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    await call(
+        request,
+        svc(request).lifecycle.uncomplete_flag,
+        await _project_of(request, name),
+        name,
+        actor=viewer(request).actor,
+    )
+    return redirect(flag_url(name))
 
 
 @routes.post(FLAG + "/tags")

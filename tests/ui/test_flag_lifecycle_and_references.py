@@ -1,5 +1,5 @@
-"""A flag's page lists where code uses it, from the scans ``flagcore scan --upload`` sent
-(issue 32), as a person sees it in Chromium."""
+"""A flag's page (issue 32), as a person sees it in Chromium: where code references the
+flag, from the scans ``flagcore scan --upload`` sent; its lifecycle, marked completed and back."""
 
 from __future__ import annotations
 
@@ -59,3 +59,38 @@ def test_the_flag_page_says_where_code_references_the_flag(
     expect(page.get_by_role("region", name="Code references")).to_contain_text(
         "No scan has found this flag in code."
     )
+
+
+def test_the_flag_page_shows_the_lifecycle_and_marks_it_completed_and_back(
+    signed_in: Page, server: Server, shot: Any
+) -> None:
+    server.api("POST", FLAGS, {"name": "checkout"})
+    page = signed_in
+    page.goto(server.url + "/ui/flags/checkout")
+    section = page.get_by_role("region", name="Lifecycle")
+    expect(section.locator("#lifecycle-current")).to_contain_text("Stage: initial")
+
+    page.get_by_label("Completed, and the flag's code").select_option("discarded")
+    page.get_by_label("Variant or state kept (optional)").fill("x" * 300)
+    page.get_by_role("button", name="Mark completed").click()
+    # Refused (too long): the form comes back as typed, with the reason.
+    expect(page.get_by_label("Variant or state kept (optional)")).to_have_value("x" * 300)
+    expect(page.get_by_label("Completed, and the flag's code")).to_have_value("discarded")
+    expect(section).to_contain_text("at most 255 characters")
+    stages = server.api("GET", FLAGS + "/checkout/lifecycle")
+    assert [s["stage"] for s in stages] == ["initial"]
+
+    page.get_by_label("Variant or state kept (optional)").fill("on")
+    page.get_by_role("button", name="Mark completed").click()
+    expect(section.locator("#lifecycle-current")).to_contain_text(
+        "Stage: completed (discarded: on)"
+    )
+    stages = server.api("GET", FLAGS + "/checkout/lifecycle")
+    assert [(s["stage"], s.get("status")) for s in stages] == [
+        ("initial", None),
+        ("completed", "discarded"),
+    ]
+    shot(page, "flag-lifecycle")
+
+    page.get_by_role("button", name="Take the completed mark away").click()
+    expect(section.locator("#lifecycle-current")).to_contain_text("Stage: initial")
