@@ -224,6 +224,11 @@ _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
     ("POST", "/api/admin/projects/{project}/access"): {"roles": [5], "users": []},
     ("PUT", "/api/admin/projects/{project}/users/{userId}/roles"): {"roles": []},
     ("DELETE", "/api/admin/projects/{project}/users/{userId}/roles"): None,
+    ("GET", "/api/admin/projects/{project}/features/{name}/lifecycle"): None,
+    ("POST", "/api/admin/projects/{project}/features/{name}/lifecycle/complete"): {
+        "status": "kept"
+    },
+    ("POST", "/api/admin/projects/{project}/features/{name}/lifecycle/uncomplete"): None,
 }
 
 
