@@ -30,6 +30,7 @@ __all__ = [
     "Environment",
     "EnvironmentState",
     "Event",
+    "FeatureTypeLifetime",
     "FlagDefinition",
     "FlagDetails",
     "FlagEnvironment",
@@ -445,3 +446,13 @@ class FlagStage:
     entered_at: dt.datetime
     status: str | None = None
     status_value: str | None = None
+
+
+@attrs.frozen
+class FeatureTypeLifetime:
+    """A flag type's expected lifetime as someone set it (Unleash's
+    ``PUT /api/admin/feature-types/<id>/lifetimes``); None or 0: never potentially stale.
+    Only types someone changed have one; the others keep Unleash's defaults."""
+
+    id: str
+    lifetime_days: int | None = None

@@ -150,6 +150,7 @@ OPERATIONS: Mapping[str, Permission] = {
     "store_code_scan": P.ADMIN,  # code references (issue 32): not in Unleash, CI's token
     "complete_flag": P.UPDATE_FEATURE,  # lifecycle (issue 32): Unleash's "mark completed"
     "uncomplete_flag": P.UPDATE_FEATURE,
+    "set_type_lifetime": P.ADMIN,  # Unleash's PUT /api/admin/feature-types/<id>/lifetimes
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

@@ -25,6 +25,7 @@ from flagcore.entities import (
     ContextField,
     Environment,
     Event,
+    FeatureTypeLifetime,
     FlagDefinition,
     FlagEnvironment,
     FlagStage,
@@ -56,6 +57,7 @@ __all__ = [
     "ENDPOINT_TOKENS",
     "ENVIRONMENTS",
     "EVENTS",
+    "FEATURE_TYPE_LIFETIMES",
     "FLAGS",
     "FLAG_ENVIRONMENTS",
     "FLAG_STAGES",
@@ -285,6 +287,9 @@ FLAG_STAGES = Table(
     order=("flag", "entered_at", "stage"),
     deleted_with=(("flags", "flag"),),
 )
+FEATURE_TYPE_LIFETIMES = Table(
+    FeatureTypeLifetime, "feature_type_lifetimes", key=("id",), order=("id",)
+)
 
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
@@ -314,6 +319,7 @@ TABLES: tuple[Table[Any], ...] = (
     ROLE_ASSIGNMENTS,
     CODE_SCANS,
     FLAG_STAGES,
+    FEATURE_TYPE_LIFETIMES,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

@@ -47,6 +47,7 @@ __all__ = [
     "EndpointUpdate",
     "ExecutionParamsBody",
     "IdBody",
+    "LifetimeBody",
     "LoginBody",
     "MatchBody",
     "NameBody",
@@ -383,6 +384,14 @@ class CompleteFlagBody:
     status_value: str | None = None
 
 
+@attrs.frozen
+class LifetimeBody:
+    """Unleash's ``updateFeatureTypeLifetimeSchema``: days, 0 for never (null, which
+    Unleash also takes for never, is refused: the key is required and says it with 0)."""
+
+    lifetime_days: int
+
+
 # Each class and its attributes whose keys differ; inner classes before those holding them.
 _NAMES: Mapping[type, Mapping[str, str]] = {
     TagBody: {},
@@ -430,6 +439,7 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     CodeReference: {},
     CodeScanBody: {},
     CompleteFlagBody: {"status_value": "statusValue"},
+    LifetimeBody: {"lifetime_days": "lifetimeDays"},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

@@ -578,9 +578,10 @@ def m019_code_scans(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
-def m020_flag_stages(session: SqlSession, dialect: Dialect) -> None:
+def m020_lifecycle(session: SqlSession, dialect: Dialect) -> None:
     """Lifecycle stages (issue 32): when a flag was first seen by SDKs in a
-    non-production and a production environment, and marked completed."""
+    non-production and a production environment, and marked completed; and the flag
+    types' expected lifetimes people changed (the others keep Unleash's defaults)."""
     _script(
         session,
         dialect,
@@ -592,6 +593,10 @@ def m020_flag_stages(session: SqlSession, dialect: Dialect) -> None:
             status TEXT,
             status_value TEXT,
             PRIMARY KEY (flag, stage)
+        );
+        CREATE TABLE feature_type_lifetimes (
+            id TEXT PRIMARY KEY,
+            lifetime_days {bigint}
         );
         """,
     )
@@ -613,6 +618,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m011_roles,
         m012_context_fields,
         m019_code_scans,
-        m020_flag_stages,
+        m020_lifecycle,
     )
 )

@@ -196,6 +196,9 @@ CASES: dict[tuple[str, str], Case] = {
         {"status": "kept", "statusValue": "on"}, P.UPDATE_FEATURE
     ),
     ("POST", _FEATURE + "/lifecycle/uncomplete"): Case(None, P.UPDATE_FEATURE),
+    ("PUT", "/api/admin/feature-types/{id}/lifetimes"): Case(
+        {"lifetimeDays": 30}, P.ADMIN, "feature_type"
+    ),
     ("POST", "/api/admin/code-references"): Case(
         {
             "source": "repo",
@@ -369,6 +372,7 @@ def _world(service: Service) -> dict[str, Any]:
         "expiry": expiry.isoformat(),
         "ctx": "region",
         "doomed_ctx": "doomed-region",
+        "feature_type": "release",
     }
 
 
@@ -408,6 +412,7 @@ def _snapshot(service: Service) -> Any:
         service.service_accounts.list_accounts(),
         service.context_fields.list_context_fields(),
         service.code_references.list_code_scans(),
+        service.feature_types.list_feature_types(),
     )
 
 

@@ -71,5 +71,5 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m011_roles",
         "m012_context_fields",
         "m019_code_scans",
-        "m020_flag_stages",
+        "m020_lifecycle",
     ]

@@ -159,7 +159,7 @@ def test_a_database_made_by_the_pre_shared_layer_store_opens_with_all_its_data(
             (migration_set, "m011_roles"),
             (migration_set, "m012_context_fields"),
             (migration_set, "m019_code_scans"),
-            (migration_set, "m020_flag_stages"),
+            (migration_set, "m020_lifecycle"),
         ]
         after = _everything(store)
         assert {k: v for k, v in after.items() if k != "tokens"} == {

@@ -26,6 +26,7 @@ from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import Environments
 from flagcore.service.events import EventLog
 from flagcore.service.exporting import Exporting
+from flagcore.service.feature_types import FeatureType, FeatureTypes, is_potentially_stale
 from flagcore.service.flag_overview import FlagCounts, FlagOverview, FlagOverviews, FlagRow
 from flagcore.service.flags import Flags
 from flagcore.service.frontend import (
@@ -108,6 +109,7 @@ __all__ = [
     "CreatedPersonalToken",
     "CreatedSignalToken",
     "CreatedToken",
+    "FeatureType",
     "FlagCounts",
     "FlagOverview",
     "FlagRow",
@@ -140,6 +142,7 @@ __all__ = [
     "client_features_format",
     "frontend_context",
     "hash_secret",
+    "is_potentially_stale",
     "known_variants_only",
     "match_action_sets",
     "matching_action_sets",
@@ -204,6 +207,7 @@ class Service:
         self.exporting = Exporting(context)
         self.code_references = CodeReferences(context)
         self.lifecycle = Lifecycle(context)
+        self.feature_types = FeatureTypes(context)
         ensure_defaults(context)
 
     @property

@@ -1,5 +1,6 @@
 """A flag's lifecycle as Unleash 7's ``GET …/features/<f>/lifecycle`` answers it
-(``featureLifecycleSchema``): a bare array of stages, oldest first."""
+(``featureLifecycleSchema``: a bare array of stages, oldest first), and the flag types
+with their expected lifetimes (``featureTypesSchema``)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import attrs
 from flagcore.entities import FlagStage
 from flagcore.wire.answer_table import AnswerField, answer
 
-__all__ = ["FlagStageAnswer"]
+__all__ = ["FeatureTypeAnswer", "FeatureTypesAnswer", "FlagStageAnswer"]
 
 
 @answer(
@@ -29,3 +30,29 @@ class FlagStageAnswer:
     @classmethod
     def of(cls, stage: FlagStage) -> FlagStageAnswer:
         return cls(stage.stage, stage.status, stage.status_value, stage.entered_at)
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("name", "name"),
+    AnswerField("description", "description"),
+    AnswerField("lifetime_days", "lifetimeDays"),
+)
+@attrs.frozen
+class FeatureTypeAnswer:
+    """Unleash's ``featureTypeSchema``: a flag type and its expected lifetime in days
+    (null: never potentially stale)."""
+
+    id: str
+    name: str
+    description: str
+    lifetime_days: int | None
+
+
+@answer(AnswerField("version", "version"), AnswerField("types", "types"))
+@attrs.frozen
+class FeatureTypesAnswer:
+    """Unleash's ``featureTypesSchema``."""
+
+    version: int
+    types: tuple[FeatureTypeAnswer, ...]

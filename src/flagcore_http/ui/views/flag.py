@@ -10,6 +10,7 @@ from aiohttp import web
 
 from flagcore.entities import FlagMetrics, Tag
 from flagcore.errors import ErrorDetail, FlagcoreError, NotFound
+from flagcore.service import is_potentially_stale
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
@@ -73,6 +74,8 @@ async def _flag_page(
     metrics = _last_hour(await call(request, service.metrics.flag_metrics, name))
     code_references = await call(request, service.code_references.references_to, name)
     lifecycle = await call(request, service.lifecycle.lifecycle_of, details.flag.project, name)
+    lifetimes = await call(request, service.feature_types.lifetimes)
+    potentially_stale = is_potentially_stale(details.flag, lifetimes, dt.datetime.now(dt.UTC))
     notice = None
     code, environment = request.query.get("notice"), request.query.get("environment", "")
     if code in NOTICES:
@@ -88,6 +91,8 @@ async def _flag_page(
             "metrics": metrics,
             "code_references": code_references,
             "lifecycle": lifecycle,
+            "potentially_stale": potentially_stale,
+            "lifetime_days": lifetimes.get(details.flag.type),
             "typed_completion": typed_completion,  # the completion form as typed, refused
             "code_sources": len({found.source for found in code_references}),
             "notice": notice,
