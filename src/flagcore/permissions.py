@@ -151,6 +151,7 @@ OPERATIONS: Mapping[str, Permission] = {
     "complete_flag": P.UPDATE_FEATURE,  # lifecycle (issue 32): Unleash's "mark completed"
     "uncomplete_flag": P.UPDATE_FEATURE,
     "set_type_lifetime": P.ADMIN,  # Unleash's PUT /api/admin/feature-types/<id>/lifetimes
+    "announce_potentially_stale": P.ADMIN,  # the server's hourly check
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

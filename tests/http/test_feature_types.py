@@ -3,9 +3,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 
+from aiohttp.test_utils import TestClient, TestServer
+
+from flagcore.entities import FlagDefinition
 from flagcore.service import Service
+from flagcore_http import ServerConfig, create_app
 from tests.http.conftest import CLIENT, Api
 
 TYPES = "/api/admin/feature-types"
@@ -70,3 +75,45 @@ def test_a_flag_older_than_its_types_lifetime_is_potentially_stale(service: Serv
     assert stale == ["checkout"]  # a kill switch lives forever; marked stale is stale
     service.feature_types.set_type_lifetime("release", 60)
     assert service.feature_types.potentially_stale_flags(later) == []
+
+
+def test_each_flag_is_announced_once_when_it_becomes_potentially_stale(
+    service: Service,
+) -> None:
+    service.flags.create_flag("default", "checkout")
+    service.flags.create_flag("default", "switch", type="kill-switch")
+    later = dt.datetime.now(dt.UTC) + dt.timedelta(days=41)
+    announce = service.feature_types.announce_potentially_stale
+    assert announce(later) == ["checkout"]
+    assert announce(later) == []  # the next hour's check: already announced
+    event = service.events.list_events(limit=1)[0]
+    assert (event.type, event.feature_name, event.project) == (
+        "feature-potentially-stale-on",
+        "checkout",
+        "default",
+    )
+    # Its lifecycle is not changed by the mark.
+    stages = service.lifecycle.lifecycle_of("default", "checkout")
+    assert [s.stage for s in stages] == ["initial"]
+    # Marked stale by a person, then not: announced again when it is so again.
+    service.flags.mark_stale("default", "checkout", True)
+    assert announce(later) == []
+    service.flags.mark_stale("default", "checkout", False)
+    assert announce(later) == ["checkout"]
+
+
+async def test_a_starting_server_announces_the_flags_that_outlived_their_type(
+    service: Service,
+) -> None:
+    old = dt.datetime.now(dt.UTC) - dt.timedelta(days=50)
+    with service.store.transaction() as tx:
+        tx.save_flag(FlagDefinition("forgotten", created_at=old))
+    app = create_app(service, ServerConfig())
+    async with TestClient(TestServer(app, host="127.0.0.1")):
+        for _ in range(200):  # the check runs on the store worker right after start
+            events = service.events.list_events(limit=5)
+            if any(e.type == "feature-potentially-stale-on" for e in events):
+                break
+            await asyncio.sleep(0.05)
+    (announced,) = [e for e in events if e.type == "feature-potentially-stale-on"]
+    assert announced.feature_name == "forgotten"

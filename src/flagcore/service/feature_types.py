@@ -13,15 +13,18 @@ import datetime as dt
 
 import attrs
 
-from flagcore.entities import FeatureTypeLifetime, FlagDefinition
+from flagcore.entities import FeatureTypeLifetime, FlagDefinition, FlagStage
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
-from flagcore.tables import FEATURE_TYPE_LIFETIMES
+from flagcore.tables import FEATURE_TYPE_LIFETIMES, FLAG_STAGES
 
 __all__ = ["DEFAULT_FEATURE_TYPES", "FeatureType", "FeatureTypes", "is_potentially_stale"]
 
 MAX_LIFETIME_DAYS = 2**31 - 1  # Unleash's bound (a 32-bit integer)
+# Kept beside the lifecycle stages (not one of them): when the flag was announced
+# potentially stale, so each flag is announced once until it stops being so.
+ANNOUNCED = "potentially-stale"
 
 
 @attrs.frozen
@@ -132,3 +135,32 @@ class FeatureTypes:
                 for flag in tx.list_flags(archived=False)
                 if is_potentially_stale(flag, lifetimes, now)
             ]
+
+    def announce_potentially_stale(
+        self, now: dt.datetime | None = None, *, actor: Actor = SYSTEM
+    ) -> list[str]:
+        """One ``feature-potentially-stale-on`` event (Unleash's) for each flag that has
+        become potentially stale since the last call, and the mark taken away from those
+        that stopped being so (a longer lifetime, marked stale, archived), so they are
+        announced again if they become so again. The server calls it every hour; the
+        names announced."""
+        actor = authorize(actor, "announce_potentially_stale")
+        now = now or self._context.clock()
+        announced: list[str] = []
+        with self._context.unit() as tx:
+            lifetimes = {t.id: t.lifetime_days for t in _types(tx)}
+            marked = {s.flag for s in tx.list_records(FLAG_STAGES, {"stage": ANNOUNCED})}
+            stale = {
+                flag.name: flag
+                for flag in tx.list_flags(archived=None)
+                if is_potentially_stale(flag, lifetimes, now)
+            }
+            for name in sorted(marked - set(stale)):
+                tx.delete_record(FLAG_STAGES, (name, ANNOUNCED))
+            for name in sorted(set(stale) - marked):
+                tx.save_record(FLAG_STAGES, FlagStage(name, ANNOUNCED, now))
+                self._context.record_event(
+                    tx, "feature-potentially-stale-on", actor, flag=stale[name]
+                )
+                announced.append(name)
+        return announced

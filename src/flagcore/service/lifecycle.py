@@ -57,7 +57,7 @@ def stages_of(tx: Transaction, flag: FlagDefinition) -> list[FlagStage]:
     """Every stage the flag entered, oldest first."""
     stages = [FlagStage(flag.name, "initial", flag.created_at)]
     stages += sorted(
-        tx.list_records(FLAG_STAGES, {"flag": flag.name}),
+        (s for s in tx.list_records(FLAG_STAGES, {"flag": flag.name}) if s.stage in STAGES),
         key=lambda s: (s.entered_at, STAGES.index(s.stage)),
     )
     if flag.archived_at is not None:
