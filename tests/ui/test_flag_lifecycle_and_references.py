@@ -1,13 +1,20 @@
 """A flag's page (issue 32), as a person sees it in Chromium: where code references the
-flag, from the scans ``flagcore scan --upload`` sent; its lifecycle, marked completed and back."""
+flag, from the scans ``flagcore scan --upload`` sent; its lifecycle, marked completed and
+back; "potentially stale" once it outlived its type's lifetime."""
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
+import sqlite3
+from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page, expect
 
-from tests.ui.conftest import Server
+from flagcore.service import Service
+from flagcore_store_sqlite import SqliteStore
+from tests.ui.conftest import Server, sign_in, start_server, stop_server, wait_for
 
 FLAGS = "/api/admin/projects/default/features"
 
@@ -94,3 +101,40 @@ def test_the_flag_page_shows_the_lifecycle_and_marks_it_completed_and_back(
 
     page.get_by_role("button", name="Take the completed mark away").click()
     expect(section.locator("#lifecycle-current")).to_contain_text("Stage: initial")
+
+
+def test_a_flag_older_than_its_types_lifetime_shows_potentially_stale(
+    page: Page, tmp_path: Path, shot: Any
+) -> None:
+    store = SqliteStore(tmp_path / "flags.db")
+    service = Service(store)
+    service.flags.create_flag("default", "forgotten")
+    service.flags.create_flag("default", "fresh")
+    store.close()
+    # Fifty days old, written as the store writes its times.
+    old = (dt.datetime.now(dt.UTC) - dt.timedelta(days=50)).isoformat()
+    with contextlib.closing(sqlite3.connect(tmp_path / "flags.db")) as db, db:
+        db.execute("UPDATE flags SET created_at = ? WHERE name = 'forgotten'", (old,))
+    server = start_server(tmp_path)
+    try:
+        sign_in(page, server)
+        page.goto(server.url + "/ui/flags/forgotten")
+        badge = page.locator("#potentially-stale")
+        expect(badge).to_have_text("potentially stale")
+        expect(badge).to_have_attribute(
+            "title", "older than the 40 days a release flag is expected to live"
+        )
+        shot(page, "flag-potentially-stale")
+        page.goto(server.url + "/ui/flags/fresh")
+        expect(page.get_by_role("heading", name="fresh")).to_be_visible()
+        expect(page.locator("#potentially-stale")).to_have_count(0)
+
+        def announced() -> list[str]:
+            events = server.api("GET", "/api/admin/events")["events"]
+            kind = "feature-potentially-stale-on"
+            return [e["featureName"] for e in events if e["type"] == kind]
+
+        wait_for(announced)  # the start's check runs beside the first requests
+        assert announced() == ["forgotten"]
+    finally:
+        stop_server(server)
