@@ -487,6 +487,8 @@ class ServerConfig:
     metrics_port: int | None = None
     log_format: str = "text"
     log_level: str = "info"
+    # Issue 32: seconds between checks for flags that outlived their type's lifetime.
+    stale_check_interval: float = 3600.0
 
     @classmethod
     def from_env(
@@ -1261,5 +1263,14 @@ SETTINGS: tuple[Setting, ...] = (
         default="info",
         section=_OBSERVE,
         help="least severe level logged; requests are info",
+    ),
+    Setting(
+        "FLAGCORE_STALE_CHECK_INTERVAL_SECONDS",
+        "stale_check_interval",
+        _amount,
+        default="3600",
+        section=_LOAD,
+        help="seconds between checks for flags older than their type's lifetime, each "
+        "announced once (0: never)",
     ),
 )

@@ -102,18 +102,33 @@ def test_each_flag_is_announced_once_when_it_becomes_potentially_stale(
     assert announce(later) == ["checkout"]
 
 
-async def test_a_starting_server_announces_the_flags_that_outlived_their_type(
+async def test_a_running_server_announces_the_flags_that_outlived_their_type(
     service: Service,
 ) -> None:
     old = dt.datetime.now(dt.UTC) - dt.timedelta(days=50)
     with service.store.transaction() as tx:
         tx.save_flag(FlagDefinition("forgotten", created_at=old))
-    app = create_app(service, ServerConfig())
+    app = create_app(service, ServerConfig(stale_check_interval=0.05))
     async with TestClient(TestServer(app, host="127.0.0.1")):
-        for _ in range(200):  # the check runs on the store worker right after start
+        for _ in range(200):  # the check runs on the store worker, every 0.05 s here
             events = service.events.list_events(limit=5)
             if any(e.type == "feature-potentially-stale-on" for e in events):
                 break
             await asyncio.sleep(0.05)
     (announced,) = [e for e in events if e.type == "feature-potentially-stale-on"]
     assert announced.feature_name == "forgotten"
+
+
+async def test_the_flag_answers_say_whether_a_flag_is_potentially_stale(
+    api: Api, service: Service
+) -> None:
+    service.flags.create_flag("default", "fresh")
+    old = dt.datetime.now(dt.UTC) - dt.timedelta(days=50)
+    with service.store.transaction() as tx:
+        tx.save_flag(FlagDefinition("forgotten", created_at=old))
+    flags = "/api/admin/projects/default/features"
+    listed = {f["name"]: f["potentiallyStale"] for f in (await api.json("GET", flags))["features"]}
+    assert listed == {"forgotten": True, "fresh": False}
+    assert (await api.json("GET", flags + "/forgotten"))["potentiallyStale"] is True
+    await api.json("PUT", TYPES + "/release/lifetimes", json={"lifetimeDays": 0})
+    assert (await api.json("GET", flags + "/forgotten"))["potentiallyStale"] is False

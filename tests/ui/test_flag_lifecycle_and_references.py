@@ -115,7 +115,7 @@ def test_a_flag_older_than_its_types_lifetime_shows_potentially_stale(
     old = (dt.datetime.now(dt.UTC) - dt.timedelta(days=50)).isoformat()
     with contextlib.closing(sqlite3.connect(tmp_path / "flags.db")) as db, db:
         db.execute("UPDATE flags SET created_at = ? WHERE name = 'forgotten'", (old,))
-    server = start_server(tmp_path)
+    server = start_server(tmp_path, env={"FLAGCORE_STALE_CHECK_INTERVAL_SECONDS": "0.2"})
     try:
         sign_in(page, server)
         page.goto(server.url + "/ui/flags/forgotten")
@@ -134,7 +134,7 @@ def test_a_flag_older_than_its_types_lifetime_shows_potentially_stale(
             kind = "feature-potentially-stale-on"
             return [e["featureName"] for e in events if e["type"] == kind]
 
-        wait_for(announced)  # the start's check runs beside the first requests
+        wait_for(announced)  # the server's check runs every 0.2 s here
         assert announced() == ["forgotten"]
     finally:
         stop_server(server)
