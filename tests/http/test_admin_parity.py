@@ -229,6 +229,7 @@ _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
         "status": "kept"
     },
     ("POST", "/api/admin/projects/{project}/features/{name}/lifecycle/uncomplete"): None,
+    ("GET", "/api/admin/projects/{project}/safe-to-archive"): None,
 }
 
 

@@ -16,6 +16,7 @@ from flagcore.limits import Limits
 from flagcore.ports import Store
 from flagcore.service.actions import ActionSets
 from flagcore.service.archive import Archive
+from flagcore.service.cleanup import ArchiveSuggestion, CleanupSuggestions
 from flagcore.service.client import ClientQuery, ClientView, ClientVocabulary, LiveEngine
 from flagcore.service.client_spec import client_features_format
 from flagcore.service.code_references import CodeReferences
@@ -101,6 +102,7 @@ __all__ = [
     "SIGN_IN_REFUSED",
     "STANDARD_FIELDS",
     "SYSTEM",
+    "ArchiveSuggestion",
     "CheckedReport",
     "ClientQuery",
     "ClientVocabulary",
@@ -208,6 +210,7 @@ class Service:
         self.code_references = CodeReferences(context)
         self.lifecycle = Lifecycle(context)
         self.feature_types = FeatureTypes(context)
+        self.cleanup = CleanupSuggestions(context)
         ensure_defaults(context)
 
     @property

@@ -11,7 +11,13 @@ import attrs
 from flagcore.entities import FlagStage
 from flagcore.wire.answer_table import AnswerField, answer
 
-__all__ = ["FeatureTypeAnswer", "FeatureTypesAnswer", "FlagStageAnswer"]
+__all__ = [
+    "ArchiveSuggestionAnswer",
+    "ArchiveSuggestionsAnswer",
+    "FeatureTypeAnswer",
+    "FeatureTypesAnswer",
+    "FlagStageAnswer",
+]
 
 
 @answer(
@@ -56,3 +62,23 @@ class FeatureTypesAnswer:
 
     version: int
     types: tuple[FeatureTypeAnswer, ...]
+
+
+@answer(
+    AnswerField("flag", "feature"),
+    AnswerField("project", "project"),
+    AnswerField("reasons", "reasons"),
+)
+@attrs.frozen
+class ArchiveSuggestionAnswer:
+    """A flag that looks safe to archive, and why (flagcore's own shape, issue 32)."""
+
+    flag: str
+    project: str
+    reasons: tuple[str, ...]
+
+
+@answer(AnswerField("suggestions", "suggestions"))
+@attrs.frozen
+class ArchiveSuggestionsAnswer:
+    suggestions: tuple[ArchiveSuggestionAnswer, ...]
