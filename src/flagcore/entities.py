@@ -24,15 +24,19 @@ __all__ = [
     "ActionState",
     "ApiToken",
     "ClientInstance",
+    "CodeReference",
+    "CodeScan",
     "ContextField",
     "Environment",
     "EnvironmentState",
     "EnvironmentUsage",
     "Event",
+    "FeatureTypeLifetime",
     "FlagDefinition",
     "FlagDetails",
     "FlagEnvironment",
     "FlagMetrics",
+    "FlagStage",
     "Integration",
     "IntegrationCursor",
     "IntegrationDelivery",
@@ -44,6 +48,7 @@ __all__ = [
     "Signal",
     "SignalEndpoint",
     "SignalEndpointToken",
+    "SourcedReference",
     "StrategyDefinition",
     "StrategyParameter",
     "StrategyPlacement",
@@ -486,3 +491,55 @@ class IntegrationDelivery:
     status_code: int | None = None
     detail: str = ""
     created_at: dt.datetime = attrs.field(factory=_utc_now)
+
+
+@attrs.frozen
+class CodeReference:
+    """One place source code names a flag, as `flagcore scan` found it: ``call`` is the
+    SDK or OpenFeature method, or None for a string literal equal to the flag's name."""
+
+    flag: str
+    file: str
+    line: int
+    call: str | None = None
+
+
+@attrs.frozen
+class CodeScan:
+    """The references one source (a repository, named by whoever scanned it) holds; the
+    next scan of the same source replaces them whole, so a removed call disappears."""
+
+    source: str
+    references: tuple[CodeReference, ...] = ()
+    scanned_at: dt.datetime | None = None
+
+
+@attrs.frozen
+class SourcedReference:
+    """A reference with the source (repository) whose scan reported it."""
+
+    source: str
+    reference: CodeReference
+
+
+@attrs.frozen
+class FlagStage:
+    """A lifecycle stage a flag entered (Unleash 7's ``initial``, ``pre-live``, ``live``,
+    ``completed``, ``archived``) and when; ``status`` (``kept``/``discarded``) and its
+    ``status_value`` (the variant or state kept) only on ``completed``."""
+
+    flag: str
+    stage: str
+    entered_at: dt.datetime
+    status: str | None = None
+    status_value: str | None = None
+
+
+@attrs.frozen
+class FeatureTypeLifetime:
+    """A flag type's expected lifetime as someone set it (Unleash's
+    ``PUT /api/admin/feature-types/<id>/lifetimes``); None or 0: never potentially stale.
+    Only types someone changed have one; the others keep Unleash's defaults."""
+
+    id: str
+    lifetime_days: int | None = None

@@ -203,6 +203,11 @@ OPERATIONS: Mapping[str, Permission] = {
     "reject_change_request": P.APPROVE_CHANGE_REQUEST,
     "apply_change_request": P.APPLY_CHANGE_REQUEST,
     "schedule_change_request": P.APPLY_CHANGE_REQUEST,
+    "store_code_scan": P.ADMIN,  # code references (issue 32): not in Unleash, CI's token
+    "complete_flag": P.UPDATE_FEATURE,  # lifecycle (issue 32): Unleash's "mark completed"
+    "uncomplete_flag": P.UPDATE_FEATURE,
+    "set_type_lifetime": P.ADMIN,  # Unleash's PUT /api/admin/feature-types/<id>/lifetimes
+    "announce_potentially_stale": P.ADMIN,  # the server's hourly check
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

@@ -22,11 +22,14 @@ from flagcore.entities import (
     ActionExecution,
     ActionSet,
     ApiToken,
+    CodeScan,
     ContextField,
     Environment,
     Event,
+    FeatureTypeLifetime,
     FlagDefinition,
     FlagEnvironment,
+    FlagStage,
     Integration,
     IntegrationCursor,
     IntegrationDelivery,
@@ -56,13 +59,16 @@ __all__ = [
     "API_TOKENS",
     "CHANGE_REQUESTS",
     "CHANGE_REQUEST_SETTINGS",
+    "CODE_SCANS",
     "CONTEXT_FIELDS",
     "CONTEXT_SAMPLES",
     "ENDPOINT_TOKENS",
     "ENVIRONMENTS",
     "EVENTS",
+    "FEATURE_TYPE_LIFETIMES",
     "FLAGS",
     "FLAG_ENVIRONMENTS",
+    "FLAG_STAGES",
     "FLAG_TAGS",
     "INTEGRATIONS",
     "INTEGRATION_CURSORS",
@@ -280,6 +286,21 @@ ROLE_ASSIGNMENTS = Table(
     order=("project", "user_id", "role_id"),
     deleted_with=(("projects", "project"), ("users", "user_id")),
 )
+# A scan's references kept whole as a document (issue 32): replaced whole, never queried
+# by column; a reference may name a flag that does not exist (that is what it reports).
+CODE_SCANS = Table(CodeScan, "code_scans", key=("source",), order=("source",))
+# Lifecycle stages (issue 32): pre-live and live as SDK metrics first showed them,
+# completed as marked; initial and archived are the flag's own times.
+FLAG_STAGES = Table(
+    FlagStage,
+    "flag_stages",
+    key=("flag", "stage"),
+    order=("flag", "entered_at", "stage"),
+    deleted_with=(("flags", "flag"),),
+)
+FEATURE_TYPE_LIFETIMES = Table(
+    FeatureTypeLifetime, "feature_type_lifetimes", key=("id",), order=("id",)
+)
 
 # The preview's context samples (issue 30): per environment, traffic and uploads apart.
 CONTEXT_SAMPLES = Table(
@@ -355,6 +376,9 @@ TABLES: tuple[Table[Any], ...] = (
     CONTEXT_SAMPLES,
     CHANGE_REQUEST_SETTINGS,
     CHANGE_REQUESTS,
+    CODE_SCANS,
+    FLAG_STAGES,
+    FEATURE_TYPE_LIFETIMES,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

@@ -1,4 +1,4 @@
-"""``flagcore``: the command line (serve, copy, import, export, explain).
+"""``flagcore``: the command line (serve, copy, import, export, explain, scan).
 
 Settings come from flags, then ``FLAGCORE_*`` environment variables, then defaults, and
 are all checked before anything is opened: a wrong one stops the start with one line on
@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from flagcore.errors import FlagcoreError
-from flagcore_cli import edge_command, explain_command, import_command
+from flagcore_cli import edge_command, explain_command, import_command, scan_command
 from flagcore_cli.copy_command import copy_command
 from flagcore_cli.output import say
 from flagcore_cli.serve import serve
@@ -126,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain_command.add_parser(commands)
     import_command.add_commands(commands)  # flagcore import / export
     edge_command.add_parser(commands)
+    scan_command.add_parser(commands)
     # Each command's parser, for `_parse` to refuse an unknown option with its usage.
     if isinstance(commands.choices, dict):
         for command in commands.choices.values():
@@ -158,6 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return explain_command.run(args)
     if args.command == "edge":
         return edge_command.run(args)
+    if args.command == "scan":
+        return scan_command.run(args)
     if args.command in ("import", "export"):
         return import_command.run_command(args, os.environ)
     if args.command == "copy":

@@ -40,6 +40,7 @@ from flagcore_http.request_log import REQUEST_LOG, RequestLog
 from flagcore_http.route_modules import route_tables
 from flagcore_http.routes import client, frontend
 from flagcore_http.sign_in_throttle import SIGN_IN_THROTTLE, SignInThrottle
+from flagcore_http.stale_announcements import stale_announcements
 from flagcore_http.streaming import HUB, StreamingHub, close_streams, hub_lifetime, hub_settings
 from flagcore_http.ui import setup_ui
 from flagcore_http.usage_buffer import USAGE_BUFFER, UsageBuffer, usage_flush
@@ -115,6 +116,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     # integrations out (issue 31): the event log followed, owed deliveries sent
     app[DELIVERY] = IntegrationSender(app)
     app.cleanup_ctx.append(integration_delivery)
+    app.cleanup_ctx.append(stale_announcements)  # hourly; stopped before the worker
     app.on_shutdown.append(close_streams)
     # --- observe (issue 18 §2): metrics per app, request ids on every answer ---
     _observe(app)

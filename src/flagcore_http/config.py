@@ -604,6 +604,8 @@ class ServerConfig:
     preview_sample_size: int = 10_000
     preview_denied_fields: tuple[str, ...] = ("email", "remoteAddress")
     preview_sample_flush_interval: float = 10.0
+    # Issue 32: seconds between checks for flags that outlived their type's lifetime.
+    stale_check_interval: float = 3600.0
 
     @classmethod
     def from_env(
@@ -1519,5 +1521,14 @@ SETTINGS: tuple[Setting, ...] = (
         section=_UI,
         help="on: encrypt the connection with STARTTLS before anything is sent; off only "
         "for a server without it (a password then only to 127.0.0.1 or localhost)",
+    ),
+    Setting(
+        "FLAGCORE_STALE_CHECK_INTERVAL_SECONDS",
+        "stale_check_interval",
+        _amount,
+        default="3600",
+        section=_LOAD,
+        help="seconds between checks for flags older than their type's lifetime, each "
+        "announced once (0: never)",
     ),
 )

@@ -15,7 +15,13 @@ import attrs
 import cattrs
 
 from flagcore import wire
-from flagcore.entities import ActionKind, LegalValue, StrategyParameter, TokenType
+from flagcore.entities import (
+    ActionKind,
+    CodeReference,
+    LegalValue,
+    StrategyParameter,
+    TokenType,
+)
 from flagcore.model import Constraint, Strategy, Variant
 from flagcore.people import RootRole
 from flagcore.permissions import Permission, RoleType
@@ -26,6 +32,8 @@ __all__ = [
     "ActionSetBody",
     "AddonBody",
     "CloneEnvironment",
+    "CodeScanBody",
+    "CompleteFlagBody",
     "ContextFieldBody",
     "ContextFieldUpdate",
     "CreateEnvironment",
@@ -41,6 +49,7 @@ __all__ = [
     "EndpointUpdate",
     "ExecutionParamsBody",
     "IdBody",
+    "LifetimeBody",
     "LoginBody",
     "MatchBody",
     "NameBody",
@@ -457,6 +466,32 @@ class ChangeReviewersBody:
     reviewers: tuple[int, ...]
 
 
+@attrs.frozen
+class CodeScanBody:
+    """A scan's result (``flagcore scan --upload SOURCE``): it replaces what ``source``
+    reported before. Every key is required: nothing is defaulted for the scanner."""
+
+    source: str
+    references: tuple[CodeReference, ...]
+
+
+@attrs.frozen
+class CompleteFlagBody:
+    """Unleash's ``featureLifecycleCompletedSchema``: ``kept`` or ``discarded``, and the
+    variant or state kept."""
+
+    status: str
+    status_value: str | None = None
+
+
+@attrs.frozen
+class LifetimeBody:
+    """Unleash's ``updateFeatureTypeLifetimeSchema``: days, 0 for never (null, which
+    Unleash also takes for never, is refused: the key is required and says it with 0)."""
+
+    lifetime_days: int
+
+
 # Each class and its attributes whose keys differ; inner classes before those holding them.
 _NAMES: Mapping[type, Mapping[str, str]] = {
     TagBody: {},
@@ -515,6 +550,10 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     ChangeTitleBody: {},
     ChangeCommentBody: {},
     ChangeReviewersBody: {},
+    CodeReference: {},
+    CodeScanBody: {},
+    CompleteFlagBody: {"status_value": "statusValue"},
+    LifetimeBody: {"lifetime_days": "lifetimeDays"},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES

@@ -673,6 +673,44 @@ def m015_custom_root_roles(session: SqlSession, dialect: Dialect) -> None:
     _script(session, dialect, "ALTER TABLE users ADD COLUMN custom_root_role {bigint};")
 
 
+def m019_code_scans(session: SqlSession, dialect: Dialect) -> None:
+    """Code references (issue 32): each source's last scan kept whole as a JSON body."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE code_scans (
+            source TEXT PRIMARY KEY,
+            body TEXT NOT NULL
+        );
+        """,
+    )
+
+
+def m020_lifecycle(session: SqlSession, dialect: Dialect) -> None:
+    """Lifecycle stages (issue 32): when a flag was first seen by SDKs in a
+    non-production and a production environment, and marked completed; and the flag
+    types' expected lifetimes people changed (the others keep Unleash's defaults)."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE flag_stages (
+            flag TEXT NOT NULL REFERENCES flags(name) ON DELETE CASCADE,
+            stage TEXT NOT NULL,
+            entered_at TEXT NOT NULL,
+            status TEXT,
+            status_value TEXT,
+            PRIMARY KEY (flag, stage)
+        );
+        CREATE TABLE feature_type_lifetimes (
+            id TEXT PRIMARY KEY,
+            lifetime_days {bigint}
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -692,5 +730,7 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m014_integrations,
         m015_custom_root_roles,
         m016_context_samples,
+        m019_code_scans,
+        m020_lifecycle,
     )
 )

@@ -76,6 +76,7 @@ _SPELLED: dict[str, EntityTable[Any]] = {
         EntityTable(tables.SIGNAL_ENDPOINTS, kept=("created_at",)),
         EntityTable(tables.STRATEGY_DEFINITIONS, document="body"),
         EntityTable(tables.CONTEXT_FIELDS, document="body"),
+        EntityTable(tables.CODE_SCANS, document="body"),
         EntityTable(
             tables.SIGNALS, columns={"payload": free_json("payload", "payload", null=False)}
         ),

@@ -249,6 +249,16 @@ _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
         "payload": {"enabled": True},
     },
     ("DELETE", _CR + "/{id}/changes/{changeId}"): None,
+    ("GET", "/api/admin/projects/{project}/features/{name}/lifecycle"): None,
+    ("POST", "/api/admin/projects/{project}/features/{name}/lifecycle/complete"): {
+        "status": "kept"
+    },
+    ("POST", "/api/admin/projects/{project}/features/{name}/lifecycle/uncomplete"): None,
+    ("GET", "/api/admin/projects/{project}/safe-to-archive"): None,
+    # The preview of a change (issue 30).
+    ("POST", "/api/admin/projects/{project}/features/{name}/environments/{environment}/preview"): {
+        "enabled": False
+    },
 }
 
 

@@ -178,6 +178,7 @@ def test_the_walk_finds_the_request_classes_of_the_admin_api() -> None:
     bodiless |= {("POST", "/logout")}  # refuses any body (400), reads none
     bodiless |= {(m, p) for m, p in writes if p.endswith("/resend")}  # an integration's delivery
     bodiless |= {(m, p) for m, p in writes if p.endswith(("/deprecate", "/reactivate"))}
+    bodiless |= {(m, p) for m, p in writes if p.endswith("/lifecycle/uncomplete")}
     assert writes - bodiless == _HAND_READ
 
 

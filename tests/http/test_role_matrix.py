@@ -264,6 +264,20 @@ CASES: dict[tuple[str, str], Case] = {
     ("DELETE", _CR + "/{own_cr}/changes/{second_change}"): Case(None, P.UPDATE_FEATURE),
     ("POST", _CR + "/{own_cr}/comments"): Case({"text": "looks fine"}, P.UPDATE_FEATURE),
     ("PUT", _CR + "/{own_cr}/state"): Case({"state": "In review"}, P.UPDATE_FEATURE),
+    ("POST", _FEATURE + "/lifecycle/complete"): Case(
+        {"status": "kept", "statusValue": "on"}, P.UPDATE_FEATURE
+    ),
+    ("POST", _FEATURE + "/lifecycle/uncomplete"): Case(None, P.UPDATE_FEATURE),
+    ("PUT", "/api/admin/feature-types/{id}/lifetimes"): Case(
+        {"lifetimeDays": 30}, P.ADMIN, "feature_type"
+    ),
+    ("POST", "/api/admin/code-references"): Case(
+        {
+            "source": "repo",
+            "references": [{"flag": "{name}", "file": "a.py", "line": 1, "call": None}],
+        },
+        P.ADMIN,
+    ),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
@@ -483,6 +497,7 @@ def _world(service: Service) -> dict[str, Any]:
         "kept_tag_type": "kept-kind",
         "strategy_def": "custom-kept",
         "doomed_strategy_def": "custom-doomed",
+        "feature_type": "release",
     }
 
 
@@ -551,6 +566,8 @@ def _snapshot(service: Service) -> Any:
             for i in service.integrations.list_integrations()
         ],
         service.environments.list_environments(),
+        service.code_references.list_code_scans(),
+        service.feature_types.list_feature_types(),
     )
 
 

@@ -74,4 +74,6 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m014_integrations",
         "m015_custom_root_roles",
         "m016_context_samples",
+        "m019_code_scans",
+        "m020_lifecycle",
     ]

@@ -22,7 +22,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from flagcore.people import RootRole
 from flagcore.permissions import Grant, Permission, RoleType
-from flagcore.service import NewRole, NewUser, Service
+from flagcore.service import DraftChange, NewRole, NewUser, Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
 from flagcore_store_sqlite import SqliteStore
@@ -186,6 +186,16 @@ FORMS: dict[str, Form] = {
     "/ui/strategies/{name}/deprecate": _f({}, P.UPDATE_STRATEGY, name="strategy_def"),
     "/ui/strategies/{name}/reactivate": _f({}, P.UPDATE_STRATEGY, name="strategy_def"),
     "/ui/strategies/{name}/delete": _f({}, P.DELETE_STRATEGY, name="doomed_strategy_def"),
+    # lifecycle (issue 32): marked completed, then back
+    _FLAG + "/complete": _f({"status": "kept", "statusValue": ""}, P.UPDATE_FEATURE, beta=True),
+    _FLAG + "/uncomplete": _f({}, P.UPDATE_FEATURE, beta=True),
+    # change requests (issue 30): a request in review, drafted by the server's own caller
+    "/ui/change-requests/{project_id}/{id}/comments": _f(
+        {"text": "looks right"}, P.UPDATE_FEATURE, project_id="cr_project", id="ui_cr"
+    ),
+    "/ui/change-requests/{project_id}/{id}/state": _f(
+        {"state": "Approved"}, P.APPROVE_CHANGE_REQUEST, project_id="cr_project", id="ui_cr"
+    ),
 }
 """Every UI form that changes what is shared → fields an allowed person's post succeeds
 with, the permission it needs, and which world object fills each slot of its path (the
@@ -259,6 +269,11 @@ async def test_each_person_posts_each_form_done_or_refused_with_nothing_written(
 ) -> None:
     service, client = server
     world = _world(service)
+    requests = service.change_requests
+    in_review = requests.add_changes(
+        "gamma", "production", [DraftChange("gf", "updateEnabled", {"enabled": True})]
+    )
+    world["ui_cr"] = requests.submit_change_request("gamma", in_review.id).id
     world["expiry_day"] = (dt.datetime.now(dt.UTC) + dt.timedelta(days=30)).date().isoformat()
     started = service.sessions.start(user_id=_person(service, person), lifetime=dt.timedelta(1))
     signer = client.app[SIGNER]  # type: ignore[index]

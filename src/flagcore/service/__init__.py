@@ -25,8 +25,10 @@ from flagcore.service.change_requests import (
     ChangeRequestView,
     DraftChange,
 )
+from flagcore.service.cleanup import ArchiveSuggestion, CleanupSuggestions
 from flagcore.service.client import ClientQuery, ClientView, ClientVocabulary, LiveEngine
 from flagcore.service.client_spec import client_features_format
+from flagcore.service.code_references import CodeReferences
 from flagcore.service.context import SYSTEM, ServiceContext, utc_now
 from flagcore.service.context_fields import BUILT_IN_CONTEXT_FIELDS, ContextFields
 from flagcore.service.defaults import ensure_defaults
@@ -34,6 +36,7 @@ from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import ENVIRONMENT_TYPES, Environments
 from flagcore.service.events import EventLog
 from flagcore.service.exporting import Exporting
+from flagcore.service.feature_types import FeatureType, FeatureTypes, is_potentially_stale
 from flagcore.service.flag_overview import (
     FlagCounts,
     FlagOverview,
@@ -61,6 +64,7 @@ from flagcore.service.integration_outbox import (
     ResendWork,
 )
 from flagcore.service.integrations import Integrations, IntegrationSpec, custom_headers
+from flagcore.service.lifecycle import Lifecycle
 from flagcore.service.metrics import (
     MAX_COUNT,
     CheckedReport,
@@ -125,6 +129,7 @@ __all__ = [
     "SIGN_IN_REFUSED",
     "STANDARD_FIELDS",
     "SYSTEM",
+    "ArchiveSuggestion",
     "ChangeRequestConfig",
     "ChangeRequestView",
     "CheckedReport",
@@ -137,6 +142,7 @@ __all__ = [
     "CreatedSignalToken",
     "CreatedToken",
     "DraftChange",
+    "FeatureType",
     "FlagCounts",
     "FlagOverview",
     "FlagQuery",
@@ -178,6 +184,7 @@ __all__ = [
     "custom_headers",
     "frontend_context",
     "hash_secret",
+    "is_potentially_stale",
     "known_variants_only",
     "match_action_sets",
     "matching_action_sets",
@@ -252,6 +259,10 @@ class Service:
             archive=self.archive,
             segments=self.segments,
         )
+        self.code_references = CodeReferences(context)
+        self.lifecycle = Lifecycle(context)
+        self.feature_types = FeatureTypes(context)
+        self.cleanup = CleanupSuggestions(context)
         ensure_defaults(context)
 
     @property

@@ -26,6 +26,7 @@ from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.limits import enforce
 from flagcore.service.context import ServiceContext
 from flagcore.service.instances import ClientInstances, reported_text
+from flagcore.service.lifecycle import note_seen
 from flagcore.wire import json_member
 
 __all__ = [
@@ -222,6 +223,7 @@ class Metrics:
                     max_new=None if max_new_rows is None else max(0, max_new_rows - created),
                     max_variants=limits.metrics_variants_per_toggle,
                 )
+                note_seen(tx, rows, self._context.clock())  # lifecycle: pre-live, live
         return RecordedMetrics(len(rows), created, hour is not None)
 
     def record_held(
@@ -245,6 +247,7 @@ class Metrics:
             ]
             if rows:
                 tx.add_flag_metrics(rows, max_variants=limits.metrics_variants_per_toggle)
+                note_seen(tx, rows, self._context.clock())
         return len(rows)
 
     def bucket_window(self) -> tuple[dt.datetime, dt.datetime]:

@@ -21,6 +21,8 @@
 - `preview_answers`: the preview of a flag change (who it flips), uploaded samples.
 - `catalog_answers`: one tag type, and the flag search across projects.
 - `change_request_answers`: change requests, their config and reviewers (issue 30).
+- `code_reference_answers`: where code names flags, as scans reported it (issue 32).
+- `lifecycle_answers`: a flag's lifecycle stages, in Unleash 7's shape (issue 32).
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -32,11 +34,13 @@ from flagcore.wire import (
     change_payloads,
     change_request_answers,
     client_payload,
+    code_reference_answers,
     delta_events,
     export_answers,
     frontend_answers,
     import_answers,
     integration_answers,
+    lifecycle_answers,
     playground_answers,
     preview_answers,
     sdk_bodies,
@@ -69,6 +73,7 @@ from flagcore.wire.client_features import (
     unstructure_flag,
 )
 from flagcore.wire.client_payload import *  # noqa: F403
+from flagcore.wire.code_reference_answers import *  # noqa: F403
 from flagcore.wire.converter import (
     INT32_MAX,
     INT32_MIN,
@@ -92,6 +97,7 @@ from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.frontend_answers import *  # noqa: F403
 from flagcore.wire.import_answers import *  # noqa: F403
 from flagcore.wire.integration_answers import *  # noqa: F403
+from flagcore.wire.lifecycle_answers import *  # noqa: F403
 from flagcore.wire.playground_answers import *  # noqa: F403
 from flagcore.wire.preview_answers import *  # noqa: F403
 from flagcore.wire.reading import NotFast
@@ -191,3 +197,5 @@ __all__ += integration_answers.__all__
 __all__ += catalog_answers.__all__
 __all__ += change_request_answers.__all__
 __all__ += change_payloads.__all__
+__all__ += code_reference_answers.__all__
+__all__ += lifecycle_answers.__all__

@@ -122,6 +122,9 @@ _FLAG_ROWS = (
     AnswerField("archived", "archived"),
     AnswerField("archived_at", "archivedAt"),
     AnswerField("dependencies", "dependencies"),
+    # Issue 32: older than its type's lifetime; given by the routes that compute it
+    # (the project's flag list, one flag), left out elsewhere.
+    AnswerField("potentially_stale", "potentiallyStale", omitted_when_none=True),
 )
 
 
@@ -155,9 +158,10 @@ class FlagAnswer:
     archived: bool
     archived_at: dt.datetime | None
     dependencies: tuple[Dependency, ...]
+    potentially_stale: bool | None = attrs.field(default=None, kw_only=True)
 
     @classmethod
-    def of(cls, flag: FlagDefinition) -> FlagAnswer:
+    def of(cls, flag: FlagDefinition, *, potentially_stale: bool | None = None) -> FlagAnswer:
         return cls(
             flag.name,
             flag.description,
@@ -169,6 +173,7 @@ class FlagAnswer:
             flag.archived,
             flag.archived_at,
             flag.dependencies,
+            potentially_stale=potentially_stale,
         )
 
 
@@ -241,9 +246,12 @@ class FlagDetailsAnswer(FlagAnswer):
     tags: tuple[Tag, ...]
 
     @classmethod
-    def of_details(cls, details: FlagDetails) -> FlagDetailsAnswer:
+    def of_details(
+        cls, details: FlagDetails, *, potentially_stale: bool | None = None
+    ) -> FlagDetailsAnswer:
         return cls(
             **_flag_fields(details.flag),
+            potentially_stale=potentially_stale,
             environments=tuple(FlagEnvironmentAnswer.of(e) for e in details.environments),
             tags=details.tags,
         )

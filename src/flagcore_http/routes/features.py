@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
-from flagcore.entities import Tag
+from flagcore.entities import FlagDefinition, Tag
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency, Strategy, Variant
+from flagcore.service import is_potentially_stale
 from flagcore.wire import (
     FlagAnswer,
     FlagDetailsAnswer,
@@ -48,11 +51,21 @@ def _path(request: web.Request) -> tuple[str, str]:
     return request.match_info["project"], request.match_info["name"]
 
 
+async def _potentially_stale(request: web.Request) -> Callable[[FlagDefinition], bool]:
+    """Whether a flag is older than its type's lifetime (issue 32), as of now."""
+    lifetimes = await call(request, service(request).feature_types.lifetimes)
+    now = dt.datetime.now(dt.UTC)
+    return lambda flag: is_potentially_stale(flag, lifetimes, now)
+
+
 @routes.get(FLAGS)
 @documented({200: FlagsAnswer})
 async def list_flags(request: web.Request) -> web.Response:
     flags = await call(request, service(request).flags.list_flags, request.match_info["project"])
-    return answered(FlagsAnswer(2, tuple(FlagAnswer.of(f) for f in flags)))
+    stale = await _potentially_stale(request)
+    return answered(
+        FlagsAnswer(2, tuple(FlagAnswer.of(f, potentially_stale=stale(f)) for f in flags))
+    )
 
 
 @routes.post(FLAGS)
@@ -97,7 +110,8 @@ async def validate_name(request: web.Request) -> web.Response:
 @documented({200: FlagDetailsAnswer})
 async def get_flag(request: web.Request) -> web.Response:
     details = await call(request, service(request).flags.get_flag, *_path(request))
-    return answered(FlagDetailsAnswer.of_details(details))
+    stale = await _potentially_stale(request)
+    return answered(FlagDetailsAnswer.of_details(details, potentially_stale=stale(details.flag)))
 
 
 @routes.put(FLAG)

@@ -1,4 +1,5 @@
-"""One flag: its environments and strategies, variants, tags, stale marker, archiving."""
+"""One flag: its environments and strategies, variants, tags, stale marker, lifecycle,
+archiving, code references."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from aiohttp import web
 
 from flagcore.entities import FlagMetrics, Tag
 from flagcore.errors import ErrorDetail, FlagcoreError, Forbidden, NotFound
+from flagcore.service import is_potentially_stale
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
@@ -66,6 +68,7 @@ async def flag_page(
     typed_tag: Tag | None = None,
     typed_dependency: Mapping[str, str] | None = None,
     typed_copy: Mapping[str, str] | None = None,
+    typed_completion: tuple[str, str] | None = None,
     error: FlagcoreError | None = None,
     status: int = 200,
 ) -> web.Response:
@@ -89,6 +92,10 @@ async def flag_page(
     environments = await call(request, service.environments.list_environments)
     await flush_usage(request.app)  # what SDKs posted to this node is shown at once
     metrics = _last_hour(await call(request, service.metrics.flag_metrics, name))
+    code_references = await call(request, service.code_references.references_to, name)
+    lifecycle = await call(request, service.lifecycle.lifecycle_of, details.flag.project, name)
+    lifetimes = await call(request, service.feature_types.lifetimes)
+    potentially_stale = is_potentially_stale(details.flag, lifetimes, dt.datetime.now(dt.UTC))
     notice = None
     code, environment = request.query.get("notice"), request.query.get("environment", "")
     if code in NOTICES:
@@ -102,6 +109,12 @@ async def flag_page(
             "segments": segments,
             "tag_types": tag_types,
             "metrics": metrics,
+            "code_references": code_references,
+            "lifecycle": lifecycle,
+            "potentially_stale": potentially_stale,
+            "lifetime_days": lifetimes.get(details.flag.type),
+            "typed_completion": typed_completion,  # the completion form as typed, refused
+            "code_sources": len({found.source for found in code_references}),
             "notice": notice,
             "typed_tag": typed_tag,  # the tag form as typed, after a refusal
             "typed_dependency": typed_dependency,
@@ -163,6 +176,44 @@ async def archive(request: web.Request) -> web.Response:
         request, svc(request).archive.archive_flag, project, name, actor=viewer(request).actor
     )
     return redirect(with_flash(request, "/ui/archive", "flag-archived", name))
+
+
+@routes.post(FLAG + "/complete")
+@page()
+async def complete(request: web.Request) -> web.Response:
+    """Unleash's "mark completed": kept or discarded, and what was kept."""
+    name = request.match_info["name"]
+    fields = form(request)
+    status, value = fields.get("status", ""), fields.get("statusValue", "")
+    try:
+        await call(
+            request,
+            svc(request).lifecycle.complete_flag,
+            await _project_of(request, name),
+            name,
+            status,
+            value or None,  # an empty box: nothing named as kept
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await flag_page(
+            request, name, typed_completion=(status, value), error=error, status=form_status(error)
+        )
+    return redirect(flag_url(name))
+
+
+@routes.post(FLAG + "/uncomplete")
+@page()
+async def uncomplete(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    await call(
+        request,
+        svc(request).lifecycle.uncomplete_flag,
+        await _project_of(request, name),
+        name,
+        actor=viewer(request).actor,
+    )
+    return redirect(flag_url(name))
 
 
 @routes.post(FLAG + "/tags")

@@ -1,0 +1,84 @@
+"""A flag's lifecycle as Unleash 7's ``GET …/features/<f>/lifecycle`` answers it
+(``featureLifecycleSchema``: a bare array of stages, oldest first), and the flag types
+with their expected lifetimes (``featureTypesSchema``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import attrs
+
+from flagcore.entities import FlagStage
+from flagcore.wire.answer_table import AnswerField, answer
+
+__all__ = [
+    "ArchiveSuggestionAnswer",
+    "ArchiveSuggestionsAnswer",
+    "FeatureTypeAnswer",
+    "FeatureTypesAnswer",
+    "FlagStageAnswer",
+]
+
+
+@answer(
+    AnswerField("stage", "stage"),
+    AnswerField("status", "status", omitted_when_none=True),
+    AnswerField("status_value", "statusValue", omitted_when_none=True),
+    AnswerField("entered_stage_at", "enteredStageAt"),
+)
+@attrs.frozen
+class FlagStageAnswer:
+    stage: str
+    status: str | None
+    status_value: str | None
+    entered_stage_at: dt.datetime
+
+    @classmethod
+    def of(cls, stage: FlagStage) -> FlagStageAnswer:
+        return cls(stage.stage, stage.status, stage.status_value, stage.entered_at)
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("name", "name"),
+    AnswerField("description", "description"),
+    AnswerField("lifetime_days", "lifetimeDays"),
+)
+@attrs.frozen
+class FeatureTypeAnswer:
+    """Unleash's ``featureTypeSchema``: a flag type and its expected lifetime in days
+    (null: never potentially stale)."""
+
+    id: str
+    name: str
+    description: str
+    lifetime_days: int | None
+
+
+@answer(AnswerField("version", "version"), AnswerField("types", "types"))
+@attrs.frozen
+class FeatureTypesAnswer:
+    """Unleash's ``featureTypesSchema``."""
+
+    version: int
+    types: tuple[FeatureTypeAnswer, ...]
+
+
+@answer(
+    AnswerField("flag", "feature"),
+    AnswerField("project", "project"),
+    AnswerField("reasons", "reasons"),
+)
+@attrs.frozen
+class ArchiveSuggestionAnswer:
+    """A flag that looks safe to archive, and why (flagcore's own shape, issue 32)."""
+
+    flag: str
+    project: str
+    reasons: tuple[str, ...]
+
+
+@answer(AnswerField("suggestions", "suggestions"))
+@attrs.frozen
+class ArchiveSuggestionsAnswer:
+    suggestions: tuple[ArchiveSuggestionAnswer, ...]

@@ -1,0 +1,1 @@
+client.is_enabled("ignored-build")

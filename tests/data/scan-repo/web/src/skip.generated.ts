@@ -1,0 +1,1 @@
+unleash.isEnabled('ignored-generated');
