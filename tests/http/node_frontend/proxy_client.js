@@ -4,6 +4,7 @@
 // errors. Refresh and metrics every second.
 //   FLAGCORE_URL=http://127.0.0.1:4242/api/frontend FLAGCORE_TOKEN=... FLAGCORE_FLAGS=a,b
 //   FLAGCORE_POST=1 (usePOSTrequests) node proxy_client.js
+//   FLAGCORE_CONTEXT='{"userId":"7","properties":{"plan":"team"}}' (default: alice, plan pro)
 const { UnleashClient, InMemoryStorageProvider, EVENTS } = require('unleash-proxy-client');
 
 const flags = (process.env.FLAGCORE_FLAGS || '').split(',').filter(Boolean);
@@ -27,7 +28,9 @@ const client = new UnleashClient({
   storageProvider: new InMemoryStorageProvider(),
   usePOSTrequests: process.env.FLAGCORE_POST === '1',
   fetch: observedFetch,
-  context: { userId: 'alice', properties: { plan: 'pro' } },
+  context: process.env.FLAGCORE_CONTEXT
+    ? JSON.parse(process.env.FLAGCORE_CONTEXT)
+    : { userId: 'alice', properties: { plan: 'pro' } },
 });
 
 function state() {
