@@ -20,7 +20,7 @@ import pytest
 from tests.edge.processes import CLIENT, EdgeProcess, UpstreamServer, wait_for
 from tests.http.test_frontend_js_clients import NodeScript, install_node_frontend
 
-FLAGS = "checkout,pro-only,colour,banner,by-session,dark,missing"
+FLAGS = "checkout,pro-only,colour,banner,layout,by-session,dark,missing"
 # Each context names its sessionId: the SDK makes up a random one where none is given, and
 # two SDKs with two random sessions would rightly get two answers from a rollout on it.
 CONTEXTS: list[dict[str, Any]] = [
@@ -43,7 +43,7 @@ def _strategy(upstream: UpstreamServer, name: str, strategy: dict[str, Any]) -> 
 def _flags(upstream: UpstreamServer) -> None:
     """Flags whose answers depend on every part of a context the SDK sends: the userId
     (rollout, segment), the sessionId (default stickiness), properties (constraints), and
-    strategy variants with payloads."""
+    strategy and flag variants with payloads and an override."""
     upstream.admin(
         "POST",
         "/api/admin/segments",
@@ -101,6 +101,22 @@ def _flags(upstream: UpstreamServer) -> None:
         upstream,
         "by-session",
         {"name": "flexibleRollout", "parameters": {"rollout": "50", "stickiness": "sessionId"}},
+    )
+    upstream.add_flag("layout")
+    upstream.admin(
+        "PUT",
+        f"{BASE}/layout/environments/development/variants",
+        [
+            {"name": "list", "weight": 500, "stickiness": "default", "weightType": "variable"},
+            {
+                "name": "cards",
+                "weight": 500,
+                "stickiness": "default",
+                "weightType": "variable",
+                "payload": {"type": "number", "value": "3"},
+                "overrides": [{"contextName": "userId", "values": ["2"]}],
+            },
+        ],
     )
     upstream.add_flag("dark", on=False)
 
@@ -181,6 +197,7 @@ async def test_the_proxy_client_answers_through_the_edge_as_at_the_upstream_for_
     for flag in ("checkout", "pro-only", "colour", "by-session"):
         assert len({json.dumps(state[flag], sort_keys=True) for state in expected}) > 1, flag
     assert {state["banner"]["variant"]["name"] for state in expected} == {"wide", "grid"}
+    assert expected[1]["layout"]["variant"]["name"] == "cards"  # userId 2's override
     assert not any(state["dark"]["enabled"] or state["missing"]["enabled"] for state in expected)
     for sdk in through:
         assert _fetches(sdk)[0] == 200
