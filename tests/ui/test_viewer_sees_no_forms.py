@@ -137,3 +137,23 @@ def test_a_member_of_one_project_sees_its_flag_forms_and_not_anothers(
     page.goto(server.url + "/ui/flags/their-flag")
     assert _posting_forms(page) == []
     expect(page.get_by_role("heading", name="their-flag")).to_be_visible()
+
+
+def test_a_role_held_in_one_environment_draws_the_switch_there_only(
+    page: Page, server: Server
+) -> None:
+    server.api("POST", FEATURES, {"name": "dev-only"})
+    role = {
+        "name": "Dev toggler",
+        "type": "custom",
+        "permissions": [{"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "development"}],
+    }
+    made = server.api("POST", "/api/admin/roles", role)["id"]
+    person = _person(server, "dev@x.io", 3)
+    server.api("POST", "/api/admin/projects/default/access", {"roles": [made], "users": [person]})
+    _password_sign_in(page, server, "dev@x.io")
+    for path in ("/ui/flags", "/ui/flags/dev-only"):
+        page.goto(server.url + path)
+        expect(page.get_by_role("switch", name="dev-only in development")).to_be_visible()
+        expect(page.get_by_role("switch", name="dev-only in production")).to_have_count(0)
+    assert _posting_forms(page) == ["/ui/flags/dev-only/environments/development/switch"]
