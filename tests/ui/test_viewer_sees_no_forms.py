@@ -51,7 +51,7 @@ _FORMS_FOR_EVERYONE = ("/ui/playground", "/ui/my-tokens", "/ui/sign-in", "/ui/se
 _NOT_PAGES = ("/", "/ui/{unknown:.*}")  # the way in, and the error page for any other
 
 
-_FORM_LINKS = "main a[href$='/new'], main a[href$='/edit'], main a[href*='/new?']"
+_FORM_LINKS = "main a:is([href$='/new'], [href$='/edit'], [href*='/new?'], [href$='/delete'])"
 
 
 def _ui_pages() -> list[str]:
