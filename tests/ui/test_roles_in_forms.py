@@ -32,10 +32,14 @@ def _new_flag(page: Page, server: Server, project: str, name: str) -> None:
     page.get_by_role("button", name="Create flag").click()
 
 
-def test_a_viewer_creating_a_flag_gets_the_form_back_as_typed_and_nothing_is_made(
+def test_a_flag_refused_in_a_project_comes_back_as_typed_and_nothing_is_made(
     page: Page, server: Server
 ) -> None:
-    _person(server, "vi@x.io", 3)
+    # A Viewer is drawn no form at all (test_viewer_sees_no_forms.py); a Member of one
+    # project is, and may still pick a project where they are refused.
+    server.api("POST", "/api/admin/projects", {"id": "theirs", "name": "Theirs"})
+    member = _person(server, "vi@x.io", 3)
+    server.api("POST", "/api/admin/projects/theirs/access", {"roles": [5], "users": [member]})
     _password_sign_in(page, server, "vi@x.io")
     events = len(server.api("GET", "/api/admin/events")["events"])
     _new_flag(page, server, "default", "not-allowed")

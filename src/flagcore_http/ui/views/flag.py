@@ -250,12 +250,13 @@ async def variants_form(request: web.Request) -> web.Response:
     state = next((e for e in details.environments if e.environment.name == environment), None)
     if state is None:
         raise NotFound(f'there is no environment "{environment}"')
-    return _variants_page(request, name, environment, rows_of_variants(state.variants))
+    rows = rows_of_variants(state.variants)
+    return _variants_page(request, details.flag.project, environment, rows)
 
 
 def _variants_page(
     request: web.Request,
-    name: str,
+    project: str,
     environment: str,
     rows: list[Row],
     *,
@@ -266,7 +267,8 @@ def _variants_page(
         request,
         "variants.html",
         {
-            "name": name,
+            "name": request.match_info["name"],
+            "project": project,
             "environment": environment,
             "rows": rows,
             "extra": extra,
@@ -284,15 +286,16 @@ async def save_variants(request: web.Request) -> web.Response:
     name, environment = request.match_info["name"], request.match_info["environment"]
     fields = form(request)
     rows = variant_rows(fields)
+    project = await _project_of(request, name)
     if fields.get("_more"):
-        return _variants_page(request, name, environment, rows, extra=2)
+        return _variants_page(request, project, environment, rows, extra=2)
     try:
         variants = variants_from(rows)
         try:
             await call(
                 request,
                 svc(request).variants.set_flag_variants,
-                await _project_of(request, name),
+                project,
                 name,
                 environment,
                 variants,
@@ -301,7 +304,7 @@ async def save_variants(request: web.Request) -> web.Response:
         except FlagcoreError as error:
             raise _under_variants(error) from None
     except FlagcoreError as error:
-        return _variants_page(request, name, environment, rows, error=error)
+        return _variants_page(request, project, environment, rows, error=error)
     return redirect(with_flash(request, flag_url(name), "variants-saved", environment))
 
 

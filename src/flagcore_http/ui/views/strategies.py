@@ -72,12 +72,10 @@ async def _editor(
     definitions = await _definitions(request)
     segments = await call(request, svc(request).segments.list_segments)
     definition = definitions.get(typed.name)
-    config = await call(
-        request,
-        svc(request).change_requests.change_request_config,
-        await _project_of(request, name),
-    )
+    project = await _project_of(request, name)
+    config = await call(request, svc(request).change_requests.change_request_config, project)
     context: dict[str, Any] = {
+        "project": project,
         "drafting": any(row.enabled for row in config if row.environment == environment),
         "flag_name": name,
         "environment": environment,
