@@ -68,6 +68,7 @@ def test_a_change_request_page_shows_who_its_rollout_would_flip_before_approval(
     expect(examples).to_have_count(len(counts["offToOn"]["examples"]))
     assert re.search(r'"userId": ?"user-\d+"', examples.first.inner_text())
     assert preview.locator("b").count() == 0  # a context's text is shown, never markup
+    page.locator("#preview").scroll_into_view_if_needed()
     shot(page, "change-request-preview")
 
     # Nothing was applied: the strategy and the SDKs' payload are as they were.
