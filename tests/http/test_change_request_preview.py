@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from flagcore.model import Constraint
+from flagcore.model import Constraint, Strategy
 from flagcore.people import RootRole
 from flagcore.service import NewUser, Service
 from flagcore_http import ServerConfig, create_app
@@ -166,3 +166,31 @@ async def test_a_closed_request_has_no_preview_and_an_unknown_one_is_not_found(
     assert "Cancelled" in error["message"]
     status, _ = await _send(client, "GET", PROJECT + "/change-requests/999/preview", ann)
     assert status == 404
+
+
+async def test_a_flag_whose_changes_no_longer_apply_says_why_and_the_others_are_counted(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann = _headers(service, client, "Ann")
+    placed = service.strategies.add_strategy("alpha", "g", "production", Strategy("default"))
+    widened = {**ROLLOUT, "id": placed.id, "parameters": {**ROLLOUT["parameters"], "groupId": "g"}}
+    one = await _draft(
+        client,
+        ann,
+        [
+            {"feature": "g", "action": "updateStrategy", "payload": widened},
+            {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
+        ],
+    )
+    # An admin (who may skip change requests) deletes g's strategy directly meanwhile.
+    service.strategies.delete_strategy("alpha", "g", "production", placed.id or "")
+    status, previewed = await _send(client, "GET", one + "/preview", ann)
+    assert status == 200, previewed
+    by_flag = {feature["flag"]: feature for feature in previewed["features"]}
+    assert by_flag["g"]["preview"] is None
+    [note] = by_flag["g"]["notes"]
+    assert note.startswith("the changes cannot be applied as they stand: "), note
+    assert f'no strategy "{placed.id}"' in note
+    assert by_flag["f"]["preview"]["contexts"] == 400
+    assert by_flag["f"]["notes"] == []
