@@ -259,6 +259,7 @@ _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
     ("POST", "/api/admin/projects/{project}/features/{name}/environments/{environment}/preview"): {
         "enabled": False
     },
+    ("GET", _CR + "/{id}/preview"): None,
 }
 
 

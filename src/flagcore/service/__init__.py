@@ -19,6 +19,7 @@ from flagcore.ports import Store
 from flagcore.preview import ProposedChange
 from flagcore.service.actions import ActionSets
 from flagcore.service.archive import Archive
+from flagcore.service.change_request_previews import ChangeRequestPreviews
 from flagcore.service.change_requests import (
     ChangeRequestConfig,
     ChangeRequests,
@@ -258,6 +259,9 @@ class Service:
             dependencies=self.dependencies,
             archive=self.archive,
             segments=self.segments,
+        )
+        self.change_request_previews = ChangeRequestPreviews(
+            context, change_requests=self.change_requests, previews=self.previews
         )
         self.code_references = CodeReferences(context)
         self.lifecycle = Lifecycle(context)

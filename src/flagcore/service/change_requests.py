@@ -41,6 +41,7 @@ from flagcore.errors import (
 from flagcore.model import Dependency, Strategy
 from flagcore.permissions import Permission
 from flagcore.ports import Transaction
+from flagcore.preview import ProposedChange
 from flagcore.principals import Principal
 from flagcore.service.archive import Archive
 from flagcore.service.change_request_gate import change_requests_on
@@ -73,6 +74,7 @@ __all__ = [
     "ChangeRequestView",
     "ChangeRequests",
     "DraftChange",
+    "FlagEndState",
 ]
 
 MAX_REQUIRED_APPROVALS = 10
@@ -131,6 +133,33 @@ class ChangeRequestView:
 
     request: ChangeRequest
     conflicts: Mapping[int, str]
+
+
+@attrs.frozen
+class FlagEndState:
+    """One flag of a request in the request's environment as all the request's changes
+    for it would leave it (tried, then rolled back): ``change`` holds its enabled state,
+    strategies and variants then; None when no change of it is about them, when it is
+    archived, or when the changes cannot be applied as they stand (``failure`` says why)."""
+
+    flag: str
+    actions: tuple[ChangeAction, ...]
+    change: ProposedChange | None
+    failure: str | None = None
+
+
+CONFIG_ACTIONS = frozenset(
+    {
+        ChangeAction.UPDATE_ENABLED,
+        ChangeAction.ADD_STRATEGY,
+        ChangeAction.UPDATE_STRATEGY,
+        ChangeAction.DELETE_STRATEGY,
+        ChangeAction.REORDER_STRATEGY,
+        ChangeAction.PATCH_VARIANT,
+    }
+)
+"""Actions that change a flag's environment config (enabled, strategies, variants): what
+a preview counts."""
 
 
 class _TrialDone(Exception):
@@ -307,6 +336,37 @@ class ChangeRequests:
                     Permission.APPROVE_CHANGE_REQUEST, project=project, environment=environment
                 )
             ]
+
+    def flag_end_states(
+        self, project: str, request_id: int
+    ) -> tuple[ChangeRequest, list[FlagEndState]]:
+        """Each flag of a request not closed yet, as its changes would leave it: applied
+        flag by flag in a unit of work that is rolled back (the checks of applying run;
+        nothing is written). Refused (409) once the request is closed."""
+        with self._context.read() as tx:
+            request = _request(tx, project, request_id)
+        if request.state in CLOSED_STATES:
+            raise Conflict(
+                f"change request {request_id} is {request.state.value}: "
+                "there is nothing left to preview"
+            )
+        by_flag: dict[str, list[Change]] = {}
+        for change in request.changes:
+            if change.feature and change.action not in SEGMENT_ACTIONS:
+                by_flag.setdefault(change.feature, []).append(change)
+        states = []
+        for flag, changes in by_flag.items():
+            actions = tuple(c.action for c in changes)
+            if ChangeAction.ARCHIVE_FEATURE in actions or CONFIG_ACTIONS.isdisjoint(actions):
+                states.append(FlagEndState(flag, actions, None))
+                continue
+            try:
+                proposed = self._tried(request, flag, changes)
+            except FlagcoreError as error:
+                states.append(FlagEndState(flag, actions, None, error.message))
+                continue
+            states.append(FlagEndState(flag, actions, proposed))
+        return request, states
 
     # --- drafting ---
     def add_changes(
@@ -765,6 +825,26 @@ class ChangeRequests:
         except _TrialDone:
             pass
         return checked
+
+    def _tried(self, request: ChangeRequest, flag: str, changes: list[Change]) -> ProposedChange:
+        """``flag``'s environment config after ``changes``, applied then rolled back."""
+        environment = request.environment
+        try:
+            with self._context.unit() as tx:
+                for change in changes:
+                    payload = read_payload(change.action, change.payload)
+                    self._apply(tx, request.project, environment, change, payload, "preview")
+                state = tx.get_flag_environment(flag, environment)
+                placements = tx.list_strategies(flag=flag, environment=environment)
+                proposed = ProposedChange(
+                    enabled=state is not None and state.enabled,
+                    strategies=tuple(p.strategy for p in placements),
+                    variants=state.variants if state is not None else (),
+                )
+                raise _TrialDone
+        except _TrialDone:
+            pass
+        return proposed
 
     def _apply(
         self,

@@ -15,7 +15,9 @@ import attrs
 from flagcore.wire.answer_table import AnswerField, answer
 
 __all__ = [
+    "ChangeRequestPreviewAnswer",
     "ContextSampleAnswer",
+    "FlagChangePreview",
     "PreviewAnswer",
     "PreviewFlips",
     "RolloutChange",
@@ -124,3 +126,40 @@ class ContextSampleAnswer:
     environment: str
     stored: int
     dropped_fields: tuple[str, ...]
+
+
+@answer(
+    AnswerField("flag", "flag"),
+    AnswerField("preview", "preview"),
+    AnswerField("notes", "notes"),
+)
+@attrs.frozen
+class FlagChangePreview:
+    """One flag of a change request: the preview of all its changes together in the
+    request's environment (null when none of them is about enabled, strategies or
+    variants, or they cannot be applied as they stand), and ``notes`` on what is not
+    counted (an archive, a dependency) or why nothing is."""
+
+    flag: str
+    preview: PreviewAnswer | None
+    notes: tuple[str, ...]
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("environment", "environment"),
+    AnswerField("state", "state"),
+    AnswerField("features", "features"),
+    AnswerField("segment_changes", "segmentChanges"),
+)
+@attrs.frozen
+class ChangeRequestPreviewAnswer:
+    """What a change request would do, flag by flag, to the sampled contexts of its
+    environment; ``segmentChanges`` states the segment changes, which reach every flag
+    using the segment and are not counted. flagcore's own: Unleash has no such answer."""
+
+    id: int
+    environment: str
+    state: str
+    features: tuple[FlagChangePreview, ...]
+    segment_changes: tuple[str, ...]

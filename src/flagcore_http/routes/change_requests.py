@@ -6,6 +6,7 @@ service's rule; a change's payload is read by the service, with its JSON paths."
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from aiohttp import web
@@ -19,6 +20,7 @@ from flagcore.wire import (
     AvailableReviewersAnswer,
     ChangeRequestAnswer,
     ChangeRequestConfigAnswer,
+    ChangeRequestPreviewAnswer,
     ChangeRequestsCountAnswer,
     ScheduledChangeRequestAnswer,
     write_answer,
@@ -27,6 +29,7 @@ from flagcore_http import shapes
 from flagcore_http.answering import answered
 from flagcore_http.bodies import int_parameter, read_body, read_json, structure_body
 from flagcore_http.calls import actor, call, service
+from flagcore_http.context_sampling import flush_context_samples
 from flagcore_http.contract import Parameter, documented
 from flagcore_http.routes.personal_tokens import expiry_of
 from flagcore_http.wire import (
@@ -279,6 +282,22 @@ async def get_change_request(request: web.Request) -> web.Response:
         int_parameter(request, "id"),
     )
     return answered(ChangeRequestAnswer.of(view.request, view.conflicts))
+
+
+@routes.get(ONE + "/preview")
+@documented({200: ChangeRequestPreviewAnswer}, path=_ID, errors=(409,))
+async def preview_change_request(request: web.Request) -> web.Response:
+    """flagcore's own: per flag of the request, what all its changes would do to the
+    environment's sampled contexts (off → on, on → off, variant moves); read on the store
+    worker (the changes tried and rolled back), scored on another thread."""
+    await flush_context_samples(request.app)
+    read = await call(
+        request,
+        service(request).change_request_previews.change_request_preview_input,
+        request.match_info["project"],
+        int_parameter(request, "id"),
+    )
+    return answered(await asyncio.to_thread(read.scored))
 
 
 @routes.delete(ONE)

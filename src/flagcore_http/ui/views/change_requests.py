@@ -4,10 +4,15 @@ service rules as the API: the author cannot approve, approvers cannot be the aut
 
 from __future__ import annotations
 
+import asyncio
+
 from aiohttp import web
 
+from flagcore.change_requests import CLOSED_STATES
 from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.wire import ChangeRequestPreviewAnswer
 from flagcore_http.calls import call
+from flagcore_http.context_sampling import flush_context_samples
 from flagcore_http.routes.change_requests import moved
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.pages import form, page, redirect, render, svc, viewer
@@ -58,7 +63,27 @@ async def change_request(request: web.Request) -> web.Response:
     view = await call(
         request, svc(request).change_requests.get_change_request, project, _id(request)
     )
-    return render(request, "change_request.html", {"view": view, "cr": view.request})
+    preview = None
+    if view.request.state not in CLOSED_STATES:
+        preview = await _previewed(request, project, view.request.id)
+    return render(
+        request, "change_request.html", {"view": view, "cr": view.request, "preview": preview}
+    )
+
+
+async def _previewed(
+    request: web.Request, project: str, request_id: int
+) -> ChangeRequestPreviewAnswer:
+    """Who the request would flip, per flag, before anyone approves it: read on the store
+    worker, scored off it, on this node's latest sample."""
+    await flush_context_samples(request.app)
+    read = await call(
+        request,
+        svc(request).change_request_previews.change_request_preview_input,
+        project,
+        request_id,
+    )
+    return await asyncio.to_thread(read.scored)
 
 
 @routes.post(ONE + "/state")
