@@ -17,11 +17,9 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from flagcore.errors import FlagcoreError
-from flagcore_http.keys import SERVICE, WORKER
+from flagcore_http.keys import CONFIG, SERVICE, WORKER
 
-__all__ = ["SCHEDULE_TICK", "schedule_runner"]
-
-SCHEDULE_TICK = 0.5
+__all__ = ["schedule_runner"]
 """Seconds between two looks for due requests: a request is applied within a second of
 its time (one read of the scheduled requests per tick and node)."""
 
@@ -40,7 +38,7 @@ async def schedule_runner(app: web.Application) -> AsyncIterator[None]:
 async def _run(app: web.Application) -> None:
     while True:
         await apply_due(app)
-        await asyncio.sleep(SCHEDULE_TICK)
+        await asyncio.sleep(app[CONFIG].schedule_check_interval)
 
 
 async def apply_due(app: web.Application) -> None:

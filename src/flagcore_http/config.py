@@ -560,6 +560,9 @@ class ServerConfig:
     integration_retry_seconds: float = 600.0
     integration_timeout: float = 10.0
     integration_ui_url: str = "http://localhost:4242"
+    integration_sweep_interval: float = 2.0
+    # --- change requests (issue 30): how often due schedules are looked for ---
+    schedule_check_interval: float = 0.5
     # --- mail: invitations and resets by SMTP (docs/users-and-roles.md, "Mail") ---
     smtp_host: str | None = None
     smtp_port: int = 587
@@ -1530,5 +1533,22 @@ SETTINGS: tuple[Setting, ...] = (
         section=_LOAD,
         help="seconds between checks for flags older than their type's lifetime, each "
         "announced once (0: never)",
+    ),
+    Setting(
+        "FLAGCORE_INTEGRATION_SWEEP_SECONDS",
+        "integration_sweep_interval",
+        _duration(0.1, 3600),
+        default="2",
+        section=_INTEGRATIONS,
+        help="seconds between looks at the integrations (made on another node, leases run "
+        "out); with none on, flag changes cost no look at all",
+    ),
+    Setting(
+        "FLAGCORE_SCHEDULE_CHECK_SECONDS",
+        "schedule_check_interval",
+        _duration(0.05, 60),
+        default="0.5",
+        section=_INTEGRATIONS,
+        help="seconds between looks for scheduled change requests that are due",
     ),
 )

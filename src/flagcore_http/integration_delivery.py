@@ -41,7 +41,6 @@ _T = TypeVar("_T")
 _FIRST_BACKOFF_S = 0.5
 _MAX_BACKOFF_S = 60.0
 _POLL_S = 0.1  # how often the store's revision is compared (a cheap read on the loop)
-_SWEEP_S = 2.0  # how often leases run out elsewhere are looked for anyway
 _LEASE_MARGIN_S = 15.0
 
 
@@ -52,6 +51,13 @@ class IntegrationSender:
         self._app = app
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        # Whether any integration is on, as of the last sweep (or `wake`): with none, a
+        # moved revision costs no store read.
+        self._any_enabled = True
+
+    def wake(self) -> None:
+        """An integration was made or changed here: follow the event log from now on."""
+        self._any_enabled = True
 
     @property
     def _service(self) -> Service:
@@ -69,17 +75,25 @@ class IntegrationSender:
         return dt.timedelta(seconds=wait + 2 * self._config.integration_timeout + _LEASE_MARGIN_S)
 
     async def run(self) -> None:
-        """Look for owed deliveries when the revision moves, and every `_SWEEP_S`."""
+        """Look for owed deliveries when the revision moves (if any integration is on),
+        and every ``FLAGCORE_INTEGRATION_SWEEP_SECONDS`` (leases run out elsewhere,
+        integrations made on another node)."""
         revision = self._service.storage.revision
+        outbox = self._service.integration_outbox
         loop = asyncio.get_running_loop()
         seen = -1
         next_sweep = 0.0
         while True:
             now_revision = revision()
-            if now_revision != seen or loop.time() >= next_sweep:
+            sweep = loop.time() >= next_sweep
+            if sweep or (now_revision != seen and self._any_enabled):
                 seen = now_revision
-                next_sweep = loop.time() + _SWEEP_S
-                await self._start_due()
+                if sweep:
+                    next_sweep = loop.time() + self._config.integration_sweep_interval
+                    with contextlib.suppress(FlagcoreError):  # the store is down: next sweep
+                        self._any_enabled = await self._on_worker(outbox.any_integration_enabled)
+                if self._any_enabled:
+                    await self._start_due()
             await asyncio.sleep(_POLL_S)
 
     async def _start_due(self) -> None:

@@ -336,7 +336,9 @@ async def test_register_accepts_what_unleash_accepts(api: Api, service: Service)
 async def test_a_burst_of_polls_after_a_change_queues_one_store_call_at_a_time(
     service: Service,
 ) -> None:
-    async with serving(service) as api:
+    # Only the polls use the store worker here: no upkeep look falls in the window.
+    quiet = {"integration_sweep_interval": 3600.0, "schedule_check_interval": 60.0}
+    async with serving(service, **quiet) as api:
         await api.json("GET", FEATURES, token=CLIENT)
         service.flags.create_flag("default", "new")  # moves the revision: every cache is cold
         worker = api.client.server.app[WORKER]

@@ -129,6 +129,11 @@ class IntegrationOutbox:
                     due.append(integration.id)
             return due
 
+    def any_integration_enabled(self) -> bool:
+        """Whether any integration is on: a node with none skips the outbox entirely."""
+        with self._context.read() as tx:
+            return any(i.enabled for i in tx.list_records(INTEGRATIONS))
+
     def list_integration_deliveries(
         self, integration_id: int, *, limit: int = 50, before_id: int | None = None
     ) -> list[IntegrationDelivery]:

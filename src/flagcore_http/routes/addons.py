@@ -18,6 +18,7 @@ from flagcore_http.answering import answered
 from flagcore_http.bodies import int_parameter, query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
+from flagcore_http.integration_delivery import DELIVERY
 from flagcore_http.integration_sending import check_targets, resend_delivery
 from flagcore_http.wire import AddonBody
 
@@ -59,6 +60,7 @@ async def create_addon(request: web.Request) -> web.Response:
     checked = await call(request, parts.check_new_integration, _spec(body), actor=actor(request))
     await check_targets(request.app, checked.provider, checked.parameters)
     made = await call(request, parts.create_integration, checked, actor=actor(request))
+    request.app[DELIVERY].wake()  # sent from its first event on
     return answered(
         AddonAnswer.of(made, show_secret=True),
         status=201,
@@ -91,6 +93,7 @@ async def update_addon(request: web.Request) -> web.Response:
         attrs.evolve(_spec(body), parameters=checked.parameters),
         actor=actor(request),
     )
+    request.app[DELIVERY].wake()
     return answered(AddonAnswer.of(updated))
 
 

@@ -17,6 +17,7 @@ from flagcore.entities import Event, Integration
 from flagcore.errors import FlagcoreError, NotFound
 from flagcore.service import PROVIDERS, IntegrationSpec
 from flagcore_http.calls import call
+from flagcore_http.integration_delivery import DELIVERY
 from flagcore_http.integration_sending import check_targets, resent, send_once
 from flagcore_http.keys import CONFIG
 from flagcore_http.ui.flash import with_flash
@@ -124,6 +125,7 @@ async def create_integration(request: web.Request) -> web.Response:
         spec = await call(request, parts.check_new_integration, spec, actor=by)
         await check_targets(request.app, spec.provider, spec.parameters)
         made = await call(request, parts.create_integration, spec, actor=by)
+        request.app[DELIVERY].wake()  # sent from its first event on
     except FlagcoreError as error:
         return _form_page(request, provider, values, error)
     return await _detail(request, made, secret=made.signing_secret, status=201)
@@ -177,6 +179,7 @@ async def set_enabled(request: web.Request) -> web.Response:
         stored.environments,
     )
     await call(request, parts.update_integration, stored.id, spec, actor=viewer(request).actor)
+    request.app[DELIVERY].wake()
     return redirect(
         with_flash(
             request,
