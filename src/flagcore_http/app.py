@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -35,6 +36,7 @@ from flagcore_http.metrics import (
     observed,
     prometheus_handler,
 )
+from flagcore_http.preview_scoring import PREVIEW_SLOT
 from flagcore_http.rate_limits import RATE_LIMITS, RateLimits
 from flagcore_http.request_log import REQUEST_LOG, RequestLog
 from flagcore_http.route_modules import route_tables
@@ -67,6 +69,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app[CACHE] = ClientCache(CacheSizes(payload_bytes=config.payload_cache_bytes))
     app[SIGNAL_CREDENTIALS] = SignalCredentialsCache()
     app[WORKER] = StoreWorker(limit=config.store_queue_limit)
+    app[PREVIEW_SLOT] = asyncio.Semaphore(1)  # previews scored one at a time
     app[frontend.FRONTEND_VIEWS] = frontend.FrontendViews()
     # --- rate limits and the auth-failure tarpit (rate_limits.py) ---
     app[RATE_LIMITS] = RateLimits.from_config(config)

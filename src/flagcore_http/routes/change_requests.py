@@ -6,7 +6,6 @@ service's rule; a change's payload is read by the service, with its JSON paths."
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from aiohttp import web
@@ -31,6 +30,7 @@ from flagcore_http.bodies import int_parameter, read_body, read_json, structure_
 from flagcore_http.calls import actor, call, service
 from flagcore_http.context_sampling import flush_context_samples
 from flagcore_http.contract import Parameter, documented
+from flagcore_http.preview_scoring import scored_in_turn
 from flagcore_http.routes.personal_tokens import expiry_of
 from flagcore_http.wire import (
     ChangeBody,
@@ -297,7 +297,7 @@ async def preview_change_request(request: web.Request) -> web.Response:
         request.match_info["project"],
         int_parameter(request, "id"),
     )
-    return answered(await asyncio.to_thread(read.scored))
+    return answered(await scored_in_turn(request.app, read.scored))
 
 
 @routes.delete(ONE)

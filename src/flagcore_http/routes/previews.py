@@ -9,7 +9,6 @@ first, so a preview sees what the node saw.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Final
 
 from aiohttp import web
@@ -24,6 +23,7 @@ from flagcore_http.calls import actor, call, service
 from flagcore_http.context_sampling import flush_context_samples
 from flagcore_http.contract import documented
 from flagcore_http.keys import CONFIG
+from flagcore_http.preview_scoring import scored_in_turn
 from flagcore_http.wire import PreviewBody
 
 __all__ = ["MAX_SAMPLE_UPLOAD_BYTES", "SAMPLE_MEDIA_TYPES", "routes"]
@@ -57,7 +57,7 @@ async def preview_change(request: web.Request) -> web.Response:
         request.match_info["name"],
         change,
     )
-    return answered(await asyncio.to_thread(read.scored))
+    return answered(await scored_in_turn(request.app, read.scored))
 
 
 @routes.post("/api/admin/environments/{environment}/context-sample")

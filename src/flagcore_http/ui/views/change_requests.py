@@ -4,8 +4,6 @@ service rules as the API: the author cannot approve, approvers cannot be the aut
 
 from __future__ import annotations
 
-import asyncio
-
 from aiohttp import web
 
 from flagcore.change_requests import CLOSED_STATES
@@ -13,6 +11,7 @@ from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.wire import ChangeRequestPreviewAnswer
 from flagcore_http.calls import call
 from flagcore_http.context_sampling import flush_context_samples
+from flagcore_http.preview_scoring import scored_in_turn
 from flagcore_http.routes.change_requests import moved
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.pages import form, page, redirect, render, svc, viewer
@@ -83,7 +82,7 @@ async def _previewed(
         project,
         request_id,
     )
-    return await asyncio.to_thread(read.scored)
+    return await scored_in_turn(request.app, read.scored)
 
 
 @routes.post(ONE + "/state")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import attrs
@@ -17,6 +16,7 @@ from flagcore.service import DraftChange, ProposedChange
 from flagcore.wire import PreviewAnswer, write_payload
 from flagcore_http.calls import call
 from flagcore_http.context_sampling import flush_context_samples
+from flagcore_http.preview_scoring import scored_in_turn
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import PAYLOAD_TYPES
 from flagcore_http.ui.pages import (
@@ -194,7 +194,7 @@ async def _previewed(
         name,
         ProposedChange(strategies=tuple(proposed)),
     )
-    return await asyncio.to_thread(read.scored)
+    return await scored_in_turn(request.app, read.scored)
 
 
 async def _drafted(
