@@ -17,7 +17,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from flagcore import Engine
 from flagcore.service import Service
-from flagcore_http import ServerConfig, create_app
+from flagcore_http import ServerConfig, create_app, streaming
 from flagcore_http.config import AuthMode
 from flagcore_http.metrics import METRICS
 from flagcore_http.streaming import HUB
@@ -591,3 +591,37 @@ async def test_a_feed_just_loaded_is_not_taken_for_idle_by_the_next_refresh(api:
     await _flag(api, "one")
     await hub.refresh()
     assert "development" in hub.feeds
+
+
+@pytest.mark.parametrize("writes_while_rendering", [1, 5])  # 5: past every retry
+async def test_a_write_landing_while_a_feed_loads_reaches_a_client_holding_the_old_id(
+    api: Api, service: Service, monkeypatch: pytest.MonkeyPatch, writes_while_rendering: int
+) -> None:
+    # The race CI once hit after a restart: an SDK polls with the id it held, a write
+    # commits while the new feed renders, and the render (newer than the revision read
+    # before it) must not be labelled with that older id, or the SDK hears "304" forever.
+    await _flag(api, "one")
+    first = await api.request("GET", "/api/client/delta", token=CLIENT)
+    etag = first.headers["ETag"]
+    hub = api.client.app[HUB]
+    hub.feeds.clear()  # as after a restart, or an idle feed let go
+    render = streaming._environment_state
+    writes: list[str] = []
+
+    def write_then_render(service: Service, environment: str, revision: int) -> Any:
+        if len(writes) < writes_while_rendering:
+            on = len(writes) % 2 == 1  # off, on, off, ...: each a commit
+            service.environments.set_environment_enabled("default", "one", environment, on)
+            writes.append(environment)
+        return render(service, environment, revision)
+
+    monkeypatch.setattr(streaming, "_environment_state", write_then_render)
+    again = await api.request(
+        "GET", "/api/client/delta", token=CLIENT, headers={"If-None-Match": etag}
+    )
+    assert writes == ["development"] * writes_while_rendering
+    assert again.status == 200
+    engine = Engine.from_client_features(await _features(api))
+    assert not engine.is_enabled("one", {})
+    events = (await again.json())["events"]
+    assert [f["enabled"] for e in events for f in e.get("features", [e.get("feature")])] == [False]
