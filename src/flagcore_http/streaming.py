@@ -174,8 +174,6 @@ class EnvironmentFeed:
 
 # Scopes are token project lists, so few; the bound only guards memory.
 _HYDRATIONS_KEPT = 64
-# Renders of a new feed while writes keep landing, before it is labelled conservatively.
-_EXACT_RENDER_ATTEMPTS = 3
 
 
 class StreamingHub:
@@ -214,16 +212,9 @@ class StreamingHub:
 
     async def _load_feed(self, environment: str) -> EnvironmentFeed:
         async with self._refreshing:  # not between a revision read and its fan-out
-            state, exact = await self._render_exactly(environment)
-            history = EventHistory(state, self.settings.history)
-            if not exact:
-                # Its content may be newer than its label: a client holding the label
-                # (from before a restart, or an idle feed let go) would be told "nothing
-                # changed" and keep missing the write. Nobody resumes from it; every
-                # client gets a hydration until the next change gives a true id.
-                history.floor = state.revision + 1
+            state = await self._render(environment, self._service.storage.revision())
             feed = EnvironmentFeed(
-                history,
+                EventHistory(state, self.settings.history),
                 # Used now: a refresh before its first caller resumes must not find it idle.
                 last_used=asyncio.get_running_loop().time(),
             )
@@ -233,20 +224,6 @@ class StreamingHub:
             # (with --auth none), so unknown names must not each keep a feed; such a
             # stream gets an empty hydration and keep-alives.
             return feed
-
-    async def _render_exactly(self, environment: str) -> tuple[EnvironmentState, bool]:
-        """The state of ``environment`` labelled with the revision it was read at, and
-        whether that label is exact: a write committed while rendering (this process's
-        or another node's) moves the revision, and the render is tried again."""
-        storage = self._service.storage
-        revision = storage.revision()
-        for _attempt in range(_EXACT_RENDER_ATTEMPTS):
-            state = await self._render(environment, revision)
-            after = storage.revision()
-            if after == revision:
-                return state, True
-            revision = after
-        return state, False
 
     async def _render(self, environment: str, revision: int) -> EnvironmentState:
         loop = asyncio.get_running_loop()
@@ -412,11 +389,15 @@ def _release(counts: Counter[str], key: str | None) -> None:
 
 
 def _environment_state(service: Service, environment: str, revision: int) -> EnvironmentState:
+    """The environment's state, labelled with the revision its content was read at (in
+    the same snapshot), never the ``revision`` asked for: a write committed between
+    that read and this one would otherwise carry the older label, and a client holding
+    it would be told nothing changed. ``revision`` labels an unknown environment."""
     try:
-        snapshot = service.client.client_features(environment)
+        snapshot, exact = service.client.client_features_at_revision(environment)
     except NotFound:  # an environment that does not exist (or no longer) has no flags
         return EnvironmentState(revision, {}, {}, exists=False)
-    return EnvironmentState.from_snapshot(snapshot, revision)
+    return EnvironmentState.from_snapshot(snapshot, exact)
 
 
 HUB = web.AppKey("streaming_hub", StreamingHub)

@@ -322,7 +322,11 @@ def test_the_node_sdk_follows_every_change_within_a_second(
         expected = _expected(server, flags)
         # The SDK reconnects on its own backoff (growing while the server was away), not
         # ours: generous, as the Python SDK's below; speed is pinned by the changes above.
-        _wait_for(lambda: follower.current() == expected, 30)
+        try:
+            _wait_for(lambda: follower.current() == expected, 30)
+        except AssertionError as error:
+            told = follower.stderr.read_text()[-3000:]
+            raise AssertionError(f"{error}\nSDK: {told}\nserver: {server.log.read_text()[-6000:]}")
     finally:
         follower.close()
         polling.close()
