@@ -196,6 +196,9 @@ FORMS: dict[str, Form] = {
     "/ui/change-requests/{project_id}/{id}/state": _f(
         {"state": "Approved"}, P.APPROVE_CHANGE_REQUEST, project_id="cr_project", id="ui_cr"
     ),
+    "/ui/change-requests/{project_id}/environments/{environment}/config": _f(
+        {"enabled": "on", "requiredApprovals": "2"}, P.UPDATE_PROJECT, project_id="cr_project"
+    ),
 }
 """Every UI form that changes what is shared → fields an allowed person's post succeeds
 with, the permission it needs, and which world object fills each slot of its path (the

@@ -4,17 +4,30 @@ service rules as the API: the author cannot approve, approvers cannot be the aut
 
 from __future__ import annotations
 
+import urllib.parse
+
+import attrs
 from aiohttp import web
 
 from flagcore.change_requests import CLOSED_STATES
-from flagcore.errors import ErrorDetail, InvalidInput
+from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.wire import ChangeRequestPreviewAnswer
 from flagcore_http.calls import call
 from flagcore_http.context_sampling import flush_context_samples
 from flagcore_http.preview_scoring import scored_in_turn
 from flagcore_http.routes.change_requests import moved
 from flagcore_http.ui.flash import with_flash
-from flagcore_http.ui.pages import form, page, redirect, render, svc, viewer
+from flagcore_http.ui.forms import checked
+from flagcore_http.ui.pages import (
+    field_errors,
+    form,
+    form_status,
+    page,
+    redirect,
+    render,
+    svc,
+    viewer,
+)
 
 __all__ = ["change_request_url", "routes"]
 
@@ -38,21 +51,93 @@ def _id(request: web.Request) -> int:
 @routes.get(LIST)
 @page()
 async def change_requests(request: web.Request) -> web.Response:
+    return await _list_page(request, request.query.get("project"))
+
+
+async def _list_page(
+    request: web.Request,
+    project: str | None,
+    *,
+    typed: TypedConfig | None = None,
+    error: FlagcoreError | None = None,
+) -> web.Response:
+    """A project's requests, its schedules (pending and failed), and its settings per
+    environment; after a refused settings form, that environment's row as typed."""
     projects = await call(request, svc(request).projects.list_projects)
-    chosen = request.query.get("project") or (projects[0].id if projects else "default")
-    views = await call(
-        request, svc(request).change_requests.open_change_requests, chosen, viewer(request).actor
-    )
+    chosen = project or (projects[0].id if projects else "default")
+    parts = svc(request).change_requests
+    views = await call(request, parts.open_change_requests, chosen, viewer(request).actor)
     closed = [
         v
-        for v in await call(request, svc(request).change_requests.list_change_requests, chosen)
+        for v in await call(request, parts.list_change_requests, chosen)
         if all(v.request.id != o.request.id for o in views)
     ]
+    scheduled = await call(request, parts.scheduled_change_requests, chosen)
+    config = await call(request, parts.change_request_config, chosen)
     return render(
         request,
         "change_requests.html",
-        {"projects": projects, "project": chosen, "open": views, "closed": closed},
+        {
+            "projects": projects,
+            "project": chosen,
+            "open": views,
+            "closed": closed,
+            "scheduled": scheduled,
+            "config": config,
+            "typed": typed,
+            "error": error.message if error else None,
+            "errors": field_errors(error) if error else {},
+        },
+        status=form_status(error),
     )
+
+
+@attrs.frozen
+class TypedConfig:
+    """The settings form of one environment as posted (shown again after a refusal)."""
+
+    environment: str
+    enabled: bool
+    required_approvals: str
+
+
+@routes.post(LIST + "/{project_id}/environments/{environment}/config")
+@page()
+async def configure(request: web.Request) -> web.Response:
+    """Change requests on or off in one environment, with the approvals they need: the
+    API's ``PUT .../change-requests/config``, through the same service method."""
+    project, environment = request.match_info["project_id"], request.match_info["environment"]
+    fields = form(request)
+    typed = TypedConfig(
+        environment, checked(fields, "enabled"), fields.get("requiredApprovals", "")
+    )
+    try:
+        await call(
+            request,
+            svc(request).change_requests.set_change_request_config,
+            project,
+            environment,
+            enabled=typed.enabled,
+            required_approvals=_approvals(typed.required_approvals),
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _list_page(request, project, typed=typed, error=error)
+    url = f"{LIST}?{urllib.parse.urlencode({'project': project})}"
+    return redirect(with_flash(request, url, "change-request-config-saved", environment))
+
+
+def _approvals(text: str) -> int:
+    """The typed number of approvals; blank or not a whole number is refused (never a
+    default), the range is the service's rule."""
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 3:
+        message = "required" if not text else "a whole number"
+        raise InvalidInput(
+            "Required approvals must be a whole number.",
+            [ErrorDetail(message, "$.requiredApprovals")],
+        )
+    return int(text)
 
 
 @routes.get(ONE)

@@ -96,6 +96,9 @@ async def flag_page(
     lifecycle = await call(request, service.lifecycle.lifecycle_of, details.flag.project, name)
     lifetimes = await call(request, service.feature_types.lifetimes)
     potentially_stale = is_potentially_stale(details.flag, lifetimes, dt.datetime.now(dt.UTC))
+    scheduled = await call(  # change requests scheduled to change this flag (issue 30)
+        request, service.change_requests.scheduled_change_requests, details.flag.project, [name]
+    )
     notice = None
     code, environment = request.query.get("notice"), request.query.get("environment", "")
     if code in NOTICES:
@@ -125,6 +128,7 @@ async def flag_page(
             "environments": environments,
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
+            "scheduled": scheduled,
         },
         status=status,
     )

@@ -1,0 +1,149 @@
+"""Change requests in the UI beyond the review buttons (issue 30): the schedules a project
+and a flag have pending (and those that failed, with the reason), the settings per
+environment, a request's title, reviewers and changes, and drafting variants and
+dependencies where change requests are on. Each journey drives a real server in Chromium
+and checks what it did through the admin API."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from tests.ui.conftest import Server, wait_for
+
+FLAGS = "/api/admin/projects/default/features"
+PRODUCTION = "/api/admin/projects/default/environments/production"
+REQUESTS = "/api/admin/projects/default/change-requests"
+
+
+def _turn_on(server: Server) -> None:
+    server.api(
+        "PUT",
+        PRODUCTION + "/change-requests/config",
+        {"changeRequestsEnabled": True, "requiredApprovals": 1},
+    )
+
+
+def _bot_token(server: Server) -> str:
+    """An Editor service account's token: a person other than the admin token, so the
+    admin token may approve what it drafts."""
+    account = server.api(
+        "POST", "/api/admin/service-account", {"name": "Bot", "username": "bot", "rootRole": 2}
+    )
+    expires = (dt.datetime.now(dt.UTC) + dt.timedelta(days=7)).isoformat()
+    made = server.api(
+        "POST",
+        f"/api/admin/service-account/{account['id']}/token",
+        {"description": "drafts", "expiresAt": expires},
+    )
+    return str(made["secret"])
+
+
+def _approved(server: Server, bot: str, flag: str) -> int:
+    """A request switching ``flag`` on in production, drafted by the bot and approved by
+    the admin token."""
+    change = {"feature": flag, "action": "updateEnabled", "payload": {"enabled": True}}
+    draft = server.api("POST", PRODUCTION + "/change-requests", change, token=bot)
+    one = f"{REQUESTS}/{draft['id']}"
+    server.api("PUT", one + "/state", {"state": "In review"}, token=bot)
+    assert server.api("PUT", one + "/state", {"state": "Approved"})["state"] == "Approved"
+    return int(draft["id"])
+
+
+def _schedule(server: Server, request_id: int, at: dt.datetime) -> None:
+    body = {"state": "Scheduled", "scheduledAt": at.isoformat()}
+    assert server.api("PUT", f"{REQUESTS}/{request_id}/state", body)["state"] == "Scheduled"
+
+
+def test_pending_and_failed_schedules_are_listed_on_the_project_and_on_each_flag(
+    signed_in: Page, server: Server, shot: Any
+) -> None:
+    page = signed_in
+    for name in ("launch", "sunset", "untouched"):
+        server.api("POST", FLAGS, {"name": name})
+    _turn_on(server)
+    bot = _bot_token(server)
+    pending = _approved(server, bot, "launch")
+    tomorrow = dt.datetime.now(dt.UTC).replace(microsecond=0) + dt.timedelta(days=1)
+    _schedule(server, pending, tomorrow)
+    # The other one's flag changes after approval (the admin token skips change
+    # requests): when its time comes the conflict makes the schedule fail.
+    failing = _approved(server, bot, "sunset")
+    server.api("POST", f"{FLAGS}/sunset/environments/production/strategies", {"name": "default"})
+    _schedule(server, failing, dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1))
+    wait_for(
+        lambda: (
+            server.api("GET", f"{REQUESTS}/{failing}").get("schedule", {}).get("status") == "failed"
+        )
+    )
+    reason = server.api("GET", f"{REQUESTS}/{failing}")["schedule"]["reason"]
+
+    page.goto(server.url + "/ui/change-requests?project=default")
+    rows = page.locator("table.scheduled tbody tr")
+    expect(rows).to_have_count(2)
+    first = rows.filter(has_text=f"#{pending} ")
+    expect(first.get_by_role("link", name="launch")).to_be_visible()
+    expect(first).to_contain_text("production")
+    expect(first).to_contain_text(tomorrow.strftime("%Y-%m-%d %H:%M:%S UTC"))
+    expect(first).to_contain_text("token:")  # who scheduled it: the admin token
+    expect(first).to_contain_text("pending")
+    second = rows.filter(has_text=f"#{failing} ")
+    expect(second.get_by_role("alert")).to_have_text(f"Schedule failed: {reason}")
+    page.locator("#scheduled-h").evaluate("heading => heading.scrollIntoView()")
+    shot(page, "change-request-schedules")
+
+    page.goto(server.url + "/ui/flags/launch")
+    section = page.get_by_role("region", name="Scheduled changes")
+    expect(section.locator("tbody tr")).to_have_count(1)
+    expect(section).to_contain_text("pending")
+    section.get_by_role("link", name=f"#{pending} ").click()
+    expect(page.get_by_role("heading", level=1)).to_contain_text(f"#{pending}")
+    expect(page.get_by_text("scheduled for")).to_contain_text(
+        tomorrow.strftime("%Y-%m-%d %H:%M:%S UTC")
+    )
+
+    page.goto(server.url + "/ui/flags/sunset")
+    section = page.get_by_role("region", name="Scheduled changes")
+    expect(section.get_by_role("alert")).to_contain_text("Schedule failed:")
+    page.goto(server.url + "/ui/flags/untouched")
+    expect(page.get_by_role("region", name="Scheduled changes")).to_have_count(0)
+
+
+def test_change_requests_are_turned_on_with_their_approvals_and_a_refused_form_keeps_typing(
+    signed_in: Page, server: Server
+) -> None:
+    page = signed_in
+    page.goto(server.url + "/ui/change-requests?project=default")
+    page.get_by_label("On in production").check()
+    page.get_by_label("Required approvals in production").fill("0")
+    page.get_by_role("button", name="Save change request settings of production").click()
+    expect(page.get_by_role("alert").first).to_contain_text("requiredApprovals must be between")
+    expect(page.get_by_label("On in production")).to_be_checked()
+    expect(page.get_by_label("Required approvals in production")).to_have_value("0")
+    expect(page.get_by_label("Required approvals in production")).to_have_attribute(
+        "aria-invalid", "true"
+    )
+    config = {r["environment"]: r for r in server.api("GET", REQUESTS + "/config")}
+    assert not config["production"]["changeRequestEnabled"]
+
+    page.get_by_label("Required approvals in production").fill("2")
+    page.get_by_role("button", name="Save change request settings of production").click()
+    expect(page.get_by_role("status")).to_contain_text("settings saved for production")
+    config = {r["environment"]: r for r in server.api("GET", REQUESTS + "/config")}
+    assert config["production"]["changeRequestEnabled"]
+    assert config["production"]["requiredApprovals"] == 2
+    assert not config["development"]["changeRequestEnabled"]
+    expect(page.get_by_label("On in production")).to_be_checked()
+    expect(page.get_by_label("Required approvals in production")).to_have_value("2")
+
+    page.get_by_label("Required approvals in development").fill("")
+    page.get_by_role("button", name="Save change request settings of development").click()
+    expect(page.get_by_text("required", exact=True)).to_be_visible()
+    # a switch of production now drafts instead of switching
+    server.api("POST", FLAGS, {"name": "guarded"})
+    page.goto(server.url + "/ui/flags/guarded")
+    page.get_by_role("switch", name="guarded in production").click()
+    expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+    expect(page.get_by_text("approvals 0 of 2")).to_be_visible()
