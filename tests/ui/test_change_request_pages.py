@@ -147,3 +147,92 @@ def test_change_requests_are_turned_on_with_their_approvals_and_a_refused_form_k
     page.get_by_role("switch", name="guarded in production").click()
     expect(page.get_by_role("status")).to_contain_text("Added to your draft")
     expect(page.get_by_text("approvals 0 of 2")).to_be_visible()
+
+
+PASSWORD = "Correct-Horse-9"
+
+
+def _editor_signed_in(page: Page, server: Server, email: str) -> int:
+    made = server.api(
+        "POST", "/api/admin/user-admin", {"email": email, "rootRole": 2, "password": PASSWORD}
+    )
+    page.context.clear_cookies()
+    page.goto(server.url + "/ui/sign-in")
+    page.get_by_label("Email or username").fill(email)
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_role("button", name="Sign in with password").click()
+    expect(page.get_by_role("heading", name="Flags", exact=True)).to_be_visible()
+    return int(made["id"])
+
+
+def test_the_author_retitles_asks_reviewers_edits_and_discards_changes_then_the_draft(
+    page: Page, server: Server
+) -> None:
+    for name in ("launch", "other"):
+        server.api("POST", FLAGS, {"name": name})
+    _turn_on(server)
+    bob = server.api(
+        "POST", "/api/admin/user-admin", {"email": "bob@x.io", "name": "Bob", "rootRole": 2}
+    )
+    _editor_signed_in(page, server, "ann@x.io")
+    page.goto(server.url + "/ui/flags/other")
+    page.get_by_role("switch", name="other in production").click()
+    page.goto(server.url + "/ui/flags/launch")
+    page.get_by_role("switch", name="launch in production").click()
+    expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+    request_id = int(page.url.split("?")[0].rsplit("/", 1)[1])
+    one = f"{REQUESTS}/{request_id}"
+
+    title = page.get_by_label("Title")
+    title.fill("   ")
+    page.get_by_role("button", name="Save title").click()
+    expect(page.get_by_role("alert").first).to_contain_text("a title is required")
+    expect(title).to_have_value("   ")
+    title.fill("Launch day")
+    page.get_by_role("button", name="Save title").click()
+    expect(page.get_by_role("status")).to_contain_text("Title of change request")
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Launch day")
+    assert server.api("GET", one)["title"] == "Launch day"
+
+    page.get_by_label("Bob").check()
+    page.get_by_role("button", name="Save reviewers").click()
+    expect(page.get_by_role("status")).to_contain_text("Reviewers of change request")
+    assert server.api("GET", one)["reviewers"] == [bob["id"]]
+    expect(page.locator("#reviewers-h + ul")).to_have_text("Bob")
+    page.get_by_label("Bob").uncheck()
+    page.get_by_role("button", name="Save reviewers").click()
+    expect(page.get_by_role("status")).to_contain_text("Reviewers of change request")
+    assert server.api("GET", one)["reviewers"] == []
+
+    changes = {f["name"]: f for f in server.api("GET", one)["features"]}
+    other_id, launch_id = (
+        changes["other"]["changes"][0]["id"],
+        changes["launch"]["changes"][0]["id"],
+    )
+    page.get_by_text(f"Edit change {launch_id}").click()
+    payload = page.get_by_label(f"Payload of change {launch_id} (JSON)")
+    payload.fill('{"enabled": "yes"}')
+    page.get_by_role("button", name=f"Save change {launch_id}").click()
+    expect(page.get_by_role("alert").first).to_be_visible()
+    expect(payload).to_have_value('{"enabled": "yes"}')
+    expect(payload).to_have_attribute("aria-invalid", "true")
+    stored = {f["name"]: f for f in server.api("GET", one)["features"]}
+    assert stored["launch"]["changes"][0]["payload"] == {"enabled": True}
+    payload.fill('{"enabled": false}')
+    page.get_by_role("button", name=f"Save change {launch_id}").click()
+    expect(page.get_by_role("status")).to_contain_text(f"Change {launch_id} saved")
+    stored = {f["name"]: f for f in server.api("GET", one)["features"]}
+    assert stored["launch"]["changes"][0]["payload"] == {"enabled": False}
+
+    page.get_by_role("button", name=f"Discard change {other_id}").click()
+    expect(page.get_by_role("status")).to_contain_text(f"Change {other_id} taken out")
+    assert [f["name"] for f in server.api("GET", one)["features"]] == ["launch"]
+
+    page.get_by_role("button", name="Discard draft").click()
+    expect(page.get_by_role("status")).to_contain_text(f"#{request_id} discarded")
+    expect(page.get_by_role("heading", name="Change requests", level=1)).to_be_visible()
+    assert server.api_status("GET", one) == 404
+    production = {e["name"]: e for e in server.api("GET", f"{FLAGS}/launch")["environments"]}[
+        "production"
+    ]
+    assert not production["enabled"]

@@ -80,6 +80,7 @@ FLASHES: Mapping[str, str] = {
     "change-request-reviewers-saved": "Reviewers of change request #{name} saved.",
     "change-discarded": "Change {name} taken out of the request.",
     "draft-discarded": "Draft change request #{name} discarded.",
+    "change-edited": "Change {name} saved: approvals given so far are withdrawn.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"

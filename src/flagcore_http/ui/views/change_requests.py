@@ -9,7 +9,7 @@ import urllib.parse
 import attrs
 from aiohttp import web
 
-from flagcore.change_requests import CLOSED_STATES
+from flagcore.change_requests import CLOSED_STATES, ChangeRequestState
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.wire import ChangeRequestPreviewAnswer
 from flagcore_http.calls import call
@@ -29,7 +29,15 @@ from flagcore_http.ui.pages import (
     viewer,
 )
 
-__all__ = ["change_request_url", "routes"]
+__all__ = [
+    "EDITABLE_STATES",
+    "ONE",
+    "TypedEdits",
+    "change_request_url",
+    "request_id_of",
+    "request_page",
+    "routes",
+]
 
 routes = web.RouteTableDef()
 
@@ -37,11 +45,17 @@ LIST = "/ui/change-requests"
 ONE = LIST + "/{project_id}/{id}"
 
 
+EDITABLE_STATES = frozenset(
+    {ChangeRequestState.DRAFT, ChangeRequestState.IN_REVIEW, ChangeRequestState.APPROVED}
+)
+"""States in which the author may still change a request (the service's rule)."""
+
+
 def change_request_url(project: str, request_id: int) -> str:
     return f"{LIST}/{project}/{request_id}"
 
 
-def _id(request: web.Request) -> int:
+def request_id_of(request: web.Request) -> int:
     raw = request.match_info["id"]
     if not raw.isdigit() or len(raw) > 18:
         raise InvalidInput("no such change request", [ErrorDetail("not a number", "$.id")])
@@ -143,15 +157,61 @@ def _approvals(text: str) -> int:
 @routes.get(ONE)
 @page()
 async def change_request(request: web.Request) -> web.Response:
-    project = request.match_info["project_id"]
-    view = await call(
-        request, svc(request).change_requests.get_change_request, project, _id(request)
-    )
+    return await request_page(request, request.match_info["project_id"], request_id_of(request))
+
+
+@attrs.frozen
+class TypedEdits:
+    """A refused form of the request page as posted: its title, its reviewers (user ids
+    as typed), or one change's payload (the change's id and the JSON text)."""
+
+    title: str | None = None
+    reviewers: tuple[str, ...] | None = None
+    change: tuple[int, str] | None = None
+
+
+async def request_page(
+    request: web.Request,
+    project: str,
+    request_id: int,
+    *,
+    typed: TypedEdits | None = None,
+    error: FlagcoreError | None = None,
+) -> web.Response:
+    """One request with its changes, preview, reviews and the forms its state allows;
+    after a refused form, that form as typed with the error (403 when not allowed)."""
+    parts = svc(request).change_requests
+    view = await call(request, parts.get_change_request, project, request_id)
+    cr = view.request
     preview = None
-    if view.request.state not in CLOSED_STATES:
-        preview = await _previewed(request, project, view.request.id)
+    if cr.state not in CLOSED_STATES:
+        preview = await _previewed(request, project, cr.id)
+    who = viewer(request).actor
+    mine = (
+        who.user_id == cr.created_by_id
+        if who.user_id is not None and cr.created_by_id is not None
+        else who.actor == cr.created_by
+    )
+    editable = cr.state in EDITABLE_STATES and (mine or typed is not None)
+    reviewers = {}
+    if editable or cr.reviewers:  # the names of those asked, and whom one may ask
+        found = await call(request, parts.available_reviewers, project, cr.environment)
+        reviewers = {user.id: user.display_name for user in found}
     return render(
-        request, "change_request.html", {"view": view, "cr": view.request, "preview": preview}
+        request,
+        "change_request.html",
+        {
+            "view": view,
+            "cr": cr,
+            "preview": preview,
+            "mine": mine,
+            "editable": editable,
+            "reviewer_choices": reviewers,
+            "typed": typed or TypedEdits(),
+            "error": error.message if error else None,
+            "errors": field_errors(error) if error else {},
+        },
+        status=form_status(error),
     )
 
 
@@ -173,7 +233,7 @@ async def _previewed(
 @routes.post(ONE + "/state")
 @page()
 async def move(request: web.Request) -> web.Response:
-    project, request_id = request.match_info["project_id"], _id(request)
+    project, request_id = request.match_info["project_id"], request_id_of(request)
     posted = form(request)
     done = await moved(
         request,
@@ -190,7 +250,7 @@ async def move(request: web.Request) -> web.Response:
 @routes.post(ONE + "/comments")
 @page()
 async def comment(request: web.Request) -> web.Response:
-    project, request_id = request.match_info["project_id"], _id(request)
+    project, request_id = request.match_info["project_id"], request_id_of(request)
     await call(
         request,
         svc(request).change_requests.comment_change_request,
