@@ -236,3 +236,53 @@ def test_the_author_retitles_asks_reviewers_edits_and_discards_changes_then_the_
         "production"
     ]
     assert not production["enabled"]
+
+
+def test_variants_and_a_dependency_are_added_to_the_draft_where_change_requests_are_on(
+    page: Page, server: Server
+) -> None:
+    for name in ("child", "parent"):
+        server.api("POST", FLAGS, {"name": name})
+    _turn_on(server)
+    _editor_signed_in(page, server, "ann@x.io")
+    page.goto(server.url + "/ui/flags/child/environments/production/variants")
+    names = page.get_by_label("Variant name")
+    names.nth(0).fill("blue")
+    page.get_by_role("button", name="Add a variant row").click()
+    names.nth(1).fill("blue")
+    page.get_by_role("button", name="Add to draft").click()
+    # the service's refusal lands on the second row, the form as typed
+    expect(page.get_by_role("alert").first).to_be_visible()
+    expect(names.nth(1)).to_have_attribute("aria-invalid", "true")
+    expect(names.nth(1)).to_have_value("blue")
+    names.nth(1).fill("green")
+    page.get_by_role("button", name="Add to draft").click()
+    expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+    expect(page.get_by_role("cell", name="patchVariant")).to_be_visible()
+    request_id = int(page.url.split("?")[0].rsplit("/", 1)[1])
+    variants = f"{FLAGS}/child/environments/production/variants"
+    assert server.api("GET", variants)["variants"] == []
+
+    page.goto(server.url + "/ui/flags/child")
+    expect(page.locator("#dependency-drafting-note")).to_contain_text("production")
+    page.get_by_label("Parent flag").select_option("parent")
+    page.get_by_role("button", name="Add to draft").click()
+    expect(page.get_by_role("status")).to_contain_text(f"#{request_id}")
+    expect(page.get_by_role("cell", name="addDependency")).to_be_visible()
+    assert server.api("GET", f"{FLAGS}/child")["dependencies"] == []
+
+    one = f"{REQUESTS}/{request_id}"
+    page.get_by_role("button", name="Send to review").click()
+    server.api("PUT", one + "/state", {"state": "Approved"})
+    server.api("PUT", one + "/state", {"state": "Applied"})
+    stored = server.api("GET", variants)["variants"]
+    assert [v["name"] for v in stored] == ["blue", "green"]
+    child = server.api("GET", f"{FLAGS}/child")
+    assert [d["feature"] for d in child["dependencies"]] == ["parent"]
+
+    # removing the parent is drafted too; the flag keeps it until that is applied
+    page.goto(server.url + "/ui/flags/child")
+    page.get_by_role("button", name="Remove dependency on parent (add to draft)").click()
+    expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+    expect(page.get_by_role("cell", name="deleteDependency")).to_be_visible()
+    assert len(server.api("GET", f"{FLAGS}/child")["dependencies"]) == 1

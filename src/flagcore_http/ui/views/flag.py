@@ -9,10 +9,18 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
+from flagcore.change_requests import ChangeAction
 from flagcore.entities import FlagMetrics, Tag
 from flagcore.errors import ErrorDetail, FlagcoreError, Forbidden, NotFound
 from flagcore.service import is_potentially_stale
+from flagcore.wire import VariantsPayload
 from flagcore_http.calls import call
+from flagcore_http.ui.drafting import (
+    drafted,
+    drafting_in,
+    flag_draft_environment,
+    on_the_form,
+)
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
     PAYLOAD_TYPES,
@@ -99,6 +107,9 @@ async def flag_page(
     scheduled = await call(  # change requests scheduled to change this flag (issue 30)
         request, service.change_requests.scheduled_change_requests, details.flag.project, [name]
     )
+    config = await call(
+        request, service.change_requests.change_request_config, details.flag.project
+    )
     notice = None
     code, environment = request.query.get("notice"), request.query.get("environment", "")
     if code in NOTICES:
@@ -129,6 +140,8 @@ async def flag_page(
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
             "scheduled": scheduled,
+            # where a dependency change is drafted; None: saved directly (issue 30)
+            "dependency_draft_environment": flag_draft_environment(config),
         },
         status=status,
     )
@@ -255,10 +268,10 @@ async def variants_form(request: web.Request) -> web.Response:
     if state is None:
         raise NotFound(f'there is no environment "{environment}"')
     rows = rows_of_variants(state.variants)
-    return _variants_page(request, details.flag.project, environment, rows)
+    return await _variants_page(request, details.flag.project, environment, rows)
 
 
-def _variants_page(
+async def _variants_page(
     request: web.Request,
     project: str,
     environment: str,
@@ -267,6 +280,7 @@ def _variants_page(
     extra: int = 1,
     error: FlagcoreError | None = None,
 ) -> web.Response:
+    config = await call(request, svc(request).change_requests.change_request_config, project)
     return render(
         request,
         "variants.html",
@@ -277,6 +291,7 @@ def _variants_page(
             "rows": rows,
             "extra": extra,
             "payload_types": PAYLOAD_TYPES,
+            "drafting": drafting_in(config, environment),  # "Add to draft" (issue 30)
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
@@ -292,9 +307,18 @@ async def save_variants(request: web.Request) -> web.Response:
     rows = variant_rows(fields)
     project = await _project_of(request, name)
     if fields.get("_more"):
-        return _variants_page(request, project, environment, rows, extra=2)
+        return await _variants_page(request, project, environment, rows, extra=2)
     try:
         variants = variants_from(rows)
+        if fields.get("_draft"):  # change requests are on there: a patchVariant change
+            try:
+                payload = VariantsPayload(tuple(variants))
+                return await drafted(
+                    request, project, environment, name, ChangeAction.PATCH_VARIANT, payload
+                )
+            except FlagcoreError as error:
+                moves = [("$.payload.variants", "$.variants"), ("$.payload", "$.variants")]
+                raise on_the_form(error, moves) from None
         try:
             await call(
                 request,
@@ -308,7 +332,7 @@ async def save_variants(request: web.Request) -> web.Response:
         except FlagcoreError as error:
             raise _under_variants(error) from None
     except FlagcoreError as error:
-        return _variants_page(request, project, environment, rows, error=error)
+        return await _variants_page(request, project, environment, rows, error=error)
     return redirect(with_flash(request, flag_url(name), "variants-saved", environment))
 
 
