@@ -286,3 +286,31 @@ def test_variants_and_a_dependency_are_added_to_the_draft_where_change_requests_
     expect(page.get_by_role("status")).to_contain_text("Added to your draft")
     expect(page.get_by_role("cell", name="deleteDependency")).to_be_visible()
     assert len(server.api("GET", f"{FLAGS}/child")["dependencies"]) == 1
+
+
+def test_an_approved_request_is_scheduled_from_its_page_and_a_past_time_comes_back_as_typed(
+    signed_in: Page, server: Server
+) -> None:
+    page = signed_in
+    server.api("POST", FLAGS, {"name": "launch"})
+    _turn_on(server)
+    request_id = _approved(server, _bot_token(server), "launch")
+    page.goto(server.url + f"/ui/change-requests/default/{request_id}")
+    when = page.get_by_label("Apply at (UTC)")
+    when.fill("2001-01-01T09:00")
+    page.get_by_role("button", name="Schedule", exact=True).click()
+    expect(page.get_by_role("alert").first).to_contain_text("a time to come")
+    expect(when).to_have_value("2001-01-01T09:00")
+    expect(when).to_have_attribute("aria-invalid", "true")
+    assert server.api("GET", f"{REQUESTS}/{request_id}")["state"] == "Approved"
+
+    tomorrow = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).replace(second=0, microsecond=0)
+    when.fill(tomorrow.strftime("%Y-%m-%dT%H:%M"))
+    page.get_by_role("button", name="Schedule", exact=True).click()
+    expect(page.get_by_role("status")).to_contain_text("now Scheduled")
+    stored = server.api("GET", f"{REQUESTS}/{request_id}")
+    assert stored["state"] == "Scheduled"
+    at = dt.datetime.fromisoformat(stored["schedule"]["scheduledAt"].replace("Z", "+00:00"))
+    assert at == tomorrow
+    expect(page.get_by_label("Apply at (UTC)")).to_have_value(tomorrow.strftime("%Y-%m-%dT%H:%M"))
+    expect(page.get_by_role("button", name="Move the schedule")).to_be_visible()

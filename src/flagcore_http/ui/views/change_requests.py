@@ -4,6 +4,8 @@ service rules as the API: the author cannot approve, approvers cannot be the aut
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 import urllib.parse
 
 import attrs
@@ -163,11 +165,13 @@ async def change_request(request: web.Request) -> web.Response:
 @attrs.frozen
 class TypedEdits:
     """A refused form of the request page as posted: its title, its reviewers (user ids
-    as typed), or one change's payload (the change's id and the JSON text)."""
+    as typed), one change's payload (the change's id and the JSON text), or the time
+    it was to be applied at."""
 
     title: str | None = None
     reviewers: tuple[str, ...] | None = None
     change: tuple[int, str] | None = None
+    scheduled_at: str | None = None
 
 
 async def request_page(
@@ -208,6 +212,12 @@ async def request_page(
             "editable": editable,
             "reviewer_choices": reviewers,
             "typed": typed or TypedEdits(),
+            # the schedule form's value: the time set, in UTC to the minute
+            "scheduled_minute": (
+                cr.scheduled_at.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M")
+                if cr.scheduled_at is not None and cr.state is ChangeRequestState.SCHEDULED
+                else ""
+            ),
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
@@ -235,16 +245,37 @@ async def _previewed(
 async def move(request: web.Request) -> web.Response:
     project, request_id = request.match_info["project_id"], request_id_of(request)
     posted = form(request)
-    done = await moved(
-        request,
-        viewer(request).actor,
-        project,
-        request_id,
-        posted.get("state", ""),
-        comment=posted.get("comment") or None,
-    )
+    state = posted.get("state", "")
+    typed_at = posted.get("scheduledAt", "")
+    try:
+        done = await moved(
+            request,
+            viewer(request).actor,
+            project,
+            request_id,
+            state,
+            comment=posted.get("comment") or None,
+            scheduled_at=_in_utc(typed_at) if state == "Scheduled" else None,
+        )
+    except FlagcoreError as error:
+        if state != "Scheduled":
+            raise
+        typed = TypedEdits(scheduled_at=typed_at)  # the schedule form as typed
+        return await request_page(request, project, request_id, typed=typed, error=error)
     url = change_request_url(project, request_id)
     return redirect(with_flash(request, url, "change-request-moved", done.state.value))
+
+
+_LOCAL_MINUTE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?")
+
+
+def _in_utc(typed: str) -> str:
+    """The schedule form's time, which its label says is UTC: a browser's
+    ``datetime-local`` value (``2026-11-26T09:00``) gets its ``Z``; anything else goes
+    to the API's reader as typed (an offset typed is kept, the rest refused)."""
+    if _LOCAL_MINUTE.fullmatch(typed):
+        return typed + ("Z" if typed.count(":") == 2 else ":00Z")
+    return typed
 
 
 @routes.post(ONE + "/comments")
