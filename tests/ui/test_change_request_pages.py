@@ -166,7 +166,7 @@ def _editor_signed_in(page: Page, server: Server, email: str) -> int:
 
 
 def test_the_author_retitles_asks_reviewers_edits_and_discards_changes_then_the_draft(
-    page: Page, server: Server
+    page: Page, server: Server, shot: Any
 ) -> None:
     for name in ("launch", "other"):
         server.api("POST", FLAGS, {"name": name})
@@ -214,6 +214,7 @@ def test_the_author_retitles_asks_reviewers_edits_and_discards_changes_then_the_
     payload.fill('{"enabled": "yes"}')
     page.get_by_role("button", name=f"Save change {launch_id}").click()
     expect(page.get_by_role("alert").first).to_be_visible()
+    shot(page, "change-request-editing")
     expect(payload).to_have_value('{"enabled": "yes"}')
     expect(payload).to_have_attribute("aria-invalid", "true")
     stored = {f["name"]: f for f in server.api("GET", one)["features"]}
