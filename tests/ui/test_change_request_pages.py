@@ -315,3 +315,38 @@ def test_an_approved_request_is_scheduled_from_its_page_and_a_past_time_comes_ba
     assert at == tomorrow
     expect(page.get_by_label("Apply at (UTC)")).to_have_value(tomorrow.strftime("%Y-%m-%dT%H:%M"))
     expect(page.get_by_role("button", name="Move the schedule")).to_be_visible()
+
+
+def test_a_segment_held_back_by_change_requests_is_edited_into_a_draft(
+    page: Page, server: Server
+) -> None:
+    server.api("POST", FLAGS, {"name": "checkout"})
+    constraint = {"contextName": "userId", "operator": "IN", "values": ["1", "2"]}
+    segment = server.api(
+        "POST", "/api/admin/segments", {"name": "beta-users", "constraints": [constraint]}
+    )
+    strategy = {"name": "default", "segments": [segment["id"]]}
+    server.api("POST", f"{FLAGS}/checkout/environments/production/strategies", strategy)
+    _turn_on(server)
+    _editor_signed_in(page, server, "ann@x.io")
+    page.goto(server.url + f"/ui/segments/{segment['id']}")
+    expect(page.locator("#drafting-note")).to_contain_text(
+        "default uses this segment in production"
+    )
+    page.get_by_label("Segment name").fill("")
+    values = page.locator(".row.constraint").first.get_by_label("Values")
+    values.fill("1\n2\n3")
+    page.get_by_role("button", name="Add to draft").click()
+    # refused at its field, the form as typed
+    expect(page.get_by_label("Segment name")).to_have_attribute("aria-invalid", "true")
+    expect(values).to_have_value("1\n2\n3")
+    page.get_by_label("Segment name").fill("beta-users")
+    page.get_by_role("button", name="Add to draft").click()
+    expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+    expect(page.get_by_role("cell", name="updateSegment")).to_be_visible()
+    stored = server.api("GET", f"/api/admin/segments/{segment['id']}")
+    assert stored["constraints"][0]["values"] == ["1", "2"]
+    # the direct save is still refused for someone who may not skip change requests
+    page.goto(server.url + f"/ui/segments/{segment['id']}")
+    page.get_by_role("button", name="Save segment").click()
+    expect(page.get_by_role("alert").first).to_contain_text("Change requests are enabled")

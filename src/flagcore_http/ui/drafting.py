@@ -26,7 +26,13 @@ from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.pages import redirect, svc, viewer
 from flagcore_http.ui.views.change_requests import change_request_url
 
-__all__ = ["drafted", "drafting_in", "flag_draft_environment", "on_the_form"]
+__all__ = [
+    "drafted",
+    "drafting_in",
+    "flag_draft_environment",
+    "on_the_form",
+    "segment_draft_target",
+]
 
 
 def drafting_in(config: Iterable[ChangeRequestConfig], environment: str) -> bool:
@@ -47,12 +53,12 @@ async def drafted(
     request: web.Request,
     project: str,
     environment: str,
-    flag: str,
+    flag: str | None,
     action: ChangeAction,
     value: Any,
 ) -> web.Response:
-    """``value`` (the action's typed payload) added to the viewer's draft there; the
-    browser goes to the draft."""
+    """``value`` (the action's typed payload) added to the viewer's draft there (about
+    ``flag``, or None for a segment); the browser goes to the draft."""
     draft = await call(
         request,
         svc(request).change_requests.add_changes,
@@ -63,6 +69,29 @@ async def drafted(
     )
     url = change_request_url(project, draft.id)
     return redirect(with_flash(request, url, "change-drafted", str(draft.id)))
+
+
+async def segment_draft_target(request: web.Request, segment_id: int) -> tuple[str, str] | None:
+    """Where an edit of a segment is drafted: the (project, environment) of an active
+    flag's strategy using it where change requests are on (those are what refuse the
+    direct edit), an environment of type production first; None when nothing holds the
+    segment back."""
+    service = svc(request)
+    usage = await call(request, service.segments.segment_usage, segment_id)
+    active = {flag.name for flag in await call(request, service.flags.list_flags)}
+    used = dict.fromkeys(
+        (project, placement.environment) for placement, project in usage if placement.flag in active
+    )
+    held: list[tuple[str, str, str]] = []
+    for project in dict.fromkeys(project for project, _ in used):
+        config = await call(request, service.change_requests.change_request_config, project)
+        held += [
+            (project, row.environment, row.type)
+            for row in config
+            if row.enabled and (project, row.environment) in used
+        ]
+    chosen = next((h for h in held if h[2] == "production"), held[0] if held else None)
+    return (chosen[0], chosen[1]) if chosen else None
 
 
 def on_the_form(error: FlagcoreError, moves: Sequence[tuple[str, str]]) -> FlagcoreError:
