@@ -350,3 +350,62 @@ def test_a_segment_held_back_by_change_requests_is_edited_into_a_draft(
     page.goto(server.url + f"/ui/segments/{segment['id']}")
     page.get_by_role("button", name="Save segment").click()
     expect(page.get_by_role("alert").first).to_contain_text("Change requests are enabled")
+
+
+def test_moving_and_deleting_a_strategy_and_archiving_are_drafted_where_change_requests_are_on(
+    page: Page, server: Server
+) -> None:
+    server.api("POST", FLAGS, {"name": "checkout"})
+    strategies = f"{FLAGS}/checkout/environments/production/strategies"
+    first, second = (
+        server.api("POST", strategies, {"name": "default", "title": title})
+        for title in ("first", "second")
+    )
+    _turn_on(server)
+    _editor_signed_in(page, server, "ann@x.io")
+    page.goto(server.url + "/ui/flags/checkout")
+    page.get_by_role("button", name="Move first down").click()
+    expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+    expect(page.get_by_role("cell", name="reorderStrategy")).to_be_visible()
+    request_id = int(page.url.split("?")[0].rsplit("/", 1)[1])
+    page.goto(server.url + "/ui/flags/checkout")
+    page.get_by_role("button", name="Delete second in production").click()
+    expect(page.get_by_role("cell", name="deleteStrategy")).to_be_visible()
+    page.goto(server.url + "/ui/flags/checkout")
+    page.get_by_role("button", name="Archive this flag (add to draft)").click()
+    expect(page.get_by_role("cell", name="archiveFeature")).to_be_visible()
+    assert page.url.split("?")[0].endswith(f"/{request_id}")  # one draft for all three
+
+    flag = server.api("GET", f"{FLAGS}/checkout")
+    assert not flag["archived"]
+    production = {e["name"]: e for e in flag["environments"]}["production"]
+    assert [s["id"] for s in production["strategies"]] == [first["id"], second["id"]]
+    changes = server.api("GET", f"{REQUESTS}/{request_id}")["features"][0]["changes"]
+    assert [c["action"] for c in changes] == ["reorderStrategy", "deleteStrategy", "archiveFeature"]
+    assert changes[0]["payload"] == [
+        {"id": second["id"], "sortOrder": 0},
+        {"id": first["id"], "sortOrder": 1},
+    ]
+    assert changes[1]["payload"] == {"id": second["id"]}
+
+
+def test_strategies_copied_into_an_environment_under_change_requests_are_drafted(
+    page: Page, server: Server
+) -> None:
+    server.api("POST", FLAGS, {"name": "checkout"})
+    rollout = {"name": "flexibleRollout", "parameters": {"rollout": "25"}}
+    server.api("POST", f"{FLAGS}/checkout/environments/development/strategies", rollout)
+    _turn_on(server)
+    _editor_signed_in(page, server, "ann@x.io")
+    page.goto(server.url + "/ui/flags/checkout")
+    page.get_by_label("Copy development's strategies to").select_option("production")
+    page.get_by_role("button", name="Copy strategies").click()
+    expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+    expect(page.get_by_role("cell", name="addStrategy")).to_be_visible()
+    production = {e["name"]: e for e in server.api("GET", f"{FLAGS}/checkout")["environments"]}[
+        "production"
+    ]
+    assert production["strategies"] == []
+    request_id = int(page.url.split("?")[0].rsplit("/", 1)[1])
+    [change] = server.api("GET", f"{REQUESTS}/{request_id}")["features"][0]["changes"]
+    assert change["payload"]["parameters"]["rollout"] == "25"

@@ -28,6 +28,7 @@ from flagcore_http.ui.views.change_requests import change_request_url
 
 __all__ = [
     "drafted",
+    "drafted_all",
     "drafting_in",
     "flag_draft_environment",
     "on_the_form",
@@ -59,12 +60,30 @@ async def drafted(
 ) -> web.Response:
     """``value`` (the action's typed payload) added to the viewer's draft there (about
     ``flag``, or None for a segment); the browser goes to the draft."""
+    return await drafted_all(request, project, environment, flag, action, [value])
+
+
+async def drafted_all(
+    request: web.Request,
+    project: str,
+    environment: str,
+    flag: str | None,
+    action: ChangeAction,
+    values: Sequence[Any],
+) -> web.Response:
+    """One change per value, added to the viewer's draft in one call (all or none)."""
+    changes = [
+        DraftChange(
+            flag, action.value, write_payload(action, value), "$" if len(values) == 1 else f"$[{i}]"
+        )
+        for i, value in enumerate(values)
+    ]
     draft = await call(
         request,
         svc(request).change_requests.add_changes,
         project,
         environment,
-        [DraftChange(flag, action.value, write_payload(action, value))],
+        changes,
         actor=viewer(request).actor,
     )
     url = change_request_url(project, draft.id)

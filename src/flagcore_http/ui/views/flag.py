@@ -140,8 +140,9 @@ async def flag_page(
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
             "scheduled": scheduled,
-            # where a dependency change is drafted; None: saved directly (issue 30)
-            "dependency_draft_environment": flag_draft_environment(config),
+            # where a change to the whole flag (dependencies, archiving) is drafted; None: done
+            # directly (issue 30)
+            "draft_environment": flag_draft_environment(config),
         },
         status=status,
     )
@@ -189,6 +190,12 @@ async def set_stale(request: web.Request) -> web.Response:
 async def archive(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     project = await _project_of(request, name)
+    config = await call(request, svc(request).change_requests.change_request_config, project)
+    environment = flag_draft_environment(config)
+    if environment is not None:  # change requests are on in the project: an archiveFeature
+        return await drafted(
+            request, project, environment, name, ChangeAction.ARCHIVE_FEATURE, None
+        )
     await call(
         request, svc(request).archive.archive_flag, project, name, actor=viewer(request).actor
     )
