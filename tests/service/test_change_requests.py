@@ -214,6 +214,19 @@ def test_direct_changes_are_refused_where_change_requests_are_on_unless_skipped(
     assert _enabled(service, "f")
 
 
+def test_copying_strategies_into_an_environment_under_change_requests_is_refused(
+    service: Service,
+) -> None:
+    ann = _editor(service, "Ann")
+    service.strategies.add_strategy("alpha", "f", "development", Strategy("default"))
+    with pytest.raises(Forbidden):
+        service.strategies.copy_strategies("alpha", "f", "development", PROD, actor=ann)
+    assert service.strategies.list_strategies("alpha", "f", PROD) == []
+    admin = Principal.admin("token:admin")  # may skip change requests
+    service.strategies.copy_strategies("alpha", "f", "development", PROD, actor=admin)
+    assert len(service.strategies.list_strategies("alpha", "f", PROD)) == 1
+
+
 def test_a_scheduled_request_keeps_its_time_and_can_be_applied_then(service: Service) -> None:
     ann, bob = _editor(service, "Ann"), _editor(service, "Bob")
     made = _approved(service, ann, bob, DraftChange("f", "updateEnabled", {"enabled": True}))

@@ -196,6 +196,30 @@ FORMS: dict[str, Form] = {
     "/ui/change-requests/{project_id}/{id}/state": _f(
         {"state": "Approved"}, P.APPROVE_CHANGE_REQUEST, project_id="cr_project", id="ui_cr"
     ),
+    "/ui/change-requests/{project_id}/environments/{environment}/config": _f(
+        {"enabled": "on", "requiredApprovals": "2"}, P.UPDATE_PROJECT, project_id="cr_project"
+    ),
+    # the author's forms, on the person's own drafts (in this order: the last change of
+    # the first is discarded after its edit, the second draft discarded whole)
+    "/ui/change-requests/{project_id}/{id}/title": _f(
+        {"title": "Launch"}, P.UPDATE_FEATURE, project_id="cr_project", id="own_ui_cr"
+    ),
+    "/ui/change-requests/{project_id}/{id}/reviewers": _f(
+        {"reviewers": "{user}"}, P.UPDATE_FEATURE, project_id="cr_project", id="own_ui_cr"
+    ),
+    "/ui/change-requests/{project_id}/{id}/changes/{change_id}": _f(
+        {"payload": '{{"enabled": false}}'},  # braces doubled: fields are format strings
+        P.UPDATE_FEATURE,
+        project_id="cr_project",
+        id="own_ui_cr",
+        change_id="first_change",
+    ),
+    "/ui/change-requests/{project_id}/{id}/changes/{change_id}/discard": _f(
+        {}, P.UPDATE_FEATURE, project_id="cr_project", id="own_ui_cr", change_id="second_change"
+    ),
+    "/ui/change-requests/{project_id}/{id}/discard": _f(
+        {}, P.UPDATE_FEATURE, project_id="cr_project", id="own_staged_ui_cr"
+    ),
 }
 """Every UI form that changes what is shared → fields an allowed person's post succeeds
 with, the permission it needs, and which world object fills each slot of its path (the
@@ -263,6 +287,21 @@ async def server(tmp_path: Path) -> AsyncIterator[tuple[Service, TestClient[Any,
         store.close()
 
 
+def _own_drafts(service: Service, user_id: int, other: int) -> dict[str, int]:
+    """The person's own drafts, for the author's forms: one with two changes in
+    production, one in staging. Someone who may not draft gets someone else's request
+    (refused before whose it is matters)."""
+    who = service.roles.principal_of(service.users.get_user(user_id))
+    if not who.may(P.UPDATE_FEATURE, project="gamma", environment="production"):
+        return {"own_ui_cr": other, "own_staged_ui_cr": other}
+    requests = service.change_requests
+    on = DraftChange("gf", "updateEnabled", {"enabled": True})
+    strategy = DraftChange("gf", "addStrategy", {"name": "default"})
+    own = requests.add_changes("gamma", "production", [on, strategy], actor=who)
+    staged = requests.add_changes("gamma", "staging", [on], actor=who)
+    return {"own_ui_cr": own.id, "own_staged_ui_cr": staged.id}
+
+
 @pytest.mark.parametrize("person", sorted(PEOPLE))
 async def test_each_person_posts_each_form_done_or_refused_with_nothing_written(
     server: tuple[Service, TestClient[Any, Any]], person: str
@@ -275,7 +314,9 @@ async def test_each_person_posts_each_form_done_or_refused_with_nothing_written(
     )
     world["ui_cr"] = requests.submit_change_request("gamma", in_review.id).id
     world["expiry_day"] = (dt.datetime.now(dt.UTC) + dt.timedelta(days=30)).date().isoformat()
-    started = service.sessions.start(user_id=_person(service, person), lifetime=dt.timedelta(1))
+    user_id = _person(service, person)
+    world.update(_own_drafts(service, user_id, world["ui_cr"]))
+    started = service.sessions.start(user_id=user_id, lifetime=dt.timedelta(1))
     signer = client.app[SIGNER]  # type: ignore[index]
     session = signer.new_session(started.secret)
     client.session.cookie_jar.update_cookies({COOKIE_NAME: signer.cookie_value(session)})

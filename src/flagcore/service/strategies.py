@@ -103,11 +103,12 @@ class Strategies:
         of work: Unleash's UI copies them one ``POST`` each, which can stop halfway. Each
         copy gets a new id and writes the event `add_strategy` writes; the switch in
         ``target`` is left as it is."""
-        actor = authorize(actor, "copy_strategies", project=project, environment=target)
+        name = authorize(actor, "copy_strategies", project=project, environment=target)
         with self._context.unit() as tx:
             definition = active_flag(tx, project, flag)
             require_environment(tx, source)
             require_environment(tx, target)
+            refuse_direct_change(tx, actor, project, target)  # strategies added there
             if source == target:
                 raise InvalidInput(
                     "copy the strategies to another environment",
@@ -122,7 +123,7 @@ class Strategies:
                 self._context.record_event(
                     tx,
                     "feature-strategy-add",
-                    actor,
+                    name,
                     flag=definition,
                     environment=target,
                     data=_strategy_data(stored),

@@ -48,7 +48,7 @@ def expiry_of(text: str, path: str = "$.expiresAt") -> dt.datetime:
         value = None
     if value is None or value.tzinfo is None or "T" not in text.upper():
         raise InvalidInput(
-            f"expiresAt must be a date-time with its UTC offset; got {text[:40]!r}",
+            f"{path.removeprefix('$.')} must be a date-time with its UTC offset; got {text[:40]!r}",
             [ErrorDetail("a date-time such as 2027-01-31T00:00:00Z", path)],
         )
     return value.astimezone(dt.UTC)

@@ -75,6 +75,12 @@ FLASHES: Mapping[str, str] = {
     "change-drafted": "Added to your draft: change request #{name}.",
     "change-request-moved": "The change request is now {name}.",
     "change-request-commented": "Comment added to change request #{name}.",
+    "change-request-config-saved": "Change request settings saved for {name}.",
+    "change-request-title-saved": "Title of change request #{name} saved.",
+    "change-request-reviewers-saved": "Reviewers of change request #{name} saved.",
+    "change-discarded": "Change {name} taken out of the request.",
+    "draft-discarded": "Draft change request #{name} discarded.",
+    "change-edited": "Change {name} saved: approvals given so far are withdrawn.",
 }
 _MAX_NAME = 200
 _CODE, _NAME, _SIGNATURE = "done", "what", "sig"

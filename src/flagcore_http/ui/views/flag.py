@@ -9,10 +9,18 @@ from collections.abc import Mapping
 
 from aiohttp import web
 
+from flagcore.change_requests import ChangeAction
 from flagcore.entities import FlagMetrics, Tag
 from flagcore.errors import ErrorDetail, FlagcoreError, Forbidden, NotFound
 from flagcore.service import is_potentially_stale
+from flagcore.wire import VariantsPayload
 from flagcore_http.calls import call
+from flagcore_http.ui.drafting import (
+    drafted,
+    drafting_in,
+    flag_draft_environment,
+    on_the_form,
+)
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
     PAYLOAD_TYPES,
@@ -96,6 +104,12 @@ async def flag_page(
     lifecycle = await call(request, service.lifecycle.lifecycle_of, details.flag.project, name)
     lifetimes = await call(request, service.feature_types.lifetimes)
     potentially_stale = is_potentially_stale(details.flag, lifetimes, dt.datetime.now(dt.UTC))
+    scheduled = await call(  # change requests scheduled to change this flag (issue 30)
+        request, service.change_requests.scheduled_change_requests, details.flag.project, [name]
+    )
+    config = await call(
+        request, service.change_requests.change_request_config, details.flag.project
+    )
     notice = None
     code, environment = request.query.get("notice"), request.query.get("environment", "")
     if code in NOTICES:
@@ -125,6 +139,10 @@ async def flag_page(
             "environments": environments,
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
+            "scheduled": scheduled,
+            # where a change to the whole flag (dependencies, archiving) is drafted; None: done
+            # directly (issue 30)
+            "draft_environment": flag_draft_environment(config),
         },
         status=status,
     )
@@ -172,6 +190,12 @@ async def set_stale(request: web.Request) -> web.Response:
 async def archive(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     project = await _project_of(request, name)
+    config = await call(request, svc(request).change_requests.change_request_config, project)
+    environment = flag_draft_environment(config)
+    if environment is not None:  # change requests are on in the project: an archiveFeature
+        return await drafted(
+            request, project, environment, name, ChangeAction.ARCHIVE_FEATURE, None
+        )
     await call(
         request, svc(request).archive.archive_flag, project, name, actor=viewer(request).actor
     )
@@ -251,10 +275,10 @@ async def variants_form(request: web.Request) -> web.Response:
     if state is None:
         raise NotFound(f'there is no environment "{environment}"')
     rows = rows_of_variants(state.variants)
-    return _variants_page(request, details.flag.project, environment, rows)
+    return await _variants_page(request, details.flag.project, environment, rows)
 
 
-def _variants_page(
+async def _variants_page(
     request: web.Request,
     project: str,
     environment: str,
@@ -263,6 +287,7 @@ def _variants_page(
     extra: int = 1,
     error: FlagcoreError | None = None,
 ) -> web.Response:
+    config = await call(request, svc(request).change_requests.change_request_config, project)
     return render(
         request,
         "variants.html",
@@ -273,6 +298,7 @@ def _variants_page(
             "rows": rows,
             "extra": extra,
             "payload_types": PAYLOAD_TYPES,
+            "drafting": drafting_in(config, environment),  # "Add to draft" (issue 30)
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
         },
@@ -288,9 +314,18 @@ async def save_variants(request: web.Request) -> web.Response:
     rows = variant_rows(fields)
     project = await _project_of(request, name)
     if fields.get("_more"):
-        return _variants_page(request, project, environment, rows, extra=2)
+        return await _variants_page(request, project, environment, rows, extra=2)
     try:
         variants = variants_from(rows)
+        if fields.get("_draft"):  # change requests are on there: a patchVariant change
+            try:
+                payload = VariantsPayload(tuple(variants))
+                return await drafted(
+                    request, project, environment, name, ChangeAction.PATCH_VARIANT, payload
+                )
+            except FlagcoreError as error:
+                moves = [("$.payload.variants", "$.variants"), ("$.payload", "$.variants")]
+                raise on_the_form(error, moves) from None
         try:
             await call(
                 request,
@@ -304,7 +339,7 @@ async def save_variants(request: web.Request) -> web.Response:
         except FlagcoreError as error:
             raise _under_variants(error) from None
     except FlagcoreError as error:
-        return _variants_page(request, project, environment, rows, error=error)
+        return await _variants_page(request, project, environment, rows, error=error)
     return redirect(with_flash(request, flag_url(name), "variants-saved", environment))
 
 

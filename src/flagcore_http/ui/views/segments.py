@@ -7,8 +7,12 @@ from typing import Any
 from aiohttp import web
 
 from flagcore import CONSTRAINT_OPERATORS, LIST_OPERATORS
-from flagcore.errors import FlagcoreError, NotFound
+from flagcore.change_requests import ChangeAction
+from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, NotFound
+from flagcore.model import Constraint
+from flagcore.wire import SegmentPayload
 from flagcore_http.calls import call
+from flagcore_http.ui.drafting import drafted, on_the_form, segment_draft_target
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
     Row,
@@ -73,10 +77,12 @@ async def _editor(
     error: FlagcoreError | None = None,
 ) -> web.Response:
     projects = await call(request, svc(request).projects.list_projects)
+    target = None if segment is None else await segment_draft_target(request, segment)
     return render(
         request,
         "segment.html",
         {
+            "draft_target": target,  # change requests hold the segment back (issue 30)
             "values": values,
             "rows": rows,
             "extra": extra,
@@ -125,6 +131,8 @@ async def _save(request: web.Request, segment: int | None) -> web.Response:
             "project": optional_text(fields, "project"),
             "actor": viewer(request).actor,
         }
+        if segment is not None and fields.get("_draft"):
+            return await _drafted(request, segment, values["name"], constraints, common)
         if segment is None:
             await call(
                 request, svc(request).segments.create_segment, values["name"], constraints, **common
@@ -141,6 +149,30 @@ async def _save(request: web.Request, segment: int | None) -> web.Response:
     except FlagcoreError as error:
         return await _editor(request, values, rows, segment=segment, error=error)
     return redirect(with_flash(request, "/ui/segments", "segment-saved", values["name"]))
+
+
+async def _drafted(
+    request: web.Request,
+    segment: int,
+    name: str,
+    constraints: list[Constraint],
+    common: dict[str, Any],
+) -> web.Response:
+    """The edit as an ``updateSegment`` change in the person's draft where change
+    requests hold the segment back (as Unleash's segment form does)."""
+    target = await segment_draft_target(request, segment)
+    if target is None:
+        raise Conflict(
+            "no change requests hold this segment back: save it directly",
+            [ErrorDetail("save directly", "$.name")],
+        )
+    payload = SegmentPayload(
+        segment, name, tuple(constraints), common["description"], common["project"]
+    )
+    try:
+        return await drafted(request, *target, None, ChangeAction.UPDATE_SEGMENT, payload)
+    except FlagcoreError as error:
+        raise on_the_form(error, [("$.payload", "$")]) from None
 
 
 @routes.post("/ui/segments/new")

@@ -13,10 +13,16 @@ from flagcore.entities import StrategyDefinition
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore.model import Strategy
 from flagcore.service import DraftChange, ProposedChange
-from flagcore.wire import PreviewAnswer, write_payload
+from flagcore.wire import (
+    PreviewAnswer,
+    StrategyIdPayload,
+    StrategyOrderPayload,
+    write_payload,
+)
 from flagcore_http.calls import call
 from flagcore_http.context_sampling import flush_context_samples
 from flagcore_http.preview_scoring import scored_in_turn
+from flagcore_http.ui.drafting import drafted, drafting_in
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import PAYLOAD_TYPES
 from flagcore_http.ui.pages import (
@@ -234,11 +240,22 @@ async def _enabled(request: web.Request, name: str, environment: str) -> bool:
     return any(e.enabled for e in details.environments if e.environment.name == environment)
 
 
+async def _drafting(request: web.Request, project: str, environment: str) -> bool:
+    config = await call(request, svc(request).change_requests.change_request_config, project)
+    return drafting_in(config, environment)
+
+
 @routes.post(STRATEGY + "/delete")
 @page()
 async def delete_strategy(request: web.Request) -> web.Response:
     name, environment = _where(request)
     project = await _project_of(request, name)
+    strategy_id = request.match_info["strategy_id"]
+    if await _drafting(request, project, environment):  # as the switch: a deleteStrategy
+        payload = StrategyIdPayload(strategy_id)
+        return await drafted(
+            request, project, environment, name, ChangeAction.DELETE_STRATEGY, payload
+        )
     was_on = await _enabled(request, name, environment)
     await call(
         request,
@@ -274,6 +291,11 @@ async def move_strategy(request: web.Request) -> web.Response:
     there = here - 1 if direction == "up" else here + 1
     if 0 <= there < len(ids):
         ids[here], ids[there] = ids[there], ids[here]
+        if await _drafting(request, project, environment):  # as the switch: a reorder
+            order = tuple(StrategyOrderPayload(sid, n) for n, sid in enumerate(ids) if sid)
+            return await drafted(
+                request, project, environment, name, ChangeAction.REORDER_STRATEGY, order
+            )
         await call(
             request,
             svc(request).strategies.reorder_strategies,
