@@ -326,7 +326,8 @@ def test_the_node_sdk_follows_every_change_within_a_second(
             _wait_for(lambda: follower.current() == expected, 30)
         except AssertionError as error:
             told = follower.stderr.read_text()[-3000:]
-            raise AssertionError(f"{error}\nSDK: {told}\nserver: {server.log.read_text()[-6000:]}")
+            log = server.log.read_text()[-6000:]
+            raise AssertionError(f"{error}\nSDK: {told}\nserver: {log}") from error
     finally:
         follower.close()
         polling.close()
