@@ -609,6 +609,8 @@ class ServerConfig:
     preview_sample_flush_interval: float = 10.0
     # Issue 32: seconds between checks for flags that outlived their type's lifetime.
     stale_check_interval: float = 3600.0
+    # Issue 32, usage history: days one answer everywhere makes a flag safe to archive.
+    safe_to_archive_days: int = 30
 
     @classmethod
     def from_env(
@@ -1172,9 +1174,10 @@ SETTINGS: tuple[Setting, ...] = (
         "FLAGCORE_METRICS_RETENTION_HOURS",
         "retention.metrics_hours",
         _amount,
-        default="48",
+        default="720",
         section=_LOAD,
-        help="hours SDK metrics are kept (0: forever)",
+        help="hours SDK metrics are kept in hour buckets, then rolled up into day buckets "
+        "(0: hours forever)",
     ),
     Setting(
         "FLAGCORE_CLIENT_INSTANCE_RETENTION_DAYS",
@@ -1550,5 +1553,22 @@ SETTINGS: tuple[Setting, ...] = (
         default="0.5",
         section=_INTEGRATIONS,
         help="seconds between looks for scheduled change requests that are due",
+    ),
+    Setting(
+        "FLAGCORE_METRICS_DAILY_RETENTION_DAYS",
+        "retention.metrics_daily_days",
+        _amount,
+        default="365",
+        section=_LOAD,
+        help="days SDK metrics are kept in day buckets once rolled up (0: forever)",
+    ),
+    Setting(
+        "FLAGCORE_SAFE_TO_ARCHIVE_DAYS",
+        "safe_to_archive_days",
+        _between(1, 3660, "not a number of days"),
+        default="30",
+        section=_LOAD,
+        help="days of one answer in every environment (or of no evaluation) before a flag "
+        "is suggested safe to archive (1 to 3660)",
     ),
 )
