@@ -250,8 +250,12 @@ def test_the_summary_and_last_seen_name_each_environment_and_application(store: 
     summary = service.usage_history.summary("checkout")
     assert [(u.environment, u.yes, u.no) for u in summary.last_hour] == [(DEV, 5, 1), (PROD, 0, 2)]
     assert summary.seen_applications == ("admin", "shop")
-    assert [(s.app_name, s.last_seen) for s in service.usage_history.last_seen("checkout")] == [
-        ("admin", _hour(0, 12)),
-        ("batch", _hour(3, 12)),
-        ("shop", _hour(0, 12)),
+    with store.transaction() as tx:
+        tx.add_daily_flag_metrics([FlagMetrics("checkout", "cron", DEV, _hour(50, 0), 1, 0, {})])
+    seen = service.usage_history.last_seen("checkout")
+    assert [(s.app_name, s.last_seen, s.by_day) for s in seen] == [
+        ("admin", _hour(0, 12), False),
+        ("batch", _hour(3, 12), False),
+        ("cron", _hour(50, 0), True),
+        ("shop", _hour(0, 12), False),
     ]

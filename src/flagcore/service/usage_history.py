@@ -12,7 +12,7 @@ point for every hour or day, zero where nothing was reported, at most 100 applic
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 import attrs
 
@@ -67,10 +67,12 @@ class EnvironmentUsage:
 
 @attrs.frozen
 class AppLastSeen:
-    """The start of the newest bucket in which an application reported the flag."""
+    """The start of the newest bucket in which an application reported the flag;
+    ``by_day`` when that bucket is a day (its hours were rolled up)."""
 
     app_name: str
     last_seen: dt.datetime
+    by_day: bool = False
 
 
 @attrs.frozen
@@ -127,19 +129,21 @@ class UsageHistory:
     def __init__(self, context: ServiceContext) -> None:
         self._context = context
 
-    def series(self, flag: str, hours_back: int, *, hour_buckets_hours: float) -> UsageSeries:
+    def series(
+        self, flag: str, hours_back: int, *, hour_buckets_hours: float, by_day: bool = False
+    ) -> UsageSeries:
         """The flag's usage over the last ``hours_back`` hours (1 to `HOURS_BACK_MAX`):
         hourly when every hour asked for is still kept as an hour bucket
-        (``hour_buckets_hours``, the retention setting; 0 keeps them forever), else daily
-        over ``hours_back // 24`` days (at least one). `NotFound` for no such flag, active
-        or archived."""
+        (``hour_buckets_hours``, the retention setting; 0 keeps them forever) unless
+        ``by_day``, else daily over ``hours_back // 24`` days (at least one). `NotFound`
+        for no such flag, active or archived."""
         if not 1 <= hours_back <= HOURS_BACK_MAX:
             raise InvalidInput(
                 f"hoursBack must be a whole number from 1 to {HOURS_BACK_MAX}",
                 [ErrorDetail(f"1 to {HOURS_BACK_MAX}", "/query/hoursBack")],
             )
         now = self._context.clock()
-        daily = 0 < hour_buckets_hours < hours_back
+        daily = by_day or 0 < hour_buckets_hours < hours_back
         if daily:
             last = start_of_day(now)
             starts = [last - _DAY * n for n in range(max(1, hours_back // 24))][::-1]
@@ -195,12 +199,12 @@ class UsageHistory:
         """Per application (by name), the start of the newest hour (or, once rolled up,
         day) in which it reported the flag."""
         with self._context.read() as tx:
-            rows: Sequence[FlagMetrics] = [
-                *tx.list_daily_flag_metrics(flag),
-                *tx.list_flag_metrics(flag),
-            ]
-        latest: dict[str, dt.datetime] = {}
-        for row in rows:
-            if (row.yes or row.no) and row.hour > latest.get(row.app_name, row.hour - _HOUR):
-                latest[row.app_name] = row.hour
-        return [AppLastSeen(app, latest[app]) for app in sorted(latest)]
+            days = list(tx.list_daily_flag_metrics(flag))
+            hours = list(tx.list_flag_metrics(flag))
+        latest: dict[str, AppLastSeen] = {}
+        for rows, by_day in ((days, True), (hours, False)):
+            for row in rows:
+                seen = latest.get(row.app_name)
+                if (row.yes or row.no) and (seen is None or row.hour >= seen.last_seen):
+                    latest[row.app_name] = AppLastSeen(row.app_name, row.hour, by_day)
+        return [latest[app] for app in sorted(latest)]
