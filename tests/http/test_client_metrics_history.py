@@ -10,6 +10,8 @@ import pytest
 
 from flagcore.entities import FlagMetrics
 from flagcore.service import RetentionSettings, Service
+from flagcore_http import ServerConfig
+from flagcore_http.config import ConfigError
 from tests.http.conftest import CLIENT, Api, bucket_time
 
 RAW = "/api/admin/client-metrics/features/checkout/raw"
@@ -108,3 +110,21 @@ async def test_a_bad_hours_back_is_a_400_naming_it(api: Api, service: Service, b
 async def test_an_unknown_flag_is_a_404(api: Api) -> None:
     await api.json("GET", "/api/admin/client-metrics/features/nope/raw", 404)
     await api.json("GET", "/api/admin/client-metrics/features/nope", 404)
+
+
+@pytest.mark.parametrize(
+    ("variable", "bad"),
+    [
+        ("FLAGCORE_METRICS_RETENTION_HOURS", "8785"),
+        ("FLAGCORE_METRICS_DAILY_RETENTION_DAYS", "3661"),
+        ("FLAGCORE_METRICS_DAILY_RETENTION_DAYS", "-1"),
+        ("FLAGCORE_SAFE_TO_ARCHIVE_DAYS", "0"),
+    ],
+)
+def test_the_history_settings_are_bounded_and_name_the_setting(variable: str, bad: str) -> None:
+    with pytest.raises(ConfigError, match=variable):
+        ServerConfig.from_env({variable: bad})
+    settings = ServerConfig.from_env(
+        {"FLAGCORE_METRICS_RETENTION_HOURS": "48", "FLAGCORE_METRICS_DAILY_RETENTION_DAYS": "0"}
+    ).retention
+    assert (settings.metrics_hours, settings.metrics_daily_days) == (48, 0)
