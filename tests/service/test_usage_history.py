@@ -259,3 +259,34 @@ def test_the_summary_and_last_seen_name_each_environment_and_application(store: 
         ("cron", _hour(50, 0), True),
         ("shop", _hour(0, 12), False),
     ]
+
+
+def test_past_100_applications_a_day_the_rest_are_counted_together_not_as_rows(
+    store: Store,
+) -> None:
+    service = Service(store, clock=_Clock(NOW))
+    service.flags.create_flag("default", "checkout")
+    _seed(
+        store,
+        [
+            FlagMetrics("checkout", f"app-{n:03d}", env, _hour(40, n % 24), 1, 2, {"v": 1})
+            for n in range(105)
+            for env in (DEV, PROD)
+        ],
+    )
+    before = _totals(service, "checkout")
+    while service.retention.prune(now=NOW, batch=30).metrics:
+        pass
+    assert _totals(service, "checkout") == before
+    with store.transaction(write=False) as tx:
+        days = list(tx.list_daily_flag_metrics("checkout"))
+    for env in (DEV, PROD):
+        apps = {d.app_name: d for d in days if d.environment == env}
+        assert len(apps) == 101  # 100 by name, the rest as one
+        assert (apps[""].yes, apps[""].no) == (5, 10)
+    # A later roll-up of a named application still adds to its own row.
+    _seed(store, [FlagMetrics("checkout", "app-000", DEV, _hour(40, 23), 7, 0, {})])
+    service.retention.prune(now=NOW)
+    with store.transaction(write=False) as tx:
+        named = [d for d in tx.list_daily_flag_metrics("checkout") if d.app_name == "app-000"]
+    assert sorted((d.environment, d.yes) for d in named) == [(DEV, 8), (PROD, 1)]

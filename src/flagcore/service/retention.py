@@ -18,7 +18,15 @@ from flagcore.ports import MetricsRepository
 from flagcore.service.context import ServiceContext
 from flagcore.tables import CONTEXT_SAMPLES, USER_SESSIONS, Below
 
-__all__ = ["PruneReport", "Retention", "RetentionSettings", "roll_up_hours", "start_of_day"]
+__all__ = [
+    "DAY_APPLICATIONS",
+    "OTHER_APPLICATIONS",
+    "PruneReport",
+    "Retention",
+    "RetentionSettings",
+    "roll_up_hours",
+    "start_of_day",
+]
 
 
 @attrs.frozen(kw_only=True)
@@ -76,18 +84,42 @@ def start_of_day(time: dt.datetime) -> dt.datetime:
     return time.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
+OTHER_APPLICATIONS = ""
+"""The application of a day bucket that holds the counts of every application past
+`DAY_APPLICATIONS` that day (no SDK may call itself "": its name is required)."""
+
+DAY_APPLICATIONS = 100
+"""Applications kept by name per flag, environment and day (Unleash's series shows 100):
+made-up application names in a flood of posts add counts, not day rows."""
+
+
 def roll_up_hours(tx: MetricsRepository, before: dt.datetime, batch: int, variants: int) -> int:
     """Move at most ``batch`` hour buckets older than ``before`` into their day buckets,
     in the caller's transaction; says how many moved. The store hands each hour bucket to
     one transaction only (`take_flag_metrics_before`), and the counts are added where
     they were deleted, so a roll-up repeated, or run by two nodes at once, counts every
-    evaluation exactly once."""
+    evaluation exactly once. Past `DAY_APPLICATIONS` applications in a flag's environment
+    and day, the counts go to `OTHER_APPLICATIONS`: day rows are bounded by flags, not by
+    the names SDKs make up."""
     taken = tx.take_flag_metrics_before(before, batch)
-    if taken:
-        tx.add_daily_flag_metrics(
-            (attrs.evolve(row, hour=start_of_day(row.hour)) for row in taken),
-            max_variants=variants,
-        )
+    apps_of: dict[tuple[str, dt.datetime], dict[str, set[str]]] = {}
+    rows = []
+    for row in taken:
+        day = start_of_day(row.hour)
+        if (row.flag, day) not in apps_of:
+            found: dict[str, set[str]] = {}
+            for stored in tx.list_daily_flag_metrics(row.flag, since=day):
+                if stored.hour == day:
+                    found.setdefault(stored.environment, set()).add(stored.app_name)
+            apps_of[row.flag, day] = found
+        apps = apps_of[row.flag, day].setdefault(row.environment, set())
+        app = row.app_name
+        if app not in apps and len(apps - {OTHER_APPLICATIONS}) >= DAY_APPLICATIONS:
+            app = OTHER_APPLICATIONS
+        apps.add(app)
+        rows.append(attrs.evolve(row, hour=day, app_name=app))
+    if rows:
+        tx.add_daily_flag_metrics(rows, max_variants=variants)
     return len(taken)
 
 
