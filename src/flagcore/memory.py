@@ -33,7 +33,13 @@ __all__ = ["MemoryStore"]
 
 _MISSING = object()
 _MAX_COUNT = 2**63 - 1  # as in the SQL stores: sums of metric counts stop there
-_TABLES = (*(table.name for table in TABLES), "metrics", "instances", "counters")
+_TABLES = (
+    *(table.name for table in TABLES),
+    "metrics",
+    "instances",
+    "counters",
+    "daily_metrics",
+)
 _E = TypeVar("_E")
 
 
@@ -222,10 +228,24 @@ class MemoryTransaction(KeptEntities):
         max_new: int | None = None,
         max_variants: int | None = None,
     ) -> int:
+        return self._add_buckets("metrics", rows, max_new, max_variants)
+
+    def add_daily_flag_metrics(
+        self, rows: Iterable[FlagMetrics], *, max_variants: int | None = None
+    ) -> int:
+        return self._add_buckets("daily_metrics", rows, None, max_variants)
+
+    def _add_buckets(
+        self,
+        table: str,
+        rows: Iterable[FlagMetrics],
+        max_new: int | None,
+        max_variants: int | None,
+    ) -> int:
         created = 0
         for row in rows:
             key = (row.flag, row.app_name, row.environment, row.hour)
-            current = self._tables["metrics"].get(key)
+            current = self._tables[table].get(key)
             if current is None:
                 if max_new is not None and created >= max_new:
                     continue
@@ -241,14 +261,38 @@ class MemoryTransaction(KeptEntities):
                 no=min(current.no + row.no, _MAX_COUNT),
                 variants=variants,
             )
-            self._put("metrics", key, row)
+            self._put(table, key, row)
         return created
 
-    def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]:
+    def list_flag_metrics(
+        self, flag: str, *, since: dt.datetime | None = None
+    ) -> Sequence[FlagMetrics]:
+        return self._buckets_of("metrics", flag, since)
+
+    def list_daily_flag_metrics(
+        self, flag: str, *, since: dt.datetime | None = None
+    ) -> Sequence[FlagMetrics]:
+        return self._buckets_of("daily_metrics", flag, since)
+
+    def _buckets_of(self, table: str, flag: str, since: dt.datetime | None) -> list[FlagMetrics]:
         return sorted(
-            (row for key, row in self._tables["metrics"].items() if key[0] == flag),
+            (
+                row
+                for key, row in self._tables[table].items()
+                if key[0] == flag and (since is None or row.hour >= since)
+            ),
             key=lambda row: (row.hour, row.app_name, row.environment),
         )
+
+    def take_flag_metrics_before(self, hour: dt.datetime, limit: int) -> Sequence[FlagMetrics]:
+        doomed = sorted(
+            (key for key, row in self._tables["metrics"].items() if row.hour < hour),
+            key=lambda key: (key[3], key[0], key[1], key[2]),
+        )[: max(0, limit)]
+        taken = [self._tables["metrics"][key] for key in doomed]
+        for key in doomed:
+            self._drop("metrics", key)
+        return taken
 
     def list_flag_metrics_since(self, hour: dt.datetime, *, limit: int) -> Sequence[FlagMetrics]:
         rows = (row for row in self._tables["metrics"].values() if row.hour >= hour)
@@ -293,6 +337,11 @@ class MemoryTransaction(KeptEntities):
     def delete_flag_metrics_before(self, hour: dt.datetime, limit: int) -> int:
         return self._delete_oldest(
             "metrics", lambda row: row.hour < hour, lambda row: row.hour, limit
+        )
+
+    def delete_daily_flag_metrics_before(self, day: dt.datetime, limit: int) -> int:
+        return self._delete_oldest(
+            "daily_metrics", lambda row: row.hour < day, lambda row: row.hour, limit
         )
 
     def delete_client_instances_seen_before(self, time: dt.datetime, limit: int) -> int:

@@ -348,7 +348,12 @@ class MetricsRepository(Protocol):
         """
         ...
 
-    def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]: ...
+    def list_flag_metrics(
+        self, flag: str, *, since: dt.datetime | None = None
+    ) -> Sequence[FlagMetrics]:
+        """The flag's hour buckets (of ``since`` and later), by hour, app, environment."""
+        ...
+
     def list_flag_metrics_since(self, hour: dt.datetime, *, limit: int) -> Sequence[FlagMetrics]:
         """The buckets of ``hour`` and later, of every flag, ordered by flag, app name,
         environment and hour; at most ``limit`` of them (a page's worth, whatever SDKs sent)."""
@@ -366,6 +371,26 @@ class MetricsRepository(Protocol):
 
     def list_client_instances(self) -> Sequence[ClientInstance]: ...
 
+    def take_flag_metrics_before(self, hour: dt.datetime, limit: int) -> Sequence[FlagMetrics]:
+        """Delete the hour buckets whose hour is before ``hour`` (at most ``limit``,
+        oldest first) and return them, for the roll-up into days: a bucket is taken by
+        one transaction only, so two nodes rolling up at once never count it twice."""
+        ...
+
+    def add_daily_flag_metrics(
+        self, rows: Iterable[FlagMetrics], *, max_variants: int | None = None
+    ) -> int:
+        """Add the counts to the day buckets of the same flag, app, environment and day
+        (``hour`` is the day's midnight, UTC), as `add_flag_metrics` adds hours; return
+        how many day buckets were new."""
+        ...
+
+    def list_daily_flag_metrics(
+        self, flag: str, *, since: dt.datetime | None = None
+    ) -> Sequence[FlagMetrics]:
+        """The flag's day buckets (of ``since`` and later), by day, app, environment."""
+        ...
+
 
 class RetentionDeletes(Protocol):
     """Retention: each deletes at most ``limit`` rows, oldest first, and says how many."""
@@ -375,6 +400,10 @@ class RetentionDeletes(Protocol):
         ...
 
     def delete_client_instances_seen_before(self, time: dt.datetime, limit: int) -> int: ...
+    def delete_daily_flag_metrics_before(self, day: dt.datetime, limit: int) -> int:
+        """Delete day buckets whose day is before ``day``."""
+        ...
+
     def delete_signals_before(self, time: dt.datetime, limit: int) -> int: ...
     def delete_signals_beyond_newest(self, endpoint_id: int, keep: int, limit: int) -> int:
         """Delete the endpoint's signals older than its ``keep`` newest."""

@@ -855,6 +855,57 @@ class MetricsRepositoryContract(_PortContract):
                 attrs.evolve(first, last_seen=_at(5)),
             ]
 
+    def test_hour_buckets_taken_are_gone_and_handed_out_oldest_first(self, store: Store) -> None:
+        with store.transaction() as tx:
+            self._flag(tx)
+            tx.add_flag_metrics(
+                FlagMetrics("checkout", "web", DEV, _at(60 * hour), hour, 1, {"a": hour})
+                for hour in range(4)
+            )
+        with store.transaction() as tx:
+            taken = tx.take_flag_metrics_before(_at(180), 2)
+            assert [(m.hour, m.yes, m.no, dict(m.variants)) for m in taken] == [
+                (_at(0), 0, 1, {"a": 0}),
+                (_at(60), 1, 1, {"a": 1}),
+            ]
+        with store.transaction() as tx:
+            assert [m.hour for m in tx.take_flag_metrics_before(_at(180), 10)] == [_at(120)]
+            assert list(tx.take_flag_metrics_before(_at(180), 10)) == []
+            assert [m.hour for m in tx.list_flag_metrics("checkout")] == [_at(180)]
+        with store.transaction(write=False) as tx:
+            assert [m.hour for m in tx.list_flag_metrics("checkout", since=_at(120))] == [_at(180)]
+            assert list(tx.list_flag_metrics("checkout", since=_at(181))) == []
+
+    def test_day_buckets_add_up_apart_from_hours_and_list_by_day(self, store: Store) -> None:
+        day, next_day = _at(0), _at(24 * 60)
+        with store.transaction() as tx:
+            self._flag(tx)
+            assert (
+                tx.add_daily_flag_metrics(
+                    [
+                        FlagMetrics("checkout", "web", DEV, next_day, 1, 0, {}),
+                        FlagMetrics("checkout", "web", DEV, day, 1, 2, {"a": 1, "b": 1}),
+                    ],
+                    max_variants=2,
+                )
+                == 2
+            )
+            created = tx.add_daily_flag_metrics(
+                [FlagMetrics("checkout", "web", DEV, day, _MAX_COUNT, 3, {"c": 1, "a": 2})],
+                max_variants=2,
+            )
+            assert created == 0
+        with store.transaction(write=False) as tx:
+            assert list(tx.list_daily_flag_metrics("checkout")) == [
+                FlagMetrics("checkout", "web", DEV, day, _MAX_COUNT, 5, {"a": 3, "b": 1}),
+                FlagMetrics("checkout", "web", DEV, next_day, 1, 0, {}),
+            ]
+            assert [m.hour for m in tx.list_daily_flag_metrics("checkout", since=_at(1))] == [
+                next_day
+            ]
+            assert list(tx.list_flag_metrics("checkout")) == []
+            assert list(tx.list_daily_flag_metrics("other")) == []
+
 
 class RetentionDeletesContract(_PortContract):
     """`flagcore.ports.RetentionDeletes`."""
@@ -879,6 +930,20 @@ class RetentionDeletesContract(_PortContract):
             assert tx.delete_flag_metrics_before(_at(180), 10) == 1
             assert tx.delete_client_instances_seen_before(_at(3), 10) == 1
             assert tx.delete_client_instances_seen_before(_at(3), 10) == 0
+
+    def test_old_day_buckets_go_oldest_first_within_the_limit(self, store: Store) -> None:
+        days = [_at(24 * 60 * n) for n in range(4)]
+        with store.transaction() as tx:
+            self._flag(tx)
+            tx.add_daily_flag_metrics(FlagMetrics("checkout", "web", DEV, d, 1) for d in days)
+            tx.add_flag_metrics([FlagMetrics("checkout", "web", DEV, days[0], 1)])
+        with store.transaction() as tx:
+            assert tx.delete_daily_flag_metrics_before(days[3], 2) == 2
+        with store.transaction() as tx:
+            assert [m.hour for m in tx.list_daily_flag_metrics("checkout")] == days[2:]
+            assert tx.delete_daily_flag_metrics_before(days[3], 10) == 1
+            assert tx.delete_daily_flag_metrics_before(days[3], 10) == 0
+            assert [m.hour for m in tx.list_flag_metrics("checkout")] == [days[0]]
 
     def test_old_signals_go_oldest_first_and_each_endpoint_keeps_its_newest(
         self, store: Store

@@ -250,6 +250,18 @@ def _amount(raw: str, where: str) -> float:
     return float(_non_negative(where, raw, float))
 
 
+def _amount_up_to(high: float, unit: str) -> Callable[[str, str], float]:
+    """0 to ``high``: a retention whose rows grow with it has a ceiling (usage history)."""
+
+    def read(raw: str, where: str) -> float:
+        value = _amount(raw, where)
+        if value > high:
+            raise ConfigError(f"{where}={_shown(raw)}: use 0 to {high:g} {unit}")
+        return value
+
+    return read
+
+
 def _hours_as_seconds(raw: str, where: str) -> float:
     return float(_non_negative(where, raw, float)) * 3600.0
 
@@ -609,6 +621,8 @@ class ServerConfig:
     preview_sample_flush_interval: float = 10.0
     # Issue 32: seconds between checks for flags that outlived their type's lifetime.
     stale_check_interval: float = 3600.0
+    # Issue 32, usage history: days one answer everywhere makes a flag safe to archive.
+    safe_to_archive_days: int = 30
 
     @classmethod
     def from_env(
@@ -1171,10 +1185,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "FLAGCORE_METRICS_RETENTION_HOURS",
         "retention.metrics_hours",
-        _amount,
-        default="48",
+        _amount_up_to(8784, "hours"),
+        default="720",
         section=_LOAD,
-        help="hours SDK metrics are kept (0: forever)",
+        help="hours SDK metrics are kept in hour buckets (0 to 8784), then rolled up into "
+        "day buckets (0: hours forever)",
     ),
     Setting(
         "FLAGCORE_CLIENT_INSTANCE_RETENTION_DAYS",
@@ -1550,5 +1565,22 @@ SETTINGS: tuple[Setting, ...] = (
         default="0.5",
         section=_INTEGRATIONS,
         help="seconds between looks for scheduled change requests that are due",
+    ),
+    Setting(
+        "FLAGCORE_METRICS_DAILY_RETENTION_DAYS",
+        "retention.metrics_daily_days",
+        _amount_up_to(3660, "days"),
+        default="365",
+        section=_LOAD,
+        help="days SDK metrics are kept in day buckets once rolled up (0 to 3660; 0: forever)",
+    ),
+    Setting(
+        "FLAGCORE_SAFE_TO_ARCHIVE_DAYS",
+        "safe_to_archive_days",
+        _between(1, 3660, "not a number of days"),
+        default="30",
+        section=_LOAD,
+        help="days of one answer in every environment (or of no evaluation) before a flag "
+        "is suggested safe to archive (1 to 3660)",
     ),
 )

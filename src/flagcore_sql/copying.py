@@ -33,7 +33,7 @@ __all__ = ["BOOLEAN_COLUMNS", "TABLES", "clear", "copy_rows", "counts", "digest"
 
 _LINKS = {"strategies": ("strategy_segments",)}
 """Tables only the SQL stores have, copied after the table whose rows they link."""
-_OWN_TABLES = ("flag_metrics", "client_instances")
+_OWN_TABLES = ("flag_metrics", "client_instances", "flag_metrics_daily")
 """The metrics part's tables (not `flagcore.tables` entities)."""
 
 

@@ -711,6 +711,29 @@ def m020_lifecycle(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m022_daily_metrics(session: SqlSession, dialect: Dialect) -> None:
+    """Usage history (issue 32): hour buckets past their retention are rolled up into
+    day buckets (``hour`` is the day's midnight, UTC), kept a year by default; the index
+    on ``hour`` lets retention find the oldest days, the primary key a flag's series."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE flag_metrics_daily (
+            flag TEXT NOT NULL,
+            app_name TEXT NOT NULL,
+            environment TEXT NOT NULL,
+            hour TEXT NOT NULL,
+            yes {bigint} NOT NULL,
+            no {bigint} NOT NULL,
+            variants TEXT NOT NULL,
+            PRIMARY KEY (flag, app_name, environment, hour)
+        );
+        CREATE INDEX flag_metrics_daily_hour ON flag_metrics_daily(hour);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -732,5 +755,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m016_context_samples,
         m019_code_scans,
         m020_lifecycle,
+        m022_daily_metrics,
     )
 )

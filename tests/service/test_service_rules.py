@@ -829,7 +829,7 @@ class TestServiceRules:
             service.metrics.record_metrics("shop", "here", DEV, clock.now, {"f": {"yes": 1}})
             clock.now = now
         revision = store.revision()
-        settings = RetentionSettings(signals_per_endpoint=3)  # 48 h, 7 d, 7 d, 90 d
+        settings = RetentionSettings(metrics_hours=48, signals_per_endpoint=3)  # 7 d, 7 d, 90 d
         report = service.retention.prune(settings)
         assert (report.metrics, report.client_instances, report.signals) == (1, 1, 2)
         assert [row.hour for row in service.metrics.flag_metrics("f")] == [

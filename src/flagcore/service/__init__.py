@@ -108,6 +108,14 @@ from flagcore.service.strategies import Strategies
 from flagcore.service.strategy_definitions import BUILTIN_DEFINITIONS, StrategyDefinitions
 from flagcore.service.tags import Tags
 from flagcore.service.tokens import CreatedToken, Tokens, TokenSpec, hash_secret
+from flagcore.service.usage_history import (
+    HOURS_BACK_MAX,
+    AppLastSeen,
+    EnvironmentUsage,
+    UsageHistory,
+    UsageSeries,
+    UsageSummary,
+)
 from flagcore.service.users import RESET_LINK_LIFETIME, CreatedLink, NewUser, Users
 from flagcore.service.variants import FlagVariants
 from flagcore.signal_matching import match_action_sets, matching_action_sets
@@ -118,6 +126,7 @@ __all__ = [
     "BUILTIN_DEFINITIONS",
     "BUILT_IN_CONTEXT_FIELDS",
     "ENVIRONMENT_TYPES",
+    "HOURS_BACK_MAX",
     "MASKED",
     "MAX_COUNT",
     "MAX_PERSONAL_TOKENS",
@@ -130,6 +139,7 @@ __all__ = [
     "SIGN_IN_REFUSED",
     "STANDARD_FIELDS",
     "SYSTEM",
+    "AppLastSeen",
     "ArchiveSuggestion",
     "ChangeRequestConfig",
     "ChangeRequestView",
@@ -143,6 +153,7 @@ __all__ = [
     "CreatedSignalToken",
     "CreatedToken",
     "DraftChange",
+    "EnvironmentUsage",
     "FeatureType",
     "FlagCounts",
     "FlagOverview",
@@ -179,6 +190,9 @@ __all__ = [
     "SignalSender",
     "StartedSession",
     "TokenSpec",
+    "UsageHistory",
+    "UsageSeries",
+    "UsageSummary",
     "build_frontend_view",
     "bulk_lists_off_flags",
     "client_features_format",
@@ -267,6 +281,7 @@ class Service:
         self.lifecycle = Lifecycle(context)
         self.feature_types = FeatureTypes(context)
         self.cleanup = CleanupSuggestions(context)
+        self.usage_history = UsageHistory(context)
         ensure_defaults(context)
 
     @property

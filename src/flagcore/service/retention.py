@@ -14,17 +14,29 @@ import datetime as dt
 import attrs
 
 from flagcore.context_sample import TRAFFIC
+from flagcore.ports import MetricsRepository
 from flagcore.service.context import ServiceContext
 from flagcore.tables import CONTEXT_SAMPLES, USER_SESSIONS, Below
 
-__all__ = ["PruneReport", "Retention", "RetentionSettings"]
+__all__ = [
+    "DAY_APPLICATIONS",
+    "OTHER_APPLICATIONS",
+    "PruneReport",
+    "Retention",
+    "RetentionSettings",
+    "roll_up_hours",
+    "start_of_day",
+]
 
 
 @attrs.frozen(kw_only=True)
 class RetentionSettings:
     """How long each kind of traffic-driven data is kept; 0 keeps it forever.
 
-    Defaults: raw metrics 48 hours (Unleash's own retention of raw client metrics);
+    Defaults: metrics in hour buckets 30 days (720 hours), then rolled up into day
+    buckets kept 365 days (Unleash keeps raw client metrics 48 hours and, with its
+    extended usage metrics, days for 91: the usage history of issue 32 keeps more, in
+    rows bounded by the hours SDKs could create, see docs/lifecycle.md);
     SDK instances 7 days after they were last seen (Unleash shows instances seen in the
     last days; a stopped pod should not linger for months); the preview's traffic
     sample 7 days after a context was sampled (uploaded samples stay until replaced);
@@ -33,12 +45,13 @@ class RetentionSettings:
     it forever with 0). The newest event is never deleted: its id is the store's revision.
     """
 
-    metrics_hours: float = 48
+    metrics_hours: float = 720
     client_instance_days: float = 7
     signal_days: float = 7
     signals_per_endpoint: int = 1000
     event_days: float = 90
     context_sample_days: float = 7
+    metrics_daily_days: float = 365
 
 
 @attrs.frozen
@@ -51,6 +64,7 @@ class PruneReport:
     events: int = 0
     sessions: int = 0
     context_samples: int = 0
+    daily_metrics: int = 0
 
     @property
     def total(self) -> int:
@@ -61,7 +75,52 @@ class PruneReport:
             + self.events
             + self.sessions
             + self.context_samples
+            + self.daily_metrics
         )
+
+
+def start_of_day(time: dt.datetime) -> dt.datetime:
+    """Midnight UTC of ``time``'s day: the key of its day bucket."""
+    return time.astimezone(dt.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+OTHER_APPLICATIONS = ""
+"""The application of a day bucket that holds the counts of every application past
+`DAY_APPLICATIONS` that day (no SDK may call itself "": its name is required)."""
+
+DAY_APPLICATIONS = 100
+"""Applications kept by name per flag, environment and day (Unleash's series shows 100):
+made-up application names in a flood of posts add counts, not day rows."""
+
+
+def roll_up_hours(tx: MetricsRepository, before: dt.datetime, batch: int, variants: int) -> int:
+    """Move at most ``batch`` hour buckets older than ``before`` into their day buckets,
+    in the caller's transaction; says how many moved. The store hands each hour bucket to
+    one transaction only (`take_flag_metrics_before`), and the counts are added where
+    they were deleted, so a roll-up repeated, or run by two nodes at once, counts every
+    evaluation exactly once. Past `DAY_APPLICATIONS` applications in a flag's environment
+    and day, the counts go to `OTHER_APPLICATIONS`: day rows are bounded by flags, not by
+    the names SDKs make up."""
+    taken = tx.take_flag_metrics_before(before, batch)
+    apps_of: dict[tuple[str, dt.datetime], dict[str, set[str]]] = {}
+    rows = []
+    for row in taken:
+        day = start_of_day(row.hour)
+        if (row.flag, day) not in apps_of:
+            found: dict[str, set[str]] = {}
+            for stored in tx.list_daily_flag_metrics(row.flag, since=day):
+                if stored.hour == day:
+                    found.setdefault(stored.environment, set()).add(stored.app_name)
+            apps_of[row.flag, day] = found
+        apps = apps_of[row.flag, day].setdefault(row.environment, set())
+        app = row.app_name
+        if app not in apps and len(apps - {OTHER_APPLICATIONS}) >= DAY_APPLICATIONS:
+            app = OTHER_APPLICATIONS
+        apps.add(app)
+        rows.append(attrs.evolve(row, hour=day, app_name=app))
+    if rows:
+        tx.add_daily_flag_metrics(rows, max_variants=variants)
+    return len(taken)
 
 
 def _cutoff(now: dt.datetime, **age: float) -> dt.datetime | None:
@@ -90,7 +149,12 @@ class Retention:
         with self._context.store.transaction() as tx:
             metrics_before = _cutoff(now, hours=settings.metrics_hours)
             if metrics_before is not None:
-                counts["metrics"] = tx.delete_flag_metrics_before(metrics_before, batch)
+                counts["metrics"] = roll_up_hours(
+                    tx, metrics_before, batch, self._context.limits.metrics_variants_per_toggle
+                )
+            days_before = _cutoff(start_of_day(now), days=settings.metrics_daily_days)
+            if days_before is not None:
+                counts["daily_metrics"] = tx.delete_daily_flag_metrics_before(days_before, batch)
             instances_before = _cutoff(now, days=settings.client_instance_days)
             if instances_before is not None:
                 counts["client_instances"] = tx.delete_client_instances_seen_before(

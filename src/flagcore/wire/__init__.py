@@ -23,6 +23,7 @@
 - `change_request_answers`: change requests, their config and reviewers (issue 30).
 - `code_reference_answers`: where code names flags, as scans reported it (issue 32).
 - `lifecycle_answers`: a flag's lifecycle stages, in Unleash 7's shape (issue 32).
+- `usage_answers`: a flag's usage history in Unleash's client-metrics shapes (issue 32).
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -45,6 +46,7 @@ from flagcore.wire import (
     preview_answers,
     sdk_bodies,
     signal_answers,
+    usage_answers,
     user_answers,
 )
 from flagcore.wire.admin_answers import *  # noqa: F403
@@ -120,6 +122,7 @@ from flagcore.wire.unleash_export import (
     LegalValue,
     read_export,
 )
+from flagcore.wire.usage_answers import *  # noqa: F403
 from flagcore.wire.user_answers import *  # noqa: F403
 from flagcore.wire.writing import write_constraint, write_flag, write_segment
 
@@ -199,3 +202,4 @@ __all__ += change_request_answers.__all__
 __all__ += change_payloads.__all__
 __all__ += code_reference_answers.__all__
 __all__ += lifecycle_answers.__all__
+__all__ += usage_answers.__all__

@@ -28,13 +28,29 @@ class MetricsQueries(SqlPart):
         max_new: int | None = None,
         max_variants: int | None = None,
     ) -> int:
-        yes = self._dialect.saturating_sum("flag_metrics.yes", "excluded.yes")
-        no = self._dialect.saturating_sum("flag_metrics.no", "excluded.no")
+        return self._add_buckets("flag_metrics", rows, max_new, max_variants)
+
+    def add_daily_flag_metrics(
+        self, rows: Iterable[FlagMetrics], *, max_variants: int | None = None
+    ) -> int:
+        return self._add_buckets("flag_metrics_daily", rows, None, max_variants)
+
+    def _add_buckets(
+        self,
+        table: str,
+        rows: Iterable[FlagMetrics],
+        max_new: int | None,
+        max_variants: int | None,
+    ) -> int:
+        """Both tables have the same columns (m022): ``hour`` is a day's midnight in the
+        daily one."""
+        yes = self._dialect.saturating_sum(f"{table}.yes", "excluded.yes")
+        no = self._dialect.saturating_sum(f"{table}.no", "excluded.no")
         created = 0
         for row in rows:
             key = [row.flag, row.app_name, row.environment, mapping.time_text(row.hour)]
             current = self._one(
-                "SELECT variants FROM flag_metrics WHERE flag = ? AND app_name = ? "
+                f"SELECT variants FROM {table} WHERE flag = ? AND app_name = ? "
                 "AND environment = ? AND hour = ?",
                 key,
             )
@@ -47,19 +63,45 @@ class MetricsQueries(SqlPart):
                 if name in variants or max_variants is None or len(variants) < max_variants:
                     variants[name] = min(variants.get(name, 0) + count, mapping.MAX_COUNT)
             self._run(
-                "INSERT INTO flag_metrics (flag, app_name, environment, hour, yes, no, variants) "
+                f"INSERT INTO {table} (flag, app_name, environment, hour, yes, no, variants) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(flag, app_name, environment, hour) "
                 f"DO UPDATE SET yes = {yes}, no = {no}, variants = excluded.variants",
                 [*key, row.yes, row.no, mapping.dumps(variants)],
             )
         return created
 
-    def list_flag_metrics(self, flag: str) -> Sequence[FlagMetrics]:
+    def list_flag_metrics(
+        self, flag: str, *, since: dt.datetime | None = None
+    ) -> Sequence[FlagMetrics]:
+        return self._buckets_of("flag_metrics", flag, since)
+
+    def list_daily_flag_metrics(
+        self, flag: str, *, since: dt.datetime | None = None
+    ) -> Sequence[FlagMetrics]:
+        return self._buckets_of("flag_metrics_daily", flag, since)
+
+    def _buckets_of(self, table: str, flag: str, since: dt.datetime | None) -> list[FlagMetrics]:
+        # Whole-hour UTC ISO text: text order is time order (see list_flag_metrics_since).
         return [
             _flag_metrics(row)
             for row in self._rows(
-                "SELECT * FROM flag_metrics WHERE flag = ? ORDER BY hour, app_name, environment",
-                [flag],
+                f"SELECT * FROM {table} WHERE flag = ? AND hour >= ? "
+                "ORDER BY hour, app_name, environment",
+                [flag, "" if since is None else mapping.time_text(since)],
+            )
+        ]
+
+    def take_flag_metrics_before(self, hour: dt.datetime, limit: int) -> Sequence[FlagMetrics]:
+        # DELETE ... RETURNING: a row two transactions both chose is returned by the one
+        # that deleted it (PostgreSQL re-checks a row another transaction deleted and
+        # skips it; SQLite has one writer), so a roll-up never counts a bucket twice.
+        row_id = self._dialect.row_id
+        return [
+            _flag_metrics(row)
+            for row in self._rows(
+                f"DELETE FROM flag_metrics WHERE {row_id} IN (SELECT {row_id} FROM "
+                "flag_metrics WHERE hour < ? ORDER BY hour LIMIT ?) RETURNING *",
+                [mapping.time_text(hour), limit],
             )
         ]
 

@@ -29,6 +29,11 @@ class RetentionQueries(SqlPart):
             "flag_metrics", "hour < ?", "hour", [mapping.time_text(hour), limit]
         )
 
+    def delete_daily_flag_metrics_before(self, day: dt.datetime, limit: int) -> int:
+        return self._delete_oldest(
+            "flag_metrics_daily", "hour < ?", "hour", [mapping.time_text(day), limit]
+        )
+
     def delete_client_instances_seen_before(self, time: dt.datetime, limit: int) -> int:
         return self._delete_oldest(
             "client_instances", "last_seen < ?", "last_seen", [mapping.time_text(time), limit]

@@ -15,6 +15,7 @@ from flagcore.errors import ErrorDetail, FlagcoreError, Forbidden, NotFound
 from flagcore.service import is_potentially_stale
 from flagcore.wire import VariantsPayload
 from flagcore_http.calls import call
+from flagcore_http.keys import CONFIG
 from flagcore_http.ui.drafting import (
     drafted,
     drafting_in,
@@ -39,6 +40,7 @@ from flagcore_http.ui.pages import (
     svc,
     viewer,
 )
+from flagcore_http.ui.usage_chart import UsageView, chosen_range, usage_view
 from flagcore_http.usage_buffer import flush_usage
 
 __all__ = ["flag_page", "flag_url", "routes"]
@@ -102,6 +104,7 @@ async def flag_page(
     metrics = _last_hour(await call(request, service.metrics.flag_metrics, name))
     code_references = await call(request, service.code_references.references_to, name)
     lifecycle = await call(request, service.lifecycle.lifecycle_of, details.flag.project, name)
+    usage = await _usage(request, name)  # issue 32: the usage history's charts
     lifetimes = await call(request, service.feature_types.lifetimes)
     potentially_stale = is_potentially_stale(details.flag, lifetimes, dt.datetime.now(dt.UTC))
     scheduled = await call(  # change requests scheduled to change this flag (issue 30)
@@ -129,6 +132,7 @@ async def flag_page(
             "lifetime_days": lifetimes.get(details.flag.type),
             "typed_completion": typed_completion,  # the completion form as typed, refused
             "code_sources": len({found.source for found in code_references}),
+            "usage": usage,
             "notice": notice,
             "typed_tag": typed_tag,  # the tag form as typed, after a refusal
             "typed_dependency": typed_dependency,
@@ -162,6 +166,22 @@ def _last_hour(rows: list[FlagMetrics]) -> list[tuple[str, str, int, int]]:
             counts[0] += row.yes
             counts[1] += row.no
     return [(app, env, yes, no) for (app, env), (yes, no) in sorted(totals.items())]
+
+
+async def _usage(request: web.Request, name: str) -> UsageView:
+    """The usage history's charts over the range ``?usage=`` names (48 hours unless it
+    names another of `RANGES`), and when each application last reported the flag."""
+    chosen = chosen_range(request.query.get("usage"))
+    history = svc(request).usage_history
+    series = await call(
+        request,
+        history.series,
+        name,
+        chosen.hours_back,
+        hour_buckets_hours=request.app[CONFIG].retention.metrics_hours,
+        by_day=chosen.by_day,
+    )
+    return usage_view(series, await call(request, history.last_seen, name), chosen)
 
 
 async def _project_of(request: web.Request, name: str) -> str:
