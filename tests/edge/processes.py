@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from UnleashClient import UnleashClient
+
 __all__ = [
     "ADMIN",
     "CLIENT",
@@ -22,6 +24,7 @@ __all__ = [
     "EdgeProcess",
     "UpstreamServer",
     "get",
+    "python_sdk",
     "wait_for",
 ]
 
@@ -229,3 +232,19 @@ class EdgeProcess:
         for token in tokens:
             args += ["--upstream-token", token]
         return self.start(*args, "--metrics-interval", "0.3")
+
+
+def python_sdk(url: str, token: str, tmp_path: Path, name: str) -> UnleashClient:
+    """The official Python SDK (``UnleashClient``) polling ``url`` every second with
+    ``token``, its cache in ``tmp_path``; ``destroy()`` it after."""
+    client = UnleashClient(
+        url=url + "/api",
+        app_name=f"edge-{name}",
+        instance_id=f"edge-{name}-1",
+        refresh_interval=1,
+        metrics_interval=1,
+        custom_headers={"Authorization": token},
+        cache_directory=str(tmp_path / f"sdk-cache-{name}"),
+    )
+    client.initialize_client()
+    return client

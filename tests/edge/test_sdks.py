@@ -18,7 +18,15 @@ from UnleashClient import UnleashClient
 from flagcore.service import Service
 from flagcore_client import FlagClient
 from flagcore_store_sqlite import SqliteStore
-from tests.edge.processes import CLIENT, EdgeProcess, UpstreamServer, get, post, wait_for
+from tests.edge.processes import (
+    CLIENT,
+    EdgeProcess,
+    UpstreamServer,
+    get,
+    post,
+    python_sdk,
+    wait_for,
+)
 from tests.node_packages import installed
 
 NODE_DIR = Path(__file__).parents[1] / "http" / "node"
@@ -55,17 +63,7 @@ def _flags(upstream: UpstreamServer) -> None:
 
 
 def _python_sdk(url: str, tmp_path: Path, name: str) -> UnleashClient:
-    client = UnleashClient(
-        url=url + "/api",
-        app_name=f"edge-{name}",
-        instance_id=f"edge-{name}-1",
-        refresh_interval=1,
-        metrics_interval=1,
-        custom_headers={"Authorization": CLIENT},
-        cache_directory=str(tmp_path / f"sdk-cache-{name}"),
-    )
-    client.initialize_client()
-    return client
+    return python_sdk(url, CLIENT, tmp_path, name)
 
 
 def _answers(client: UnleashClient) -> list[Any]:

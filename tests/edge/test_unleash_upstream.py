@@ -24,7 +24,7 @@ import pytest
 from benchmarks.unleash_peer import admin_request, seed_flags, start_unleash
 from UnleashClient import UnleashClient
 
-from tests.edge.processes import SPEC, EdgeProcess, get, post, wait_for
+from tests.edge.processes import SPEC, EdgeProcess, get, post, python_sdk, wait_for
 
 USERS = [f"u{n}" for n in range(12)]
 FEATURES = "/api/admin/projects/default/features"
@@ -50,20 +50,6 @@ def unleash() -> Iterator[Unleash]:
         yield started
     finally:
         started.stop()
-
-
-def _sdk(url: str, token: str, tmp_path: Path, name: str) -> UnleashClient:
-    client = UnleashClient(
-        url=url + "/api",
-        app_name=f"oracle-{name}",
-        instance_id=f"oracle-{name}-1",
-        refresh_interval=1,
-        metrics_interval=1,
-        custom_headers={"Authorization": token},
-        cache_directory=str(tmp_path / f"sdk-{name}"),
-    )
-    client.initialize_client()
-    return client
 
 
 def _answers(client: UnleashClient, flags: list[str]) -> list[Any]:
@@ -125,8 +111,8 @@ def test_sdks_see_an_unleash_8_2_upstream_through_the_edge_as_they_see_it_direct
     assert get(edge.url + "/api/client/features", unknown)[0] == 401
 
     # The official Python SDK and the Frontend API: the same answers either way.
-    direct = _sdk(unleash.url, unleash.client, tmp_path, "direct")
-    through = _sdk(edge.url, unleash.client, tmp_path, "through")
+    direct = python_sdk(unleash.url, unleash.client, tmp_path, "direct")
+    through = python_sdk(edge.url, unleash.client, tmp_path, "through")
     try:
         wait_for(lambda: any(on for on, _variant in _answers(direct, flags)), 15)
         wait_for(lambda: _answers(through, flags) == _answers(direct, flags), 15)
