@@ -52,6 +52,7 @@ from flagcore.people import (
     UserSession,
 )
 from flagcore.permissions import Role, RoleAssignment
+from flagcore.release_plans import ReleasePlan, ReleasePlanTemplate
 
 __all__ = [
     "ACTION_EXECUTIONS",
@@ -77,6 +78,8 @@ __all__ = [
     "NOT_NULL",
     "PERSONAL_TOKENS",
     "PROJECTS",
+    "RELEASE_PLANS",
+    "RELEASE_PLAN_TEMPLATES",
     "ROLES",
     "ROLE_ASSIGNMENTS",
     "SEGMENTS",
@@ -344,6 +347,20 @@ CHANGE_REQUESTS = Table(
     deleted_with=(("projects", "project"),),
 )
 
+# Release plans (issue 32): templates kept whole as documents; a plan keeps its
+# milestones and safeguards inside its row, goes with its flag, and is found by the
+# worker through ``next_move_at``.
+RELEASE_PLAN_TEMPLATES = Table(
+    ReleasePlanTemplate, "release_plan_templates", key=("id",), order=("id",)
+)
+RELEASE_PLANS = Table(
+    ReleasePlan,
+    "release_plans",
+    key=("id",),
+    order=("id",),
+    deleted_with=(("flags", "flag"),),
+)
+
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
     ENVIRONMENTS,
@@ -379,6 +396,8 @@ TABLES: tuple[Table[Any], ...] = (
     CODE_SCANS,
     FLAG_STAGES,
     FEATURE_TYPE_LIFETIMES,
+    RELEASE_PLAN_TEMPLATES,
+    RELEASE_PLANS,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

@@ -76,4 +76,5 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m016_context_samples",
         "m019_code_scans",
         "m020_lifecycle",
+        "m023_release_plans",
     ]

@@ -85,6 +85,7 @@ from flagcore.service.personal_tokens import (
 from flagcore.service.previews import PreviewInput, Previews
 from flagcore.service.projects import Projects
 from flagcore.service.provider_sign_in import ProviderIdentity, ProviderRules, ProviderSignIn
+from flagcore.service.release_plans import ReleasePlans
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.roles import NewRole, ProjectAccess, Roles
 from flagcore.service.segments import Segments
@@ -267,6 +268,7 @@ class Service:
         self.lifecycle = Lifecycle(context)
         self.feature_types = FeatureTypes(context)
         self.cleanup = CleanupSuggestions(context)
+        self.release_plans = ReleasePlans(context, strategies=self.strategies)
         ensure_defaults(context)
 
     @property
