@@ -370,9 +370,7 @@ class ReleasePlans:
                     attrs.evolve(
                         m,
                         id=self._new_id(),
-                        strategies=tuple(
-                            attrs.evolve(s, id=self._new_id()) for s in m.strategies
-                        ),
+                        strategies=tuple(attrs.evolve(s, id=self._new_id()) for s in m.strategies),
                     )
                     for m in template.milestones
                 ),
@@ -728,9 +726,7 @@ class ReleasePlans:
         if previous is None:
             tx.save_record(RELEASE_PLANS, paused)
             return paused
-        rolled = self._started(
-            tx, paused, previous.id, who, {"automatic": True, "rollback": True}
-        )
+        rolled = self._started(tx, paused, previous.id, who, {"automatic": True, "rollback": True})
         # A rollback leaves the plan paused where it went back to.
         held = attrs.evolve(
             _with_milestone(rolled, previous.id, paused_at=now),
