@@ -87,10 +87,11 @@ class Safeguard:
     id: str
     metric_name: str
     aggregation_mode: str
-    operator: SafeguardOperator
-    threshold: float
-    window_minutes: int
-    action: SafeguardAction = SafeguardAction.PAUSE
+    # Converters: a stored safeguard read back as JSON text gives the plain strings.
+    operator: SafeguardOperator = attrs.field(converter=SafeguardOperator)
+    threshold: float = attrs.field()
+    window_minutes: int = attrs.field()
+    action: SafeguardAction = attrs.field(default=SafeguardAction.PAUSE, converter=SafeguardAction)
     ratio_of: str | None = None
 
 

@@ -85,7 +85,7 @@ from flagcore.service.personal_tokens import (
 from flagcore.service.previews import PreviewInput, Previews
 from flagcore.service.projects import Projects
 from flagcore.service.provider_sign_in import ProviderIdentity, ProviderRules, ProviderSignIn
-from flagcore.service.release_plans import ReleasePlans
+from flagcore.service.release_plans import TIME_RANGES, ReleasePlans, checked_safeguard
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.roles import NewRole, ProjectAccess, Roles
 from flagcore.service.segments import Segments
@@ -131,6 +131,7 @@ __all__ = [
     "SIGN_IN_REFUSED",
     "STANDARD_FIELDS",
     "SYSTEM",
+    "TIME_RANGES",
     "ArchiveSuggestion",
     "ChangeRequestConfig",
     "ChangeRequestView",
@@ -182,6 +183,7 @@ __all__ = [
     "TokenSpec",
     "build_frontend_view",
     "bulk_lists_off_flags",
+    "checked_safeguard",
     "client_features_format",
     "custom_headers",
     "frontend_context",

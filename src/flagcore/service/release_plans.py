@@ -15,6 +15,7 @@ plan again inside its unit of work, so however many nodes try, one moves it
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -50,12 +51,16 @@ from flagcore.tables import NOT_NULL, RELEASE_PLAN_TEMPLATES, RELEASE_PLANS
 from flagcore.validation import MAX_NAME_LENGTH, check_sort_order, check_strategy, check_text
 
 __all__ = [
+    "AGGREGATION_MODES",
     "MAX_MILESTONES",
     "MAX_MILESTONE_STRATEGIES",
     "MAX_TEMPLATES",
     "MAX_TRANSITION_MINUTES",
+    "TIME_RANGES",
     "ReleasePlans",
     "SafeguardReading",
+    "check_transition",
+    "checked_safeguard",
 ]
 
 MAX_TEMPLATES = 1_000
@@ -105,6 +110,72 @@ def check_transition(minutes: object, path: str) -> int:
             [ErrorDetail(f"a whole number from 1 to {MAX_TRANSITION_MINUTES}", path)],
         )
     return minutes
+
+
+AGGREGATION_MODES = ("count", "sum", "avg", "rps", "p50", "p95", "p99")
+"""Unleash's ``aggregationMode`` values; each reads a counter or a histogram
+(`flagcore.service.impact_metrics`)."""
+TIME_RANGES = {"hour": 60, "day": 24 * 60, "week": 7 * 24 * 60, "month": 30 * 24 * 60}
+MAX_WINDOW_MINUTES = TIME_RANGES["month"]
+
+
+def checked_safeguard(
+    metric_name: object,
+    aggregation_mode: object,
+    operator: object,
+    threshold: object,
+    window_minutes: object,
+    *,
+    action: object = SafeguardAction.PAUSE.value,
+    ratio_of: object = None,
+) -> Safeguard:
+    """A safeguard from what a person typed, or `InvalidInput` at the body's path."""
+    _checked_name(metric_name, "$.impactMetric.metricName")
+    if ratio_of is not None:
+        _checked_name(ratio_of, "$.impactMetric.ratioOf")
+    if aggregation_mode not in AGGREGATION_MODES:
+        raise InvalidInput(
+            f"aggregationMode must be one of {', '.join(AGGREGATION_MODES)}",
+            [ErrorDetail("an unknown aggregation", "$.impactMetric.aggregationMode")],
+        )
+    operators = {o.value: o for o in SafeguardOperator}
+    if operator not in operators:
+        raise InvalidInput(
+            "operator must be > or <",
+            [ErrorDetail("an unknown operator", "$.triggerCondition.operator")],
+        )
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, (int, float))
+        or not math.isfinite(threshold)
+    ):
+        raise InvalidInput(
+            "threshold must be a finite number",
+            [ErrorDetail("a finite number", "$.triggerCondition.threshold")],
+        )
+    if type(window_minutes) is not int or not 1 <= window_minutes <= MAX_WINDOW_MINUTES:
+        raise InvalidInput(
+            f"the window must be a whole number of minutes from 1 to {MAX_WINDOW_MINUTES}",
+            [ErrorDetail("1 to a month of minutes", "$.impactMetric.windowMinutes")],
+        )
+    actions = {a.value: a for a in SafeguardAction}
+    if action not in actions:
+        raise InvalidInput(
+            f"action.type must be one of {', '.join(actions)}",
+            [ErrorDetail("an unknown action", "$.action.type")],
+        )
+    assert isinstance(metric_name, str)
+    assert isinstance(aggregation_mode, str)
+    return Safeguard(
+        "",
+        metric_name,
+        aggregation_mode,
+        operators[str(operator)],
+        float(threshold),
+        window_minutes,
+        actions[str(action)],
+        ratio_of if isinstance(ratio_of, str) else None,
+    )
 
 
 class ReleasePlans:

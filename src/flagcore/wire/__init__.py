@@ -23,6 +23,7 @@
 - `change_request_answers`: change requests, their config and reviewers (issue 30).
 - `code_reference_answers`: where code names flags, as scans reported it (issue 32).
 - `lifecycle_answers`: a flag's lifecycle stages, in Unleash 7's shape (issue 32).
+- `release_plan_answers`: release templates and plans, in Unleash's shape (issue 32).
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -43,6 +44,7 @@ from flagcore.wire import (
     lifecycle_answers,
     playground_answers,
     preview_answers,
+    release_plan_answers,
     sdk_bodies,
     signal_answers,
     user_answers,
@@ -101,6 +103,7 @@ from flagcore.wire.lifecycle_answers import *  # noqa: F403
 from flagcore.wire.playground_answers import *  # noqa: F403
 from flagcore.wire.preview_answers import *  # noqa: F403
 from flagcore.wire.reading import NotFast
+from flagcore.wire.release_plan_answers import *  # noqa: F403
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
 from flagcore.wire.sdk_bodies import *  # noqa: F403
 from flagcore.wire.signal_answers import *  # noqa: F403
@@ -199,3 +202,4 @@ __all__ += change_request_answers.__all__
 __all__ += change_payloads.__all__
 __all__ += code_reference_answers.__all__
 __all__ += lifecycle_answers.__all__
+__all__ += release_plan_answers.__all__
