@@ -224,6 +224,7 @@ OPERATIONS: Mapping[str, Permission] = {
     "resume_milestone_progressions": P.UPDATE_FEATURE_STRATEGY,
     "put_release_plan_safeguard": P.UPDATE_FEATURE_STRATEGY,
     "delete_release_plan_safeguard": P.UPDATE_FEATURE_STRATEGY,
+    "post_impact_metrics": P.UPDATE_FEATURE_STRATEGY,  # an operator's samples for a flag
     "advance_release_plan": P.ADMIN,  # the server's worker: progressions and safeguards
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`

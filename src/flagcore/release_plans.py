@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import enum
+from collections.abc import Mapping
 
 import attrs
 
@@ -21,6 +22,8 @@ from flagcore.model import Strategy
 
 __all__ = [
     "SYSTEM_USER_ID",
+    "ImpactPoint",
+    "ImpactSeries",
     "Milestone",
     "ReleasePlan",
     "ReleasePlanTemplate",
@@ -133,3 +136,30 @@ class ReleasePlan:
         ids = [m.id for m in self.milestones]
         index = ids.index(milestone_id) - 1
         return self.milestones[index] if index >= 0 else None
+
+
+@attrs.frozen
+class ImpactSeries:
+    """An impact metric of a flag in an environment, as first reported: what bounds how
+    many series (and so rows a minute) an environment keeps."""
+
+    environment: str
+    flag: str
+    name: str
+    kind: str
+    first_seen: dt.datetime
+
+
+@attrs.frozen
+class ImpactPoint:
+    """One minute of one series. Counter: ``value`` sums the increments reported; gauge:
+    the last value; histogram: ``value`` sums the observations' sum, ``count`` their
+    number, ``buckets`` the cumulative counts per upper bound (``+Inf`` included)."""
+
+    environment: str
+    flag: str
+    name: str
+    minute: dt.datetime
+    value: float = 0.0
+    count: int = 0
+    buckets: Mapping[str, int] = attrs.field(factory=dict)

@@ -52,7 +52,7 @@ from flagcore.people import (
     UserSession,
 )
 from flagcore.permissions import Role, RoleAssignment
-from flagcore.release_plans import ReleasePlan, ReleasePlanTemplate
+from flagcore.release_plans import ImpactPoint, ImpactSeries, ReleasePlan, ReleasePlanTemplate
 
 __all__ = [
     "ACTION_EXECUTIONS",
@@ -71,6 +71,8 @@ __all__ = [
     "FLAG_ENVIRONMENTS",
     "FLAG_STAGES",
     "FLAG_TAGS",
+    "IMPACT_POINTS",
+    "IMPACT_SERIES",
     "INTEGRATIONS",
     "INTEGRATION_CURSORS",
     "INTEGRATION_DELIVERIES",
@@ -360,6 +362,22 @@ RELEASE_PLANS = Table(
     order=("id",),
     deleted_with=(("flags", "flag"),),
 )
+# Impact metrics (issue 32): the series each environment reports (bounded), and one row
+# per series and minute, kept a day.
+IMPACT_SERIES = Table(
+    ImpactSeries,
+    "impact_series",
+    key=("environment", "flag", "name"),
+    order=("environment", "flag", "name"),
+    deleted_with=(("flags", "flag"),),
+)
+IMPACT_POINTS = Table(
+    ImpactPoint,
+    "impact_points",
+    key=("environment", "flag", "name", "minute"),
+    order=("environment", "flag", "name", "minute"),
+    deleted_with=(("flags", "flag"),),
+)
 
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
@@ -398,6 +416,8 @@ TABLES: tuple[Table[Any], ...] = (
     FEATURE_TYPE_LIFETIMES,
     RELEASE_PLAN_TEMPLATES,
     RELEASE_PLANS,
+    IMPACT_SERIES,
+    IMPACT_POINTS,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

@@ -714,7 +714,8 @@ def m020_lifecycle(session: SqlSession, dialect: Dialect) -> None:
 def m023_release_plans(session: SqlSession, dialect: Dialect) -> None:
     """Release plans (issue 32): templates kept whole as JSON bodies; plans with their
     milestones and safeguards as JSON inside the row, going with their flag, and the time
-    the worker next looks at each (``next_move_at``, indexed)."""
+    the worker next looks at each (``next_move_at``, indexed); impact metrics' series and
+    their points per minute."""
     _script(
         session,
         dialect,
@@ -742,6 +743,25 @@ def m023_release_plans(session: SqlSession, dialect: Dialect) -> None:
         );
         CREATE INDEX release_plans_flag ON release_plans(flag, environment);
         CREATE INDEX release_plans_next_move ON release_plans(next_move_at);
+        CREATE TABLE impact_series (
+            environment TEXT NOT NULL,
+            flag TEXT NOT NULL REFERENCES flags(name) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            first_seen TEXT NOT NULL,
+            PRIMARY KEY (environment, flag, name)
+        );
+        CREATE TABLE impact_points (
+            environment TEXT NOT NULL,
+            flag TEXT NOT NULL REFERENCES flags(name) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            minute TEXT NOT NULL,
+            value DOUBLE PRECISION NOT NULL,
+            count {bigint} NOT NULL,
+            buckets TEXT NOT NULL,
+            PRIMARY KEY (environment, flag, name, minute)
+        );
+        CREATE INDEX impact_points_minute ON impact_points(environment, minute);
         """,
     )
 

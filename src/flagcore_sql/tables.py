@@ -100,6 +100,9 @@ _SPELLED: dict[str, EntityTable[Any]] = {
             },
         ),
         EntityTable(
+            tables.IMPACT_POINTS, columns={"buckets": nested_json("buckets", dict[str, int])}
+        ),
+        EntityTable(
             tables.EVENTS,
             columns={
                 "data": free_json("data", "data", null=True),

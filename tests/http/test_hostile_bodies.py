@@ -30,6 +30,11 @@ _READS = re.compile(
 )
 # Handlers that read their JSON by hand (free-form, or Unleash's looser SDK bodies).
 _HAND_READ = {
+    # Issue 32: impact metrics, read as SDKs send them (flagcore.wire.read_impact_metrics).
+    (
+        "POST",
+        "/api/admin/projects/{project}/features/{name}/environments/{environment}/impact-metrics",
+    ),
     ("PATCH", "/api/admin/projects/{project}/features/{name}"),
     ("POST", "/api/admin/features/validate"),
     ("POST", "/api/client/register"),

@@ -324,6 +324,10 @@ CASES: dict[tuple[str, str], Case] = {
     ),
     ("DELETE", _PLAN + "/safeguards/{safeguard}"): Case(None, P.UPDATE_FEATURE_STRATEGY),
     ("DELETE", _PLAN): Case(None, P.DELETE_FEATURE_STRATEGY),
+    ("POST", _ON_F + "/impact-metrics"): Case(
+        {"impactMetrics": [{"name": "errors", "type": "counter", "samples": [{"value": 1}]}]},
+        P.UPDATE_FEATURE_STRATEGY,
+    ),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""

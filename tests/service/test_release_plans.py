@@ -13,12 +13,22 @@ from pathlib import Path
 import pytest
 
 from flagcore.engine import Engine
-from flagcore.errors import Conflict, Forbidden, InvalidInput, NameConflict, NotFound
+from flagcore.errors import (
+    Conflict,
+    Forbidden,
+    InvalidInput,
+    LimitExceeded,
+    NameConflict,
+    NotFound,
+)
 from flagcore.model import Constraint, Strategy
 from flagcore.people import RootRole
 from flagcore.ports import Store
 from flagcore.release_plans import Milestone, ReleasePlan
-from flagcore.service import NewUser, Service
+from flagcore.service import NewUser, Service, checked_safeguard
+from flagcore.service.context import utc_now
+from flagcore.service.impact_metrics import MAX_SERIES_PER_FLAG
+from flagcore.wire import ImpactMetric, ImpactSample
 from flagcore_store_postgres import PostgresStore
 from flagcore_store_sqlite import SqliteStore
 from tests.cluster.postgres_server import fresh_database
@@ -278,3 +288,108 @@ def test_a_node_started_after_the_time_passed_applies_the_progression(tmp_path: 
         assert restarted.release_plans.advance_release_plan(plan.id) is None
     finally:
         reopened.close()
+
+
+def _counter(name: str, value: float, flag: str = "checkout") -> ImpactMetric:
+    return ImpactMetric(name, "counter", (ImpactSample({"featureName": flag}, value=value),))
+
+
+def _guarded(service: Service, action: str = "pausePlan") -> ReleasePlan:
+    """A plan on its 50% milestone, due to move on in 10 minutes, guarded by an error
+    rate above 2% over 5 minutes."""
+    plan = _applied(service, minutes=10)
+    plans = service.release_plans
+    plans.start_release_plan_milestone("default", "checkout", DEV, plan.id, plan.milestones[0].id)
+    plans.start_release_plan_milestone("default", "checkout", DEV, plan.id, plan.milestones[1].id)
+    guard = checked_safeguard("errors", "sum", ">", 0.02, 5, action=action, ratio_of="requests")
+    return plans.put_release_plan_safeguard("default", "checkout", DEV, plan.id, guard)
+
+
+def test_an_error_rate_above_its_threshold_pauses_the_plan_with_the_reason_as_an_event(
+    service: Service,
+) -> None:
+    plan = _guarded(service)
+    plans = service.release_plans
+    service.impact_metrics.record_sdk_impact_metrics(
+        DEV, [_counter("requests", 1000), _counter("errors", 10)]
+    )
+    assert plans.due_release_plans() == []  # 1%: nothing trips, the time has not come
+    service.impact_metrics.record_sdk_impact_metrics(DEV, [_counter("errors", 40)])
+    assert plans.due_release_plans() == [plan.id]  # 5% > 2%, before the time
+    paused = plans.advance_release_plan(plan.id)
+    assert paused is not None
+    assert paused.paused_reason is not None
+    assert "errors / requests" in paused.paused_reason
+    assert "0.05" in paused.paused_reason
+    assert paused.next_move_at is None
+    assert paused.active_milestone_id == plan.milestones[1].id
+    event = service.events.list_events(limit=1)[0]
+    assert event.type == "release-plan-safeguard-triggered"
+    assert event.feature_name == "checkout"
+    assert event.data is not None
+    assert event.data["action"] == "pause"
+    later = Service(service.store, clock=lambda: utc_now() + dt.timedelta(hours=1))
+    assert later.release_plans.due_release_plans() == []  # paused: the time passes by
+    resumed = plans.resume_milestone_progressions("default", "checkout", DEV, plan.id)
+    assert resumed.paused_reason is None
+    assert resumed.next_move_at is not None
+
+
+def test_a_rollback_safeguard_puts_the_previous_milestones_strategies_back(
+    service: Service,
+) -> None:
+    plan = _guarded(service, action="rollbackPlan")
+    service.impact_metrics.record_sdk_impact_metrics(
+        DEV, [_counter("requests", 100), _counter("errors", 50)]
+    )
+    moved = service.release_plans.advance_release_plan(plan.id)
+    assert moved is not None
+    assert moved.active_milestone_id == plan.milestones[0].id
+    assert moved.paused_reason is not None
+    strategies = service.strategies.list_strategies("default", "checkout", DEV)
+    assert [s.parameters["rollout"] for s in strategies] == ["10"]
+
+
+def test_impact_metrics_of_unknown_flags_or_without_a_flag_are_not_kept(
+    service: Service,
+) -> None:
+    unlabelled = ImpactMetric("errors", "counter", (ImpactSample({}, value=1),))
+    recorded = service.impact_metrics.record_sdk_impact_metrics(
+        DEV, [_counter("errors", 1, flag="no-such-flag"), unlabelled, _counter("errors", 2)]
+    )
+    assert (recorded.kept, recorded.dropped) == (1, 2)
+    since = utc_now() - dt.timedelta(minutes=5)
+    (point,) = service.impact_metrics.impact_points("default", "checkout", DEV, "errors", since)
+    assert point.value == 2
+
+
+def test_an_operator_posting_past_a_flags_series_bound_is_told_and_nothing_is_kept(
+    service: Service,
+) -> None:
+    many = [_counter(f"m{i}", 1) for i in range(MAX_SERIES_PER_FLAG + 1)]
+    with pytest.raises(LimitExceeded):
+        service.impact_metrics.post_impact_metrics("default", "checkout", DEV, many)
+    since = utc_now() - dt.timedelta(minutes=5)
+    assert service.impact_metrics.impact_points("default", "checkout", DEV, "m0", since) == []
+
+
+def test_histogram_percentiles_read_the_bucket_holding_the_quantile(service: Service) -> None:
+    plan = _applied(service, minutes=10)
+    plans = service.release_plans
+    plans.start_release_plan_milestone("default", "checkout", DEV, plan.id, plan.milestones[0].id)
+    guard = checked_safeguard("latency", "p95", ">", 0.5, 5)
+    plans.put_release_plan_safeguard("default", "checkout", DEV, plan.id, guard)
+    sample = ImpactSample(
+        {"featureName": "checkout"},
+        count=100,
+        sum=20.0,
+        buckets=(("0.1", 50), ("0.5", 90), ("1.0", 99), ("+Inf", 100)),
+    )
+    service.impact_metrics.record_sdk_impact_metrics(
+        DEV, [ImpactMetric("latency", "histogram", (sample,))]
+    )
+    assert plans.due_release_plans() == [plan.id]  # p95 is in the ≤ 1.0 bucket
+    paused = plans.advance_release_plan(plan.id)
+    assert paused is not None
+    assert paused.paused_reason is not None
+    assert "latency (p95)" in paused.paused_reason

@@ -54,6 +54,7 @@ from flagcore.service.frontend import (
     bulk_lists_off_flags,
     frontend_context,
 )
+from flagcore.service.impact_metrics import ImpactMetrics
 from flagcore.service.import_plan import ImportCheck
 from flagcore.service.importing import Importing, ImportReport
 from flagcore.service.instance_copy import CopyReport, InstanceCopy, KindReport
@@ -270,7 +271,12 @@ class Service:
         self.lifecycle = Lifecycle(context)
         self.feature_types = FeatureTypes(context)
         self.cleanup = CleanupSuggestions(context)
-        self.release_plans = ReleasePlans(context, strategies=self.strategies)
+        self.impact_metrics = ImpactMetrics(context)
+        self.release_plans = ReleasePlans(
+            context,
+            strategies=self.strategies,
+            safeguard_reading=self.impact_metrics.safeguard_value,
+        )
         ensure_defaults(context)
 
     @property

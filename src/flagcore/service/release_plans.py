@@ -193,10 +193,6 @@ class ReleasePlans:
         self._strategies = strategies
         self._reading = safeguard_reading
 
-    def read_safeguards_with(self, reading: SafeguardReading) -> None:
-        """Wire the impact metrics reader (`Service` does, once its part exists)."""
-        self._reading = reading
-
     def _new_id(self) -> str:
         return new_strategy_id(int(self._context.clock().timestamp() * 1000))
 

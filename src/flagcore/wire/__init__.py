@@ -39,6 +39,7 @@ from flagcore.wire import (
     delta_events,
     export_answers,
     frontend_answers,
+    impact_metrics,
     import_answers,
     integration_answers,
     lifecycle_answers,
@@ -97,6 +98,7 @@ from flagcore.wire.delta_events import *  # noqa: F403
 from flagcore.wire.export_answers import *  # noqa: F403
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.frontend_answers import *  # noqa: F403
+from flagcore.wire.impact_metrics import *  # noqa: F403
 from flagcore.wire.import_answers import *  # noqa: F403
 from flagcore.wire.integration_answers import *  # noqa: F403
 from flagcore.wire.lifecycle_answers import *  # noqa: F403
@@ -203,3 +205,4 @@ __all__ += change_payloads.__all__
 __all__ += code_reference_answers.__all__
 __all__ += lifecycle_answers.__all__
 __all__ += release_plan_answers.__all__
+__all__ += impact_metrics.__all__

@@ -10,9 +10,15 @@ from aiohttp import web
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.release_plans import Milestone
 from flagcore.service import TIME_RANGES, checked_safeguard
-from flagcore.wire import ReleasePlanAnswer, ReleasePlanTemplateAnswer, write_answer
+from flagcore.wire import (
+    IMPACT_METRICS_SCHEMA,
+    ReleasePlanAnswer,
+    ReleasePlanTemplateAnswer,
+    read_impact_metrics,
+    write_answer,
+)
 from flagcore_http.answering import answered
-from flagcore_http.bodies import read_body
+from flagcore_http.bodies import read_body, read_json
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.wire import (
@@ -274,3 +280,39 @@ async def delete_release_plan_safeguard(request: web.Request) -> web.Response:
         actor=actor(request),
     )
     return answered(ReleasePlanAnswer.of(plan))
+
+
+_IMPACT_BODY = {
+    "type": "object",
+    "required": ["impactMetrics"],
+    "additionalProperties": False,
+    "properties": {"impactMetrics": IMPACT_METRICS_SCHEMA},
+}
+
+
+@routes.post(ON_FLAG + "/impact-metrics")
+@documented({202: None}, body=_IMPACT_BODY, errors=(413,))
+async def post_impact_metrics(request: web.Request) -> web.Response:
+    """flagcore's own: an operator's (a monitoring system's) samples for this flag, in
+    the shape SDKs send them; labels are not needed (the path names the flag)."""
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
+    unknown = sorted(set(body) - {"impactMetrics"})
+    if unknown:
+        raise InvalidInput(
+            f"unknown key {unknown[0]!r}", [ErrorDetail("unknown key", f"$.{unknown[0]}")]
+        )
+    if "impactMetrics" not in body:
+        raise InvalidInput(
+            "impactMetrics is required", [ErrorDetail("required", "$.impactMetrics")]
+        )
+    metrics = read_impact_metrics(body["impactMetrics"])
+    await call(
+        request,
+        service(request).impact_metrics.post_impact_metrics,
+        *_where(request),
+        metrics,
+        actor=actor(request),
+    )
+    return web.Response(status=202)
