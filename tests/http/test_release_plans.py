@@ -220,3 +220,82 @@ async def test_two_nodes_over_postgresql_move_a_plan_exactly_once() -> None:
     finally:
         for store in stores:
             store.close()
+
+
+def _impact(name: str, value: float) -> dict[str, Any]:
+    return {
+        "name": name,
+        "help": f"{name} of checkout",
+        "type": "counter",
+        "samples": [{"labels": {"featureName": "checkout", "appName": "shop"}, "value": value}],
+    }
+
+
+def _report(*metrics: dict[str, Any]) -> dict[str, Any]:
+    start = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)).isoformat()
+    return {
+        "appName": "shop",
+        "instanceId": "i-1",
+        "bucket": {"start": start, "stop": start, "toggles": {"checkout": {"yes": 1, "no": 0}}},
+        "impactMetrics": list(metrics),
+    }
+
+
+async def test_sdk_impact_metrics_trip_a_safeguard_that_pauses_the_plan_on_its_own(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore(tmp_path / "flags.db")
+    try:
+        service = Service(store)
+        _plan, ids, _due = _started_plan(service)
+        admin = service.tokens.create_token("ops", "admin").secret
+        client_token = service.tokens.create_token("shop", "client", environment="development")
+        config = ServerConfig(schedule_check_interval=0.05)
+        async with TestClient(TestServer(create_app(service, config), host="127.0.0.1")) as client:
+            api = Api(client)
+            (plan,) = await api.json("GET", PLANS, token=admin)
+            guard = {
+                "impactMetric": {
+                    "metricName": "errors",
+                    "aggregationMode": "sum",
+                    "windowMinutes": 5,
+                    "ratioOf": "requests",
+                    "labelSelectors": {},
+                },
+                "triggerCondition": {"operator": ">", "threshold": 0.02},
+            }
+            guarded = await api.json(
+                "PUT", f"{PLANS}/{plan['id']}/safeguards", token=admin, json=guard
+            )
+            (safeguard,) = guarded["safeguards"]
+            assert safeguard["action"] == {"id": plan["id"], "type": "pausePlan"}
+            assert safeguard["triggerCondition"] == {"operator": ">", "threshold": 0.02}
+            bad = _report({**_impact("errors", 1), "type": "summary"})
+            refused = await api.json(
+                "POST", "/api/client/metrics", 400, token=client_token.secret, json=bad
+            )
+            assert [d["path"] for d in refused["details"]] == ["$.impactMetrics[0].type"]
+            report = _report(_impact("requests", 200), _impact("errors", 10))
+            await api.json(
+                "POST", "/api/client/metrics", 202, token=client_token.secret, json=report
+            )
+            for _ in range(300):
+                (shown,) = await api.json("GET", PLANS, token=admin)
+                if "pausedReason" in shown:
+                    break
+                await asyncio.sleep(0.05)
+            assert "errors / requests" in shown["pausedReason"]
+            assert shown["activeMilestoneId"] == ids[0]
+            assert shown["milestones"][0]["pausedAt"] is not None
+            triggered = [
+                e
+                for e in service.events.list_events(limit=50)
+                if e.type == "release-plan-safeguard-triggered"
+            ]
+            assert len(triggered) == 1
+            resumed = await api.json(
+                "POST", f"{ON_FLAG}/progressions/{plan['id']}/resume", token=admin
+            )
+            assert "pausedReason" not in resumed  # (the errors still there pause it again)
+    finally:
+        store.close()

@@ -115,8 +115,10 @@ def check_transition(minutes: object, path: str) -> int:
 AGGREGATION_MODES = ("count", "sum", "avg", "rps", "p50", "p95", "p99")
 """Unleash's ``aggregationMode`` values; each reads a counter or a histogram
 (`flagcore.service.impact_metrics`)."""
-TIME_RANGES = {"hour": 60, "day": 24 * 60, "week": 7 * 24 * 60, "month": 30 * 24 * 60}
-MAX_WINDOW_MINUTES = TIME_RANGES["month"]
+TIME_RANGES = {"hour": 60, "day": 24 * 60}
+"""Unleash's ``timeRange`` values flagcore reads: impact metrics are kept a day, so
+``week`` and ``month`` are refused rather than read over less than they say."""
+MAX_WINDOW_MINUTES = TIME_RANGES["day"]
 
 
 def checked_safeguard(
@@ -156,7 +158,7 @@ def checked_safeguard(
     if type(window_minutes) is not int or not 1 <= window_minutes <= MAX_WINDOW_MINUTES:
         raise InvalidInput(
             f"the window must be a whole number of minutes from 1 to {MAX_WINDOW_MINUTES}",
-            [ErrorDetail("1 to a month of minutes", "$.impactMetric.windowMinutes")],
+            [ErrorDetail("1 to a day of minutes", "$.impactMetric.windowMinutes")],
         )
     actions = {a.value: a for a in SafeguardAction}
     if action not in actions:

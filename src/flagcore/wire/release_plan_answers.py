@@ -26,7 +26,7 @@ __all__ = [
     "TransitionConditionAnswer",
 ]
 
-_TIME_RANGES = ((60, "hour"), (24 * 60, "day"), (7 * 24 * 60, "week"))
+_TIME_RANGES = ((60, "hour"), (24 * 60, "day"))
 
 
 @answer(
@@ -209,7 +209,7 @@ class SafeguardAnswer:
     def of(cls, safeguard: Safeguard, plan_id: str) -> SafeguardAnswer:
         time_range = next(
             (name for minutes, name in _TIME_RANGES if safeguard.window_minutes <= minutes),
-            "month",
+            "day",
         )
         return cls(
             safeguard.id,

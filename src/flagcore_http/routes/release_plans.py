@@ -239,12 +239,12 @@ async def put_release_plan_safeguard(request: web.Request) -> web.Response:
     if window is None:
         if metric.time_range is None:
             raise InvalidInput(
-                "say over which window: timeRange (hour, day, week, month) or windowMinutes",
+                "say over which window: timeRange (hour or day) or windowMinutes",
                 [ErrorDetail("required", "$.impactMetric.timeRange")],
             )
         if metric.time_range not in TIME_RANGES:
             raise InvalidInput(
-                "timeRange must be hour, day, week or month",
+                "timeRange must be hour or day (impact metrics are kept a day)",
                 [ErrorDetail("an unknown time range", "$.impactMetric.timeRange")],
             )
         window = TIME_RANGES[metric.time_range]
