@@ -195,6 +195,18 @@ FORMS: dict[str, Form] = {
     ),
     "/ui/change-requests/{project_id}/{id}/state": _f(
         {"state": "Approved"}, P.APPROVE_CHANGE_REQUEST, project_id="cr_project", id="ui_cr"
+    ),  # release plans (issue 32): the API matrix's world plan on f in development
+    _FLAG + "/environments/{environment}/release-plans": _f(
+        {"template": "{template}"}, P.CREATE_FEATURE_STRATEGY, beta=True, name="plan_flag"
+    ),
+    _FLAG + "/environments/{environment}/release-plans/{plan}/milestones/{milestone}/start": _f(
+        {}, P.UPDATE_FEATURE_STRATEGY, beta=True, plan="plan", milestone="milestone"
+    ),
+    _FLAG + "/environments/{environment}/release-plans/{plan}/resume": _f(
+        {}, P.UPDATE_FEATURE_STRATEGY, beta=True, environment="prod", plan="paused_plan"
+    ),
+    _FLAG + "/environments/{environment}/release-plans/{plan}/remove": _f(
+        {}, P.DELETE_FEATURE_STRATEGY, beta=True, plan="plan"
     ),
 }
 """Every UI form that changes what is shared → fields an allowed person's post succeeds

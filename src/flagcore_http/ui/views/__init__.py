@@ -23,6 +23,7 @@ from flagcore_http.ui.views import (
     project_access,
     projects,
     provider_sign_in,
+    release_plans,
     roles,
     segments,
     service_accounts,
@@ -69,5 +70,6 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     tag_types.routes,
     strategy_definitions.routes,
     roles.routes,
+    release_plans.routes,
     sign_in.routes,
 )

@@ -31,6 +31,7 @@ from flagcore_http.ui.pages import (
     svc,
     viewer,
 )
+from flagcore_http.ui.views.release_plan_block import release_view
 from flagcore_http.usage_buffer import flush_usage
 
 __all__ = ["flag_page", "flag_url", "routes"]
@@ -125,6 +126,8 @@ async def flag_page(
             "environments": environments,
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
+            # release plans (issue 32): per environment, shown by release_plan.html
+            "release": await release_view(request, details.flag),
         },
         status=status,
     )

@@ -1,0 +1,109 @@
+"""Release plans on the flag page (issue 32), in Chromium: a plan made from a template in
+one environment, its milestones started one after the other (the active one marked, the
+next one's button "Start next"), a safeguard's pause and its reason shown after SDK impact
+metrics tripped it, the pause lifted, the plan removed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import urllib.request
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from tests.ui.conftest import CLIENT, Server, wait_for
+
+FLAGS = "/api/admin/projects/default/features"
+PLANS = FLAGS + "/checkout/environments/development/release-plans"
+
+
+def _template() -> dict[str, Any]:
+    return {
+        "name": "Gradual",
+        "description": "10 → 50 → 100",
+        "milestones": [
+            {
+                "name": f"{p}%",
+                "sortOrder": i,
+                "strategies": [{"name": "flexibleRollout", "parameters": {"rollout": str(p)}}],
+                "transitionCondition": {"intervalMinutes": 60},
+            }
+            for i, p in enumerate((10, 50, 100))
+        ],
+    }
+
+
+def _sdk_report(server: Server, errors: int, requests: int) -> None:
+    start = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)).isoformat()
+    samples = {"labels": {"featureName": "checkout"}}
+    body = {
+        "appName": "shop",
+        "instanceId": "i-1",
+        "bucket": {"start": start, "stop": start, "toggles": {}},
+        "impactMetrics": [
+            {"name": n, "help": n, "type": "counter", "samples": [{**samples, "value": v}]}
+            for n, v in (("errors", errors), ("requests", requests))
+        ],
+    }
+    request = urllib.request.Request(
+        server.url + "/api/client/metrics",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": CLIENT, "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 202
+
+
+def test_a_release_plan_is_added_moved_on_paused_by_a_safeguard_and_removed(
+    signed_in: Page, server: Server, shot: Any
+) -> None:
+    server.api("POST", FLAGS, {"name": "checkout"})
+    server.api("POST", "/api/admin/release-plan-templates", _template())
+    page = signed_in
+    page.goto(server.url + "/ui/flags/checkout")
+    plan_box = page.get_by_role("group", name="Release plan in development")
+    plan_box.get_by_label("Release template").select_option(label="Gradual (3 milestones)")
+    plan_box.get_by_role("button", name="Add release plan in development").click()
+    expect(plan_box).to_contain_text("No milestone started yet.")
+
+    plan_box.get_by_role("button", name="Start next: 10% in development").click()
+    expect(plan_box.locator(".active-milestone")).to_have_text("10%")
+    expect(plan_box.locator("[aria-current=step]")).to_contain_text("10%")
+    expect(plan_box).to_contain_text("50% starts on its own at")
+    plan_box.get_by_role("button", name="Start next: 50% in development").click()
+    expect(plan_box.locator(".active-milestone")).to_have_text("50%")
+    strategies = server.api("GET", FLAGS + "/checkout/environments/development/strategies")
+    assert [s["parameters"]["rollout"] for s in strategies] == ["50"]
+
+    (plan,) = server.api("GET", PLANS)
+    guard = {
+        "impactMetric": {
+            "metricName": "errors",
+            "aggregationMode": "sum",
+            "windowMinutes": 5,
+            "ratioOf": "requests",
+        },
+        "triggerCondition": {"operator": ">", "threshold": 0.02},
+    }
+    server.api("PUT", f"{PLANS}/{plan['id']}/safeguards", guard)
+    _sdk_report(server, errors=9, requests=100)
+    wait_for(lambda: "pausedReason" in server.api("GET", PLANS)[0])
+    page.reload()
+    expect(plan_box.get_by_role("status")).to_contain_text(
+        "Paused by a safeguard: errors / requests (sum) over the last 5 minutes was 0.09"
+    )
+    expect(plan_box).to_contain_text("Safeguard: pauses when errors / requests")
+    shot(page, "flag-release-plan-paused")
+
+    (safeguard,) = server.api("GET", PLANS)[0]["safeguards"]
+    server.api("DELETE", f"{PLANS}/{plan['id']}/safeguards/{safeguard['id']}")
+    plan_box.get_by_role("button", name="Resume progression").click()
+    expect(plan_box.get_by_role("status")).to_have_count(0)
+    expect(plan_box).to_contain_text("100% starts on its own at")
+
+    plan_box.get_by_role("button", name="Remove the release plan in development").click()
+    expect(plan_box.get_by_role("button", name="Add release plan in development")).to_be_visible()
+    assert server.api("GET", PLANS) == []
+    assert page.dialogs == []  # type: ignore[attr-defined]
