@@ -95,6 +95,8 @@ def test_a_release_plan_is_added_moved_on_paused_by_a_safeguard_and_removed(
         "Paused by a safeguard: errors / requests (sum) over the last 5 minutes was 0.09"
     )
     expect(plan_box).to_contain_text("Safeguard: pauses when errors / requests")
+    page.get_by_role("heading", name="Release plan in development").scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, -60)")
     shot(page, "flag-release-plan-paused")
 
     (safeguard,) = server.api("GET", PLANS)[0]["safeguards"]

@@ -291,7 +291,7 @@ _IMPACT_BODY = {
 
 
 @routes.post(ON_FLAG + "/impact-metrics")
-@documented({202: None}, body=_IMPACT_BODY, errors=(413,))
+@documented({202: None}, body=_IMPACT_BODY)
 async def post_impact_metrics(request: web.Request) -> web.Response:
     """flagcore's own: an operator's (a monitoring system's) samples for this flag, in
     the shape SDKs send them; labels are not needed (the path names the flag)."""
