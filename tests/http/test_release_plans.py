@@ -290,7 +290,7 @@ async def test_sdk_impact_metrics_trip_a_safeguard_that_pauses_the_plan_on_its_o
             triggered = [
                 e
                 for e in service.events.list_events(limit=50)
-                if e.type == "release-plan-safeguard-triggered"
+                if e.type == "release-plan-progressions-paused"
             ]
             assert len(triggered) == 1
             resumed = await api.json(

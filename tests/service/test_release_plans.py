@@ -324,7 +324,7 @@ def test_an_error_rate_above_its_threshold_pauses_the_plan_with_the_reason_as_an
     assert paused.next_move_at is None
     assert paused.active_milestone_id == plan.milestones[1].id
     event = service.events.list_events(limit=1)[0]
-    assert event.type == "release-plan-safeguard-triggered"
+    assert event.type == "release-plan-progressions-paused"
     assert event.feature_name == "checkout"
     assert event.data is not None
     assert event.data["action"] == "pause"
@@ -393,3 +393,46 @@ def test_histogram_percentiles_read_the_bucket_holding_the_quantile(service: Ser
     assert paused is not None
     assert paused.paused_reason is not None
     assert "latency (p95)" in paused.paused_reason
+
+
+def test_a_progression_that_cannot_be_made_pauses_the_plan_and_changes_no_strategy(
+    service: Service,
+) -> None:
+    segment = service.segments.create_segment("beta", [Constraint("region", "IN", ("eu",))])
+    steps = [
+        Milestone("", "first", 0, (_rollout(10),), transition_minutes=5),
+        Milestone("", "segmented", 1, (Strategy("default", segments=(segment.id,)),)),
+    ]
+    template = service.release_plans.create_release_plan_template("T", None, steps)
+    plan = service.release_plans.add_release_plan("default", "checkout", DEV, template.id)
+    started = service.release_plans.start_release_plan_milestone(
+        "default", "checkout", DEV, plan.id, plan.milestones[0].id
+    )
+    service.segments.delete_segment(segment.id)
+    before = service.strategies.list_strategies("default", "checkout", DEV)
+    assert started.next_move_at is not None
+    later = Service(service.store, clock=lambda: started.next_move_at + dt.timedelta(minutes=1))  # type: ignore[operator]
+    stuck = later.release_plans.advance_release_plan(plan.id)
+    assert stuck is not None
+    assert stuck.paused_reason is not None
+    assert stuck.paused_reason.startswith("the plan could not move on: there is no segment")
+    assert stuck.active_milestone_id == plan.milestones[0].id
+    assert later.strategies.list_strategies("default", "checkout", DEV) == before
+    assert later.events.list_events(limit=1)[0].type == "release-plan-progressions-paused"
+    assert later.release_plans.due_release_plans() == []
+
+
+def test_an_archived_flags_plan_waits_and_moves_once_the_flag_is_revived(
+    service: Service,
+) -> None:
+    plan = _applied(service, minutes=5)
+    started = service.release_plans.start_release_plan_milestone(
+        "default", "checkout", DEV, plan.id, plan.milestones[0].id
+    )
+    service.archive.archive_flag("default", "checkout")
+    assert started.next_move_at is not None
+    later = Service(service.store, clock=lambda: started.next_move_at + dt.timedelta(minutes=1))  # type: ignore[operator]
+    assert later.release_plans.due_release_plans() == []
+    assert later.release_plans.advance_release_plan(plan.id) is None
+    later.archive.revive_flag("checkout")
+    assert later.release_plans.due_release_plans() == [plan.id]

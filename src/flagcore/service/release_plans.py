@@ -711,32 +711,63 @@ class ReleasePlans:
         across nodes, so only the first node to try moves it. None when nothing moved."""
         who = authorize(actor, "advance_release_plan")
         now = self._context.clock()
+        try:
+            with self._context.unit() as tx:
+                plan: ReleasePlan | None = tx.get_record(RELEASE_PLANS, plan_id)
+                if plan is None:
+                    return None
+                move = self._move_of(tx, plan, now)
+                if move is None:
+                    return None
+                kind, reason = move
+                if kind == "pause":
+                    return self._paused(tx, plan, reason, who, now)
+                return self._progressed(tx, plan, who, now)
+        except FlagcoreError as error:
+            return self._stuck(plan_id, who, now, error)
+
+    def _progressed(
+        self, tx: Transaction, plan: ReleasePlan, who: str, now: dt.datetime
+    ) -> ReleasePlan:
+        assert plan.active_milestone_id is not None
+        assert plan.next_move_at is not None
+        following = plan.after(plan.active_milestone_id)
+        assert following is not None
+        late = round((now - plan.next_move_at).total_seconds(), 3)
+        executed = _with_milestone(plan, plan.active_milestone_id, progression_executed_at=now)
+        return self._started(
+            tx, executed, following.id, who, {"automatic": True, "delaySeconds": late}
+        )
+
+    def _stuck(
+        self, plan_id: str, who: str, now: dt.datetime, error: FlagcoreError
+    ) -> ReleasePlan | None:
+        """A move that cannot be made (the next milestone's strategies refused: a segment
+        deleted since the template was made) writes nothing of it; the plan is paused with
+        the reason, so the runner does not try again every tick and a person decides."""
         with self._context.unit() as tx:
             plan: ReleasePlan | None = tx.get_record(RELEASE_PLANS, plan_id)
-            if plan is None:
+            if plan is None or plan.active_milestone_id is None:
                 return None
-            move = self._move_of(tx, plan, now)
-            if move is None:
+            if self._move_of(tx, plan, now) is None:
                 return None
-            kind, reason = move
-            if kind == "progress":
-                assert plan.active_milestone_id is not None
-                assert plan.next_move_at is not None
-                following = plan.after(plan.active_milestone_id)
-                assert following is not None
-                late = round((now - plan.next_move_at).total_seconds(), 3)
-                executed = _with_milestone(
-                    plan, plan.active_milestone_id, progression_executed_at=now
-                )
-                return self._started(
-                    tx, executed, following.id, who, {"automatic": True, "delaySeconds": late}
-                )
-            return self._paused(tx, plan, reason, who, now)
+            reason = f"the plan could not move on: {error.message}"
+            paused = attrs.evolve(
+                _with_milestone(plan, plan.active_milestone_id, paused_at=now),
+                paused_reason=reason,
+                next_move_at=None,
+            )
+            tx.save_record(RELEASE_PLANS, paused)
+            self._pause_event(tx, plan, reason, "pause", who)
+            return paused
 
     def _move_of(
         self, tx: Transaction, plan: ReleasePlan, now: dt.datetime
     ) -> tuple[str, str] | None:
         if plan.next_move_at is None or plan.paused_reason is not None:
+            return None
+        flag = tx.get_flag(plan.flag)
+        if flag is None or flag.archived:  # an archived flag's plan waits for its revival
             return None
         for safeguard in plan.safeguards:
             reason = self._tripped(tx, plan, safeguard, now)
@@ -771,26 +802,13 @@ class ReleasePlans:
         self, tx: Transaction, plan: ReleasePlan, reason: str, who: str, now: dt.datetime
     ) -> ReleasePlan:
         assert plan.active_milestone_id is not None
-        definition = active_flag(tx, plan.project, plan.flag)
         rollback = any(s.action is SafeguardAction.ROLLBACK for s in plan.safeguards)
         previous = plan.before(plan.active_milestone_id) if rollback else None
+        self._pause_event(tx, plan, reason, "pause" if previous is None else "rollback", who)
         paused = attrs.evolve(
             _with_milestone(plan, plan.active_milestone_id, paused_at=now),
             paused_reason=reason,
             next_move_at=None,
-        )
-        self._context.record_event(
-            tx,
-            "release-plan-safeguard-triggered",
-            who,
-            flag=definition,
-            environment=plan.environment,
-            data={
-                "releasePlanId": plan.id,
-                "milestoneId": plan.active_milestone_id,
-                "reason": reason,
-                "action": "rollback" if previous is not None else "pause",
-            },
         )
         if previous is None:
             tx.save_record(RELEASE_PLANS, paused)
@@ -804,6 +822,24 @@ class ReleasePlans:
         )
         tx.save_record(RELEASE_PLANS, held)
         return held
+
+    def _pause_event(
+        self, tx: Transaction, plan: ReleasePlan, reason: str, action: str, who: str
+    ) -> None:
+        """Unleash's ``release-plan-progressions-paused``, which integrations can send."""
+        self._context.record_event(
+            tx,
+            "release-plan-progressions-paused",
+            who,
+            flag=active_flag(tx, plan.project, plan.flag),
+            environment=plan.environment,
+            data={
+                "releasePlanId": plan.id,
+                "milestoneId": plan.active_milestone_id,
+                "reason": reason,
+                "action": action,
+            },
+        )
 
     # --- inner steps ---
     def _started(
