@@ -375,7 +375,8 @@ IMPACT_POINTS = Table(
     ImpactPoint,
     "impact_points",
     key=("environment", "flag", "name", "minute"),
-    order=("environment", "flag", "name", "minute"),
+    # Newest first: a safeguard reads the last few minutes of a series with a limit.
+    order=("environment", "flag", "name", "-minute"),
     deleted_with=(("flags", "flag"),),
 )
 

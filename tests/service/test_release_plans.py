@@ -436,3 +436,15 @@ def test_an_archived_flags_plan_waits_and_moves_once_the_flag_is_revived(
     assert later.release_plans.advance_release_plan(plan.id) is None
     later.archive.revive_flag("checkout")
     assert later.release_plans.due_release_plans() == [plan.id]
+
+
+def test_points_older_than_the_safeguards_window_trip_nothing(service: Service) -> None:
+    plan = _guarded(service)  # errors / requests over the last 5 minutes
+    at = utc_now()
+    then = Service(service.store, clock=lambda: at)
+    then.impact_metrics.record_sdk_impact_metrics(
+        DEV, [_counter("requests", 100), _counter("errors", 50)]
+    )
+    assert then.release_plans.due_release_plans() == [plan.id]
+    six_minutes_on = Service(service.store, clock=lambda: at + dt.timedelta(minutes=6))
+    assert six_minutes_on.release_plans.due_release_plans() == []

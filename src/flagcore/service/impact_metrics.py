@@ -39,6 +39,7 @@ MAX_SERIES_PER_ENVIRONMENT = 100
 MAX_SERIES_PER_FLAG = 20
 POINTS_KEPT = dt.timedelta(days=1)
 _PRUNED_PER_WRITE = 500
+_CLOCK_SLACK_MINUTES = 10
 
 
 @attrs.frozen
@@ -126,7 +127,10 @@ class ImpactMetrics:
         series: ImpactSeries | None = tx.get_record(
             IMPACT_SERIES, (plan.environment, plan.flag, name)
         )
-        points = _points(tx, plan.environment, plan.flag, name, since)
+        # A few rows more than the window: a node whose clock runs ahead may have
+        # written minutes later than this one's now.
+        newest = safeguard.window_minutes + _CLOCK_SLACK_MINUTES
+        points = _points(tx, plan.environment, plan.flag, name, since, newest=newest)
         if series is None or not points:
             return None
         mode = safeguard.aggregation_mode
@@ -235,12 +239,22 @@ class ImpactMetrics:
 
 
 def _points(
-    tx: Transaction, environment: str, flag: str, name: str, since: dt.datetime
+    tx: Transaction,
+    environment: str,
+    flag: str,
+    name: str,
+    since: dt.datetime,
+    *,
+    newest: int | None = None,
 ) -> list[ImpactPoint]:
+    """One series' points from ``since``, oldest first. Rows come newest first (a point a
+    minute), so ``newest`` bounds the read to the window's few rows, not the day's."""
     found = tx.list_records(
-        IMPACT_POINTS, where={"environment": environment, "flag": flag, "name": name}
+        IMPACT_POINTS,
+        where={"environment": environment, "flag": flag, "name": name},
+        limit=newest,
     )
-    return [p for p in found if p.minute >= since]
+    return sorted((p for p in found if p.minute >= since), key=lambda p: p.minute)
 
 
 def _quantile(points: Sequence[ImpactPoint], q: float) -> float | None:
