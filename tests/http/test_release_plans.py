@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from flagcore.engine import Engine
 from flagcore.release_plans import Milestone
-from flagcore.service import Service
+from flagcore.service import Service, checked_safeguard
 from flagcore_http import ServerConfig, create_app
 from flagcore_store_postgres import PostgresStore
 from flagcore_store_sqlite import SqliteStore
@@ -299,3 +299,36 @@ async def test_sdk_impact_metrics_trip_a_safeguard_that_pauses_the_plan_on_its_o
             assert "pausedReason" not in resumed  # (the errors still there pause it again)
     finally:
         store.close()
+
+
+async def test_two_nodes_over_postgresql_pause_a_plan_once_from_metrics_sent_to_one() -> None:
+    url = fresh_database()
+    stores = [PostgresStore(url), PostgresStore(url)]
+    try:
+        nodes = [Service(stores[0]), Service(stores[1])]
+        plan_id, _ids, _due = _started_plan(nodes[0])
+        guard = checked_safeguard("errors", "sum", ">", 0.02, 5, ratio_of="requests")
+        nodes[0].release_plans.put_release_plan_safeguard(
+            "default", "checkout", "development", plan_id, guard
+        )
+        admin = nodes[0].tokens.create_token("ops", "admin").secret
+        sdk = nodes[0].tokens.create_token("shop", "client", environment="development").secret
+        config = ServerConfig(schedule_check_interval=0.05)
+        async with (
+            TestClient(TestServer(create_app(nodes[0], config), host="127.0.0.1")) as a,
+            TestClient(TestServer(create_app(nodes[1], config), host="127.0.0.1")) as b,
+        ):
+            report = _report(_impact("requests", 100), _impact("errors", 7))
+            await Api(a).json("POST", "/api/client/metrics", 202, token=sdk, json=report)
+            for _ in range(300):
+                (shown,) = await Api(b).json("GET", PLANS, token=admin)
+                if "pausedReason" in shown:
+                    break
+                await asyncio.sleep(0.05)
+            assert "was 0.07, above 0.02" in shown["pausedReason"]
+            await asyncio.sleep(0.5)  # both runners look again: neither pauses it twice
+        types = [e.type for e in nodes[1].events.list_events(limit=100)]
+        assert types.count("release-plan-progressions-paused") == 1
+    finally:
+        for store in stores:
+            store.close()
