@@ -10,6 +10,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from flagcore.engine import Engine
@@ -166,7 +167,7 @@ def _started_plan(service: Service) -> tuple[str, list[str], dt.datetime]:
     steps = [
         Milestone("", f"{p}%", i, (), transition_minutes=10) for i, p in enumerate((10, 50, 100))
     ]
-    template = plans.create_release_plan_template("Gradual", None, steps)
+    template = service.release_templates.create_release_plan_template("Gradual", None, steps)
     plan = plans.add_release_plan("default", "checkout", "development", template.id)
     ids = [m.id for m in plan.milestones]
     started = plans.start_release_plan_milestone(
@@ -332,3 +333,34 @@ async def test_two_nodes_over_postgresql_pause_a_plan_once_from_metrics_sent_to_
     finally:
         for store in stores:
             store.close()
+
+
+@pytest.mark.parametrize(
+    ("metric", "trigger", "path"),
+    [
+        ({"timeRange": "week"}, {}, "$.impactMetric.timeRange"),
+        ({}, {}, "$.impactMetric.timeRange"),
+        (
+            {"timeRange": "hour", "labelSelectors": {"appName": ["shop"]}},
+            {},
+            "$.impactMetric.labelSelectors",
+        ),
+        ({"windowMinutes": 0}, {}, "$.impactMetric.windowMinutes"),
+        ({"windowMinutes": 5, "aggregationMode": "median"}, {}, "$.impactMetric.aggregationMode"),
+        ({"windowMinutes": 5}, {"operator": ">="}, "$.triggerCondition.operator"),
+    ],
+)
+async def test_a_bad_safeguard_is_a_400_at_its_path_and_the_plan_keeps_none(
+    api: Api, service: Service, metric: dict[str, Any], trigger: dict[str, Any], path: str
+) -> None:
+    service.flags.create_flag("default", "checkout")
+    template = await api.json("POST", TEMPLATES, 201, json=_template())
+    plan = await api.json("POST", PLANS, json={"templateId": template["id"]})
+    body = {
+        "impactMetric": {"metricName": "errors", "aggregationMode": "sum", **metric},
+        "triggerCondition": {"operator": ">", "threshold": 1, **trigger},
+    }
+    refused = await api.json("PUT", f"{PLANS}/{plan['id']}/safeguards", 400, json=body)
+    assert [d["path"] for d in refused["details"]] == [path]
+    (kept,) = await api.json("GET", PLANS)
+    assert kept["safeguards"] == []

@@ -509,7 +509,7 @@ def _world(service: Service) -> dict[str, Any]:
     plans = service.release_plans
     steps = [Milestone("", name, i, (Strategy("default"),)) for i, name in enumerate("abc")]
     template, archived, doomed_template = (
-        plans.create_release_plan_template(name, None, steps)
+        service.release_templates.create_release_plan_template(name, None, steps)
         for name in ("kept", "archived", "doomed")
     )
     plan = plans.add_release_plan("beta", "f", "development", template.id)
@@ -651,7 +651,7 @@ def _snapshot(service: Service) -> Any:
         service.environments.list_environments(),
         service.code_references.list_code_scans(),
         service.feature_types.list_feature_types(),
-        service.release_plans.list_release_plan_templates(),
+        service.release_templates.list_release_plan_templates(),
     )
 
 

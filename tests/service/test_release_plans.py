@@ -69,22 +69,21 @@ def _on_for(service: Service) -> set[str]:
 
 
 def _applied(service: Service, *, minutes: int | None = None) -> ReleasePlan:
-    template = service.release_plans.create_release_plan_template(
+    template = service.release_templates.create_release_plan_template(
         "Gradual", "10 → 50 → 100", _steps(minutes=minutes)
     )
     return service.release_plans.add_release_plan("default", "checkout", DEV, template.id)
 
 
 def test_a_template_keeps_its_milestones_in_order_with_ids_of_its_own(service: Service) -> None:
-    plans = service.release_plans
     steps = list(reversed(_steps()))
-    made = plans.create_release_plan_template("Gradual", None, steps)
+    made = service.release_templates.create_release_plan_template("Gradual", None, steps)
     assert [m.name for m in made.milestones] == ["10%", "50%", "100%"]
     assert all(m.id and m.strategies[0].id for m in made.milestones)
-    assert plans.get_release_plan_template(made.id) == made
-    assert plans.list_release_plan_templates() == [made]
+    assert service.release_templates.get_release_plan_template(made.id) == made
+    assert service.release_templates.list_release_plan_templates() == [made]
     with pytest.raises(NameConflict):
-        plans.create_release_plan_template("Gradual", None, _steps())
+        service.release_templates.create_release_plan_template("Gradual", None, _steps())
 
 
 @pytest.mark.parametrize(
@@ -115,9 +114,9 @@ def test_a_bad_template_is_refused_at_the_json_path_of_what_is_wrong(
     service: Service, milestones: list[Milestone], path: str
 ) -> None:
     with pytest.raises((InvalidInput, NotFound)) as refused:
-        service.release_plans.create_release_plan_template("T", None, milestones)
+        service.release_templates.create_release_plan_template("T", None, milestones)
     assert path in [d.path for d in refused.value.details]
-    assert service.release_plans.list_release_plan_templates() == []
+    assert service.release_templates.list_release_plan_templates() == []
 
 
 def test_milestones_move_the_rollout_10_50_100_for_the_same_users_with_an_event_each(
@@ -158,7 +157,7 @@ def test_a_milestone_that_cannot_start_changes_nothing(service: Service) -> None
             "", "segmented", 1, (Strategy("default"), Strategy("default", segments=(segment.id,)))
         ),
     ]
-    template = service.release_plans.create_release_plan_template("T", None, steps)
+    template = service.release_templates.create_release_plan_template("T", None, steps)
     plan = service.release_plans.add_release_plan("default", "checkout", DEV, template.id)
     first, second = plan.milestones
     service.release_plans.start_release_plan_milestone(
@@ -403,7 +402,7 @@ def test_a_progression_that_cannot_be_made_pauses_the_plan_and_changes_no_strate
         Milestone("", "first", 0, (_rollout(10),), transition_minutes=5),
         Milestone("", "segmented", 1, (Strategy("default", segments=(segment.id,)),)),
     ]
-    template = service.release_plans.create_release_plan_template("T", None, steps)
+    template = service.release_templates.create_release_plan_template("T", None, steps)
     plan = service.release_plans.add_release_plan("default", "checkout", DEV, template.id)
     started = service.release_plans.start_release_plan_milestone(
         "default", "checkout", DEV, plan.id, plan.milestones[0].id

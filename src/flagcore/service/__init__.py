@@ -86,7 +86,9 @@ from flagcore.service.personal_tokens import (
 from flagcore.service.previews import PreviewInput, Previews
 from flagcore.service.projects import Projects
 from flagcore.service.provider_sign_in import ProviderIdentity, ProviderRules, ProviderSignIn
-from flagcore.service.release_plans import TIME_RANGES, ReleasePlans, checked_safeguard
+from flagcore.service.release_plans import ReleasePlans
+from flagcore.service.release_rules import checked_safeguard
+from flagcore.service.release_templates import ReleaseTemplates
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.roles import NewRole, ProjectAccess, Roles
 from flagcore.service.segments import Segments
@@ -132,7 +134,6 @@ __all__ = [
     "SIGN_IN_REFUSED",
     "STANDARD_FIELDS",
     "SYSTEM",
-    "TIME_RANGES",
     "ArchiveSuggestion",
     "ChangeRequestConfig",
     "ChangeRequestView",
@@ -272,6 +273,7 @@ class Service:
         self.feature_types = FeatureTypes(context)
         self.cleanup = CleanupSuggestions(context)
         self.impact_metrics = ImpactMetrics(context)
+        self.release_templates = ReleaseTemplates(context)
         self.release_plans = ReleasePlans(
             context,
             strategies=self.strategies,

@@ -1,43 +1,29 @@
-"""Release templates and plans (issue 32), with Unleash's rules where its (enterprise)
-API shows them.
+"""Release plans (issue 32): a template applied to a flag in one environment, with
+Unleash's rules where its (enterprise) API shows them.
 
-A plan is a template applied to a flag in one environment: its milestones are copies.
-Starting a milestone adds that milestone's strategies to the flag there and removes the
-ones the plan placed before (added first, so the environment never passes through "no
-active strategy", which would switch it off), all in one unit of work with the events of
-each strategy and the milestone's own. A milestone's progression starts the next one on
-its own once it has been active ``transition_minutes``: the server's worker asks
-`due_release_plans` (a read) and applies each with `advance_release_plan`, which reads the
-plan again inside its unit of work, so however many nodes try, one moves it
-(docs/release-plans.md).
+The plan's milestones are copies of the template's. Starting a milestone adds that
+milestone's strategies to the flag there and removes the ones the plan placed before
+(added first, so the environment never passes through "no active strategy", which would
+switch it off), all in one unit of work with the events of each strategy and the
+milestone's own. A milestone's progression starts the next one on its own once it has
+been active ``transition_minutes``, unless a safeguard paused the plan: the server's
+runner asks `due_release_plans` (a read) and moves each with `advance_release_plan`,
+which reads the plan again inside its unit of work, so however many nodes try, one moves
+it (docs/release-plans.md).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
-from flagcore.errors import (
-    Conflict,
-    ErrorDetail,
-    FlagcoreError,
-    InvalidInput,
-    LimitExceeded,
-    NameConflict,
-    NotFound,
-)
-from flagcore.model import Strategy
+from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore.ports import Transaction
-from flagcore.principals import Principal
 from flagcore.release_plans import (
-    SYSTEM_USER_ID,
-    Milestone,
     ReleasePlan,
-    ReleasePlanTemplate,
     Safeguard,
     SafeguardAction,
     SafeguardOperator,
@@ -45,144 +31,19 @@ from flagcore.release_plans import (
 from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
+from flagcore.service.release_rules import check_transition, user_id_of
 from flagcore.service.strategies import Strategies, new_strategy_id
-from flagcore.service.strategy_definitions import StrategyDefinitions
 from flagcore.tables import NOT_NULL, RELEASE_PLAN_TEMPLATES, RELEASE_PLANS
-from flagcore.validation import MAX_NAME_LENGTH, check_sort_order, check_strategy, check_text
 
-__all__ = [
-    "AGGREGATION_MODES",
-    "MAX_MILESTONES",
-    "MAX_MILESTONE_STRATEGIES",
-    "MAX_TEMPLATES",
-    "MAX_TRANSITION_MINUTES",
-    "TIME_RANGES",
-    "ReleasePlans",
-    "SafeguardReading",
-    "check_transition",
-    "checked_safeguard",
-]
-
-MAX_TEMPLATES = 1_000
-MAX_MILESTONES = 20
-MAX_MILESTONE_STRATEGIES = 30
-MAX_TRANSITION_MINUTES = 366 * 24 * 60  # a year: longer is a plan nobody is watching
+__all__ = ["ReleasePlans", "SafeguardReading"]
 
 SafeguardReading = Callable[[Transaction, ReleasePlan, Safeguard, dt.datetime], float | None]
 """The value a safeguard compares to its threshold (None: no data yet, nothing trips)."""
 
 
-def _user_id(actor: Actor) -> int:
-    if isinstance(actor, Principal) and actor.user_id is not None:
-        return actor.user_id
-    return SYSTEM_USER_ID
-
-
-def _rooted(error: FlagcoreError, path: str) -> FlagcoreError:
-    """``error`` with its detail paths (``$...``) under ``path``."""
-    if type(error) not in (InvalidInput, NotFound):
-        return error
-    details = [
-        attrs.evolve(d, path=path + d.path[1:]) if d.path and d.path.startswith("$") else d
-        for d in error.details
-    ]
-    return type(error)(error.message, details)
-
-
-def _checked_name(value: object, path: str) -> str:
-    check_text(value, path, optional=False)
-    assert isinstance(value, str)
-    if not value.strip():
-        raise InvalidInput(f"{path} is empty", [ErrorDetail("must not be empty", path)])
-    if len(value) > MAX_NAME_LENGTH:
-        raise InvalidInput(
-            f"{path} is longer than {MAX_NAME_LENGTH} characters",
-            [ErrorDetail(f"at most {MAX_NAME_LENGTH} characters", path)],
-        )
-    return value
-
-
-def check_transition(minutes: object, path: str) -> int:
-    """Unleash's ``intervalMinutes``: a whole number from 1 (here at most a year)."""
-    if type(minutes) is not int or not 1 <= minutes <= MAX_TRANSITION_MINUTES:
-        raise InvalidInput(
-            f"{path} must be a whole number of minutes from 1 to {MAX_TRANSITION_MINUTES}",
-            [ErrorDetail(f"a whole number from 1 to {MAX_TRANSITION_MINUTES}", path)],
-        )
-    return minutes
-
-
-AGGREGATION_MODES = ("count", "sum", "avg", "rps", "p50", "p95", "p99")
-"""Unleash's ``aggregationMode`` values; each reads a counter or a histogram
-(`flagcore.service.impact_metrics`)."""
-TIME_RANGES = {"hour": 60, "day": 24 * 60}
-"""Unleash's ``timeRange`` values flagcore reads: impact metrics are kept a day, so
-``week`` and ``month`` are refused rather than read over less than they say."""
-MAX_WINDOW_MINUTES = TIME_RANGES["day"]
-
-
-def checked_safeguard(
-    metric_name: object,
-    aggregation_mode: object,
-    operator: object,
-    threshold: object,
-    window_minutes: object,
-    *,
-    action: object = SafeguardAction.PAUSE.value,
-    ratio_of: object = None,
-) -> Safeguard:
-    """A safeguard from what a person typed, or `InvalidInput` at the body's path."""
-    _checked_name(metric_name, "$.impactMetric.metricName")
-    if ratio_of is not None:
-        _checked_name(ratio_of, "$.impactMetric.ratioOf")
-    if aggregation_mode not in AGGREGATION_MODES:
-        raise InvalidInput(
-            f"aggregationMode must be one of {', '.join(AGGREGATION_MODES)}",
-            [ErrorDetail("an unknown aggregation", "$.impactMetric.aggregationMode")],
-        )
-    operators = {o.value: o for o in SafeguardOperator}
-    if operator not in operators:
-        raise InvalidInput(
-            "operator must be > or <",
-            [ErrorDetail("an unknown operator", "$.triggerCondition.operator")],
-        )
-    if (
-        isinstance(threshold, bool)
-        or not isinstance(threshold, (int, float))
-        or not math.isfinite(threshold)
-    ):
-        raise InvalidInput(
-            "threshold must be a finite number",
-            [ErrorDetail("a finite number", "$.triggerCondition.threshold")],
-        )
-    if type(window_minutes) is not int or not 1 <= window_minutes <= MAX_WINDOW_MINUTES:
-        raise InvalidInput(
-            f"the window must be a whole number of minutes from 1 to {MAX_WINDOW_MINUTES}",
-            [ErrorDetail("1 to a day of minutes", "$.impactMetric.windowMinutes")],
-        )
-    actions = {a.value: a for a in SafeguardAction}
-    if action not in actions:
-        raise InvalidInput(
-            f"action.type must be one of {', '.join(actions)}",
-            [ErrorDetail("an unknown action", "$.action.type")],
-        )
-    assert isinstance(metric_name, str)
-    assert isinstance(aggregation_mode, str)
-    return Safeguard(
-        "",
-        metric_name,
-        aggregation_mode,
-        operators[str(operator)],
-        float(threshold),
-        window_minutes,
-        actions[str(action)],
-        ratio_of if isinstance(ratio_of, str) else None,
-    )
-
-
 class ReleasePlans:
-    """Templates (root-wide) and the plans applied to flags; `Strategies` places each
-    milestone's strategies as `add_strategy` would."""
+    """The plans applied to flags; `Strategies` places each milestone's strategies as
+    `add_strategy` would."""
 
     def __init__(
         self,
@@ -197,192 +58,6 @@ class ReleasePlans:
 
     def _new_id(self) -> str:
         return new_strategy_id(int(self._context.clock().timestamp() * 1000))
-
-    # --- templates ---
-    def list_release_plan_templates(self) -> list[ReleasePlanTemplate]:
-        """Templates not archived, oldest first (Unleash's list leaves archived ones out)."""
-        with self._context.read() as tx:
-            found = list(tx.list_records(RELEASE_PLAN_TEMPLATES))
-        return sorted(
-            (t for t in found if t.archived_at is None), key=lambda t: (t.created_at, t.id)
-        )
-
-    def get_release_plan_template(self, template_id: str) -> ReleasePlanTemplate:
-        with self._context.read() as tx:
-            return _template(tx, template_id)
-
-    def create_release_plan_template(
-        self,
-        name: str,
-        description: str | None,
-        milestones: Sequence[Milestone],
-        *,
-        actor: Actor = SYSTEM,
-    ) -> ReleasePlanTemplate:
-        """A template; each milestone and each of its strategies gets a new id."""
-        who = authorize(actor, "create_release_plan_template")
-        with self._context.unit() as tx:
-            checked = self._checked_template(tx, None, name, description, milestones)
-            if len(tx.list_records(RELEASE_PLAN_TEMPLATES)) >= MAX_TEMPLATES:
-                raise LimitExceeded(
-                    f"at most {MAX_TEMPLATES} release templates",
-                    "release templates",
-                    MAX_TEMPLATES,
-                )
-            template = ReleasePlanTemplate(
-                self._new_id(),
-                name,
-                description,
-                checked,
-                self._context.clock(),
-                _user_id(actor),
-            )
-            tx.save_record(RELEASE_PLAN_TEMPLATES, template)
-            self._context.record_event(
-                tx, "release-plan-template-created", who, data=_template_data(template)
-            )
-            return template
-
-    def update_release_plan_template(
-        self,
-        template_id: str,
-        name: str,
-        description: str | None,
-        milestones: Sequence[Milestone],
-        *,
-        actor: Actor = SYSTEM,
-    ) -> ReleasePlanTemplate:
-        """Replace the template's name, description and milestones; plans made from it
-        keep their copies."""
-        who = authorize(actor, "update_release_plan_template")
-        with self._context.unit() as tx:
-            before = _template(tx, template_id)
-            checked = self._checked_template(tx, template_id, name, description, milestones)
-            after = attrs.evolve(before, name=name, description=description, milestones=checked)
-            tx.save_record(RELEASE_PLAN_TEMPLATES, after)
-            self._context.record_event(
-                tx,
-                "release-plan-template-updated",
-                who,
-                data=_template_data(after),
-                pre_data=_template_data(before),
-            )
-            return after
-
-    def archive_release_plan_template(self, template_id: str, *, actor: Actor = SYSTEM) -> None:
-        """Out of the list and of the choices; plans made from it go on."""
-        who = authorize(actor, "archive_release_plan_template")
-        with self._context.unit() as tx:
-            before = _template(tx, template_id)
-            if before.archived_at is not None:
-                return
-            after = attrs.evolve(before, archived_at=self._context.clock())
-            tx.save_record(RELEASE_PLAN_TEMPLATES, after)
-            self._context.record_event(
-                tx, "release-plan-template-archived", who, data=_template_data(after)
-            )
-
-    def delete_release_plan_template(self, template_id: str, *, actor: Actor = SYSTEM) -> None:
-        who = authorize(actor, "delete_release_plan_template")
-        with self._context.unit() as tx:
-            before = _template(tx, template_id)
-            tx.delete_record(RELEASE_PLAN_TEMPLATES, template_id)
-            self._context.record_event(
-                tx, "release-plan-template-deleted", who, pre_data=_template_data(before)
-            )
-
-    def _checked_template(
-        self,
-        tx: Transaction,
-        template_id: str | None,
-        name: str,
-        description: str | None,
-        milestones: Sequence[Milestone],
-    ) -> tuple[Milestone, ...]:
-        _checked_name(name, "$.name")
-        check_text(description, "$.description")
-        for other in tx.list_records(RELEASE_PLAN_TEMPLATES):
-            if other.name == name and other.id != template_id and other.archived_at is None:
-                raise NameConflict(
-                    f'a release template named "{name}" already exists',
-                    [ErrorDetail("name taken", "$.name")],
-                )
-        if not milestones:
-            raise InvalidInput(
-                "a release template needs at least one milestone",
-                [ErrorDetail("at least one milestone", "$.milestones")],
-            )
-        if len(milestones) > MAX_MILESTONES:
-            raise LimitExceeded(
-                f"a release template holds at most {MAX_MILESTONES} milestones",
-                "milestones per template",
-                MAX_MILESTONES,
-                "$.milestones",
-            )
-        known = self._strategies_known(tx)
-        checked = []
-        names: set[str] = set()
-        for i, milestone in enumerate(milestones):
-            at = f"$.milestones[{i}]"
-            _checked_name(milestone.name, f"{at}.name")
-            if milestone.name in names:
-                raise InvalidInput(
-                    f'two milestones are named "{milestone.name}"',
-                    [ErrorDetail("a name another milestone has", f"{at}.name")],
-                )
-            names.add(milestone.name)
-            check_sort_order(milestone.sort_order, f"{at}.sortOrder")
-            if milestone.transition_minutes is not None:
-                check_transition(
-                    milestone.transition_minutes, f"{at}.transitionCondition.intervalMinutes"
-                )
-            strategies = self._checked_strategies(tx, known, milestone.strategies, at)
-            checked.append(
-                Milestone(
-                    self._new_id(),
-                    milestone.name,
-                    milestone.sort_order,
-                    strategies,
-                    milestone.transition_minutes,
-                )
-            )
-        checked.sort(key=lambda m: m.sort_order)
-        return tuple(checked)
-
-    @staticmethod
-    def _strategies_known(tx: Transaction) -> dict[str, object]:
-        return dict(StrategyDefinitions.known_in(tx))
-
-    def _checked_strategies(
-        self,
-        tx: Transaction,
-        known: dict[str, object],
-        strategies: Sequence[Strategy],
-        at: str,
-    ) -> tuple[Strategy, ...]:
-        if len(strategies) > MAX_MILESTONE_STRATEGIES:
-            raise LimitExceeded(
-                f"a milestone holds at most {MAX_MILESTONE_STRATEGIES} strategies",
-                "strategies per milestone",
-                MAX_MILESTONE_STRATEGIES,
-                f"{at}.strategies",
-            )
-        checked = []
-        for j, strategy in enumerate(strategies):
-            path = f"{at}.strategies[{j}]"
-            try:
-                check_strategy(strategy, known, self._context.limits)
-            except FlagcoreError as error:
-                raise _rooted(error, path) from None
-            for k, segment_id in enumerate(strategy.segments):
-                if tx.get_segment(segment_id) is None:
-                    raise NotFound(
-                        f"there is no segment with id {segment_id}",
-                        [ErrorDetail("unknown segment", f"{path}.segments[{k}]")],
-                    )
-            order = strategy.sort_order if strategy.sort_order is not None else j
-            checked.append(attrs.evolve(strategy, id=self._new_id(), sort_order=order))
-        return tuple(sorted(checked, key=lambda s: s.sort_order or 0))
 
     # --- plans ---
     def release_plans_of(self, project: str, flag: str, environment: str) -> list[ReleasePlan]:
@@ -444,7 +119,7 @@ class ReleasePlans:
                     for m in template.milestones
                 ),
                 self._context.clock(),
-                _user_id(actor),
+                user_id_of(actor),
             )
             tx.save_record(RELEASE_PLANS, plan)
             self._context.record_event(
@@ -927,13 +602,6 @@ class ReleasePlans:
         return attrs.evolve(plan, next_move_at=due)
 
 
-def _template(tx: Transaction, template_id: str) -> ReleasePlanTemplate:
-    template: ReleasePlanTemplate | None = tx.get_record(RELEASE_PLAN_TEMPLATES, template_id)
-    if template is None:
-        raise NotFound(f'there is no release template "{template_id}"')
-    return template
-
-
 def _plans_at(tx: Transaction, flag: str, environment: str) -> list[ReleasePlan]:
     return list(tx.list_records(RELEASE_PLANS, where={"flag": flag, "environment": environment}))
 
@@ -963,14 +631,6 @@ def _with_milestone(plan: ReleasePlan, milestone_id: str, **changes: Any) -> Rel
             attrs.evolve(m, **changes) if m.id == milestone_id else m for m in plan.milestones
         ),
     )
-
-
-def _template_data(template: ReleasePlanTemplate) -> dict[str, object]:
-    return {
-        "id": template.id,
-        "name": template.name,
-        "milestones": [m.name for m in template.milestones],
-    }
 
 
 def _plan_data(plan: ReleasePlan) -> dict[str, object]:

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.release_plans import Milestone
-from flagcore.service import TIME_RANGES, checked_safeguard
+from flagcore.service import checked_safeguard
 from flagcore.wire import (
     IMPACT_METRICS_SCHEMA,
     ReleasePlanAnswer,
@@ -63,7 +63,7 @@ def _where(request: web.Request) -> tuple[str, str, str]:
 @documented({200: tuple[ReleasePlanTemplateAnswer, ...]})
 async def list_release_plan_templates(request: web.Request) -> web.Response:
     """Templates not archived, oldest first."""
-    found = await call(request, service(request).release_plans.list_release_plan_templates)
+    found = await call(request, service(request).release_templates.list_release_plan_templates)
     return web.json_response([write_answer(ReleasePlanTemplateAnswer.of(t)) for t in found])
 
 
@@ -73,7 +73,7 @@ async def create_release_plan_template(request: web.Request) -> web.Response:
     body = await read_body(request, ReleasePlanTemplateBody)
     made = await call(
         request,
-        service(request).release_plans.create_release_plan_template,
+        service(request).release_templates.create_release_plan_template,
         body.name,
         body.description,
         _milestones(body.milestones),
@@ -87,7 +87,7 @@ async def create_release_plan_template(request: web.Request) -> web.Response:
 async def get_release_plan_template(request: web.Request) -> web.Response:
     found = await call(
         request,
-        service(request).release_plans.get_release_plan_template,
+        service(request).release_templates.get_release_plan_template,
         request.match_info["template"],
     )
     return answered(ReleasePlanTemplateAnswer.of(found))
@@ -99,7 +99,7 @@ async def update_release_plan_template(request: web.Request) -> web.Response:
     body = await read_body(request, ReleasePlanTemplateBody)
     updated = await call(
         request,
-        service(request).release_plans.update_release_plan_template,
+        service(request).release_templates.update_release_plan_template,
         request.match_info["template"],
         body.name,
         body.description,
@@ -114,7 +114,7 @@ async def update_release_plan_template(request: web.Request) -> web.Response:
 async def delete_release_plan_template(request: web.Request) -> web.Response:
     await call(
         request,
-        service(request).release_plans.delete_release_plan_template,
+        service(request).release_templates.delete_release_plan_template,
         request.match_info["template"],
         actor=actor(request),
     )
@@ -126,7 +126,7 @@ async def delete_release_plan_template(request: web.Request) -> web.Response:
 async def archive_release_plan_template(request: web.Request) -> web.Response:
     await call(
         request,
-        service(request).release_plans.archive_release_plan_template,
+        service(request).release_templates.archive_release_plan_template,
         request.match_info["template"],
         actor=actor(request),
     )
@@ -230,30 +230,14 @@ async def resume_milestone_progressions(request: web.Request) -> web.Response:
 async def put_release_plan_safeguard(request: web.Request) -> web.Response:
     body = await read_body(request, SafeguardBody)
     metric = body.impact_metric
-    if metric.label_selectors:
-        raise InvalidInput(
-            "a plan's safeguard reads its own flag and environment: no label selectors",
-            [ErrorDetail("must be empty", "$.impactMetric.labelSelectors")],
-        )
-    window = metric.window_minutes
-    if window is None:
-        if metric.time_range is None:
-            raise InvalidInput(
-                "say over which window: timeRange (hour or day) or windowMinutes",
-                [ErrorDetail("required", "$.impactMetric.timeRange")],
-            )
-        if metric.time_range not in TIME_RANGES:
-            raise InvalidInput(
-                "timeRange must be hour or day (impact metrics are kept a day)",
-                [ErrorDetail("an unknown time range", "$.impactMetric.timeRange")],
-            )
-        window = TIME_RANGES[metric.time_range]
     safeguard = checked_safeguard(
         metric.metric_name,
         metric.aggregation_mode,
         body.trigger_condition.operator,
         body.trigger_condition.threshold,
-        window,
+        metric.window_minutes,
+        time_range=metric.time_range,
+        label_selectors=metric.label_selectors,
         action=body.action.type if body.action else "pausePlan",
         ratio_of=metric.ratio_of,
     )

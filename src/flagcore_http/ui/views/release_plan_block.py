@@ -28,7 +28,7 @@ async def release_view(request: web.Request, flag: FlagDefinition) -> dict[str, 
     plans = await call(
         request, service.release_plans.release_plans_of_flag, flag.project, flag.name
     )
-    templates = await call(request, service.release_plans.list_release_plan_templates)
+    templates = await call(request, service.release_templates.list_release_plan_templates)
     return {
         "plans": {plan.environment: plan for plan in plans},
         "templates": templates,
