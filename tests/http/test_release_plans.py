@@ -280,6 +280,9 @@ async def test_sdk_impact_metrics_trip_a_safeguard_that_pauses_the_plan_on_its_o
             await api.json(
                 "POST", "/api/client/metrics", 202, token=client_token.secret, json=report
             )
+            (point,) = await api.json("GET", f"{ON_FLAG}/impact-metrics/errors", token=admin)
+            assert (point["value"], point["count"], point["buckets"]) == (10, 1, {})
+            await api.json("GET", f"{ON_FLAG}/impact-metrics/errors?minutes=0", 400, token=admin)
             for _ in range(300):
                 (shown,) = await api.json("GET", PLANS, token=admin)
                 if "pausedReason" in shown:

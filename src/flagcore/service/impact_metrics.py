@@ -94,11 +94,14 @@ class ImpactMetrics:
             return recorded
 
     def impact_points(
-        self, project: str, flag: str, environment: str, name: str, since: dt.datetime
+        self, project: str, flag: str, environment: str, name: str, *, minutes: int = 60
     ) -> list[ImpactPoint]:
-        """One series' points from ``since``, oldest first."""
+        """One series' points over the last ``minutes`` (this one included), oldest
+        first."""
+        since = _minute(self._context.clock()) - dt.timedelta(minutes=minutes - 1)
         with self._context.read() as tx:
             active_flag(tx, project, flag)
+            require_environment(tx, environment)
             return _points(tx, environment, flag, name, since)
 
     def safeguard_value(

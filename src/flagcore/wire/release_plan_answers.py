@@ -11,10 +11,17 @@ from collections.abc import Mapping
 import attrs
 
 from flagcore.model import Constraint, Strategy, Variant
-from flagcore.release_plans import Milestone, ReleasePlan, ReleasePlanTemplate, Safeguard
+from flagcore.release_plans import (
+    ImpactPoint,
+    Milestone,
+    ReleasePlan,
+    ReleasePlanTemplate,
+    Safeguard,
+)
 from flagcore.wire.answer_table import AnswerField, answer
 
 __all__ = [
+    "ImpactPointAnswer",
     "MilestoneAnswer",
     "MilestoneStrategyAnswer",
     "ReleasePlanAnswer",
@@ -278,3 +285,24 @@ class ReleasePlanAnswer:
             tuple(SafeguardAnswer.of(s, plan.id) for s in plan.safeguards),
             plan.paused_reason,
         )
+
+
+@answer(
+    AnswerField("minute", "minute"),
+    AnswerField("value", "value"),
+    AnswerField("count", "count"),
+    AnswerField("buckets", "buckets"),
+)
+@attrs.frozen
+class ImpactPointAnswer:
+    """One minute of an impact metric (flagcore's own shape): a counter's increments
+    summed, a gauge's last value, or a histogram's sum, count and cumulative buckets."""
+
+    minute: dt.datetime
+    value: float
+    count: int
+    buckets: Mapping[str, int]
+
+    @classmethod
+    def of(cls, point: ImpactPoint) -> ImpactPointAnswer:
+        return cls(point.minute, point.value, point.count, point.buckets)

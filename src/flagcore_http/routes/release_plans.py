@@ -12,15 +12,17 @@ from flagcore.release_plans import Milestone
 from flagcore.service import checked_safeguard
 from flagcore.wire import (
     IMPACT_METRICS_SCHEMA,
+    ImpactPointAnswer,
     ReleasePlanAnswer,
     ReleasePlanTemplateAnswer,
     read_impact_metrics,
     write_answer,
 )
+from flagcore_http import shapes
 from flagcore_http.answering import answered
-from flagcore_http.bodies import read_body, read_json
+from flagcore_http.bodies import query_int, read_body, read_json
 from flagcore_http.calls import actor, call, service
-from flagcore_http.contract import documented
+from flagcore_http.contract import Parameter, documented
 from flagcore_http.wire import (
     MilestoneBody,
     ProgressionBody,
@@ -300,3 +302,22 @@ async def post_impact_metrics(request: web.Request) -> web.Response:
         actor=actor(request),
     )
     return web.Response(status=202)
+
+
+@routes.get(ON_FLAG + "/impact-metrics/{metric}")
+@documented(
+    {200: tuple[ImpactPointAnswer, ...]},
+    query={"minutes": Parameter(shapes.whole(1, 1440), "how far back (60 unless given)")},
+)
+async def impact_points(request: web.Request) -> web.Response:
+    """flagcore's own: one impact metric of the flag there, a point a minute, oldest
+    first, over the last ``minutes`` (kept a day)."""
+    minutes = query_int(request, "minutes", 60, 1, 1440) or 60
+    points = await call(
+        request,
+        service(request).impact_metrics.impact_points,
+        *_where(request),
+        request.match_info["metric"],
+        minutes=minutes,
+    )
+    return web.json_response([write_answer(ImpactPointAnswer.of(p)) for p in points])
