@@ -13,6 +13,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.ui.conftest import CLIENT, Server, wait_for
+from tests.ui.test_roles_in_forms import _password_sign_in, _person
 
 FLAGS = "/api/admin/projects/default/features"
 PLANS = FLAGS + "/checkout/environments/development/release-plans"
@@ -109,3 +110,20 @@ def test_a_release_plan_is_added_moved_on_paused_by_a_safeguard_and_removed(
     expect(plan_box.get_by_role("button", name="Add release plan in development")).to_be_visible()
     assert server.api("GET", PLANS) == []
     assert page.dialogs == []  # type: ignore[attr-defined]
+
+
+def test_a_viewer_sees_the_plan_and_no_button_to_move_it(page: Page, server: Server) -> None:
+    server.api("POST", FLAGS, {"name": "checkout"})
+    template = server.api("POST", "/api/admin/release-plan-templates", _template())
+    plan = server.api("POST", PLANS, {"templateId": template["id"]})
+    first = plan["milestones"][0]["id"]
+    server.api("POST", f"{PLANS}/{plan['id']}/milestones/{first}/start")
+    _person(server, "vi@x.io", 3)
+    _password_sign_in(page, server, "vi@x.io")
+    page.goto(server.url + "/ui/flags/checkout")
+    plan_box = page.get_by_role("group", name="Release plan in development")
+    expect(plan_box.locator(".active-milestone")).to_have_text("10%")
+    expect(plan_box.locator("form")).to_have_count(0)
+    other = page.get_by_role("group", name="Release plan in production")
+    expect(other).to_contain_text("None.")
+    expect(other.locator("form")).to_have_count(0)
