@@ -445,3 +445,17 @@ def test_points_older_than_the_safeguards_window_trip_nothing(service: Service) 
     assert then.release_plans.due_release_plans() == [plan.id]
     six_minutes_on = Service(service.store, clock=lambda: at + dt.timedelta(minutes=6))
     assert six_minutes_on.release_plans.due_release_plans() == []
+
+
+def test_an_sdk_keeps_impact_metrics_only_for_flags_of_its_tokens_projects(
+    service: Service,
+) -> None:
+    service.projects.create_project("payments", "Payments")
+    service.flags.create_flag("payments", "refunds")
+    recorded = service.impact_metrics.record_sdk_impact_metrics(
+        DEV,
+        [_counter("errors", 1), _counter("errors", 5, flag="refunds")],
+        projects=("default",),
+    )
+    assert (recorded.kept, recorded.dropped) == (1, 1)
+    assert service.impact_metrics.impact_points("payments", "refunds", DEV, "errors") == []

@@ -13,7 +13,7 @@ Samples of flags that do not exist are not kept (a made-up name makes no row).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import attrs
 
@@ -60,12 +60,17 @@ class ImpactMetrics:
         self._context = context
 
     def record_sdk_impact_metrics(
-        self, environment: str, metrics: Sequence[ImpactMetric]
+        self,
+        environment: str,
+        metrics: Sequence[ImpactMetric],
+        *,
+        projects: Collection[str] | None = None,
     ) -> RecordedImpact:
         """An SDK's report (its token's environment): each sample goes to the flag its
-        ``featureName`` label names."""
+        ``featureName`` label names, if that flag is in one of ``projects`` (the token's;
+        None: every project), so an SDK cannot trip another project's safeguards."""
         with self._context.unit() as tx:
-            return self._recorded(tx, environment, metrics, None)
+            return self._recorded(tx, environment, metrics, None, projects)
 
     def post_impact_metrics(
         self,
@@ -82,7 +87,7 @@ class ImpactMetrics:
         with self._context.unit() as tx:
             active_flag(tx, project, flag)
             require_environment(tx, environment)
-            recorded = self._recorded(tx, environment, metrics, flag)
+            recorded = self._recorded(tx, environment, metrics, flag, None)
             if recorded.dropped:
                 raise LimitExceeded(
                     f"{flag} in {environment} reports at most {MAX_SERIES_PER_FLAG} metrics "
@@ -164,6 +169,7 @@ class ImpactMetrics:
         environment: str,
         metrics: Sequence[ImpactMetric],
         flag: str | None,
+        projects: Collection[str] | None,
     ) -> RecordedImpact:
         now = self._context.clock()
         minute = _minute(now)
@@ -181,7 +187,11 @@ class ImpactMetrics:
                     continue
                 if target not in flags:
                     found = tx.get_flag(target)
-                    flags[target] = found is not None and not found.archived
+                    flags[target] = (
+                        found is not None
+                        and not found.archived
+                        and (projects is None or found.project in projects)
+                    )
                 series = known.get((target, metric.name))
                 if not flags[target] or (series is not None and series.kind != metric.kind):
                     dropped += 1

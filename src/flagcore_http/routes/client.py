@@ -407,14 +407,21 @@ async def save_registration(
 
 
 async def record_impact(
-    request: web.Request, environment: str, metrics: tuple[ImpactMetric, ...]
+    request: web.Request,
+    environment: str,
+    projects: tuple[str, ...] | None,
+    metrics: tuple[ImpactMetric, ...],
 ) -> None:
     """Impact metrics written in their own unit of work (not behind the answer: a
     safeguard reads them); a store outage drops them, logged, and the answer stays the
     SDK's 202 (docs/release-plans.md)."""
     try:
         await call(
-            request, service(request).impact_metrics.record_sdk_impact_metrics, environment, metrics
+            request,
+            service(request).impact_metrics.record_sdk_impact_metrics,
+            environment,
+            metrics,
+            projects=projects,
         )
     except FlagcoreError as error:
         _impact_log.warning("impact metrics not kept: %s", error.message)
@@ -498,4 +505,4 @@ async def record_metrics(
     if held.over_budget:
         dropped.labels("row_budget").inc()
     if impact_metrics:
-        await record_impact(request, environment, impact_metrics)
+        await record_impact(request, environment, projects, impact_metrics)
