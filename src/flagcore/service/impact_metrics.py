@@ -6,7 +6,7 @@ and read over a window by release plan safeguards.
 Bounded: a report's size (`flagcore.wire.impact_metrics`), at most
 `MAX_SERIES_PER_ENVIRONMENT` series per environment (a flag's metric; a new one past it is
 not kept) and `MAX_SERIES_PER_FLAG` per flag, points older than `POINTS_KEPT` deleted as
-new ones come, so an environment holds at most 100 series × 1,440 minutes of rows.
+new ones come, so an environment holds at most 300 series × 1,440 minutes of rows.
 Samples of flags that do not exist are not kept (a made-up name makes no row).
 """
 
@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 FLAG_LABEL = "featureName"
-MAX_SERIES_PER_ENVIRONMENT = 100
+MAX_SERIES_PER_ENVIRONMENT = 300
 MAX_SERIES_PER_FLAG = 20
 POINTS_KEPT = dt.timedelta(days=1)
 _PRUNED_PER_WRITE = 500
