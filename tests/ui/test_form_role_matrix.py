@@ -208,6 +208,16 @@ FORMS: dict[str, Form] = {
     _FLAG + "/environments/{environment}/release-plans/{plan}/remove": _f(
         {}, P.DELETE_FEATURE_STRATEGY, beta=True, plan="plan"
     ),
+    "/ui/release-templates": _f(
+        {"name": "made", "milestones-0-name": "all", "milestones-0-rollout": "100"},
+        P.RELEASE_PLAN_TEMPLATE_CREATE,
+    ),
+    "/ui/release-templates/{id}/archive": _f(
+        {}, P.RELEASE_PLAN_TEMPLATE_DELETE, id="archived_template"
+    ),
+    "/ui/release-templates/{id}/delete": _f(
+        {}, P.RELEASE_PLAN_TEMPLATE_DELETE, id="doomed_template"
+    ),
 }
 """Every UI form that changes what is shared → fields an allowed person's post succeeds
 with, the permission it needs, and which world object fills each slot of its path (the

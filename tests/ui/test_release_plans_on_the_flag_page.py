@@ -106,7 +106,7 @@ def test_a_release_plan_is_added_moved_on_paused_by_a_safeguard_and_removed(
     expect(plan_box.get_by_role("status")).to_have_count(0)
     expect(plan_box).to_contain_text("100% starts on its own at")
 
-    plan_box.get_by_role("button", name="Remove the release plan in development").click()
+    plan_box.get_by_role("button", name="Remove release plan in development").click()
     expect(plan_box.get_by_role("button", name="Add release plan in development")).to_be_visible()
     assert server.api("GET", PLANS) == []
     assert page.dialogs == []  # type: ignore[attr-defined]
@@ -127,3 +127,49 @@ def test_a_viewer_sees_the_plan_and_no_button_to_move_it(page: Page, server: Ser
     other = page.get_by_role("group", name="Release plan in production")
     expect(other).to_contain_text("None.")
     expect(other.locator("form")).to_have_count(0)
+
+
+def test_a_release_template_is_made_from_milestone_rows_refused_as_typed_and_archived(
+    signed_in: Page, server: Server, shot: Any
+) -> None:
+    page = signed_in
+    page.get_by_role("link", name="Release templates").click()
+    expect(page.get_by_role("heading", name="Release templates", exact=True)).to_be_visible()
+    page.get_by_label("Name", exact=True).fill("Careful")
+    page.get_by_label("Milestone 1 name").fill("canary")
+    page.get_by_label("Milestone 1 rollout (0–100)").fill("5")
+    page.get_by_label("Milestone 1: minutes before the next starts (optional)").fill("30")
+    # Row 2 left blank: row 3 is the second milestone, and its error shows at row 3.
+    page.get_by_label("Milestone 3 name").fill("everyone")
+    page.get_by_label("Milestone 3 rollout (0–100)").fill("150")
+    page.get_by_role("button", name="Create release template").click()
+    expect(page.locator("[role=alert]").first).to_be_visible()
+    expect(page.get_by_label("Milestone 3 rollout (0–100)")).to_have_attribute(
+        "aria-invalid", "true"
+    )
+    expect(page.get_by_label("Milestone 3 rollout (0–100)")).to_have_value("150")
+    expect(
+        page.get_by_label("Milestone 1: minutes before the next starts (optional)")
+    ).to_have_value("30")
+    assert server.api("GET", "/api/admin/release-plan-templates") == []
+
+    page.get_by_label("Milestone 3 rollout (0–100)").fill("100")
+    page.get_by_role("button", name="Create release template").click()
+    row = page.get_by_role("row", name="Careful")
+    expect(row).to_contain_text("canary (30 min) → everyone")
+    shot(page, "release-templates")
+    (made,) = server.api("GET", "/api/admin/release-plan-templates")
+    assert [m["name"] for m in made["milestones"]] == ["canary", "everyone"]
+    assert made["milestones"][0]["transitionCondition"] == {"intervalMinutes": 30}
+    assert made["milestones"][1]["strategies"][0]["parameters"]["rollout"] == "100"
+
+    server.api("POST", "/api/admin/release-plan-templates", {**_template(), "name": "Other"})
+    page.reload()
+    page.get_by_role("button", name="Archive release template Careful").click()
+    expect(page.get_by_role("row", name="Careful")).to_have_count(0)
+    page.get_by_role("button", name="Delete release template Other").click()
+    expect(page.get_by_role("row", name="Other")).to_have_count(0)
+    assert server.api("GET", "/api/admin/release-plan-templates") == []
+    archived = server.api("GET", f"/api/admin/release-plan-templates/{made['id']}")
+    assert archived["archivedAt"] is not None
+    assert page.dialogs == []  # type: ignore[attr-defined]

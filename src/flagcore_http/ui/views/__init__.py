@@ -24,6 +24,7 @@ from flagcore_http.ui.views import (
     projects,
     provider_sign_in,
     release_plans,
+    release_templates,
     roles,
     segments,
     service_accounts,
@@ -71,5 +72,6 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     strategy_definitions.routes,
     roles.routes,
     release_plans.routes,
+    release_templates.routes,
     sign_in.routes,
 )
