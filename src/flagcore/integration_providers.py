@@ -75,6 +75,9 @@ EVENT_TYPES: tuple[str, ...] = (
     "addon-config-created",
     "addon-config-updated",
     "addon-config-deleted",
+    "release-plan-added",
+    "release-plan-removed",
+    "release-plan-milestone-started",
 )
 
 

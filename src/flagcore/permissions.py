@@ -76,6 +76,10 @@ class Permission(enum.StrEnum):
     APPROVE_CHANGE_REQUEST = "APPROVE_CHANGE_REQUEST"
     APPLY_CHANGE_REQUEST = "APPLY_CHANGE_REQUEST"
     SKIP_CHANGE_REQUEST = "SKIP_CHANGE_REQUEST"
+    # Release templates (issue 32): enterprise in Unleash, with its names; root-wide.
+    RELEASE_PLAN_TEMPLATE_CREATE = "RELEASE_PLAN_TEMPLATE_CREATE"
+    RELEASE_PLAN_TEMPLATE_UPDATE = "RELEASE_PLAN_TEMPLATE_UPDATE"
+    RELEASE_PLAN_TEMPLATE_DELETE = "RELEASE_PLAN_TEMPLATE_DELETE"
 
 
 P = Permission
@@ -208,6 +212,20 @@ OPERATIONS: Mapping[str, Permission] = {
     "uncomplete_flag": P.UPDATE_FEATURE,
     "set_type_lifetime": P.ADMIN,  # Unleash's PUT /api/admin/feature-types/<id>/lifetimes
     "announce_potentially_stale": P.ADMIN,  # the server's hourly check
+    "create_release_plan_template": P.RELEASE_PLAN_TEMPLATE_CREATE,  # release plans (issue 32)
+    "update_release_plan_template": P.RELEASE_PLAN_TEMPLATE_UPDATE,
+    "archive_release_plan_template": P.RELEASE_PLAN_TEMPLATE_DELETE,
+    "delete_release_plan_template": P.RELEASE_PLAN_TEMPLATE_DELETE,
+    "add_release_plan": P.CREATE_FEATURE_STRATEGY,  # as Unleash's UI guards them
+    "remove_release_plan": P.DELETE_FEATURE_STRATEGY,
+    "start_release_plan_milestone": P.UPDATE_FEATURE_STRATEGY,
+    "change_milestone_progression": P.UPDATE_FEATURE_STRATEGY,
+    "delete_milestone_progression": P.UPDATE_FEATURE_STRATEGY,
+    "resume_milestone_progressions": P.UPDATE_FEATURE_STRATEGY,
+    "put_release_plan_safeguard": P.UPDATE_FEATURE_STRATEGY,
+    "delete_release_plan_safeguard": P.UPDATE_FEATURE_STRATEGY,
+    "post_impact_metrics": P.UPDATE_FEATURE_STRATEGY,  # an operator's samples for a flag
+    "advance_release_plan": P.ADMIN,  # the server's worker: progressions and safeguards
 }
 """Each write of the service → the permission it needs. `tests/core/test_permissions.py`
 checks that every service method taking an actor is in here."""

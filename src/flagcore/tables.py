@@ -52,6 +52,7 @@ from flagcore.people import (
     UserSession,
 )
 from flagcore.permissions import Role, RoleAssignment
+from flagcore.release_plans import ImpactPoint, ImpactSeries, ReleasePlan, ReleasePlanTemplate
 
 __all__ = [
     "ACTION_EXECUTIONS",
@@ -70,6 +71,8 @@ __all__ = [
     "FLAG_ENVIRONMENTS",
     "FLAG_STAGES",
     "FLAG_TAGS",
+    "IMPACT_POINTS",
+    "IMPACT_SERIES",
     "INTEGRATIONS",
     "INTEGRATION_CURSORS",
     "INTEGRATION_DELIVERIES",
@@ -77,6 +80,8 @@ __all__ = [
     "NOT_NULL",
     "PERSONAL_TOKENS",
     "PROJECTS",
+    "RELEASE_PLANS",
+    "RELEASE_PLAN_TEMPLATES",
     "ROLES",
     "ROLE_ASSIGNMENTS",
     "SEGMENTS",
@@ -344,6 +349,37 @@ CHANGE_REQUESTS = Table(
     deleted_with=(("projects", "project"),),
 )
 
+# Release plans (issue 32): templates kept whole as documents; a plan keeps its
+# milestones and safeguards inside its row, goes with its flag, and is found by the
+# worker through ``next_move_at``.
+RELEASE_PLAN_TEMPLATES = Table(
+    ReleasePlanTemplate, "release_plan_templates", key=("id",), order=("id",)
+)
+RELEASE_PLANS = Table(
+    ReleasePlan,
+    "release_plans",
+    key=("id",),
+    order=("id",),
+    deleted_with=(("flags", "flag"),),
+)
+# Impact metrics (issue 32): the series each environment reports (bounded), and one row
+# per series and minute, kept a day.
+IMPACT_SERIES = Table(
+    ImpactSeries,
+    "impact_series",
+    key=("environment", "flag", "name"),
+    order=("environment", "flag", "name"),
+    deleted_with=(("flags", "flag"),),
+)
+IMPACT_POINTS = Table(
+    ImpactPoint,
+    "impact_points",
+    key=("environment", "flag", "name", "minute"),
+    # Newest first: a safeguard reads the last few minutes of a series with a limit.
+    order=("environment", "flag", "name", "-minute"),
+    deleted_with=(("flags", "flag"),),
+)
+
 TABLES: tuple[Table[Any], ...] = (
     PROJECTS,
     ENVIRONMENTS,
@@ -379,6 +415,10 @@ TABLES: tuple[Table[Any], ...] = (
     CODE_SCANS,
     FLAG_STAGES,
     FEATURE_TYPE_LIFETIMES,
+    RELEASE_PLAN_TEMPLATES,
+    RELEASE_PLANS,
+    IMPACT_SERIES,
+    IMPACT_POINTS,
 )
 """Every table a generic store keeps, each after the tables it refers to (metric buckets
 and SDK instances have their own methods: counts that add up and merges are logic, not

@@ -6,6 +6,7 @@ core (``flagcore``) does no I/O and never imports aiohttp. Install it with
 """
 
 from flagcore_client.asyncio_client import AsyncFlagClient, FetchMode
+from flagcore_client.impact import ImpactMetrics
 from flagcore_client.sync_client import FlagClient
 
-__all__ = ["AsyncFlagClient", "FetchMode", "FlagClient"]
+__all__ = ["AsyncFlagClient", "FetchMode", "FlagClient", "ImpactMetrics"]

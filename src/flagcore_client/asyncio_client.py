@@ -26,6 +26,7 @@ import aiohttp
 
 from flagcore import BUILTIN_STRATEGIES, Context, CustomStrategy, Engine, VariantResult
 from flagcore.errors import FlagcoreError
+from flagcore_client.impact import ImpactMetrics
 from flagcore_client.metrics import UsageCounts
 from flagcore_client.sse import read_events
 from flagcore_client.state import ClientState
@@ -91,6 +92,9 @@ class AsyncFlagClient:
         self._engine = Engine(custom_strategies=custom_strategies)
         self._state = ClientState()
         self._counts = UsageCounts()
+        # Counters, gauges and histograms about flags' effects, sent with the usage
+        # counts (Unleash 8's ``impactMetrics``; release plan safeguards read them).
+        self.impact_metrics = ImpactMetrics()
         self._etag: str | None = None
         self._last_event_id: str | None = None
         self._session: aiohttp.ClientSession | None = None
@@ -331,10 +335,19 @@ class AsyncFlagClient:
 
     async def _send_metrics(self) -> None:
         assert self._session is not None
-        bucket = self._counts.take()
-        if bucket is None:
+        counted = self._counts.take()
+        impact = self.impact_metrics.take()
+        if counted is None and impact is None:
             return
-        body = {"appName": self.app_name, "instanceId": self.instance_id, "bucket": bucket}
+        now = dt.datetime.now(dt.UTC).isoformat()
+        bucket = counted or {"start": now, "stop": now, "toggles": {}}
+        body: dict[str, Any] = {
+            "appName": self.app_name,
+            "instanceId": self.instance_id,
+            "bucket": bucket,
+        }
+        if impact is not None:
+            body["impactMetrics"] = impact
         try:
             async with self._session.post(
                 self.url + "/client/metrics",
@@ -342,7 +355,15 @@ class AsyncFlagClient:
                 timeout=aiohttp.ClientTimeout(total=self._timeout),
             ) as response:
                 if response.status >= 500:
-                    self._counts.give_back(bucket)
+                    self._given_back(counted, impact)
         except BaseException:
-            self._counts.give_back(bucket)
+            self._given_back(counted, impact)
             raise
+
+    def _given_back(
+        self, counted: dict[str, Any] | None, impact: list[dict[str, Any]] | None
+    ) -> None:
+        if counted is not None:
+            self._counts.give_back(counted)
+        if impact is not None:
+            self.impact_metrics.give_back(impact)

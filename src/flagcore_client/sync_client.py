@@ -11,6 +11,7 @@ from typing import Any
 
 from flagcore import Context, CustomStrategy, VariantResult
 from flagcore_client.asyncio_client import AsyncFlagClient, FetchMode
+from flagcore_client.impact import ImpactMetrics
 
 __all__ = ["FlagClient"]
 
@@ -92,6 +93,11 @@ class FlagClient:
     @property
     def mode(self) -> FetchMode:
         return self._client.mode
+
+    @property
+    def impact_metrics(self) -> ImpactMetrics:
+        """Counters, gauges and histograms sent with the usage metrics (thread-safe)."""
+        return self._client.impact_metrics
 
     @property
     def flag_names(self) -> list[str]:

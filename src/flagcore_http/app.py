@@ -38,6 +38,7 @@ from flagcore_http.metrics import (
 )
 from flagcore_http.preview_scoring import PREVIEW_SLOT
 from flagcore_http.rate_limits import RATE_LIMITS, RateLimits
+from flagcore_http.release_progressions import release_plan_runner
 from flagcore_http.request_log import REQUEST_LOG, RequestLog
 from flagcore_http.route_modules import route_tables
 from flagcore_http.routes import client, frontend
@@ -114,6 +115,7 @@ def create_app(service: Service, config: ServerConfig | None = None) -> web.Appl
     app.cleanup_ctx.append(usage_flush)  # ...and held SDK usage written before that
     app.cleanup_ctx.append(context_sample_flush(config.preview_sample_flush_interval))
     app.cleanup_ctx.append(schedule_runner)  # scheduled change requests (issue 30)
+    app.cleanup_ctx.append(release_plan_runner)  # release plans' progressions (issue 32)
     app[HUB] = StreamingHub(service, app[WORKER], hub_settings(config))
     app.cleanup_ctx.append(hub_lifetime)
     # integrations out (issue 31): the event log followed, owed deliveries sent

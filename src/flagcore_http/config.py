@@ -1564,7 +1564,8 @@ SETTINGS: tuple[Setting, ...] = (
         _duration(0.05, 60),
         default="0.5",
         section=_INTEGRATIONS,
-        help="seconds between looks for scheduled change requests that are due",
+        help="seconds between looks for scheduled change requests and release plan "
+        "progressions that are due",
     ),
     Setting(
         "FLAGCORE_METRICS_DAILY_RETENTION_DAYS",

@@ -52,18 +52,27 @@ __all__ = [
     "LifetimeBody",
     "LoginBody",
     "MatchBody",
+    "MilestoneBody",
     "NameBody",
     "PasswordBody",
     "PayloadFilterBody",
     "PermissionBody",
     "PreviewBody",
+    "ProgressionBody",
     "ProjectAccessBody",
+    "ReleasePlanTemplateBody",
     "RoleBody",
+    "SafeguardActionBody",
+    "SafeguardBody",
+    "SafeguardMetricBody",
+    "SafeguardTriggerBody",
     "SegmentBody",
     "SignalTokenBody",
     "SortOrderItem",
     "StrategySegments",
     "TagBody",
+    "TemplateIdBody",
+    "TransitionConditionBody",
     "UpdateEnvironment",
     "UpdateFlag",
     "UpdateProject",
@@ -485,6 +494,89 @@ class CompleteFlagBody:
 
 
 @attrs.frozen
+class TransitionConditionBody:
+    """Unleash's ``transitionConditionSchema``: minutes before the next milestone starts."""
+
+    interval_minutes: int
+
+
+@attrs.frozen
+class MilestoneBody:
+    """Unleash's ``createReleasePlanMilestoneSchema`` (with ``transitionCondition``). An
+    ``id`` the frontend sends for its draft is taken and not kept: the server gives each
+    milestone its own."""
+
+    name: str
+    sort_order: int
+    strategies: tuple[Strategy, ...] = ()
+    transition_condition: TransitionConditionBody | None = None
+    id: str | None = None
+
+
+@attrs.frozen
+class ReleasePlanTemplateBody:
+    """Unleash's ``createReleasePlanTemplateSchema`` (and the update's)."""
+
+    name: str
+    milestones: tuple[MilestoneBody, ...]
+    description: str | None = None
+
+
+@attrs.frozen
+class TemplateIdBody:
+    """Unleash's ``releasePlanTemplateIdSchema``: the template applied to a flag."""
+
+    template_id: str
+
+
+@attrs.frozen
+class ProgressionBody:
+    """Unleash's ``changeMilestoneProgressionSchema``."""
+
+    target_milestone: str
+    transition_condition: TransitionConditionBody
+
+
+@attrs.frozen
+class SafeguardMetricBody:
+    """Unleash's ``createSafeguardSchema.impactMetric``; ``windowMinutes`` (instead of
+    ``timeRange``) and ``ratioOf`` are flagcore's. Label selectors other than none are
+    refused: a plan's safeguard reads its own flag and environment."""
+
+    metric_name: str
+    aggregation_mode: str
+    time_range: str | None = None
+    window_minutes: int | None = None
+    ratio_of: str | None = None
+    label_selectors: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+    source: str | None = None
+
+
+@attrs.frozen
+class SafeguardTriggerBody:
+    """Unleash's ``safeguardTriggerConditionSchema``."""
+
+    operator: str
+    threshold: float
+
+
+@attrs.frozen
+class SafeguardActionBody:
+    """flagcore's: ``pausePlan`` (Unleash's only action) or ``rollbackPlan``."""
+
+    type: str
+
+
+@attrs.frozen
+class SafeguardBody:
+    """Unleash's ``createSafeguardSchema``, with flagcore's optional ``action``."""
+
+    impact_metric: SafeguardMetricBody
+    trigger_condition: SafeguardTriggerBody
+    action: SafeguardActionBody | None = None
+
+
+@attrs.frozen
 class LifetimeBody:
     """Unleash's ``updateFeatureTypeLifetimeSchema``: days, 0 for never (null, which
     Unleash also takes for never, is refused: the key is required and says it with 0)."""
@@ -554,6 +646,25 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     CodeScanBody: {},
     CompleteFlagBody: {"status_value": "statusValue"},
     LifetimeBody: {"lifetime_days": "lifetimeDays"},
+    TransitionConditionBody: {"interval_minutes": "intervalMinutes"},
+    MilestoneBody: {"sort_order": "sortOrder", "transition_condition": "transitionCondition"},
+    ReleasePlanTemplateBody: {},
+    TemplateIdBody: {"template_id": "templateId"},
+    ProgressionBody: {
+        "target_milestone": "targetMilestone",
+        "transition_condition": "transitionCondition",
+    },
+    SafeguardMetricBody: {
+        "metric_name": "metricName",
+        "aggregation_mode": "aggregationMode",
+        "time_range": "timeRange",
+        "window_minutes": "windowMinutes",
+        "ratio_of": "ratioOf",
+        "label_selectors": "labelSelectors",
+    },
+    SafeguardTriggerBody: {},
+    SafeguardActionBody: {},
+    SafeguardBody: {"impact_metric": "impactMetric", "trigger_condition": "triggerCondition"},
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES
@@ -594,8 +705,16 @@ def _strings_object(made: cattrs.Converter) -> Callable[[object, object], dict[s
     return structure
 
 
+def _number(value: object, _type: object) -> float:
+    """A JSON number (a threshold): a string or a boolean is refused, not read as one."""
+    if type(value) in (int, float):
+        return float(value)  # type: ignore[arg-type]
+    raise wire.WrongType("a number", value)
+
+
 def _http_converter() -> cattrs.Converter:
     made = wire.converter.copy()
+    made.register_structure_hook(float, _number)
     for enum_type in (ActionKind, TokenType, Permission, RoleType):
         made.register_structure_hook(enum_type, wire.enum_hook(enum_type))
         made.register_unstructure_hook(enum_type, lambda value: value.value)

@@ -192,6 +192,12 @@ class EntityTable(Generic[_T]):
         self.columns = tuple(found)
         self._by_path = {column.attribute: column for column in self.columns}
         self.key = tuple(self._by_path[path].name for path in table.key)
+        # Key parts written as their columns write them (a time is ISO text, not the
+        # driver's own spelling of a datetime); plain values go as they are.
+        self._key_writers = tuple(
+            None if self._by_path[path].to_sql is _same else self._by_path[path].to_sql
+            for path in table.key
+        )
         self._order = ", ".join(
             f"{self._by_path[path.lstrip('-')].name}{' DESC' if path.startswith('-') else ''}"
             for path in table.order
@@ -258,7 +264,13 @@ class EntityTable(Generic[_T]):
         return reader
 
     def key_params(self, key: Any) -> list[Any]:
-        return list(key) if len(self.key) > 1 else [key]
+        values = list(key) if len(self.key) > 1 else [key]
+        if any(self._key_writers):
+            return [
+                value if write is None else write(value)
+                for write, value in zip(self._key_writers, values, strict=True)
+            ]
+        return values
 
     def select(self, where: Mapping[str, Any] | None = None) -> tuple[str, list[Any]]:
         """``SELECT`` of the rows matching ``where`` (see `flagcore.ports.Records`), in order.

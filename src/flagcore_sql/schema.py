@@ -734,6 +734,61 @@ def m022_daily_metrics(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m023_release_plans(session: SqlSession, dialect: Dialect) -> None:
+    """Release plans (issue 32): templates kept whole as JSON bodies; plans with their
+    milestones and safeguards as JSON inside the row, going with their flag, and the time
+    the worker next looks at each (``next_move_at``, indexed); impact metrics' series and
+    their points per minute."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE release_plan_templates (
+            id TEXT PRIMARY KEY,
+            body TEXT NOT NULL
+        );
+        CREATE TABLE release_plans (
+            id TEXT PRIMARY KEY,
+            template_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            description TEXT,
+            project TEXT NOT NULL,
+            flag TEXT NOT NULL REFERENCES flags(name) ON DELETE CASCADE,
+            environment TEXT NOT NULL,
+            milestones TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            created_by_user_id {bigint} NOT NULL,
+            active_milestone_id TEXT,
+            placed_strategy_ids TEXT NOT NULL,
+            safeguards TEXT NOT NULL,
+            paused_reason TEXT,
+            next_move_at TEXT
+        );
+        CREATE INDEX release_plans_flag ON release_plans(flag, environment);
+        CREATE INDEX release_plans_next_move ON release_plans(next_move_at);
+        CREATE TABLE impact_series (
+            environment TEXT NOT NULL,
+            flag TEXT NOT NULL REFERENCES flags(name) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            first_seen TEXT NOT NULL,
+            PRIMARY KEY (environment, flag, name)
+        );
+        CREATE TABLE impact_points (
+            environment TEXT NOT NULL,
+            flag TEXT NOT NULL REFERENCES flags(name) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            minute TEXT NOT NULL,
+            value DOUBLE PRECISION NOT NULL,
+            count {bigint} NOT NULL,
+            buckets TEXT NOT NULL,
+            PRIMARY KEY (environment, flag, name, minute)
+        );
+        CREATE INDEX impact_points_minute ON impact_points(environment, minute);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -756,5 +811,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m019_code_scans,
         m020_lifecycle,
         m022_daily_metrics,
+        m023_release_plans,
     )
 )

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from flagcore import tables
 from flagcore.change_requests import Change, Comment, Review
 from flagcore.model import Constraint, Dependency, Segment, Variant
+from flagcore.release_plans import Milestone, Safeguard
 from flagcore.wire import (
     converter,
     structure_constraints,
@@ -88,6 +89,18 @@ _SPELLED: dict[str, EntityTable[Any]] = {
                 "rejections": nested_json("rejections", tuple[Review, ...]),
                 "comments": nested_json("comments", tuple[Comment, ...]),
             },
+        ),
+        EntityTable(tables.RELEASE_PLAN_TEMPLATES, document="body"),
+        EntityTable(
+            tables.RELEASE_PLANS,
+            columns={
+                "milestones": nested_json("milestones", tuple[Milestone, ...]),
+                "placed_strategy_ids": nested_json("placed_strategy_ids", tuple[str, ...]),
+                "safeguards": nested_json("safeguards", tuple[Safeguard, ...]),
+            },
+        ),
+        EntityTable(
+            tables.IMPACT_POINTS, columns={"buckets": nested_json("buckets", dict[str, int])}
         ),
         EntityTable(
             tables.EVENTS,

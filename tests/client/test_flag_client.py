@@ -210,3 +210,52 @@ def test_a_write_by_another_process_reaches_the_client_within_a_second(
             store.close()
         _wait_for(lambda: not flags.is_enabled("checkout"), 1.0)
         assert time.monotonic() - written < 1.0
+
+
+def test_impact_metrics_the_client_records_pause_a_release_plan_through_a_safeguard(
+    server: Server,
+) -> None:
+    """Issue 32: an application's counters and histograms, sent with its usage, reach the
+    flag's series, and the server's runner pauses the plan their error rate trips."""
+    server.admin("POST", FLAGS, {"name": "checkout"})
+    milestones = [
+        {
+            "name": f"{p}%",
+            "sortOrder": i,
+            "strategies": [{"name": "flexibleRollout", "parameters": {"rollout": str(p)}}],
+            "transitionCondition": {"intervalMinutes": 60},
+        }
+        for i, p in enumerate((10, 100))
+    ]
+    template = server.admin(
+        "POST", "/api/admin/release-plan-templates", {"name": "T", "milestones": milestones}
+    )
+    plans = f"{FLAGS}/checkout/environments/development/release-plans"
+    plan = server.admin("POST", plans, {"templateId": template["id"]})
+    server.admin("POST", f"{plans}/{plan['id']}/milestones/{plan['milestones'][0]['id']}/start")
+    guard = {
+        "impactMetric": {
+            "metricName": "errors",
+            "aggregationMode": "sum",
+            "windowMinutes": 5,
+            "ratioOf": "requests",
+        },
+        "triggerCondition": {"operator": ">", "threshold": 0.02},
+    }
+    server.admin("PUT", f"{plans}/{plan['id']}/safeguards", guard)
+    with FlagClient(server.url + "/api", CLIENT, app_name="shop", metrics_interval=3600) as flags:
+        for i in range(50):
+            flags.impact_metrics.increment_counter("requests", flag="checkout")
+            flags.impact_metrics.observe("latency", 0.02 * i, flag="checkout")
+        flags.impact_metrics.increment_counter("errors", 5, flag="checkout")
+    # close() sent the last report: 5 errors in 50 requests trip the safeguard.
+    _wait_for(lambda: "pausedReason" in server.admin("GET", plans)[0], 10)
+    assert "was 0.1, above 0.02" in server.admin("GET", plans)[0]["pausedReason"]
+    (latency,) = server.admin(
+        "GET",
+        "/api/admin/projects/default/features/checkout/environments/development"
+        "/impact-metrics/latency",
+    )
+    assert latency["count"] == 50
+    assert latency["buckets"]["+Inf"] == 50
+    assert latency["buckets"]["0.1"] == 6  # at most 0.1: 0.00, 0.02, … 0.10

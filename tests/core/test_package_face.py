@@ -66,6 +66,8 @@ PUBLIC_MODULES = frozenset(
         "flagcore.passwords",
         # Change requests (issue 30): their states, actions and stored values.
         "flagcore.change_requests",
+        # Release plans (issue 32): templates, plans, milestones and safeguards.
+        "flagcore.release_plans",
     }
 )
 

@@ -159,6 +159,7 @@ _ACTION_SET = {
     "actions": [],
 }
 _CR = "/api/admin/projects/{project}/change-requests"
+_ON_F = "/api/admin/projects/{project}/features/{name}/environments/{environment}"
 _CR_ENV = "/api/admin/projects/{project}/environments/{environment}/change-requests"
 _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
     ("GET", "/api/admin/projects/{project}/features"): None,
@@ -260,6 +261,26 @@ _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
         "enabled": False
     },
     ("GET", _CR + "/{id}/preview"): None,
+    # Release plans (issue 32).
+    ("GET", _ON_F + "/release-plans"): None,
+    ("POST", _ON_F + "/release-plans"): {"templateId": "t"},
+    ("DELETE", _ON_F + "/release-plans/{plan}"): None,
+    ("POST", _ON_F + "/release-plans/{plan}/milestones/{milestone}/start"): None,
+    ("PUT", _ON_F + "/progressions/{milestone}"): {
+        "targetMilestone": "m2",
+        "transitionCondition": {"intervalMinutes": 5},
+    },
+    ("DELETE", _ON_F + "/progressions/{milestone}"): None,
+    ("POST", _ON_F + "/progressions/{plan}/resume"): None,
+    ("PUT", _ON_F + "/release-plans/{plan}/safeguards"): {
+        "impactMetric": {"metricName": "errors", "aggregationMode": "sum", "timeRange": "hour"},
+        "triggerCondition": {"operator": ">", "threshold": 1},
+    },
+    ("DELETE", _ON_F + "/release-plans/{plan}/safeguards/{safeguard}"): None,
+    ("POST", _ON_F + "/impact-metrics"): {
+        "impactMetrics": [{"name": "errors", "type": "counter", "samples": [{"value": 1}]}]
+    },
+    ("GET", _ON_F + "/impact-metrics/{metric}"): None,
 }
 
 
@@ -292,6 +313,10 @@ async def test_every_project_scoped_route_answers_404_for_an_unknown_project(api
         "userId": "1",
         "changeId": "1",
         "feature": "f",
+        "plan": "p",
+        "milestone": "m",
+        "safeguard": "s",
+        "metric": "errors",
     }
     for (method, template), body in _PROJECT_ROUTES.items():
         # An action set's {id} is a number, and the project is still what is unknown.

@@ -30,6 +30,11 @@ _READS = re.compile(
 )
 # Handlers that read their JSON by hand (free-form, or Unleash's looser SDK bodies).
 _HAND_READ = {
+    # Issue 32: impact metrics, read as SDKs send them (flagcore.wire.read_impact_metrics).
+    (
+        "POST",
+        "/api/admin/projects/{project}/features/{name}/environments/{environment}/impact-metrics",
+    ),
     ("PATCH", "/api/admin/projects/{project}/features/{name}"),
     ("POST", "/api/admin/features/validate"),
     ("POST", "/api/client/register"),
@@ -121,6 +126,8 @@ def _wrong_types(type_: Any) -> list[Any]:
         return ["true", 1, 0]
     if type_ is int:
         return ["5", True, 1.5, 2**63, -(2**63) - 1, [1]]
+    if type_ is float:
+        return ["5", True, [1], {"a": 1}]
     if typing.get_origin(type_) is tuple:
         return ["u1,u2", {"a": 1}, 5]
     if typing.get_origin(type_) is Mapping or type_ is Mapping:
@@ -179,6 +186,8 @@ def test_the_walk_finds_the_request_classes_of_the_admin_api() -> None:
     bodiless |= {(m, p) for m, p in writes if p.endswith("/resend")}  # an integration's delivery
     bodiless |= {(m, p) for m, p in writes if p.endswith(("/deprecate", "/reactivate"))}
     bodiless |= {(m, p) for m, p in writes if p.endswith("/lifecycle/uncomplete")}
+    bodiless |= {(m, p) for m, p in writes if p.endswith(("/start", "/resume"))}  # releases
+    bodiless |= {(m, p) for m, p in writes if "/release-plan-templates/archive/" in p}
     assert writes - bodiless == _HAND_READ
 
 

@@ -80,6 +80,9 @@ def _seeded(service: Service) -> dict[str, str]:
         "endpoint": str(endpoint.id),
         "userId": "1",
         "changeId": "1",
+        "template": "no-such-template",
+        "plan": "no-such-plan",
+        "milestone": "no-such-milestone",
     }
 
 

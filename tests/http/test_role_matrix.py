@@ -34,7 +34,9 @@ from flagcore.entities import (
 from flagcore.model import Constraint
 from flagcore.people import RootRole
 from flagcore.permissions import Grant, Permission, RoleType
-from flagcore.service import IntegrationSpec, NewRole, NewUser, Service
+from flagcore.release_plans import Milestone
+from flagcore.service import IntegrationSpec, NewRole, NewUser, Service, checked_safeguard
+from flagcore.tables import RELEASE_PLANS
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
 from flagcore_store_sqlite import SqliteStore
@@ -62,6 +64,10 @@ _ADDON = {
 _CR_DRAFTS = "/api/admin/projects/{{cr_project}}/environments/{env}/change-requests"
 _CR_CONFIG = "/api/admin/projects/{cr_project}/environments/{environment}/change-requests/config"
 _CR = "/api/admin/projects/{cr_project}/change-requests"
+_TEMPLATES = "/api/admin/release-plan-templates"
+_ON_F = _FEATURE + "/environments/{environment}"
+_PLAN = _ON_F + "/release-plans/{plan}"
+_MILESTONES = [{"name": "only", "sortOrder": 0, "strategies": [{"name": "default"}]}]
 
 
 @attrs.frozen
@@ -278,6 +284,50 @@ CASES: dict[tuple[str, str], Case] = {
         },
         P.ADMIN,
     ),
+    # Release plans (issue 32): the world's plan on f in development, in this order.
+    ("POST", _TEMPLATES): Case(
+        {"name": "made", "milestones": _MILESTONES}, P.RELEASE_PLAN_TEMPLATE_CREATE
+    ),
+    ("PUT", _TEMPLATES + "/{template}"): Case(
+        {"name": "renamed", "milestones": _MILESTONES}, P.RELEASE_PLAN_TEMPLATE_UPDATE
+    ),
+    ("POST", _TEMPLATES + "/archive/{archived_template}"): Case(
+        None, P.RELEASE_PLAN_TEMPLATE_DELETE
+    ),
+    ("DELETE", _TEMPLATES + "/{doomed_template}"): Case(None, P.RELEASE_PLAN_TEMPLATE_DELETE),
+    (
+        "POST",
+        "/api/admin/projects/{project}/features/{plan_flag}/environments/{environment}"
+        "/release-plans",
+    ): Case({"templateId": "{template}"}, P.CREATE_FEATURE_STRATEGY),
+    ("POST", _PLAN + "/milestones/{milestone}/start"): Case(None, P.UPDATE_FEATURE_STRATEGY),
+    ("PUT", _ON_F + "/progressions/{first_milestone}"): Case(
+        {"targetMilestone": "{milestone}", "transitionCondition": {"intervalMinutes": 60}},
+        P.UPDATE_FEATURE_STRATEGY,
+    ),
+    ("DELETE", _ON_F + "/progressions/{progressed_milestone}"): Case(
+        None, P.UPDATE_FEATURE_STRATEGY
+    ),
+    ("POST", _FEATURE + "/environments/{prod}/progressions/{paused_plan}/resume"): Case(
+        None, P.UPDATE_FEATURE_STRATEGY
+    ),
+    ("PUT", _PLAN + "/safeguards"): Case(
+        {
+            "impactMetric": {
+                "metricName": "errors",
+                "aggregationMode": "count",
+                "timeRange": "hour",
+            },
+            "triggerCondition": {"operator": ">", "threshold": 5},
+        },
+        P.UPDATE_FEATURE_STRATEGY,
+    ),
+    ("DELETE", _PLAN + "/safeguards/{safeguard}"): Case(None, P.UPDATE_FEATURE_STRATEGY),
+    ("DELETE", _PLAN): Case(None, P.DELETE_FEATURE_STRATEGY),
+    ("POST", _ON_F + "/impact-metrics"): Case(
+        {"impactMetrics": [{"name": "errors", "type": "counter", "samples": [{"value": 1}]}]},
+        P.UPDATE_FEATURE_STRATEGY,
+    ),
 }
 """Every admin write route → a body an allowed person's request succeeds with, and the
 permission Unleash names for it. ``{...}`` in a path or body is filled from the world."""
@@ -368,6 +418,13 @@ def _normal(template: str) -> str:
         ("{own_cr}", "{id}"),
         ("{first_change}", "{changeId}"),
         ("{second_change}", "{changeId}"),
+        ("{archived_template}", "{template}"),
+        ("{doomed_template}", "{template}"),
+        ("{plan_flag}", "{name}"),
+        ("{first_milestone}", "{milestone}"),
+        ("{progressed_milestone}", "{milestone}"),
+        ("{prod}", "{environment}"),
+        ("{paused_plan}", "{plan}"),
     ):
         template = template.replace(alias, name)
     return template
@@ -449,7 +506,33 @@ def _world(service: Service) -> dict[str, Any]:
         service.change_requests.set_change_request_config(
             "gamma", environment, enabled=True, required_approvals=1
         )
+    plans = service.release_plans
+    steps = [Milestone("", name, i, (Strategy("default"),)) for i, name in enumerate("abc")]
+    template, archived, doomed_template = (
+        service.release_templates.create_release_plan_template(name, None, steps)
+        for name in ("kept", "archived", "doomed")
+    )
+    plan = plans.add_release_plan("beta", "f", "development", template.id)
+    first, second, third = plan.milestones
+    plans.start_release_plan_milestone("beta", "f", "development", plan.id, first.id)
+    plans.change_milestone_progression("beta", "f", "development", second.id, third.id, 30)
+    guard = checked_safeguard("errors", "count", ">", 1.0, 60)
+    safeguard = plans.put_release_plan_safeguard("beta", "f", "development", plan.id, guard)
+    paused = plans.add_release_plan("beta", "f", "production", template.id)
+    with service.context.unit() as tx:
+        tx.save_record(RELEASE_PLANS, attrs.evolve(paused, paused_reason="errors above 1"))
     return {
+        "template": template.id,
+        "archived_template": archived.id,
+        "doomed_template": doomed_template.id,
+        "plan_flag": "parent",
+        "plan": plan.id,
+        "milestone": second.id,
+        "first_milestone": first.id,
+        "progressed_milestone": second.id,
+        "prod": "production",
+        "paused_plan": paused.id,
+        "safeguard": safeguard.safeguards[0].id,
         "cr_project": "gamma",
         "cr_env": "production",
         "staging": "staging",
@@ -568,6 +651,7 @@ def _snapshot(service: Service) -> Any:
         service.environments.list_environments(),
         service.code_references.list_code_scans(),
         service.feature_types.list_feature_types(),
+        service.release_templates.list_release_plan_templates(),
     )
 
 

@@ -234,6 +234,17 @@ def _seed(server: Server) -> list[str]:
     custom = {"name": "byPlan", "parameters": [{"name": "plans", "type": "list"}]}
     server.api("POST", "/api/admin/strategies", custom)
     server.api("PUT", f"{FLAGS}/quiet-flag", {"description": "changed", "type": "release"})
+    # release plans (issue 32): a template, and a plan on labelled's first milestone
+    milestones = [
+        {"name": f"{p}%", "sortOrder": i, "strategies": [{"name": "default"}]}
+        for i, p in enumerate((10, 100))
+    ]
+    template = server.api(
+        "POST", "/api/admin/release-plan-templates", {"name": "Steps", "milestones": milestones}
+    )
+    plans = f"{FLAGS}/labelled/environments/development/release-plans"
+    plan = server.api("POST", plans, {"templateId": template["id"]})
+    server.api("POST", f"{plans}/{plan['id']}/milestones/{plan['milestones'][0]['id']}/start")
     return [
         "/ui/flags",
         "/ui/flags?project=default&q=lab",
@@ -286,6 +297,7 @@ def _seed(server: Server) -> list[str]:
         "/ui/change-requests",
         f"/ui/change-requests/default/{draft['id']}",
         "/ui/flags/labelled/environments/production/strategies/new",
+        "/ui/release-templates",
     ]
 
 

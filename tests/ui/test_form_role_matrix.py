@@ -195,6 +195,28 @@ FORMS: dict[str, Form] = {
     ),
     "/ui/change-requests/{project_id}/{id}/state": _f(
         {"state": "Approved"}, P.APPROVE_CHANGE_REQUEST, project_id="cr_project", id="ui_cr"
+    ),  # release plans (issue 32): the API matrix's world plan on f in development
+    _FLAG + "/environments/{environment}/release-plans": _f(
+        {"template": "{template}"}, P.CREATE_FEATURE_STRATEGY, beta=True, name="plan_flag"
+    ),
+    _FLAG + "/environments/{environment}/release-plans/{plan}/milestones/{milestone}/start": _f(
+        {}, P.UPDATE_FEATURE_STRATEGY, beta=True, plan="plan", milestone="milestone"
+    ),
+    _FLAG + "/environments/{environment}/release-plans/{plan}/resume": _f(
+        {}, P.UPDATE_FEATURE_STRATEGY, beta=True, environment="prod", plan="paused_plan"
+    ),
+    _FLAG + "/environments/{environment}/release-plans/{plan}/remove": _f(
+        {}, P.DELETE_FEATURE_STRATEGY, beta=True, plan="plan"
+    ),
+    "/ui/release-templates": _f(
+        {"name": "made", "milestones-0-name": "all", "milestones-0-rollout": "100"},
+        P.RELEASE_PLAN_TEMPLATE_CREATE,
+    ),
+    "/ui/release-templates/{id}/archive": _f(
+        {}, P.RELEASE_PLAN_TEMPLATE_DELETE, id="archived_template"
+    ),
+    "/ui/release-templates/{id}/delete": _f(
+        {}, P.RELEASE_PLAN_TEMPLATE_DELETE, id="doomed_template"
     ),
     "/ui/change-requests/{project_id}/environments/{environment}/config": _f(
         {"enabled": "on", "requiredApprovals": "2"}, P.UPDATE_PROJECT, project_id="cr_project"

@@ -54,6 +54,7 @@ from flagcore.service.frontend import (
     bulk_lists_off_flags,
     frontend_context,
 )
+from flagcore.service.impact_metrics import ImpactMetrics
 from flagcore.service.import_plan import ImportCheck
 from flagcore.service.importing import Importing, ImportReport
 from flagcore.service.instance_copy import CopyReport, InstanceCopy, KindReport
@@ -85,6 +86,9 @@ from flagcore.service.personal_tokens import (
 from flagcore.service.previews import PreviewInput, Previews
 from flagcore.service.projects import Projects
 from flagcore.service.provider_sign_in import ProviderIdentity, ProviderRules, ProviderSignIn
+from flagcore.service.release_plans import ReleasePlans
+from flagcore.service.release_rules import checked_safeguard
+from flagcore.service.release_templates import ReleaseTemplates
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.roles import NewRole, ProjectAccess, Roles
 from flagcore.service.segments import Segments
@@ -195,6 +199,7 @@ __all__ = [
     "UsageSummary",
     "build_frontend_view",
     "bulk_lists_off_flags",
+    "checked_safeguard",
     "client_features_format",
     "custom_headers",
     "frontend_context",
@@ -282,6 +287,13 @@ class Service:
         self.feature_types = FeatureTypes(context)
         self.cleanup = CleanupSuggestions(context)
         self.usage_history = UsageHistory(context)
+        self.impact_metrics = ImpactMetrics(context)
+        self.release_templates = ReleaseTemplates(context)
+        self.release_plans = ReleasePlans(
+            context,
+            strategies=self.strategies,
+            safeguard_reading=self.impact_metrics.safeguard_value,
+        )
         ensure_defaults(context)
 
     @property

@@ -24,6 +24,7 @@
 - `code_reference_answers`: where code names flags, as scans reported it (issue 32).
 - `lifecycle_answers`: a flag's lifecycle stages, in Unleash 7's shape (issue 32).
 - `usage_answers`: a flag's usage history in Unleash's client-metrics shapes (issue 32).
+- `release_plan_answers`: release templates and plans, in Unleash's shape (issue 32).
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 """
 
@@ -39,11 +40,13 @@ from flagcore.wire import (
     delta_events,
     export_answers,
     frontend_answers,
+    impact_metrics,
     import_answers,
     integration_answers,
     lifecycle_answers,
     playground_answers,
     preview_answers,
+    release_plan_answers,
     sdk_bodies,
     signal_answers,
     usage_answers,
@@ -97,12 +100,14 @@ from flagcore.wire.delta_events import *  # noqa: F403
 from flagcore.wire.export_answers import *  # noqa: F403
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.frontend_answers import *  # noqa: F403
+from flagcore.wire.impact_metrics import *  # noqa: F403
 from flagcore.wire.import_answers import *  # noqa: F403
 from flagcore.wire.integration_answers import *  # noqa: F403
 from flagcore.wire.lifecycle_answers import *  # noqa: F403
 from flagcore.wire.playground_answers import *  # noqa: F403
 from flagcore.wire.preview_answers import *  # noqa: F403
 from flagcore.wire.reading import NotFast
+from flagcore.wire.release_plan_answers import *  # noqa: F403
 from flagcore.wire.schema import JsonSchema, SchemaSet, schema_ref
 from flagcore.wire.sdk_bodies import *  # noqa: F403
 from flagcore.wire.signal_answers import *  # noqa: F403
@@ -203,3 +208,5 @@ __all__ += change_payloads.__all__
 __all__ += code_reference_answers.__all__
 __all__ += lifecycle_answers.__all__
 __all__ += usage_answers.__all__
+__all__ += release_plan_answers.__all__
+__all__ += impact_metrics.__all__

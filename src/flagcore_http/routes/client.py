@@ -6,6 +6,7 @@ import asyncio
 import datetime as dt
 import functools
 import json
+import logging
 import time
 from collections.abc import Callable, Collection, Mapping
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 from aiohttp import web
 
 from flagcore.entities import ApiToken, ClientInstance, Tag
-from flagcore.errors import ErrorDetail, InvalidInput, NotFound
+from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
 from flagcore.service import (
     ClientQuery,
@@ -26,6 +27,8 @@ from flagcore.wire import (
     METRICS_SCHEMA,
     REGISTRATION_SCHEMA,
     ClientFeaturesAnswer,
+    ImpactMetric,
+    read_impact_metrics,
     read_metrics_body,
     read_registration,
     registration_started,
@@ -68,6 +71,7 @@ __all__ = [
 ]
 
 routes = web.RouteTableDef()
+_impact_log = logging.getLogger("flagcore.release_plans")
 
 _DEFAULT_ENVIRONMENT = "development"
 POLL_ROUTE = "/api/client/features"  # the path every SDK polls (the fast path's)
@@ -402,6 +406,27 @@ async def save_registration(
     return request.app[USAGE_BUFFER].hold_instance(instance, create=create)
 
 
+async def record_impact(
+    request: web.Request,
+    environment: str,
+    projects: tuple[str, ...] | None,
+    metrics: tuple[ImpactMetric, ...],
+) -> None:
+    """Impact metrics written in their own unit of work (not behind the answer: a
+    safeguard reads them); a store outage drops them, logged, and the answer stays the
+    SDK's 202 (docs/release-plans.md)."""
+    try:
+        await call(
+            request,
+            service(request).impact_metrics.record_sdk_impact_metrics,
+            environment,
+            metrics,
+            projects=projects,
+        )
+    except FlagcoreError as error:
+        _impact_log.warning("impact metrics not kept: %s", error.message)
+
+
 @routes.post("/api/client/metrics")
 @documented({202: None}, body=METRICS_SCHEMA, errors=(429,))
 async def metrics(request: web.Request) -> web.Response:
@@ -439,7 +464,12 @@ async def record_metrics(
     loop, then held and written behind the answer in a merged batch
     (`flagcore_http.usage_buffer`): a post never waits for the store nor fails for want
     of it."""
-    body = read_metrics_body(await _json_object(request))
+    raw = await _json_object(request)
+    body = read_metrics_body(raw)
+    # Unleash 8's impact metrics (issue 32): read before anything is counted, so a bad
+    # one is a 400 and the whole report is not counted.
+    impact = None if frontend or "impactMetrics" not in raw else raw["impactMetrics"]
+    impact_metrics = () if impact is None else read_impact_metrics(impact)
     toggles = body.toggles
     start = body.start or dt.datetime.now(dt.UTC)
     # Only flags in the token's projects are counted (all projects for a "*" token).
@@ -474,3 +504,5 @@ async def record_metrics(
     budget.spent(held.made)
     if held.over_budget:
         dropped.labels("row_budget").inc()
+    if impact_metrics:
+        await record_impact(request, environment, projects, impact_metrics)

@@ -24,6 +24,8 @@ from flagcore_http.ui.views import (
     project_access,
     projects,
     provider_sign_in,
+    release_plans,
+    release_templates,
     roles,
     segments,
     service_accounts,
@@ -71,5 +73,7 @@ ALL_ROUTES: tuple[web.RouteTableDef, ...] = (
     tag_types.routes,
     strategy_definitions.routes,
     roles.routes,
+    release_plans.routes,
+    release_templates.routes,
     sign_in.routes,
 )

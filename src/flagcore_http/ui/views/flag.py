@@ -41,6 +41,7 @@ from flagcore_http.ui.pages import (
     viewer,
 )
 from flagcore_http.ui.usage_chart import UsageView, chosen_range, usage_view
+from flagcore_http.ui.views.release_plan_block import release_view
 from flagcore_http.usage_buffer import flush_usage
 
 __all__ = ["flag_page", "flag_url", "routes"]
@@ -147,6 +148,8 @@ async def flag_page(
             # where a change to the whole flag (dependencies, archiving) is drafted; None: done
             # directly (issue 30)
             "draft_environment": flag_draft_environment(config),
+            # release plans (issue 32): per environment, shown by release_plan.html
+            "release": await release_view(request, details.flag),
         },
         status=status,
     )

@@ -1,0 +1,36 @@
+"""What the flag page shows of release plans (issue 32), per environment: the plan, its
+milestones with the active one, when the next starts on its own, a safeguard's pause, and
+the templates a plan can be made from. Kept apart from the page's module so the forms
+(`release_plans`) can answer with the page without an import loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from flagcore.entities import FlagDefinition
+from flagcore_http.calls import call
+from flagcore_http.ui.pages import svc
+
+__all__ = ["TYPED_TEMPLATE", "release_view"]
+
+TYPED_TEMPLATE = web.RequestKey("typed_release_template", tuple[str, str])
+"""The request's key for the template a refused "add a plan" form chose (shown again)."""
+
+
+async def release_view(request: web.Request, flag: FlagDefinition) -> dict[str, Any]:
+    """``plans``: environment → its plan; ``templates``: those a plan can be made from;
+    ``typed``: the template chosen in a refused form."""
+    if flag.archived:
+        return {"plans": {}, "templates": [], "typed": None}
+    service = svc(request)
+    plans = await call(
+        request, service.release_plans.release_plans_of_flag, flag.project, flag.name
+    )
+    templates = await call(request, service.release_templates.list_release_plan_templates)
+    return {
+        "plans": {plan.environment: plan for plan in plans},
+        "templates": templates,
+        "typed": request.get(TYPED_TEMPLATE),
+    }

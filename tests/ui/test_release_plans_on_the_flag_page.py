@@ -1,0 +1,175 @@
+"""Release plans on the flag page (issue 32), in Chromium: a plan made from a template in
+one environment, its milestones started one after the other (the active one marked, the
+next one's button "Start next"), a safeguard's pause and its reason shown after SDK impact
+metrics tripped it, the pause lifted, the plan removed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import urllib.request
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from tests.ui.conftest import CLIENT, Server, wait_for
+from tests.ui.test_roles_in_forms import _password_sign_in, _person
+
+FLAGS = "/api/admin/projects/default/features"
+PLANS = FLAGS + "/checkout/environments/development/release-plans"
+
+
+def _template() -> dict[str, Any]:
+    return {
+        "name": "Gradual",
+        "description": "10 → 50 → 100",
+        "milestones": [
+            {
+                "name": f"{p}%",
+                "sortOrder": i,
+                "strategies": [{"name": "flexibleRollout", "parameters": {"rollout": str(p)}}],
+                "transitionCondition": {"intervalMinutes": 60},
+            }
+            for i, p in enumerate((10, 50, 100))
+        ],
+    }
+
+
+def _sdk_report(server: Server, errors: int, requests: int) -> None:
+    start = (dt.datetime.now(dt.UTC) - dt.timedelta(minutes=1)).isoformat()
+    samples = {"labels": {"featureName": "checkout"}}
+    body = {
+        "appName": "shop",
+        "instanceId": "i-1",
+        "bucket": {"start": start, "stop": start, "toggles": {}},
+        "impactMetrics": [
+            {"name": n, "help": n, "type": "counter", "samples": [{**samples, "value": v}]}
+            for n, v in (("errors", errors), ("requests", requests))
+        ],
+    }
+    request = urllib.request.Request(
+        server.url + "/api/client/metrics",
+        data=json.dumps(body).encode(),
+        headers={"Authorization": CLIENT, "Content-Type": "application/json"},
+        method="POST",
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 202
+
+
+def test_a_release_plan_is_added_moved_on_paused_by_a_safeguard_and_removed(
+    signed_in: Page, server: Server, shot: Any
+) -> None:
+    server.api("POST", FLAGS, {"name": "checkout"})
+    server.api("POST", "/api/admin/release-plan-templates", _template())
+    page = signed_in
+    page.goto(server.url + "/ui/flags/checkout")
+    plan_box = page.get_by_role("group", name="Release plan in development")
+    plan_box.get_by_label("Release template").select_option(label="Gradual (3 milestones)")
+    plan_box.get_by_role("button", name="Add release plan in development").click()
+    expect(plan_box).to_contain_text("No milestone started yet.")
+
+    plan_box.get_by_role("button", name="Start next: 10% in development").click()
+    expect(plan_box.locator(".active-milestone")).to_have_text("10%")
+    expect(plan_box.locator("[aria-current=step]")).to_contain_text("10%")
+    expect(plan_box).to_contain_text("50% starts on its own at")
+    plan_box.get_by_role("button", name="Start next: 50% in development").click()
+    expect(plan_box.locator(".active-milestone")).to_have_text("50%")
+    strategies = server.api("GET", FLAGS + "/checkout/environments/development/strategies")
+    assert [s["parameters"]["rollout"] for s in strategies] == ["50"]
+
+    (plan,) = server.api("GET", PLANS)
+    guard = {
+        "impactMetric": {
+            "metricName": "errors",
+            "aggregationMode": "sum",
+            "windowMinutes": 5,
+            "ratioOf": "requests",
+        },
+        "triggerCondition": {"operator": ">", "threshold": 0.02},
+    }
+    server.api("PUT", f"{PLANS}/{plan['id']}/safeguards", guard)
+    _sdk_report(server, errors=9, requests=100)
+    wait_for(lambda: "pausedReason" in server.api("GET", PLANS)[0])
+    page.reload()
+    expect(plan_box.get_by_role("status")).to_contain_text(
+        "Paused by a safeguard: errors / requests (sum) over the last 5 minutes was 0.09"
+    )
+    expect(plan_box).to_contain_text("Safeguard: pauses when errors / requests")
+    page.get_by_role("heading", name="Release plan in development").scroll_into_view_if_needed()
+    page.evaluate("window.scrollBy(0, -60)")
+    shot(page, "flag-release-plan-paused")
+
+    (safeguard,) = server.api("GET", PLANS)[0]["safeguards"]
+    server.api("DELETE", f"{PLANS}/{plan['id']}/safeguards/{safeguard['id']}")
+    plan_box.get_by_role("button", name="Resume progression").click()
+    expect(plan_box.get_by_role("status")).to_have_count(0)
+    expect(plan_box).to_contain_text("100% starts on its own at")
+
+    plan_box.get_by_role("button", name="Remove release plan in development").click()
+    expect(plan_box.get_by_role("button", name="Add release plan in development")).to_be_visible()
+    assert server.api("GET", PLANS) == []
+    assert page.dialogs == []  # type: ignore[attr-defined]
+
+
+def test_a_viewer_sees_the_plan_and_no_button_to_move_it(page: Page, server: Server) -> None:
+    server.api("POST", FLAGS, {"name": "checkout"})
+    template = server.api("POST", "/api/admin/release-plan-templates", _template())
+    plan = server.api("POST", PLANS, {"templateId": template["id"]})
+    first = plan["milestones"][0]["id"]
+    server.api("POST", f"{PLANS}/{plan['id']}/milestones/{first}/start")
+    _person(server, "vi@x.io", 3)
+    _password_sign_in(page, server, "vi@x.io")
+    page.goto(server.url + "/ui/flags/checkout")
+    plan_box = page.get_by_role("group", name="Release plan in development")
+    expect(plan_box.locator(".active-milestone")).to_have_text("10%")
+    expect(plan_box.locator("form")).to_have_count(0)
+    other = page.get_by_role("group", name="Release plan in production")
+    expect(other).to_contain_text("None.")
+    expect(other.locator("form")).to_have_count(0)
+
+
+def test_a_release_template_is_made_from_milestone_rows_refused_as_typed_and_archived(
+    signed_in: Page, server: Server, shot: Any
+) -> None:
+    page = signed_in
+    page.get_by_role("link", name="Release templates").click()
+    expect(page.get_by_role("heading", name="Release templates", exact=True)).to_be_visible()
+    page.get_by_label("Name", exact=True).fill("Careful")
+    page.get_by_label("Milestone 1 name").fill("canary")
+    page.get_by_label("Milestone 1 rollout (0–100)").fill("5")
+    page.get_by_label("Milestone 1: minutes before the next starts (optional)").fill("30")
+    # Row 2 left blank: row 3 is the second milestone, and its error shows at row 3.
+    page.get_by_label("Milestone 3 name").fill("everyone")
+    page.get_by_label("Milestone 3 rollout (0–100)").fill("150")
+    page.get_by_role("button", name="Create release template").click()
+    expect(page.locator("[role=alert]").first).to_be_visible()
+    expect(page.get_by_label("Milestone 3 rollout (0–100)")).to_have_attribute(
+        "aria-invalid", "true"
+    )
+    expect(page.get_by_label("Milestone 3 rollout (0–100)")).to_have_value("150")
+    expect(
+        page.get_by_label("Milestone 1: minutes before the next starts (optional)")
+    ).to_have_value("30")
+    assert server.api("GET", "/api/admin/release-plan-templates") == []
+
+    page.get_by_label("Milestone 3 rollout (0–100)").fill("100")
+    page.get_by_role("button", name="Create release template").click()
+    row = page.get_by_role("row", name="Careful")
+    expect(row).to_contain_text("canary (30 min) → everyone")
+    shot(page, "release-templates")
+    (made,) = server.api("GET", "/api/admin/release-plan-templates")
+    assert [m["name"] for m in made["milestones"]] == ["canary", "everyone"]
+    assert made["milestones"][0]["transitionCondition"] == {"intervalMinutes": 30}
+    assert made["milestones"][1]["strategies"][0]["parameters"]["rollout"] == "100"
+
+    server.api("POST", "/api/admin/release-plan-templates", {**_template(), "name": "Other"})
+    page.reload()
+    page.get_by_role("button", name="Archive release template Careful").click()
+    expect(page.get_by_role("row", name="Careful")).to_have_count(0)
+    page.get_by_role("button", name="Delete release template Other").click()
+    expect(page.get_by_role("row", name="Other")).to_have_count(0)
+    assert server.api("GET", "/api/admin/release-plan-templates") == []
+    archived = server.api("GET", f"/api/admin/release-plan-templates/{made['id']}")
+    assert archived["archivedAt"] is not None
+    assert page.dialogs == []  # type: ignore[attr-defined]
