@@ -255,6 +255,7 @@ def _seed(server: Server) -> list[str]:
         "/ui/flags/labelled/environments/production/variants",
         "/ui/archive",
         "/ui/archive/gone/delete",
+        "/ui/cleanup?project=default",
         "/ui/segments",
         "/ui/segments/new",
         f"/ui/segments/{segment['id']}",
