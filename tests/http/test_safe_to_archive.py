@@ -99,7 +99,7 @@ async def test_sdk_reports_of_the_last_30_days_and_code_scans_must_agree(
     await api.json("POST", "/api/admin/code-references", json=scan)
     suggested = await _suggested(api)
     assert sorted(suggested) == ["always-on", "mixed-long-ago", "unused"]  # in-code is used
-    assert suggested["unused"][1] == "no reference in the last scans of 1 sources"
+    assert suggested["unused"][1] == "no reference in the last scan of 1 source"
 
 
 async def test_the_days_weighed_are_a_setting(service: Service, tmp_path: Path) -> None:

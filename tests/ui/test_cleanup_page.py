@@ -58,7 +58,7 @@ def test_flags_no_sdk_needed_and_no_code_references_are_listed_with_why(
         expect(rows).to_have_count(1)
         expect(rows.first.get_by_role("rowheader")).to_have_text("forgotten")
         expect(rows.first).to_contain_text("no SDK evaluation in the last 30 days")
-        expect(rows.first).to_contain_text("no reference in the last scans of 1 sources")
+        expect(rows.first).to_contain_text("no reference in the last scan of 1 source")
         shot(page, "safe-to-archive")
         rows.first.get_by_role("link", name="forgotten").click()
         expect(page).to_have_url(server.url + "/ui/flags/forgotten")

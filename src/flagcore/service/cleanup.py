@@ -63,7 +63,9 @@ class CleanupSuggestions:
                 else:
                     continue
                 code = (
-                    f"no reference in the last scans of {len(scans)} sources"
+                    f"no reference in the last scan of {len(scans)} source"
+                    if len(scans) == 1
+                    else f"no reference in the last scans of {len(scans)} sources"
                     if scans
                     else "no code scan was sent: the code was not weighed"
                 )
