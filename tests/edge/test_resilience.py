@@ -21,6 +21,7 @@ class Poller:
         self.statuses: Counter[int] = Counter()
         self.names: list[str] = []
         self.paused = threading.Event()
+        self.idle = threading.Event()  # set by the poller once paused, between requests
         self.stopped = threading.Event()
         self._etag: str | None = None
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -29,8 +30,10 @@ class Poller:
     def _run(self) -> None:
         while not self.stopped.is_set():
             if self.paused.is_set():
+                self.idle.set()
                 self.stopped.wait(0.02)
                 continue
+            self.idle.clear()
             headers = {**SPEC, **({"If-None-Match": self._etag} if self._etag else {})}
             status, body, answer_headers = get(
                 self.edge.url + "/api/client/features", self.token, headers
@@ -41,6 +44,15 @@ class Poller:
                 features = json.loads(body)["features"]
                 self.names = sorted(f["name"] for f in features if f["enabled"])
             self.stopped.wait(0.02)
+
+    def pause(self) -> None:
+        """Stop polling once the request in flight (if any) is answered."""
+        self.paused.set()
+        assert self.idle.wait(15), "the poller did not pause"
+
+    def resume(self) -> None:
+        self.idle.clear()
+        self.paused.clear()
 
     def close(self) -> None:
         self.stopped.set()
@@ -68,14 +80,14 @@ def test_sdks_are_served_through_upstream_outages_and_an_edge_restart(
         wait_for(lambda: sum(follower.statuses.values()) + sum(sdk.statuses.values()) > served + 20)
 
         # The edge restarts while the upstream is away: it serves what its snapshot kept.
-        follower.paused.set()
-        sdk.paused.set()
+        follower.pause()
+        sdk.pause()
         edge.stop()
         edge.start(*_same_args(upstream))
         assert edge.ready()["status"] == 200
         assert edge.ready()["upstream"] in ("unreachable", "unknown")
-        follower.paused.clear()
-        sdk.paused.clear()
+        follower.resume()
+        sdk.resume()
         served = sum(follower.statuses.values()) + sum(sdk.statuses.values())
         wait_for(lambda: sum(follower.statuses.values()) + sum(sdk.statuses.values()) > served + 20)
 
