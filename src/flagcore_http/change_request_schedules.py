@@ -10,35 +10,17 @@ nodes run this (`flagcore.service.ChangeRequests.apply_scheduled_change_request`
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator
 
 from aiohttp import web
 
 from flagcore.errors import FlagcoreError
-from flagcore_http.keys import CONFIG, SERVICE, WORKER
+from flagcore_http.keys import SERVICE, WORKER
+from flagcore_http.schedule_ticks import every_schedule_check
 
 __all__ = ["schedule_runner"]
-"""Seconds between two looks for due requests: a request is applied within a second of
-its time (one read of the scheduled requests per tick and node)."""
 
 _log = logging.getLogger("flagcore.change_requests")
-
-
-async def schedule_runner(app: web.Application) -> AsyncIterator[None]:
-    """A cleanup context: the runner lives as long as the app (and its store worker)."""
-    task = asyncio.create_task(_run(app))
-    yield
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-
-
-async def _run(app: web.Application) -> None:
-    while True:
-        await apply_due(app)
-        await asyncio.sleep(app[CONFIG].schedule_check_interval)
 
 
 async def apply_due(app: web.Application) -> None:
@@ -58,3 +40,6 @@ async def apply_due(app: web.Application) -> None:
                 _log.info("scheduled change request %s was not applied here", request_id)
     except FlagcoreError as error:
         _log.warning("scheduled change requests could not be applied: %s", error)
+
+
+schedule_runner = every_schedule_check(apply_due)

@@ -11,33 +11,17 @@ this (`flagcore.service.ReleasePlans.advance_release_plan`).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator
 
 from aiohttp import web
 
 from flagcore.errors import FlagcoreError
-from flagcore_http.keys import CONFIG, SERVICE, WORKER
+from flagcore_http.keys import SERVICE, WORKER
+from flagcore_http.schedule_ticks import every_schedule_check
 
 __all__ = ["advance_due_plans", "release_plan_runner"]
 
 _log = logging.getLogger("flagcore.release_plans")
-
-
-async def release_plan_runner(app: web.Application) -> AsyncIterator[None]:
-    """A cleanup context: the runner lives as long as the app (and its store worker)."""
-    task = asyncio.create_task(_run(app))
-    yield
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-
-
-async def _run(app: web.Application) -> None:
-    while True:
-        await advance_due_plans(app)
-        await asyncio.sleep(app[CONFIG].schedule_check_interval)
 
 
 async def advance_due_plans(app: web.Application) -> None:
@@ -55,3 +39,6 @@ async def advance_due_plans(app: web.Application) -> None:
             await loop.run_in_executor(app[WORKER], plans.advance_release_plan, plan_id)
         except FlagcoreError as error:
             _log.warning("release plan %s could not move: %s", plan_id, error)
+
+
+release_plan_runner = every_schedule_check(advance_due_plans)
