@@ -141,12 +141,14 @@ def test_usage_held_while_the_upstream_is_away_reaches_it_when_it_is_back(
 class NodeSdk:
     """The official Node SDK (`tests/http/node/follow.js`) polling ``url``."""
 
-    def __init__(self, url: str, tmp_path: Path, name: str, mode: str = "polling") -> None:
+    def __init__(
+        self, url: str, tmp_path: Path, name: str, mode: str = "polling", token: str = CLIENT
+    ) -> None:
         script = installed(NODE_DIR, "unleash-client", "Node SDK") / "follow.js"
         env = {
             **os.environ,
             "FLAGCORE_URL": url + "/api",
-            "FLAGCORE_TOKEN": CLIENT,
+            "FLAGCORE_TOKEN": token,
             "FLAGCORE_MODE": mode,
             "FLAGCORE_FLAGS": "checkout,colour",
         }
@@ -168,7 +170,7 @@ class NodeSdk:
         self.process.stdout.close()
 
 
-def _settled(sdk: NodeSdk, wanted: Any = None) -> dict[str, Any]:
+def settled(sdk: NodeSdk, wanted: Any = None) -> dict[str, Any]:
     """The SDK's first evaluation with every flag known (or equal to ``wanted``)."""
     for state in sdk.states():
         if wanted is None and any(any(on for on, _v in users) for users in state.values()):
@@ -185,11 +187,11 @@ def test_the_node_sdk_answers_through_the_edge_as_at_the_upstream(
     direct = NodeSdk(upstream.url, tmp_path, "direct")
     through = NodeSdk(edge.url, tmp_path, "through", mode)
     try:
-        expected = _settled(direct)
-        assert _settled(through, expected) == expected
+        expected = settled(direct)
+        assert settled(through, expected) == expected
         upstream.switch("colour", False)
         off = {**expected, "colour": [[False, "disabled"]] * len(USERS)}
-        assert _settled(through, off) == off
+        assert settled(through, off) == off
     finally:
         direct.close()
         through.close()

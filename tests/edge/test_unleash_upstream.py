@@ -8,7 +8,8 @@ moves it), so only the first run on a machine pays the download. The same peer f
 
 What an SDK sees through the edge is compared with what it sees at Unleash itself, with
 Unleash's own answers as the oracle: the payload's bytes and ETag, each flag of the older
-format, the official Python SDK's evaluations, the Frontend API's toggles, a change made
+format, the official Python SDK's evaluations, the official Node SDK's (delta polling the
+edge), the Frontend API's toggles, a change made
 in Unleash, usage reports forwarded to Unleash, and serving on while Unleash is down.
 """
 
@@ -25,6 +26,7 @@ from benchmarks.unleash_peer import admin_request, seed_flags, start_unleash
 from UnleashClient import UnleashClient
 
 from tests.edge.processes import SPEC, EdgeProcess, get, post, python_sdk, wait_for
+from tests.edge.test_sdks import NodeSdk, settled
 
 USERS = [f"u{n}" for n in range(12)]
 FEATURES = "/api/admin/projects/default/features"
@@ -76,6 +78,30 @@ def _by_name(base: str, token: str) -> dict[str, Any]:
     status, body, _ = get(base + "/api/client/features", token)
     assert status == 200, body
     return {flag["name"]: flag for flag in json.loads(body)["features"]}
+
+
+def _node_flags(unleash: Unleash) -> None:
+    """The flags `tests/http/node/follow.js` evaluates for users 1-8 in Norway."""
+    flags: dict[str, dict[str, Any]] = {
+        "checkout": {
+            "name": "flexibleRollout",
+            "parameters": {"rollout": "50", "stickiness": "userId", "groupId": "checkout"},
+        },
+        "colour": {
+            "name": "flexibleRollout",
+            "parameters": {"rollout": "100", "stickiness": "userId", "groupId": "colour"},
+            "constraints": [{"contextName": "country", "operator": "IN", "values": ["NO"]}],
+            "variants": [
+                {"name": "blue", "weight": 500, "weightType": "variable", "stickiness": "userId"},
+                {"name": "red", "weight": 500, "weightType": "variable", "stickiness": "userId"},
+            ],
+        },
+    }
+    for name, strategy in flags.items():
+        admin_request(unleash.url, unleash.admin, "POST", FEATURES, {"name": name})
+        env = f"{FEATURES}/{name}/environments/development"
+        admin_request(unleash.url, unleash.admin, "POST", f"{env}/strategies", strategy)
+        admin_request(unleash.url, unleash.admin, "POST", f"{env}/on")
 
 
 def test_sdks_see_an_unleash_8_2_upstream_through_the_edge_as_they_see_it_directly(
@@ -133,6 +159,19 @@ def test_sdks_see_an_unleash_8_2_upstream_through_the_edge_as_they_see_it_direct
     finally:
         direct.destroy()
         through.destroy()
+
+    # The official Node SDK, polling and delta polling the edge, as it polls Unleash: two
+    # flags its follower evaluates (a 50% rollout; strategy variants behind a constraint).
+    _node_flags(unleash)
+    direct_node = NodeSdk(unleash.url, tmp_path, "node-direct", token=unleash.client)
+    through_node = NodeSdk(edge.url, tmp_path, "node-through", "delta", token=unleash.client)
+    try:
+        node_expected = settled(direct_node)
+        assert any(variant != "disabled" for _on, variant in node_expected["colour"])
+        assert settled(through_node, node_expected) == node_expected
+    finally:
+        direct_node.close()
+        through_node.close()
 
     # Usage sent to the edge is forwarded to Unleash, which takes it (nothing held).
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
