@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from flagcore.entities import FlagDefinition
 from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore.ports import Transaction
 from flagcore.release_plans import (
@@ -121,16 +122,7 @@ class ReleasePlans:
                 self._context.clock(),
                 user_id_of(actor),
             )
-            tx.save_record(RELEASE_PLANS, plan)
-            self._context.record_event(
-                tx,
-                "release-plan-added",
-                who,
-                flag=definition,
-                environment=environment,
-                data=_plan_data(plan),
-            )
-            return plan
+            return self._saved(tx, plan, "release-plan-added", who, definition, _plan_data(plan))
 
     def remove_release_plan(
         self,
@@ -215,21 +207,19 @@ class ReleasePlans:
             after = self._rescheduled(
                 _with_milestone(plan, source_milestone_id, transition_minutes=minutes)
             )
-            tx.save_record(RELEASE_PLANS, after)
-            self._context.record_event(
+            return self._saved(
                 tx,
+                after,
                 "milestone-progression-changed",
                 who,
-                flag=definition,
-                environment=environment,
-                data={
+                definition,
+                {
                     "releasePlanId": plan.id,
                     "sourceMilestone": source_milestone_id,
                     "targetMilestone": target_milestone_id,
                     "transitionCondition": {"intervalMinutes": minutes},
                 },
             )
-            return after
 
     def delete_milestone_progression(
         self,
@@ -254,16 +244,14 @@ class ReleasePlans:
             after = self._rescheduled(
                 _with_milestone(plan, source_milestone_id, transition_minutes=None)
             )
-            tx.save_record(RELEASE_PLANS, after)
-            self._context.record_event(
+            return self._saved(
                 tx,
+                after,
                 "milestone-progression-deleted",
                 who,
-                flag=definition,
-                environment=environment,
-                data={"releasePlanId": plan.id, "sourceMilestone": source_milestone_id},
+                definition,
+                {"releasePlanId": plan.id, "sourceMilestone": source_milestone_id},
             )
-            return after
 
     def resume_milestone_progressions(
         self,
@@ -291,16 +279,14 @@ class ReleasePlans:
                 milestones=tuple(attrs.evolve(m, paused_at=None) for m in plan.milestones),
             )
             after = self._rescheduled(resumed)
-            tx.save_record(RELEASE_PLANS, after)
-            self._context.record_event(
+            return self._saved(
                 tx,
+                after,
                 "release-plan-progressions-resumed",
                 who,
-                flag=definition,
-                environment=environment,
-                data={"releasePlanId": plan.id, "pausedReason": plan.paused_reason},
+                definition,
+                {"releasePlanId": plan.id, "pausedReason": plan.paused_reason},
             )
-            return after
 
     # --- safeguards ---
     def put_release_plan_safeguard(
@@ -326,16 +312,14 @@ class ReleasePlans:
                 id=plan.safeguards[0].id if plan.safeguards else self._new_id(),
             )
             after = attrs.evolve(plan, safeguards=(kept,))
-            tx.save_record(RELEASE_PLANS, after)
-            self._context.record_event(
+            return self._saved(
                 tx,
+                after,
                 "release-plan-safeguard-changed",
                 who,
-                flag=definition,
-                environment=environment,
-                data={"releasePlanId": plan.id, "safeguardId": kept.id},
+                definition,
+                {"releasePlanId": plan.id, "safeguardId": kept.id},
             )
-            return after
 
     def delete_release_plan_safeguard(
         self,
@@ -359,16 +343,14 @@ class ReleasePlans:
             after = attrs.evolve(
                 plan, safeguards=tuple(s for s in plan.safeguards if s.id != safeguard_id)
             )
-            tx.save_record(RELEASE_PLANS, after)
-            self._context.record_event(
+            return self._saved(
                 tx,
+                after,
                 "release-plan-safeguard-deleted",
                 who,
-                flag=definition,
-                environment=environment,
-                data={"releasePlanId": plan.id, "safeguardId": safeguard_id},
+                definition,
+                {"releasePlanId": plan.id, "safeguardId": safeguard_id},
             )
-            return after
 
     # --- the worker ---
     def due_release_plans(self) -> list[str]:
@@ -570,6 +552,22 @@ class ReleasePlans:
             },
         )
         return after
+
+    def _saved(
+        self,
+        tx: Transaction,
+        plan: ReleasePlan,
+        kind: str,
+        who: str,
+        definition: FlagDefinition,
+        data: dict[str, Any],
+    ) -> ReleasePlan:
+        """``plan`` stored, with the event a person's change of it is."""
+        tx.save_record(RELEASE_PLANS, plan)
+        self._context.record_event(
+            tx, kind, who, flag=definition, environment=plan.environment, data=data
+        )
+        return plan
 
     def _remove_placed(self, tx: Transaction, plan: ReleasePlan, who: str) -> None:
         """The strategies the plan placed that are still there (a person may have deleted
