@@ -4,8 +4,6 @@ the preview of the same end state counts it, before anyone approves; nothing is 
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,11 +12,10 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from flagcore.model import Constraint, Strategy
-from flagcore.people import RootRole
-from flagcore.service import NewUser, Service
+from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
-from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
 from flagcore_store_sqlite import SqliteStore
+from tests.http.test_change_requests import person_headers, send
 
 PROJECT = "/api/admin/projects/alpha"
 DRAFTS = PROJECT + "/environments/production/change-requests"
@@ -49,27 +46,10 @@ async def server(tmp_path: Path) -> AsyncIterator[tuple[Service, TestClient[Any,
         store.close()
 
 
-def _headers(service: Service, client: TestClient[Any, Any], name: str) -> dict[str, str]:
-    user = service.users.create_user(NewUser(RootRole.EDITOR, email=f"{name}@x.io", name=name))
-    started = service.sessions.start(user_id=user.id, lifetime=dt.timedelta(1))
-    signer = client.app[SIGNER]  # type: ignore[index]
-    cookie = signer.cookie_value(signer.new_session(started.secret))
-    return {"Cookie": f"{COOKIE_NAME}={cookie}", "Content-Type": "application/json"}
-
-
-async def _send(
-    client: TestClient[Any, Any], method: str, path: str, headers: dict[str, str], body: Any = None
-) -> tuple[int, Any]:
-    data = None if body is None else json.dumps(body)
-    response = await client.request(method, path, data=data, headers=headers)
-    text = await response.text()
-    return response.status, (json.loads(text) if text else None)
-
-
 async def _draft(client: TestClient[Any, Any], ann: dict[str, str], changes: Any) -> str:
     config = {"changeRequestsEnabled": True, "requiredApprovals": 1}
-    assert (await _send(client, "PUT", DRAFTS + "/config", ann, config))[0] == 204
-    status, draft = await _send(client, "POST", DRAFTS, ann, changes)
+    assert (await send(client, "PUT", DRAFTS + "/config", ann, config))[0] == 204
+    status, draft = await send(client, "POST", DRAFTS, ann, changes)
     assert status == 200, draft
     return f"{PROJECT}/change-requests/{draft['id']}"
 
@@ -78,7 +58,7 @@ async def test_a_request_previews_as_the_preview_of_its_end_state_and_writes_not
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    ann, bob = person_headers(service, client, "Ann"), person_headers(service, client, "Bob")
     one = await _draft(
         client,
         ann,
@@ -89,13 +69,13 @@ async def test_a_request_previews_as_the_preview_of_its_end_state_and_writes_not
         ],
     )
     events_before = len(service.events.list_events())
-    status, previewed = await _send(client, "GET", one + "/preview", ann)
+    status, previewed = await send(client, "GET", one + "/preview", ann)
     assert status == 200, previewed
     assert (previewed["environment"], previewed["state"]) == ("production", "Draft")
     [feature] = previewed["features"]
     assert (feature["flag"], feature["notes"]) == ("f", [])
     end_state = {"enabled": True, "strategies": [ROLLOUT], "variants": VARIANTS}
-    status, direct = await _send(
+    status, direct = await send(
         client, "POST", PROJECT + "/features/f/environments/production/preview", ann, end_state
     )
     assert status == 200, direct
@@ -112,8 +92,8 @@ async def test_a_request_previews_as_the_preview_of_its_end_state_and_writes_not
     assert not any(e.enabled for e in details.environments if e.environment.name == "production")
     assert len(service.events.list_events()) == events_before
     # The approver sees the same preview while the request is in review.
-    assert (await _send(client, "PUT", one + "/state", ann, {"state": "In review"}))[0] == 200
-    status, reviewed = await _send(client, "GET", one + "/preview", bob)
+    assert (await send(client, "PUT", one + "/state", ann, {"state": "In review"}))[0] == 200
+    status, reviewed = await send(client, "GET", one + "/preview", bob)
     assert status == 200
     assert reviewed["features"][0]["preview"] == direct
 
@@ -122,7 +102,7 @@ async def test_an_archive_or_a_segment_change_is_stated_instead_of_counted(
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann = _headers(service, client, "Ann")
+    ann = person_headers(service, client, "Ann")
     segment = service.segments.create_segment("pros", [Constraint("plan", "IN", ("pro",))])
     one = await _draft(
         client,
@@ -140,7 +120,7 @@ async def test_an_archive_or_a_segment_change_is_stated_instead_of_counted(
             },
         ],
     )
-    status, previewed = await _send(client, "GET", one + "/preview", ann)
+    status, previewed = await send(client, "GET", one + "/preview", ann)
     assert status == 200, previewed
     [feature] = previewed["features"]
     assert feature["flag"] == "g"
@@ -156,15 +136,15 @@ async def test_a_closed_request_has_no_preview_and_an_unknown_one_is_not_found(
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann = _headers(service, client, "Ann")
+    ann = person_headers(service, client, "Ann")
     one = await _draft(
         client, ann, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
     )
-    assert (await _send(client, "PUT", one + "/state", ann, {"state": "Cancelled"}))[0] == 200
-    status, error = await _send(client, "GET", one + "/preview", ann)
+    assert (await send(client, "PUT", one + "/state", ann, {"state": "Cancelled"}))[0] == 200
+    status, error = await send(client, "GET", one + "/preview", ann)
     assert status == 409
     assert "Cancelled" in error["message"]
-    status, _ = await _send(client, "GET", PROJECT + "/change-requests/999/preview", ann)
+    status, _ = await send(client, "GET", PROJECT + "/change-requests/999/preview", ann)
     assert status == 404
 
 
@@ -172,7 +152,7 @@ async def test_a_flag_whose_changes_no_longer_apply_says_why_and_the_others_are_
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann = _headers(service, client, "Ann")
+    ann = person_headers(service, client, "Ann")
     placed = service.strategies.add_strategy("alpha", "g", "production", Strategy("default"))
     widened = {**ROLLOUT, "id": placed.id, "parameters": {**ROLLOUT["parameters"], "groupId": "g"}}
     one = await _draft(
@@ -185,7 +165,7 @@ async def test_a_flag_whose_changes_no_longer_apply_says_why_and_the_others_are_
     )
     # An admin (who may skip change requests) deletes g's strategy directly meanwhile.
     service.strategies.delete_strategy("alpha", "g", "production", placed.id or "")
-    status, previewed = await _send(client, "GET", one + "/preview", ann)
+    status, previewed = await send(client, "GET", one + "/preview", ann)
     assert status == 200, previewed
     by_flag = {feature["flag"]: feature for feature in previewed["features"]}
     assert by_flag["g"]["preview"] is None

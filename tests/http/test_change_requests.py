@@ -42,7 +42,8 @@ async def server(tmp_path: Path) -> AsyncIterator[tuple[Service, TestClient[Any,
         store.close()
 
 
-def _headers(service: Service, client: TestClient[Any, Any], name: str) -> dict[str, str]:
+def person_headers(service: Service, client: TestClient[Any, Any], name: str) -> dict[str, str]:
+    """Headers of a signed-in Editor named ``name`` (a session cookie of their own)."""
     user = service.users.create_user(NewUser(RootRole.EDITOR, email=f"{name}@x.io", name=name))
     started = service.sessions.start(user_id=user.id, lifetime=dt.timedelta(1))
     signer = client.app[SIGNER]  # type: ignore[index]
@@ -50,7 +51,7 @@ def _headers(service: Service, client: TestClient[Any, Any], name: str) -> dict[
     return {"Cookie": f"{COOKIE_NAME}={cookie}", "Content-Type": "application/json"}
 
 
-async def _send(
+async def send(
     client: TestClient[Any, Any], method: str, path: str, headers: dict[str, str], body: Any = None
 ) -> tuple[int, Any]:
     data = None if body is None else json.dumps(body)
@@ -60,7 +61,7 @@ async def _send(
 
 
 async def _turn_on(client: TestClient[Any, Any], headers: dict[str, str]) -> None:
-    status, _ = await _send(
+    status, _ = await send(
         client,
         "PUT",
         DRAFTS + "/config",
@@ -73,11 +74,11 @@ async def _turn_on(client: TestClient[Any, Any], headers: dict[str, str]) -> Non
 async def _approved(
     client: TestClient[Any, Any], ann: dict[str, str], bob: dict[str, str], changes: Any
 ) -> int:
-    status, draft = await _send(client, "POST", DRAFTS, ann, changes)
+    status, draft = await send(client, "POST", DRAFTS, ann, changes)
     assert status == 200, draft
     one = f"{PROJECT}/change-requests/{draft['id']}"
-    assert (await _send(client, "PUT", one + "/state", ann, {"state": "In review"}))[0] == 200
-    status, approved = await _send(client, "PUT", one + "/state", bob, {"state": "Approved"})
+    assert (await send(client, "PUT", one + "/state", ann, {"state": "In review"}))[0] == 200
+    status, approved = await send(client, "PUT", one + "/state", bob, {"state": "Approved"})
     assert approved["state"] == "Approved"
     return int(draft["id"])
 
@@ -91,12 +92,12 @@ async def test_the_life_cycle_author_cannot_approve_approver_approves_then_it_is
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    ann, bob = person_headers(service, client, "Ann"), person_headers(service, client, "Bob")
     await _turn_on(client, ann)
-    status, config = await _send(client, "GET", PROJECT + "/change-requests/config", ann)
+    status, config = await send(client, "GET", PROJECT + "/change-requests/config", ann)
     assert {"environment": "production", "type": "production", "changeRequestEnabled": True,
             "requiredApprovals": 1} in config  # fmt: skip
-    status, draft = await _send(
+    status, draft = await send(
         client,
         "POST",
         DRAFTS,
@@ -114,31 +115,31 @@ async def test_the_life_cycle_author_cannot_approve_approver_approves_then_it_is
         "updateEnabled",
     ]
     one = f"{PROJECT}/change-requests/{draft['id']}"
-    await _send(client, "PUT", one + "/title", ann, {"title": "Launch f"})
-    status, _ = await _send(client, "PUT", one + "/state", ann, {"state": "In review"})
+    await send(client, "PUT", one + "/title", ann, {"title": "Launch f"})
+    status, _ = await send(client, "PUT", one + "/state", ann, {"state": "In review"})
     assert status == 200
-    status, refused = await _send(client, "PUT", one + "/state", ann, {"state": "Approved"})
+    status, refused = await send(client, "PUT", one + "/state", ann, {"state": "Approved"})
     assert status == 403
     assert "own" in refused["message"]
-    waiting = await _send(client, "GET", PROJECT + "/change-requests/actionable", bob)
+    waiting = await send(client, "GET", PROJECT + "/change-requests/actionable", bob)
     assert waiting[1] == {"total": 1}  # Bob may approve Ann's request
-    assert (await _send(client, "GET", PROJECT + "/change-requests/actionable", ann))[1] == {
+    assert (await send(client, "GET", PROJECT + "/change-requests/actionable", ann))[1] == {
         "total": 0
     }
-    status, _early = await _send(client, "PUT", one + "/state", bob, {"state": "Applied"})
+    status, _early = await send(client, "PUT", one + "/state", bob, {"state": "Applied"})
     assert status == 409
     assert not _on_in_production(service, "f")
-    status, approved = await _send(
+    status, approved = await send(
         client, "PUT", one + "/state", bob, {"state": "Approved", "comment": "fine"}
     )
     assert approved["state"] == "Approved"
     assert approved["approvals"][0]["createdBy"]["username"] == "Bob"
     assert approved["comments"][0]["text"] == "fine"
-    status, applied = await _send(client, "PUT", one + "/state", ann, {"state": "Applied"})
+    status, applied = await send(client, "PUT", one + "/state", ann, {"state": "Applied"})
     assert status == 200
     assert applied["state"] == "Applied"
     assert applied["title"] == "Launch f"
-    status, counts = await _send(client, "GET", PROJECT + "/change-requests/count", bob)
+    status, counts = await send(client, "GET", PROJECT + "/change-requests/count", bob)
     assert counts == {
         "applied": 1,
         "approved": 0,
@@ -148,7 +149,7 @@ async def test_the_life_cycle_author_cannot_approve_approver_approves_then_it_is
         "total": 1,
     }
     assert _on_in_production(service, "f")
-    status, listed = await _send(client, "GET", PROJECT + "/change-requests", bob)
+    status, listed = await send(client, "GET", PROJECT + "/change-requests", bob)
     assert [r["id"] for r in listed] == [draft["id"]]
     events = {e.type: e.created_by for e in service.events.list_events(limit=40)}
     assert events["change-request-approved"].endswith(":Bob")
@@ -159,9 +160,9 @@ async def test_a_bad_payload_is_a_400_at_its_path_and_nothing_is_stored(
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann = _headers(service, client, "Ann")
+    ann = person_headers(service, client, "Ann")
     await _turn_on(client, ann)
-    status, error = await _send(
+    status, error = await send(
         client,
         "POST",
         DRAFTS,
@@ -173,19 +174,19 @@ async def test_a_bad_payload_is_a_400_at_its_path_and_nothing_is_stored(
     )
     assert status == 400
     assert error["details"][0]["path"].startswith("$[1].payload.variants[0]")
-    status, unknown = await _send(
+    status, unknown = await send(
         client, "POST", DRAFTS, ann, {"feature": "f", "action": "fly", "payload": {}}
     )
     assert status == 400
     assert unknown["details"][0]["path"] == "$.action"
-    assert (await _send(client, "GET", PROJECT + "/change-requests/pending", ann))[1] == []
+    assert (await send(client, "GET", PROJECT + "/change-requests/pending", ann))[1] == []
 
 
 async def test_a_conflict_is_shown_and_refuses_apply_until_the_change_is_redone(
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    ann, bob = person_headers(service, client, "Ann"), person_headers(service, client, "Bob")
     await _turn_on(client, ann)
     request_id = await _approved(
         client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
@@ -193,14 +194,14 @@ async def test_a_conflict_is_shown_and_refuses_apply_until_the_change_is_redone(
     # An admin token (SKIP_CHANGE_REQUEST, as Unleash's admins) changes f directly.
     service.strategies.add_strategy("alpha", "f", "production", Strategy("default"))
     one = f"{PROJECT}/change-requests/{request_id}"
-    status, shown = await _send(client, "GET", one, bob)
+    status, shown = await send(client, "GET", one, bob)
     change = shown["features"][0]["changes"][0]
     assert "feature-strategy-add by system" in change["conflict"]
     assert shown["features"][0]["conflict"] == change["conflict"]
-    status, _refused = await _send(client, "PUT", one + "/state", bob, {"state": "Applied"})
+    status, _refused = await send(client, "PUT", one + "/state", bob, {"state": "Applied"})
     assert status == 409
     assert not _on_in_production(service, "f")
-    status, _ = await _send(
+    status, _ = await send(
         client,
         "PUT",
         one + f"/changes/{change['id']}",
@@ -208,7 +209,7 @@ async def test_a_conflict_is_shown_and_refuses_apply_until_the_change_is_redone(
         {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}},
     )
     assert status == 200
-    status, redone = await _send(client, "GET", one, bob)
+    status, redone = await send(client, "GET", one, bob)
     assert "conflict" not in redone["features"][0]["changes"][0]
     assert redone["state"] == "In review"  # the approval was for the old change
 
@@ -217,7 +218,7 @@ async def test_apply_is_all_or_nothing_when_the_second_change_fails(
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    ann, bob = person_headers(service, client, "Ann"), person_headers(service, client, "Bob")
     await _turn_on(client, ann)
     request_id = await _approved(
         client,
@@ -230,27 +231,27 @@ async def test_apply_is_all_or_nothing_when_the_second_change_fails(
     )
     service.dependencies.set_dependencies("alpha", "parent", [Dependency("grandparent")])
     one = f"{PROJECT}/change-requests/{request_id}"
-    status, error = await _send(client, "PUT", one + "/state", bob, {"state": "Applied"})
+    status, error = await send(client, "PUT", one + "/state", bob, {"state": "Applied"})
     assert status == 400, error
     assert not _on_in_production(service, "f")
     assert service.flags.get_flag("alpha", "g").flag.dependencies == ()
-    assert (await _send(client, "GET", one, bob))[1]["state"] == "Approved"
+    assert (await send(client, "GET", one, bob))[1]["state"] == "Approved"
 
 
 async def test_direct_changes_are_refused_with_the_route_to_use(
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann = _headers(service, client, "Ann")
+    ann = person_headers(service, client, "Ann")
     await _turn_on(client, ann)
-    status, error = await _send(client, "POST", FLAG + "/environments/production/on", ann)
+    status, error = await send(client, "POST", FLAG + "/environments/production/on", ann)
     assert status == 403
     assert "/api/admin/projects/alpha/environments/production/change-requests" in (error["message"])
-    status, _ = await _send(
+    status, _ = await send(
         client, "POST", FLAG + "/environments/production/strategies", ann, {"name": "default"}
     )
     assert status == 403
-    status, _ = await _send(client, "PUT", FLAG + "/environments/production/variants", ann, [])
+    status, _ = await send(client, "PUT", FLAG + "/environments/production/variants", ann, [])
     assert status == 403
     assert not _on_in_production(service, "f")
     assert service.strategies.list_strategies("alpha", "f", "production") == []
@@ -259,10 +260,10 @@ async def test_direct_changes_are_refused_with_the_route_to_use(
         "environment": "production",
         "data": {"features": [{"name": "imported", "project": "x"}]},
     }
-    status, _ = await _send(client, "POST", "/api/admin/features-batch/import", ann, imported)
+    status, _ = await send(client, "POST", "/api/admin/features-batch/import", ann, imported)
     assert status == 403
     assert all(f.name != "imported" for f in service.flags.list_flags())
-    status, _ = await _send(client, "POST", FLAG + "/environments/development/on", ann)
+    status, _ = await send(client, "POST", FLAG + "/environments/development/on", ann)
     assert status == 200
 
 
@@ -271,7 +272,7 @@ async def _state_becomes(
 ) -> dict[str, Any]:
     """The request once it reached ``state`` (the schedule runner acts in the background)."""
     for _ in range(300):
-        _status, shown = await _send(client, "GET", path, headers)
+        _status, shown = await send(client, "GET", path, headers)
         if shown["state"] == state:
             return dict(shown)
         await asyncio.sleep(0.1)
@@ -282,14 +283,14 @@ async def test_a_scheduled_request_is_applied_by_the_server_when_its_time_comes(
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    ann, bob = person_headers(service, client, "Ann"), person_headers(service, client, "Bob")
     await _turn_on(client, ann)
     request_id = await _approved(
         client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
     )
     one = f"{PROJECT}/change-requests/{request_id}"
     at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)).isoformat()
-    status, scheduled = await _send(
+    status, scheduled = await send(
         client, "PUT", one + "/state", bob, {"state": "Scheduled", "scheduledAt": at}
     )
     assert status == 200, scheduled
@@ -350,23 +351,23 @@ async def test_pending_schedules_are_listed_per_project_and_per_flag(
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
-    ann, bob = _headers(service, client, "Ann"), _headers(service, client, "Bob")
+    ann, bob = person_headers(service, client, "Ann"), person_headers(service, client, "Bob")
     await _turn_on(client, ann)
     request_id = await _approved(
         client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
     )
     one = f"{PROJECT}/change-requests/{request_id}"
     at = (dt.datetime.now(dt.UTC) + dt.timedelta(days=1)).isoformat()
-    status, scheduled = await _send(
+    status, scheduled = await send(
         client, "PUT", one + "/state", bob, {"state": "Scheduled", "scheduledAt": at}
     )
     assert status == 200
     expected = [{"id": request_id, "environment": "production", "title": scheduled["title"]}]
     scheduled_path = PROJECT + "/change-requests/scheduled"
-    assert (await _send(client, "GET", scheduled_path, bob))[1] == expected
-    assert (await _send(client, "GET", scheduled_path + "?feature=f", bob))[1] == expected
-    assert (await _send(client, "GET", scheduled_path + "?feature=g", bob))[1] == []
-    status, past = await _send(
+    assert (await send(client, "GET", scheduled_path, bob))[1] == expected
+    assert (await send(client, "GET", scheduled_path + "?feature=f", bob))[1] == expected
+    assert (await send(client, "GET", scheduled_path + "?feature=g", bob))[1] == []
+    status, past = await send(
         client, "PUT", one + "/state", bob, {"state": "Scheduled", "scheduledAt": "2001-01-01"}
     )
     assert status == 400
