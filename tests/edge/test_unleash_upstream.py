@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmarks.unleash_peer import admin_request, seed_flags, start_unleash
+from benchmarks.unleash_peer import admin_request, seed_flags, start_unleash, wait_for_frontend
 from UnleashClient import UnleashClient
 
 from tests.edge.processes import SPEC, EdgeProcess, get, post, python_sdk, wait_for
@@ -143,11 +143,13 @@ def test_sdks_see_an_unleash_8_2_upstream_through_the_edge_as_they_see_it_direct
         wait_for(lambda: any(on for on, _variant in _answers(direct, flags)), 15)
         wait_for(lambda: _answers(through, flags) == _answers(direct, flags), 15)
         assert any(variant not in ("disabled",) for _on, variant in _answers(direct, flags))
-        # Unleash's Frontend API follows writes a few seconds late: wait for its answer.
-        expected = wait_for(
-            lambda: (seen := _toggles(unleash.url, unleash.frontend)) and any(seen) and seen, 60
+        # Unleash's Frontend API follows writes a few seconds late: wait until it shows
+        # every flag seeded, then for the edge's answers and its to be the same.
+        wait_for_frontend(unleash.url, unleash.frontend, names)
+        wait_for(
+            lambda: _toggles(edge.url, unleash.frontend) == _toggles(unleash.url, unleash.frontend),
+            30,
         )
-        assert _toggles(edge.url, unleash.frontend) == expected
 
         # A change made in Unleash reaches the SDK through the edge.
         first = names[0]
