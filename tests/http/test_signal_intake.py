@@ -155,10 +155,20 @@ LAST_CHUNK = b"0\r\n\r\n"
 # --- token first ---
 
 
+# Only the requests of a test could use the store: no upkeep look falls in its window.
+QUIET = ServerConfig(
+    integration_sweep_interval=3600.0,
+    schedule_check_interval=3600.0,
+    instance_write_interval=3600.0,
+    retention_interval=3600.0,
+    stale_check_interval=3600.0,
+    preview_sample_flush_interval=3600.0,
+    db_revision_check_interval=3600.0,
+)
+
+
 async def test_a_flood_of_bad_tokens_opens_no_store_transaction(service: Service) -> None:
-    # Only the flood could use the store here: no upkeep look falls in the window.
-    quiet = ServerConfig(integration_sweep_interval=3600.0, schedule_check_interval=60.0)
-    async with TestClient(TestServer(create_app(service, quiet), host="127.0.0.1")) as client:
+    async with TestClient(TestServer(create_app(service, QUIET), host="127.0.0.1")) as client:
         await _flooded(Api(client), service)
 
 
@@ -204,7 +214,8 @@ async def test_a_burst_from_a_valid_token_costs_one_transaction(tmp_path: Path) 
     secret = service.signals.create_signal_endpoint_token(endpoint.id, "t").secret
     headers = {"Authorization": f"Bearer {secret}"}
     try:
-        async with TestClient(TestServer(create_app(service), host="127.0.0.1")) as client:
+        app = create_app(service, QUIET)
+        async with TestClient(TestServer(app, host="127.0.0.1")) as client:
             first = await client.post("/api/signal-endpoint/alerts", headers=headers, json={})
             assert first.status == 202
             # /ready runs on the single store worker: the queued action-set run is done.
