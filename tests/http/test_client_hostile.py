@@ -346,6 +346,11 @@ async def test_a_burst_of_polls_after_a_change_queues_one_store_call_at_a_time(
         blocker = worker.submit(release.wait, 10)
         polls = [asyncio.ensure_future(api.json("GET", FEATURES, token=CLIENT)) for _ in range(50)]
         try:
+            # The first poll's lookup is queued behind the blocker (on a loaded machine the
+            # polls take longer than a fixed pause to arrive), then the rest arrive and wait.
+            deadline = asyncio.get_running_loop().time() + 10
+            while worker.pending < 2 and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.01)
             await asyncio.sleep(0.3)
             assert worker.pending == 2  # the blocker and one token lookup for all 50
         finally:
