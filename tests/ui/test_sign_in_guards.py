@@ -140,6 +140,42 @@ async def test_wrong_ui_sign_ins_and_wrong_api_tokens_share_one_tarpit(
             assert (await api_guess).status == 401
 
 
+async def test_the_form_trims_ascii_spaces_of_a_pasted_token_and_nothing_else(
+    service: Service,
+) -> None:
+    async with serving(service) as client:
+        pasted = await _sign_in(client, f"  {ADMIN}\t\r\n")
+        assert (pasted.status, pasted.headers["Location"]) == (303, HOME)
+    async with serving(service) as client:
+        for padded in (f"{ADMIN}\u00a0", f"\u2003{ADMIN}", f"{ADMIN}\u200b"):
+            assert (await _sign_in(client, padded)).status == 401, repr(padded)
+
+
+async def test_wrong_passwords_through_the_api_and_the_form_spend_the_same_tarpit(
+    service: Service,
+) -> None:
+    delay = 3.0
+    settings = {"auth_failures_free_per_minute": 3, "auth_failure_delay": delay}
+    async with serving(service, **settings) as client:
+        login = {"username": "nobody@example.io", "password": "not-it-1"}
+        assert (await client.post("/auth/simple/login", json=login)).status == 401
+        form = {"_csrf": await _csrf(client), "username": "nobody", "password": "not-it-2"}
+        page = await client.post("/ui/sign-in/password", data=form, allow_redirects=False)
+        assert page.status == 401
+        api = await client.get("/api/admin/projects", headers={"Authorization": "*:*.guess"})
+        assert api.status == 401
+        # The allowance is spent by passwords and a token together: the next wrong
+        # password waits the delay, while a right token from the same address does not.
+        failures = client.server.app[RATE_LIMITS].auth_failures
+        assert failures.take("127.0.0.1") > 0.0
+        started = asyncio.get_running_loop().time()
+        guess = asyncio.ensure_future(client.post("/auth/simple/login", json=login))
+        valid = await client.get("/api/admin/projects", headers={"Authorization": ADMIN})
+        assert valid.status == 200
+        assert (await guess).status == 401
+        assert asyncio.get_running_loop().time() - started >= delay
+
+
 async def test_an_empty_sign_in_or_another_kind_of_token_is_no_guess(service: Service) -> None:
     client_secret = "*:development.sign-in-guards-client"
     service.tokens.create_token(

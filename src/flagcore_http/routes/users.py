@@ -25,7 +25,7 @@ from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
 from flagcore_http.keys import CONFIG, TOKEN, USER
 from flagcore_http.mail import mail_link
-from flagcore_http.rate_limits import too_many_requests
+from flagcore_http.rate_limits import tarpit_auth_failure, too_many_requests
 from flagcore_http.session_cookie import COOKIE_NAME, set_session_cookie
 from flagcore_http.sign_in_throttle import (
     MAX_LOGIN_LENGTH,
@@ -208,6 +208,7 @@ async def change_my_password(request: web.Request) -> web.Response:
     candidate = await call(request, service(request).sessions.own_password, user.id)
     if not await password_matches(candidate, body.old_password):
         throttle.failed(request, login)
+        await tarpit_auth_failure(request)
         raise InvalidInput(
             "The old password is not right.", [ErrorDetail("not right", "$.oldPassword")]
         )
@@ -241,6 +242,7 @@ async def login(request: web.Request) -> web.Response:
         if candidate is None:
             await password_matches(None, body.password)  # the same work either way
         throttle.failed(request, body.username)
+        await tarpit_auth_failure(request)  # one counter per address for every way in
         raise Unauthenticated(SIGN_IN_REFUSED, [ErrorDetail("check it", "$.password")])
     cookie, _started = await start_session(request, user_id=candidate.user.id)
     response = answered(UserAnswer.of(candidate.user))

@@ -92,7 +92,9 @@ async def sign_in_form(request: web.Request) -> web.Response:
 @page(public=True)
 async def sign_in(request: web.Request) -> web.Response:
     fields = form(request)
-    secret = fields.get("token", "").strip()
+    # A pasted token may bring ASCII spaces or a line end; a Unicode space (which
+    # `str.strip()` would also take away) stays, as the API's header check keeps it.
+    secret = fields.get("token", "").strip(" \t\r\n")
     target = safe_next(fields.get("next"))
     try:
         token = None
@@ -144,6 +146,7 @@ async def sign_in_with_password(request: web.Request) -> web.Response:
         candidate = await call(request, svc(request).sessions.password_candidate, login)
     if not await password_matches(candidate, password) or candidate is None:
         throttle.failed(request, login)
+        await tarpit_auth_failure(request)  # one counter per address for every way in
         error = InvalidInput(SIGN_IN_REFUSED, [ErrorDetail("check it", "$.password")])
         return render(
             request,
