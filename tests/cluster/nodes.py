@@ -11,6 +11,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from tests.forkserver import popen
 from tests.http.serving import command, env
 
 __all__ = ["ADMIN", "CLIENT", "Node", "start_node"]
@@ -85,7 +86,7 @@ def start_node(
         variables["FLAGCORE_DB"] = url
     where = () if db_in_env else ("--db", url)
     with stderr.open("w") as sink:
-        process = subprocess.Popen(
+        process = popen(
             command("serve", "--port", "0", *where, "--no-access-log", *args),
             stdout=subprocess.PIPE,
             stderr=sink,

@@ -17,6 +17,8 @@ from typing import Any
 
 from UnleashClient import UnleashClient
 
+from tests.forkserver import popen
+
 __all__ = [
     "ADMIN",
     "CLIENT",
@@ -74,7 +76,7 @@ def post(url: str, token: str, body: Any) -> int:
 
 def _started(command: list[str], log: Path, env: dict[str, str], pattern: str) -> tuple[Any, str]:
     with log.open("a") as sink:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=sink, text=True, env=env)
+        process = popen(command, stdout=subprocess.PIPE, stderr=sink, text=True, env=env)
     assert process.stdout is not None
     first = process.stdout.readline()
     match = re.search(pattern, first)
@@ -82,7 +84,7 @@ def _started(command: list[str], log: Path, env: dict[str, str], pattern: str) -
     return process, match.group(1)
 
 
-def _stopped(process: subprocess.Popen[str], log: Path, last_words: str) -> None:
+def _stopped(process: Any, log: Path, last_words: str) -> None:
     process.send_signal(signal.SIGTERM)
     rest, _ = process.communicate(timeout=30)
     assert process.returncode == 0, rest + log.read_text()

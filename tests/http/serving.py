@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.forkserver import popen
+
 __all__ = ["Running", "command", "env", "start"]
 
 
@@ -31,7 +33,7 @@ def env(**variables: str) -> dict[str, str]:
 class Running:
     """A started server: its URL, what it printed so far, and how to stop it."""
 
-    def __init__(self, process: subprocess.Popen[str], stderr: Path) -> None:
+    def __init__(self, process: Any, stderr: Path) -> None:
         self.process = process
         self.stderr_path = stderr
         assert process.stdout is not None
@@ -66,13 +68,16 @@ class Running:
 
 
 @pytest.fixture
-def start(tmp_path: Path) -> Iterator[Any]:
+def start(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """Start servers; forked from the fork server (tests/forkserver.py) unless the test
+    module sets ``FRESH_INTERPRETER = True`` (first starts, worker processes)."""
     started: list[Running] = []
+    spawn: Any = subprocess.Popen if getattr(request.module, "FRESH_INTERPRETER", False) else popen
 
     def start(*args: str, db: Path | None = None, **variables: str) -> Running:
         stderr = tmp_path / f"stderr-{len(started)}.txt"
         with stderr.open("w") as sink:
-            process = subprocess.Popen(
+            process = spawn(
                 command("serve", "--port", "0", "--db", str(db or tmp_path / "f.db"), *args),
                 stdout=subprocess.PIPE,
                 stderr=sink,

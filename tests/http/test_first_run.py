@@ -18,6 +18,9 @@ from tests.http.serving import command as _command
 from tests.http.serving import env as _env
 from tests.http.serving import start
 
+# Started as the README starts it, a fresh interpreter each (not tests/forkserver.py).
+FRESH_INTERPRETER = True
+
 __all__ = ["start"]  # the fixture, imported to be used here
 
 README = Path(__file__).parents[2] / "README.md"

@@ -21,6 +21,9 @@ import pytest
 
 from tests.http.serving import Running, start
 
+# Started as the README starts it, a fresh interpreter each (not tests/forkserver.py).
+FRESH_INTERPRETER = True
+
 __all__ = ["start"]  # the fixture, imported to be used here
 
 ADMIN = "*:*.workers-admin-secret-0123456789"

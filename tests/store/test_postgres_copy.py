@@ -14,6 +14,7 @@ from flagcore_store_postgres import PostgresStore
 from flagcore_store_sqlite import SqliteStore
 from tests.cluster.nodes import ADMIN, CLIENT, Node, stop
 from tests.cluster.postgres_server import fresh_database
+from tests.forkserver import popen
 from tests.http.serving import command, env
 from tests.store.test_upgrade_from_v006 import _everything, _fill
 
@@ -40,7 +41,7 @@ def _source(path: Path) -> None:
 
 def _serve(db: str, tmp_path: Path) -> subprocess.Popen[str]:
     with (tmp_path / f"serve-{abs(hash(db))}.txt").open("w") as sink:
-        return subprocess.Popen(
+        return popen(
             command("serve", "--port", "0", "--db", db, "--no-access-log"),
             stdout=subprocess.PIPE,
             stderr=sink,

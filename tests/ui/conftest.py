@@ -25,6 +25,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
+from tests.forkserver import popen
+
 ADMIN = "*:*.ui-admin-secret-for-tests"
 CLIENT = "default:development.ui-client-secret-for-tests"
 CHROMIUM = os.environ.get("FLAGCORE_CHROMIUM", "/usr/bin/chromium")
@@ -79,7 +81,7 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 class Server:
     """A running ``flagcore serve`` and the admin API beside the UI, to check what it did."""
 
-    def __init__(self, process: subprocess.Popen[str], url: str, log: Path) -> None:
+    def __init__(self, process: Any, url: str, log: Path) -> None:
         self.process = process
         self.url = url
         self.log = log
@@ -125,7 +127,7 @@ def start_server(tmp_path: Path, *extra: str, env: dict[str, str] | None = None)
         **(env or {}),
     }
     sink = log.open("w")
-    process = subprocess.Popen(
+    process = popen(
         [sys.executable, "-m", "flagcore_http", "serve", "--port", "0", *extra],
         stdout=subprocess.PIPE,
         stderr=sink,
