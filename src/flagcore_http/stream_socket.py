@@ -9,7 +9,8 @@ waits, so a write timeout alone never fires. Three bounds together (docs/securit
 - the socket's send buffer is fixed (``SO_SNDBUF``), so the kernel holds at most about
   twice that per stream;
 - messages are written in slices of `SLICE_BYTES`, each waiting for the transport to
-  drain, so the process holds at most a slice or two beyond the kernel's share;
+  drain below its mark (one slice), so the process holds at most two slices beyond the
+  kernel's share;
 - `DrainWatch` reads how many bytes are still unsent (the transport's buffer plus the
   kernel's queue, ``SIOCOUTQ`` on Linux) and declares the stream stalled when some are
   waiting and none has been acknowledged for the drain timeout.
@@ -39,11 +40,16 @@ def _socket_of(transport: BaseTransport | None) -> Any:
 
 
 def limit_send_buffer(transport: BaseTransport | None, size: int) -> None:
-    """Fix the socket's kernel send buffer at ``size`` bytes (0: leave the system's)."""
+    """Fix the socket's kernel send buffer at ``size`` bytes (0: leave the system's), and
+    have the transport pause its writer past one slice (asyncio's own mark is 64 KiB,
+    and aiohttp waits for a drain only every 64 KiB written: together about 100 KiB held
+    in the process for a client that does not read, measured)."""
     sock = _socket_of(transport)
     if size and sock is not None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, size)
+    if isinstance(transport, WriteTransport):
+        transport.set_write_buffer_limits(high=SLICE_BYTES)
 
 
 def _kernel_unsent(sock: Any) -> int:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import array
 import asyncio
+import fcntl
 import ipaddress
 import json
 import socket
+import termios
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,6 +21,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from flagcore import Engine
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app, streaming
+from flagcore_http import stream_socket as streaming_socket
 from flagcore_http.config import AuthMode
 from flagcore_http.metrics import METRICS
 from flagcore_http.streaming import HUB
@@ -448,6 +452,61 @@ async def test_a_stream_whose_client_never_reads_is_closed_though_its_hydration_
         await _until(lambda: hub.connection_count == 0)
         registry = tuned_api.client.app[METRICS].registry
         assert registry.get_sample_value("flagcore_streams_closed_not_draining_total") == 1
+    finally:
+        stalled.close()
+
+
+def _held_by_server(transport: Any) -> tuple[int, int]:
+    """What the server holds unsent for one connection: the transport's buffer (in the
+    process) and the socket's send queue (in the kernel, ``SIOCOUTQ``)."""
+    queued = array.array("i", [0])
+    fcntl.ioctl(transport.get_extra_info("socket").fileno(), termios.TIOCOUTQ, queued)
+    return transport.get_write_buffer_size(), int(queued[0])
+
+
+@pytest.mark.parametrize(
+    "tuned_api",
+    [{"streaming_drain_timeout": 60.0, "streaming_send_buffer_bytes": 64 * 1024}],
+    indirect=True,
+)
+async def test_a_stream_that_is_never_read_holds_about_two_send_buffers_and_two_slices(
+    tuned_api: Api,
+) -> None:
+    """Linux grows a socket's send buffer to megabytes, so a hydration of about 400 kB would
+    sit whole in the kernel for a client that never reads; the stream's fixed send buffer
+    (the kernel keeps up to twice the size set) and its 16 kB slices bound what one idle
+    stream costs, whatever the snapshot's size."""
+    await _big_flag(tuned_api)
+    stalled = _never_reading_stream(tuned_api)
+    try:
+        client_port = stalled.getsockname()[1]
+        server = tuned_api.client.server.runner.server
+
+        def streams() -> list[Any]:
+            return [
+                c.transport
+                for c in server.connections  # a copy, taken anew each time
+                if c.transport is not None
+                and c.transport.get_extra_info("peername")[1] == client_port
+            ]
+
+        await _until(lambda: streams() and tuned_api.client.app[HUB].connection_count == 1)
+        (stream,) = streams()
+        # Written until the windows are full: then nothing more moves.
+        held, still_since = _held_by_server(stream), time.monotonic()
+        while time.monotonic() - still_since < 0.5:
+            await asyncio.sleep(0.05)
+            now = _held_by_server(stream)
+            if now != held:
+                held, still_since = now, time.monotonic()
+        in_process, in_kernel = held
+        assert in_kernel > 0  # the stream did write, and its client took no more
+        # Measured here: 147 kB in the kernel with the 64 kB buffer (the kernel doubles the
+        # size set and counts a little past it), 386 kB (the whole hydration) with the
+        # system's own; 16 kB in the process, 98 kB before the transport's mark was lowered.
+        assert in_kernel <= 3 * 64 * 1024
+        assert in_process <= 2 * streaming_socket.SLICE_BYTES
+        assert tuned_api.client.app[HUB].connection_count == 1
     finally:
         stalled.close()
 

@@ -97,7 +97,7 @@ async def streaming(request: web.Request) -> web.StreamResponse:
     check = min(settings.keepalive, settings.drain_timeout / 2)
     try:
         await response.prepare(request)
-        await _write(response, first or b": up to date\n\n", watch, settings.drain_timeout)
+        await _write(request, response, first or b": up to date\n\n", watch, settings.drain_timeout)
         last_write = loop.time()
         while True:
             try:
@@ -112,7 +112,7 @@ async def streaming(request: web.Request) -> web.StreamResponse:
             if message is None:
                 break
             if message:
-                await _write(response, message, watch, settings.drain_timeout)
+                await _write(request, response, message, watch, settings.drain_timeout)
                 last_write = loop.time()
             if watch.stalled(loop.time()):
                 raise TimeoutError("the client stopped reading")
@@ -130,14 +130,20 @@ async def streaming(request: web.Request) -> web.StreamResponse:
 
 
 async def _write(
-    response: web.StreamResponse, message: bytes, watch: DrainWatch, timeout: float
+    request: web.Request,
+    response: web.StreamResponse,
+    message: bytes,
+    watch: DrainWatch,
+    timeout: float,
 ) -> None:
     """Write in slices, each waiting for the transport to drain, so a client that does not
-    read holds a slice or two here, not the whole message; all of it within ``timeout``."""
+    read holds a slice or two here, not the whole message; all of it within ``timeout``.
+    (`response.write` alone waits for a drain only once 64 KiB were written.)"""
     async with asyncio.timeout(timeout):
         for start in range(0, len(message), SLICE_BYTES):
             piece = message[start : start + SLICE_BYTES]
             await response.write(piece)
+            await request.writer.drain()
             watch.wrote(len(piece))
 
 
