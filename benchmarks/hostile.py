@@ -406,11 +406,22 @@ def _frontend_app_flood(session: aiohttp.ClientSession, base: str, i: int) -> Aw
     return _status(session.post(f"{base}/api/frontend/client/metrics", data=body, headers=headers))
 
 
-def _flood_body() -> bytes:
+def _frontend_app_flood_in_limit(
+    session: aiohttp.ClientSession, base: str, i: int
+) -> Awaitable[int]:
+    """Issue 24 #1 again, each post under the 256 kB usage-body limit (every flag named
+    with 20 variants, about 210 kB at 300 flags): these are read and counted, so what
+    bounds the rows is the per-token and per-address row budgets, not the 413."""
+    body = _FLOOD_BODY[1].replace(b"flood-00000000", f"flood-{i:08d}".encode())
+    headers = {"Authorization": _FRONTEND[0], "Content-Type": "application/json"}
+    return _status(session.post(f"{base}/api/frontend/client/metrics", data=body, headers=headers))
+
+
+def _flood_body(variants: int) -> bytes:
     body = {
         "appName": "flood-00000000",
         "instanceId": "browser-1",
-        "bucket": {"start": _now(-1), "stop": _now(), "toggles": _every_flag(100)},
+        "bucket": {"start": _now(-1), "stop": _now(), "toggles": _every_flag(variants)},
     }
     return json.dumps(body).encode()
 
@@ -669,9 +680,10 @@ async def _main(args: argparse.Namespace) -> int:
             ("UI sign-in guesses", _SignInGuesses(), 10_500),
             # issue 24 #1, #2, #5: what one token and one address can store or hold open
             ("frontend metrics, new appNames", _frontend_app_flood, 400),
+            ("frontend metrics, new appNames, 210 kB", _frontend_app_flood_in_limit, 1_000),
             ("metrics, buckets dated 2999", _future_buckets, 2_000),
         ]
-        _FLOOD_BODY.append(_flood_body())
+        _FLOOD_BODY.extend((_flood_body(100), _flood_body(20)))
         _FUTURE_TOGGLES.append(_every_flag(3))
         attacks: list[tuple[str, Callable[[str, int, float], Awaitable[Any]], int]] = [
             ("streams never read", _idle_streams, 800),
