@@ -340,6 +340,31 @@ class ChangeRequests:
                 )
             ]
 
+    def segment_draft_targets(self, segment_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """Where a change of each segment held back by change requests is drafted: the
+        (project, environment) of an active flag's strategy using it where they are on
+        (what refuses the direct change), an environment of type production first.
+        Segments not held back (or unknown) are left out. One read for all of them."""
+        targets: dict[int, tuple[str, str]] = {}
+        with self._context.read() as tx:
+            environments = tx.list_environments()
+            types = {e.name: e.type for e in environments}
+            order = {e.name: i for i, e in enumerate(environments)}
+            for segment_id in segment_ids:
+                held = []
+                for placement in tx.strategies_using_segment(segment_id):
+                    flag = tx.get_flag(placement.flag)
+                    if flag is None or flag.archived:
+                        continue
+                    where = (flag.project, placement.environment)
+                    if where not in held and change_requests_on(tx, *where):
+                        held.append(where)
+                held.sort(key=lambda h: order.get(h[1], len(order)))
+                production = [h for h in held if types.get(h[1]) == "production"]
+                if held:
+                    targets[segment_id] = (production or held)[0]
+        return targets
+
     def flag_end_states(
         self, project: str, request_id: int
     ) -> tuple[ChangeRequest, list[FlagEndState]]:
@@ -1104,7 +1129,7 @@ def _named(tx: Transaction, payload: SegmentIdPayload, path: str) -> SegmentIdPa
         return payload  # the trial says it is not found
     if payload.name is not None and payload.name != found.name:
         raise InvalidInput(
-            f'segment {payload.id} is named "{found.name}", not "{payload.name}"',
+            f'segment {payload.id} is named "{found.name}", not as sent',
             [ErrorDetail(f'segment {payload.id} is "{found.name}"', path)],
         )
     return attrs.evolve(payload, name=found.name)

@@ -102,34 +102,9 @@ async def segment_draft_target(request: web.Request, segment_id: int) -> tuple[s
 async def segment_draft_targets(
     request: web.Request, segment_ids: Sequence[int]
 ) -> dict[int, tuple[str, str]]:
-    """`segment_draft_target` of each segment held back (one look at the flags and at
-    each project's config for all of them)."""
+    """`segment_draft_target` of each segment held back, in one read."""
     service = svc(request)
-    active = {flag.name for flag in await call(request, service.flags.list_flags)}
-    configs: dict[str, list[ChangeRequestConfig]] = {}
-    targets = {}
-    for segment_id in segment_ids:
-        usage = await call(request, service.segments.segment_usage, segment_id)
-        used = dict.fromkeys(
-            (project, placement.environment)
-            for placement, project in usage
-            if placement.flag in active
-        )
-        held: list[tuple[str, str, str]] = []
-        for project in dict.fromkeys(project for project, _ in used):
-            if project not in configs:
-                configs[project] = await call(
-                    request, service.change_requests.change_request_config, project
-                )
-            held += [
-                (project, row.environment, row.type)
-                for row in configs[project]
-                if row.enabled and (project, row.environment) in used
-            ]
-        chosen = next((h for h in held if h[2] == "production"), held[0] if held else None)
-        if chosen:
-            targets[segment_id] = (chosen[0], chosen[1])
-    return targets
+    return await call(request, service.change_requests.segment_draft_targets, segment_ids)
 
 
 def on_the_form(error: FlagcoreError, moves: Sequence[tuple[str, str]]) -> FlagcoreError:
