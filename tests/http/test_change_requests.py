@@ -279,27 +279,58 @@ async def _state_becomes(
     raise AssertionError(f"{path} stayed {shown['state']}")
 
 
-async def test_a_scheduled_request_is_applied_by_the_server_when_its_time_comes(
+async def test_a_schedule_is_applied_within_a_second_and_a_failing_one_records_why(
     server: tuple[Service, TestClient[Any, Any]],
 ) -> None:
     service, client = server
     ann, bob = person_headers(service, client, "Ann"), person_headers(service, client, "Bob")
     await _turn_on(client, ann)
-    request_id = await _approved(
-        client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
-    )
+    request_id, failing_id = [
+        await _approved(
+            client,
+            ann,
+            bob,
+            {"feature": flag, "action": "updateEnabled", "payload": {"enabled": True}},
+        )
+        for flag in ("f", "g")
+    ]
+    # g changes after approval (the server's own caller skips change requests): when its
+    # time comes, its request conflicts and cannot be applied.
+    service.strategies.add_strategy("alpha", "g", "production", Strategy("default"))
     one = f"{PROJECT}/change-requests/{request_id}"
+    failing = f"{PROJECT}/change-requests/{failing_id}"
     at = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)).isoformat()
-    status, scheduled = await send(
-        client, "PUT", one + "/state", bob, {"state": "Scheduled", "scheduledAt": at}
-    )
-    assert status == 200, scheduled
-    assert scheduled["schedule"]["status"] == "pending"
+    for path in (one, failing):
+        status, scheduled = await send(
+            client, "PUT", path + "/state", bob, {"state": "Scheduled", "scheduledAt": at}
+        )
+        assert status == 200, scheduled
+        assert scheduled["schedule"]["status"] == "pending"
     await _state_becomes(client, one, bob, "Applied")
     assert _on_in_production(service, "f")
-    events = service.events.list_events(limit=30)
+    events = service.events.list_events(limit=60)
     [success] = [e for e in events if e.type == "change-request-scheduled-application-success"]
     assert success.created_by.endswith(":Bob")
+    assert success.data is not None
+    # Looked for every 0.5 s (the default): applied within a second of its time.
+    assert 0 <= success.data["data"]["delaySeconds"] < 1.5
+
+    for _ in range(100):
+        shown = (await send(client, "GET", failing, bob))[1]
+        if shown["schedule"]["status"] == "failed":
+            break
+        await asyncio.sleep(0.1)
+    assert shown["state"] == "Scheduled"
+    assert shown["schedule"]["status"] == "failed"
+    reason = shown["schedule"]["reason"]
+    assert 'flag "g" changed since this change was drafted' in reason
+    events = service.events.list_events(limit=60)
+    [failure] = [e for e in events if e.type == "change-request-scheduled-application-failure"]
+    assert failure.created_by.endswith(":Bob")
+    assert failure.data is not None
+    assert failure.data["changeRequestId"] == failing_id
+    assert failure.data["data"]["reason"] == reason
+    assert not _on_in_production(service, "g")  # nothing of it was written
 
 
 async def test_a_schedule_missed_while_the_server_was_down_is_applied_at_its_start(
@@ -417,3 +448,207 @@ async def test_two_nodes_over_postgresql_apply_a_schedule_exactly_once() -> None
     finally:
         for store in stores:
             store.close()
+
+
+def _user_id(service: Service, name: str) -> int:
+    return next(u.id for u in service.users.list_users() if u.name == name)
+
+
+async def test_an_approver_rejects_with_a_comment_and_the_author_cancels_each_an_event(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = person_headers(service, client, "Ann"), person_headers(service, client, "Bob")
+    await _turn_on(client, ann)
+    requests = []
+    for flag in ("f", "g"):
+        change = {"feature": flag, "action": "updateEnabled", "payload": {"enabled": True}}
+        status, draft = await send(client, "POST", DRAFTS, ann, change)
+        one = f"{PROJECT}/change-requests/{draft['id']}"
+        assert (await send(client, "PUT", one + "/state", ann, {"state": "In review"}))[0] == 200
+        requests.append((int(draft["id"]), one))
+    (rejected_id, rejected), (cancelled_id, cancelled) = requests
+
+    status, commented = await send(client, "POST", rejected + "/comments", bob, {"text": "Why?"})
+    assert status == 201
+    assert [c["text"] for c in commented["comments"]] == ["Why?"]
+    status, refused = await send(client, "PUT", rejected + "/state", ann, {"state": "Rejected"})
+    assert status == 403  # the author cancels instead
+    assert "own" in refused["message"]
+    rejection = {"state": "Rejected", "comment": "Not before the freeze ends"}
+    status, shown = await send(client, "PUT", rejected + "/state", bob, rejection)
+    assert status == 200, shown
+    assert shown["state"] == "Rejected"
+    assert [r["createdBy"]["username"] for r in shown["rejections"]] == ["Bob"]
+    assert [(c["createdBy"]["username"], c["text"]) for c in shown["comments"]] == [
+        ("Bob", "Why?"),
+        ("Bob", "Not before the freeze ends"),
+    ]
+    for state, who in (("Approved", bob), ("Applied", ann), ("Cancelled", ann)):
+        status, closed = await send(client, "PUT", rejected + "/state", who, {"state": state})
+        assert status == 409, (state, closed)  # closed: nothing leaves Rejected
+
+    status, refused = await send(client, "PUT", cancelled + "/state", bob, {"state": "Cancelled"})
+    assert status == 403  # only the author cancels
+    status, shown = await send(client, "PUT", cancelled + "/state", ann, {"state": "Cancelled"})
+    assert status == 200, shown
+    assert shown["state"] == "Cancelled"
+    status, closed = await send(client, "PUT", cancelled + "/state", bob, {"state": "Approved"})
+    assert status == 409
+
+    assert not _on_in_production(service, "f")
+    assert not _on_in_production(service, "g")
+    assert (await send(client, "GET", PROJECT + "/change-requests/pending", ann))[1] == []
+    counts = (await send(client, "GET", PROJECT + "/change-requests/count", ann))[1]
+    assert (counts["rejected"], counts["total"]) == (1, 2)
+    events = service.events.list_events(limit=60)
+    said = {
+        (e.type, e.data["changeRequestId"]): (e.created_by, e.data)
+        for e in events
+        if e.data is not None and "changeRequestId" in e.data
+    }
+    who, data = said[("change-request-comment-added", rejected_id)]
+    assert who.endswith(":Bob")
+    assert data["data"] == {"text": "Why?"}
+    who, data = said[("change-request-rejected", rejected_id)]
+    assert who.endswith(":Bob")
+    assert data["state"] == "Rejected"
+    assert data["data"] == {"comment": "Not before the freeze ends"}
+    who, data = said[("change-request-cancelled", cancelled_id)]
+    assert who.endswith(":Ann")
+    assert data["state"] == "Cancelled"
+    assert all(e.project == "alpha" and e.environment == "production" for e in events[:3])
+
+
+async def test_an_approval_stops_counting_once_its_approver_is_demoted_or_disabled(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob, cy = (person_headers(service, client, name) for name in ("Ann", "Bob", "Cy"))
+    secret = service.tokens.create_token("ops", "admin").secret
+    admin = {"Authorization": secret, "Content-Type": "application/json"}
+    await _turn_on(client, ann)
+    request_id = await _approved(
+        client, ann, bob, {"feature": "f", "action": "updateEnabled", "payload": {"enabled": True}}
+    )
+    one = f"{PROJECT}/change-requests/{request_id}"
+    users = "/api/admin/user-admin/"
+
+    async def state_and_apply() -> tuple[str, int, Any]:
+        shown = (await send(client, "GET", one, ann))[1]
+        status, answer = await send(client, "PUT", one + "/state", ann, {"state": "Applied"})
+        return shown["state"], status, answer
+
+    # Bob is made a Viewer: he may no longer approve, so his approval no longer counts.
+    demoted = await send(
+        client, "PUT", users + str(_user_id(service, "Bob")), admin, {"rootRole": 3}
+    )
+    assert demoted[0] == 200, demoted
+    state, status, refused = await state_and_apply()
+    assert (state, status) == ("In review", 409)
+    assert "has 0 of the 1 approvals" in refused["message"]
+    assert not _on_in_production(service, "f")
+
+    # Cy approves: Approved again; then Cy is disabled, and it is In review again.
+    status, approved = await send(client, "PUT", one + "/state", cy, {"state": "Approved"})
+    assert approved["state"] == "Approved"
+    disabled = await send(
+        client, "PUT", users + str(_user_id(service, "Cy")), admin, {"disabled": True}
+    )
+    assert disabled[0] == 200, disabled
+    state, status, refused = await state_and_apply()
+    assert (state, status) == ("In review", 409)
+    assert not _on_in_production(service, "f")
+    actionable = await send(client, "GET", PROJECT + "/change-requests/actionable", ann)
+    assert actionable[1] == {"total": 0}  # neither approvable by its author nor appliable
+
+    # Bob is an Editor again: his approval counts again and the request is applied.
+    promoted = await send(
+        client, "PUT", users + str(_user_id(service, "Bob")), admin, {"rootRole": 2}
+    )
+    assert promoted[0] == 200
+    state, status, applied = await state_and_apply()
+    assert (state, status) == ("Approved", 200)
+    assert applied["state"] == "Applied"
+    assert _on_in_production(service, "f")
+    events = [e for e in service.events.list_events(limit=60) if e.type.startswith("change-")]
+    assert [(e.type, e.created_by.rsplit(":", 1)[-1]) for e in events[:3]] == [
+        ("change-request-applied", "Ann"),
+        ("change-request-approved", "Cy"),
+        ("change-request-approved", "Bob"),
+    ]
+
+
+async def test_pending_requests_and_available_reviewers_answer_over_http(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    ann, bob = person_headers(service, client, "Ann"), person_headers(service, client, "Bob")
+    service.users.create_user(NewUser(RootRole.VIEWER, email="vi@x.io", name="Vi"))
+    gone = service.users.create_user(NewUser(RootRole.EDITOR, email="dan@x.io", name="Dan"))
+    service.users.update_user(gone.id, disabled=True)
+    await _turn_on(client, ann)
+
+    def on(flag: str) -> dict[str, Any]:
+        return {"feature": flag, "action": "updateEnabled", "payload": {"enabled": True}}
+
+    status, ann_draft = await send(client, "POST", DRAFTS, ann, on("f"))
+    status, bob_review = await send(client, "POST", DRAFTS, bob, [on("g"), on("parent")])
+    bob_one = f"{PROJECT}/change-requests/{bob_review['id']}"
+    assert (await send(client, "PUT", bob_one + "/state", bob, {"state": "In review"}))[0] == 200
+    status, bob_cancelled = await send(client, "POST", DRAFTS, bob, on("f"))
+    cancelled = f"{PROJECT}/change-requests/{bob_cancelled['id']}"
+    assert (await send(client, "PUT", cancelled + "/state", bob, {"state": "Cancelled"}))[0] == 200
+
+    async def pending(headers: dict[str, str], flag: str = "") -> list[tuple[int, str]]:
+        path = PROJECT + "/change-requests/pending" + (f"/{flag}" if flag else "")
+        status, found = await send(client, "GET", path, headers)
+        assert status == 200, found
+        return sorted((r["id"], r["state"]) for r in found)
+
+    ann_id, bob_id = ann_draft["id"], bob_review["id"]
+    # The open ones: one's own drafts among them, not other people's, never closed ones.
+    assert await pending(ann) == [(ann_id, "Draft"), (bob_id, "In review")]
+    assert await pending(bob) == [(bob_id, "In review")]
+    assert await pending(ann, "f") == [(ann_id, "Draft")]
+    assert await pending(ann, "parent") == [(bob_id, "In review")]
+    assert await pending(bob, "f") == []
+    assert await pending(bob, "child") == []
+    status, [shown] = await send(client, "GET", PROJECT + "/change-requests/pending/g", ann)
+    assert [f["name"] for f in shown["features"]] == ["g", "parent"]
+    assert shown["createdBy"]["username"] == "Bob"
+
+    path = PROJECT + "/change-requests/available-reviewers/"
+    status, reviewers = await send(client, "GET", path + "production", ann)
+    assert status == 200
+    # Editors may approve; a Viewer may not, and a disabled person is nobody's reviewer.
+    assert sorted((r["name"], r["email"]) for r in reviewers["reviewers"]) == [
+        ("Ann", "Ann@x.io"),
+        ("Bob", "Bob@x.io"),
+    ]
+    assert all(isinstance(r["id"], int) for r in reviewers["reviewers"])
+    status, unknown = await send(client, "GET", path + "nowhere", ann)
+    assert status == 404
+    assert "nowhere" in unknown["message"]
+
+
+async def test_a_direct_archive_is_refused_where_change_requests_are_on(
+    server: tuple[Service, TestClient[Any, Any]],
+) -> None:
+    service, client = server
+    service.environments.set_environment_enabled("alpha", "f", "production", True)
+    ann = person_headers(service, client, "Ann")
+    await _turn_on(client, ann)
+    status, refused = await send(client, "DELETE", FLAG, ann)
+    assert status == 403, refused
+    assert f"POST {DRAFTS})" in refused["message"]
+    assert all(f.name != "f" for f in service.archive.list_archived_flags("alpha"))
+    events = service.events.list_events(limit=5)
+    assert all(e.type != "feature-archived" for e in events)
+    # Through a request it goes: the archive is drafted, nothing archived yet.
+    status, draft = await send(
+        client, "POST", DRAFTS, ann, {"feature": "f", "action": "archiveFeature"}
+    )
+    assert status == 200, draft
+    assert draft["features"][0]["changes"][0]["action"] == "archiveFeature"
+    assert all(f.name != "f" for f in service.archive.list_archived_flags("alpha"))

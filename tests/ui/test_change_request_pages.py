@@ -346,10 +346,40 @@ def test_a_segment_held_back_by_change_requests_is_edited_into_a_draft(
     expect(page.get_by_role("cell", name="updateSegment")).to_be_visible()
     stored = server.api("GET", f"/api/admin/segments/{segment['id']}")
     assert stored["constraints"][0]["values"] == ["1", "2"]
+    request_id = int(page.url.split("?")[0].rsplit("/", 1)[1])
     # the direct save is still refused for someone who may not skip change requests
     page.goto(server.url + f"/ui/segments/{segment['id']}")
     page.get_by_role("button", name="Save segment").click()
     expect(page.get_by_role("alert").first).to_contain_text("Change requests are enabled")
+
+    # Its deletion is drafted from the list too: refused while a strategy uses it, then
+    # drafted once the draft deletes that strategy first (tried after the draft's changes).
+    delete = "Delete segment beta-users (add to draft)"
+    page.goto(server.url + "/ui/segments")
+    page.get_by_role("button", name=delete).click()
+    alert = page.get_by_role("alert").first
+    expect(alert).to_contain_text("remove it from them first")
+    expect(alert).to_contain_text("your draft in default / production")
+    page.goto(server.url + "/ui/flags/checkout")
+    page.get_by_role("button", name="Delete default in production").click()
+    expect(page.get_by_role("cell", name="deleteStrategy")).to_be_visible()
+    page.goto(server.url + "/ui/segments")
+    page.get_by_role("button", name=delete).click()
+    expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+    expect(page.get_by_role("cell", name="deleteSegment")).to_be_visible()
+    assert page.url.split("?")[0].endswith(f"/{request_id}")
+    segment_path = f"/api/admin/segments/{segment['id']}"
+    assert server.api_status("GET", segment_path) == 200
+    page.get_by_role("button", name="Send to review").click()
+    expect(page.get_by_role("status")).to_contain_text("now In review")
+    one = f"{REQUESTS}/{request_id}"
+    server.api("PUT", one + "/state", {"state": "Approved"})  # the admin token, not Ann
+    assert server.api("PUT", one + "/state", {"state": "Applied"})["state"] == "Applied"
+    assert server.api_status("GET", segment_path) == 404
+    production = {e["name"]: e for e in server.api("GET", f"{FLAGS}/checkout")["environments"]}[
+        "production"
+    ]
+    assert production["strategies"] == []
 
 
 def test_moving_and_deleting_a_strategy_and_archiving_are_drafted_where_change_requests_are_on(

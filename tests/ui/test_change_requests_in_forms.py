@@ -68,16 +68,49 @@ def test_a_strategy_is_drafted_sent_to_review_approved_by_another_person_and_app
     expect(page.get_by_role("status")).to_contain_text("Added to your draft")
     expect(page.get_by_role("heading", level=1)).to_contain_text("Change request #")
     expect(page.get_by_text("addStrategy")).to_be_visible()
+    url = page.url.split("?")[0]
     assert all(e["strategies"] == [] for e in server.api("GET", f"{FLAGS}/launch")["environments"])
     page.get_by_role("button", name="Send to review").click()
     expect(page.get_by_role("status")).to_contain_text("now In review")
     page.get_by_role("button", name="Approve").click()
     expect(page.get_by_text("You cannot approve your own change request")).to_be_visible()
-    url = page.url
+
+    # Two more of Ann's: the switch drafted and sent to review (Bob will reject it), and
+    # one she cancels herself.
+    others = []
+    for to_review in (True, False):
+        page.goto(server.url + "/ui/flags/launch")
+        page.get_by_role("switch", name="launch in production").click()
+        expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+        others.append(page.url.split("?")[0])
+        if to_review:
+            page.get_by_role("button", name="Send to review").click()
+            expect(page.get_by_role("status")).to_contain_text("now In review")
+    rejected, cancelled = others
+    page.get_by_role("button", name="Cancel request").click()
+    expect(page.get_by_role("status")).to_contain_text("now Cancelled")
+    expect(page.get_by_role("button", name="Send to review")).to_have_count(0)
+    # The flag's page lists its open requests (Unleash's pending/<flag>): not the
+    # cancelled one.
+    page.goto(server.url + "/ui/flags/launch")
+    listed = page.get_by_role("region", name="Open change requests").get_by_role("listitem")
+    expect(listed).to_have_count(2)
+    expect(listed.first).to_contain_text("In review in production")
 
     _editor_signed_in(page, server, "bob@x.io")
     page.goto(server.url + "/ui/change-requests?project=default")
-    page.get_by_role("link", name=re.compile(r"^#\d+ Change request #\d+$")).click()
+    expect(page.get_by_role("link", name=re.compile(r"^#\d+ Change request #\d+$"))).to_have_count(
+        3
+    )
+    page.goto(rejected)
+    page.get_by_label("Comment").fill("Not before the launch review")
+    page.get_by_role("button", name="Add comment").click()
+    page.get_by_role("button", name="Reject").click()
+    expect(page.get_by_role("status")).to_contain_text("now Rejected")
+    expect(page.get_by_role("heading", name="Rejections")).to_be_visible()
+    expect(page.get_by_text("Not before the launch review")).to_be_visible()
+    expect(page.get_by_role("button", name="Approve")).to_have_count(0)
+    page.goto(url)
     page.get_by_label("Comment").fill("Looks right to me")
     page.get_by_role("button", name="Add comment").click()
     page.get_by_role("button", name="Approve").click()
@@ -90,4 +123,25 @@ def test_a_strategy_is_drafted_sent_to_review_approved_by_another_person_and_app
         "production"
     ]
     assert [s["parameters"]["rollout"] for s in production["strategies"]] == ["40"]
+    assert not production["enabled"]  # neither the rejected nor the cancelled switch
     assert url.startswith(server.url + "/ui/change-requests/default/")
+    # Every transition is an event naming the person who made it.
+    requests = "/api/admin/projects/default/change-requests/"
+    ids = {int(u.rsplit("/", 1)[1]): u for u in (url, rejected, cancelled)}
+    states = {i: server.api("GET", requests + str(i))["state"] for i in ids}
+    assert sorted(states.values()) == ["Applied", "Cancelled", "Rejected"]
+    events = server.api("GET", "/api/admin/events")["events"]
+    done = {
+        (e["type"], e["data"]["changeRequestId"]): e["createdBy"]
+        for e in events
+        if e["type"].startswith("change-request-") and "changeRequestId" in (e["data"] or {})
+    }
+    applied, rejected_id, cancelled_id = (
+        int(u.rsplit("/", 1)[1]) for u in (url, rejected, cancelled)
+    )
+    assert done[("change-request-approved", applied)].endswith("bob@x.io")
+    assert done[("change-request-applied", applied)].endswith("bob@x.io")
+    assert done[("change-request-comment-added", rejected_id)].endswith("bob@x.io")
+    assert done[("change-request-rejected", rejected_id)].endswith("bob@x.io")
+    assert done[("change-request-cancelled", cancelled_id)].endswith("ann@x.io")
+    assert done[("change-request-sent-to-review", rejected_id)].endswith("ann@x.io")

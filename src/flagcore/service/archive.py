@@ -7,7 +7,7 @@ import attrs
 from flagcore.entities import FlagDefinition, FlagDetails
 from flagcore.errors import Conflict, NotFound
 from flagcore.ports import FlagRepository, Transaction
-from flagcore.service.change_request_gate import refuse_direct_change
+from flagcore.service.change_request_gate import refuse_flag_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.flags import flag_data, flag_details
 from flagcore.service.lookups import active_flag, require_project
@@ -22,8 +22,7 @@ class Archive:
     def archive_flag(self, project: str, name: str, *, actor: Actor = SYSTEM) -> FlagDefinition:
         who = authorize(actor, "archive_flag", project=project)
         with self._context.unit() as tx:
-            for environment in tx.list_environments():
-                refuse_direct_change(tx, actor, project, environment.name)
+            refuse_flag_change(tx, actor, project)
             return self.archive_flag_in(tx, project, name, actor=who)
 
     def archive_flag_in(

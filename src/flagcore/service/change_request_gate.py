@@ -17,7 +17,12 @@ from flagcore.ports import Transaction
 from flagcore.service.context import Actor
 from flagcore.tables import CHANGE_REQUEST_SETTINGS
 
-__all__ = ["change_requests_on", "refuse_direct_change", "refuse_segment_change"]
+__all__ = [
+    "change_requests_on",
+    "refuse_direct_change",
+    "refuse_flag_change",
+    "refuse_segment_change",
+]
 
 
 def change_requests_on(tx: Transaction, project: str, environment: str) -> bool:
@@ -40,6 +45,16 @@ def refuse_direct_change(tx: Transaction, actor: Actor, project: str, environmen
         f"this change needs approval. Add it to a change request instead (POST {route}).",
         [ErrorDetail(f"needs {Permission.SKIP_CHANGE_REQUEST.value} to change it directly")],
     )
+
+
+def refuse_flag_change(tx: Transaction, actor: Actor, project: str) -> None:
+    """For a change to the whole flag (archiving it, its dependencies), which is not per
+    environment: refused where change requests are on in any environment of the project
+    (as Unleash), naming the route of the one Unleash's UI drafts in (of type production
+    first)."""
+    environments = sorted(tx.list_environments(), key=lambda e: e.type != "production")
+    for environment in environments:
+        refuse_direct_change(tx, actor, project, environment.name)
 
 
 def refuse_segment_change(tx: Transaction, actor: Actor, segment_id: int) -> None:

@@ -133,6 +133,8 @@ class ChangeRequestView:
 
     request: ChangeRequest
     conflicts: Mapping[int, str]
+    counted_approvals: int = 0
+    """The approvals that count now (of people who still may approve there)."""
 
 
 @attrs.frozen
@@ -164,6 +166,11 @@ a preview counts."""
 
 class _TrialDone(Exception):
     """Rolls a trial application back once every change went through."""
+
+
+class _EarlierFailed(Exception):
+    """A request's earlier change no longer applies as it stands (its conflict says why):
+    the new changes are then tried on their own."""
 
 
 class ChangeRequests:
@@ -240,19 +247,14 @@ class ChangeRequests:
     # --- reading ---
     def get_change_request(self, project: str, request_id: int) -> ChangeRequestView:
         with self._context.read() as tx:
-            request = _request(tx, project, request_id)
-            return ChangeRequestView(request, self._conflicts(tx, request))
+            return self._view(tx, _request(tx, project, request_id))
 
     def list_change_requests(self, project: str) -> list[ChangeRequestView]:
         """Every request of the project but drafts (a draft is its author's own)."""
         with self._context.read() as tx:
             require_project(tx, project)
             found = tx.list_records(CHANGE_REQUESTS, where={"project": project})
-            return [
-                ChangeRequestView(r, self._conflicts(tx, r))
-                for r in found
-                if r.state is not _D.DRAFT
-            ]
+            return [self._view(tx, r) for r in found if r.state is not _D.DRAFT]
 
     def open_change_requests(
         self, project: str, viewer: Actor, *, feature: str | None = None
@@ -270,7 +272,7 @@ class ChangeRequests:
                     continue
                 if feature is not None and all(c.feature != feature for c in request.changes):
                     continue
-                found.append(ChangeRequestView(request, self._conflicts(tx, request)))
+                found.append(self._view(tx, request))
             return found
 
     def change_request_counts(self, project: str) -> dict[str, int]:
@@ -278,7 +280,7 @@ class ChangeRequests:
         with self._context.read() as tx:
             require_project(tx, project)
             found = [
-                r
+                self._shown(tx, r)
                 for r in tx.list_records(CHANGE_REQUESTS, where={"project": project})
                 if r.state is not _D.DRAFT
             ]
@@ -299,7 +301,8 @@ class ChangeRequests:
         with self._context.read() as tx:
             require_project(tx, project)
             count = 0
-            for r in tx.list_records(CHANGE_REQUESTS, where={"project": project}):
+            for stored in tx.list_records(CHANGE_REQUESTS, where={"project": project}):
+                r = self._shown(tx, stored)
                 if r.state is _D.IN_REVIEW:
                     may = _may(viewer, Permission.APPROVE_CHANGE_REQUEST, r)
                     mine = _is_author(r, who) or any(_same_person(a, who) for a in r.approvals)
@@ -336,6 +339,31 @@ class ChangeRequests:
                     Permission.APPROVE_CHANGE_REQUEST, project=project, environment=environment
                 )
             ]
+
+    def segment_draft_targets(self, segment_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
+        """Where a change of each segment held back by change requests is drafted: the
+        (project, environment) of an active flag's strategy using it where they are on
+        (what refuses the direct change), an environment of type production first.
+        Segments not held back (or unknown) are left out. One read for all of them."""
+        targets: dict[int, tuple[str, str]] = {}
+        with self._context.read() as tx:
+            environments = tx.list_environments()
+            types = {e.name: e.type for e in environments}
+            order = {e.name: i for i, e in enumerate(environments)}
+            for segment_id in segment_ids:
+                held = []
+                for placement in tx.strategies_using_segment(segment_id):
+                    flag = tx.get_flag(placement.flag)
+                    if flag is None or flag.archived:
+                        continue
+                    where = (flag.project, placement.environment)
+                    if where not in held and change_requests_on(tx, *where):
+                        held.append(where)
+                held.sort(key=lambda h: order.get(h[1], len(order)))
+                production = [h for h in held if types.get(h[1]) == "production"]
+                if held:
+                    targets[segment_id] = (production or held)[0]
+        return targets
 
     def flag_end_states(
         self, project: str, request_id: int
@@ -379,18 +407,18 @@ class ChangeRequests:
     ) -> ChangeRequest:
         """Add ``changes`` to the actor's draft for ``environment`` (made if need be)."""
         name = authorize(actor, "add_changes", project=project, environment=environment)
-        parsed = self._checked(project, environment, changes, actor)
         who = _identity(actor)
+        with self._context.read() as tx:
+            require_project(tx, project)
+            earlier = _draft_of(tx, project, environment, who)
+        if earlier is not None:
+            _check_room(len(earlier.changes) + len(changes))
+        parsed = self._checked(
+            project, environment, changes, actor, earlier.changes if earlier else ()
+        )
         with self._context.unit() as tx:
             settings = _settings_on(tx, project, environment)
-            draft = next(
-                (
-                    r
-                    for r in tx.list_records(CHANGE_REQUESTS, where={"project": project})
-                    if r.state is _D.DRAFT and r.environment == environment and _is_author(r, who)
-                ),
-                None,
-            )
+            draft = _draft_of(tx, project, environment, who)
             now = self._context.clock()
             if draft is None:
                 made = tx.create_record(
@@ -417,12 +445,7 @@ class ChangeRequests:
                     environment=environment,
                     data={"id": draft.id},
                 )
-            if len(draft.changes) + len(parsed) > MAX_CHANGES:
-                raise LimitExceeded(
-                    f"a change request holds at most {MAX_CHANGES} changes",
-                    "changes_per_request",
-                    MAX_CHANGES,
-                )
+            _check_room(len(draft.changes) + len(parsed))
             next_id = max((c.id for c in draft.changes), default=0) + 1
             added = []
             for offset, (feature, segment, action, payload) in enumerate(parsed):
@@ -455,7 +478,8 @@ class ChangeRequests:
         name = authorize(actor, "edit_change", project=project)
         with self._context.read() as tx:
             request = _request(tx, project, request_id)
-        parsed = self._checked(project, request.environment, [change], actor)[0]
+        before = tuple(c for c in request.changes if c.id < change_id)
+        parsed = self._checked(project, request.environment, [change], actor, before)[0]
         with self._context.unit() as tx:
             request = self._own_editable(tx, project, request_id, actor)
             _find_change(request, change_id)
@@ -577,7 +601,7 @@ class ChangeRequests:
     ) -> ChangeRequest:
         """An approval by someone other than the author; enough of them make it Approved."""
         with self._context.unit() as tx:
-            request = _request(tx, project, request_id)
+            request = self._shown(tx, _request(tx, project, request_id))
             name = authorize(
                 actor,
                 "approve_change_request",
@@ -597,11 +621,12 @@ class ChangeRequests:
             if comment:
                 after = _commented(after, comment, who, now)
             enough = self._counted_approvals(tx, after) >= after.min_approvals
+            said = {"comment": comment} if comment else None
             if enough and after.state is _D.IN_REVIEW:
                 after = self._moved(after, _D.APPROVED)
-                self._event(tx, "change-request-approved", name, after, None)
+                self._event(tx, "change-request-approved", name, after, said)
             else:
-                self._event(tx, "change-request-approval-added", name, after, None)
+                self._event(tx, "change-request-approval-added", name, after, said)
             tx.save_record(CHANGE_REQUESTS, after)
         return after
 
@@ -630,7 +655,8 @@ class ChangeRequests:
                 after = _commented(after, comment, who, now)
             after = self._moved(after, _D.REJECTED)
             tx.save_record(CHANGE_REQUESTS, after)
-            self._event(tx, "change-request-rejected", name, after, None)
+            said = {"comment": comment} if comment else None
+            self._event(tx, "change-request-rejected", name, after, said)
         return after
 
     def cancel_change_request(
@@ -740,14 +766,15 @@ class ChangeRequests:
                 request = _due(tx, project, request_id, now)
                 if request is None:
                     return None
-                failed = attrs.evolve(request, schedule_failure=error.message, updated_at=now)
+                reason = _reason(error)
+                failed = attrs.evolve(request, schedule_failure=reason, updated_at=now)
                 tx.save_record(CHANGE_REQUESTS, failed)
                 self._event(
                     tx,
                     "change-request-scheduled-application-failure",
                     request.scheduled_by or SYSTEM,
                     failed,
-                    {**_delay(request, now), "reason": error.message},
+                    {**_delay(request, now), "reason": reason},
                 )
             return None
 
@@ -776,18 +803,21 @@ class ChangeRequests:
         return after
 
     def _checked(
-        self, project: str, environment: str, changes: Sequence[DraftChange], actor: Actor
+        self,
+        project: str,
+        environment: str,
+        changes: Sequence[DraftChange],
+        actor: Actor,
+        earlier: Sequence[Change] = (),
     ) -> list[tuple[str | None, int | None, ChangeAction, Any]]:
         """Each change read, its direct permission checked, and all of them tried (then
-        rolled back) through the direct write methods."""
+        rolled back) through the direct write methods, after the request's ``earlier``
+        changes, as applying will run them (a segment's deletion drafted after the
+        removal of its last use goes through); when an earlier change no longer applies
+        as it stands (it shows a conflict), the new ones are tried on their own."""
         if not changes:
             raise InvalidInput("no change given", [ErrorDetail("empty list", "$")])
-        if len(changes) > MAX_CHANGES:
-            raise LimitExceeded(
-                f"a change request holds at most {MAX_CHANGES} changes",
-                "changes_per_request",
-                MAX_CHANGES,
-            )
+        _check_room(len(changes))
         parsed = []
         for change in changes:
             action = _action(change)
@@ -805,16 +835,39 @@ class ChangeRequests:
             feature = None if action in SEGMENT_ACTIONS else change.feature
             keeps = action is ChangeAction.UPDATE_STRATEGY and "segments" not in change.payload
             parsed.append((feature, segment, action, payload, change.path, keeps))
+        if earlier:
+            try:
+                return self._trial(project, environment, parsed, earlier)
+            except _EarlierFailed:
+                pass
+        return self._trial(project, environment, parsed, ())
+
+    def _trial(
+        self,
+        project: str,
+        environment: str,
+        parsed: Sequence[tuple[str | None, int | None, ChangeAction, Any, str, bool]],
+        earlier: Sequence[Change],
+    ) -> list[tuple[str | None, int | None, ChangeAction, Any]]:
+        """The new changes applied after ``earlier`` in a unit of work rolled back."""
         checked = []
         try:
             with self._context.unit() as tx:
                 _settings_on(tx, project, environment)
+                for change in earlier:
+                    try:
+                        payload = read_payload(change.action, change.payload)
+                        self._apply(tx, project, environment, change, payload, "trial")
+                    except FlagcoreError as exc:
+                        raise _EarlierFailed from exc
                 for feature, segment, action, payload, path, keeps in parsed:
                     if keeps:
                         # As the direct update: a strategy sent without segments keeps its own.
                         placement = tx.get_strategy(payload.id or "")
                         if placement is not None:
                             payload = attrs.evolve(payload, segments=placement.strategy.segments)
+                    if action is ChangeAction.DELETE_SEGMENT:
+                        payload = _named(tx, payload, f"{path}.payload.name")
                     checked.append((feature, segment, action, payload))
                     trial = Change(0, feature, segment, action, None, "", _EPOCH, "", 0)
                     try:
@@ -949,6 +1002,17 @@ class ChangeRequests:
                 found[change.id] = _what_changed(tx, request, change)
         return found
 
+    def _view(self, tx: Transaction, request: ChangeRequest) -> ChangeRequestView:
+        counted = self._counted_approvals(tx, request)
+        shown = _shown_as(request, counted)
+        return ChangeRequestView(shown, self._conflicts(tx, request), counted)
+
+    def _shown(self, tx: Transaction, request: ChangeRequest) -> ChangeRequest:
+        """The request as it stands now (`_shown_as`)."""
+        if request.state is not _D.APPROVED:
+            return request
+        return _shown_as(request, self._counted_approvals(tx, request))
+
     def _counted_approvals(self, tx: Transaction, request: ChangeRequest) -> int:
         """Distinct people who approved and may approve there still (a person whose role
         was taken away, or who was disabled, no longer counts)."""
@@ -1006,6 +1070,25 @@ class ChangeRequests:
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 
 
+def _check_room(changes: int) -> None:
+    if changes > MAX_CHANGES:
+        raise LimitExceeded(
+            f"a change request holds at most {MAX_CHANGES} changes",
+            "changes_per_request",
+            MAX_CHANGES,
+        )
+
+
+def _shown_as(request: ChangeRequest, counted: int) -> ChangeRequest:
+    """An Approved request whose approvals no longer count enough (an approver disabled,
+    or no longer holding the permission there) is In review again, as applying it would
+    be refused; an approval of someone who may approve makes it Approved again. Derived
+    when read: the change that caused it (a role, a user disabled) is its own event."""
+    if request.state is _D.APPROVED and counted < request.min_approvals:
+        return attrs.evolve(request, state=_D.IN_REVIEW)
+    return request
+
+
 def _settings_data(settings: ChangeRequestSettings) -> dict[str, Any]:
     return {"enabled": settings.enabled, "requiredApprovals": settings.required_approvals}
 
@@ -1021,6 +1104,47 @@ def _settings_on(tx: Transaction, project: str, environment: str) -> ChangeReque
         )
     result: ChangeRequestSettings = settings
     return result
+
+
+def _draft_of(
+    tx: Transaction, project: str, environment: str, who: tuple[str, int | None]
+) -> ChangeRequest | None:
+    """``who``'s draft for that project and environment (one at most)."""
+    found: ChangeRequest | None = next(
+        (
+            r
+            for r in tx.list_records(CHANGE_REQUESTS, where={"project": project})
+            if r.state is _D.DRAFT and r.environment == environment and _is_author(r, who)
+        ),
+        None,
+    )
+    return found
+
+
+def _named(tx: Transaction, payload: SegmentIdPayload, path: str) -> SegmentIdPayload:
+    """A deletion with the name of the segment it deletes; a name sent that is not the
+    segment's is refused (the id is what would be deleted)."""
+    found = tx.get_segment(payload.id)
+    if found is None:
+        return payload  # the trial says it is not found
+    if payload.name is not None and payload.name != found.name:
+        raise InvalidInput(
+            f'segment {payload.id} is named "{found.name}", not as sent',
+            [ErrorDetail(f'segment {payload.id} is "{found.name}"', path)],
+        )
+    return attrs.evolve(payload, name=found.name)
+
+
+MAX_REASON = 2000
+"""Characters of a failed schedule's reason kept (the error and what its details say)."""
+
+
+def _reason(error: FlagcoreError) -> str:
+    """Why applying failed: the error with its details (which change conflicts, with
+    what and by whom), bounded."""
+    said = "; ".join(d.message for d in error.details if d.message)
+    reason = f"{error.message} ({said})" if said else error.message
+    return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 1] + "…"
 
 
 def _due(tx: Transaction, project: str, request_id: int, now: dt.datetime) -> ChangeRequest | None:

@@ -10,7 +10,7 @@ from flagcore.entities import FlagDefinition
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency
 from flagcore.ports import Transaction
-from flagcore.service.change_request_gate import refuse_direct_change
+from flagcore.service.change_request_gate import refuse_flag_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
 from flagcore.tables import FLAGS, IS_NULL
@@ -38,8 +38,7 @@ class Dependencies:
         """Replace the flag's parents: one level only, so a parent may not have parents."""
         who = authorize(actor, "set_dependencies", project=project)
         with self._context.unit() as tx:
-            for environment in tx.list_environments():
-                refuse_direct_change(tx, actor, project, environment.name)
+            refuse_flag_change(tx, actor, project)
             return self.set_dependencies_in(tx, project, name, dependencies, actor=who)
 
     def set_dependencies_in(

@@ -76,7 +76,11 @@ class SegmentPayload:
 
 @attrs.frozen
 class SegmentIdPayload:
+    """``deleteSegment``: the segment's id; its name is filled in when drafted (as
+    Unleash answers it, and so the request still names it once it is deleted)."""
+
     id: int
+    name: str | None = None
 
 
 @attrs.frozen

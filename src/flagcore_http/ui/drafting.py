@@ -33,6 +33,7 @@ __all__ = [
     "flag_draft_environment",
     "on_the_form",
     "segment_draft_target",
+    "segment_draft_targets",
 ]
 
 
@@ -95,22 +96,15 @@ async def segment_draft_target(request: web.Request, segment_id: int) -> tuple[s
     flag's strategy using it where change requests are on (those are what refuse the
     direct edit), an environment of type production first; None when nothing holds the
     segment back."""
+    return (await segment_draft_targets(request, [segment_id])).get(segment_id)
+
+
+async def segment_draft_targets(
+    request: web.Request, segment_ids: Sequence[int]
+) -> dict[int, tuple[str, str]]:
+    """`segment_draft_target` of each segment held back, in one read."""
     service = svc(request)
-    usage = await call(request, service.segments.segment_usage, segment_id)
-    active = {flag.name for flag in await call(request, service.flags.list_flags)}
-    used = dict.fromkeys(
-        (project, placement.environment) for placement, project in usage if placement.flag in active
-    )
-    held: list[tuple[str, str, str]] = []
-    for project in dict.fromkeys(project for project, _ in used):
-        config = await call(request, service.change_requests.change_request_config, project)
-        held += [
-            (project, row.environment, row.type)
-            for row in config
-            if row.enabled and (project, row.environment) in used
-        ]
-    chosen = next((h for h in held if h[2] == "production"), held[0] if held else None)
-    return (chosen[0], chosen[1]) if chosen else None
+    return await call(request, service.change_requests.segment_draft_targets, segment_ids)
 
 
 def on_the_form(error: FlagcoreError, moves: Sequence[tuple[str, str]]) -> FlagcoreError:

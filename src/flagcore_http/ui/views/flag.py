@@ -111,6 +111,13 @@ async def flag_page(
     scheduled = await call(  # change requests scheduled to change this flag (issue 30)
         request, service.change_requests.scheduled_change_requests, details.flag.project, [name]
     )
+    open_requests = await call(  # Unleash's pending/<flag>: those not closed yet
+        request,
+        service.change_requests.open_change_requests,
+        details.flag.project,
+        viewer(request).actor,
+        feature=name,
+    )
     config = await call(
         request, service.change_requests.change_request_config, details.flag.project
     )
@@ -145,6 +152,7 @@ async def flag_page(
             "error": error.message if error else None,
             "errors": field_errors(error) if error else {},
             "scheduled": scheduled,
+            "open_requests": open_requests,
             # where a change to the whole flag (dependencies, archiving) is drafted; None: done
             # directly (issue 30)
             "draft_environment": flag_draft_environment(config),

@@ -10,9 +10,14 @@ from flagcore import CONSTRAINT_OPERATORS, LIST_OPERATORS
 from flagcore.change_requests import ChangeAction
 from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, NotFound
 from flagcore.model import Constraint
-from flagcore.wire import SegmentPayload
+from flagcore.wire import SegmentIdPayload, SegmentPayload
 from flagcore_http.calls import call
-from flagcore_http.ui.drafting import drafted, on_the_form, segment_draft_target
+from flagcore_http.ui.drafting import (
+    drafted,
+    on_the_form,
+    segment_draft_target,
+    segment_draft_targets,
+)
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.forms import (
     Row,
@@ -46,16 +51,23 @@ def segment_id(request: web.Request) -> int:
 
 
 async def _list_page(
-    request: web.Request, error: FlagcoreError | None = None, status: int = 200
+    request: web.Request,
+    error: FlagcoreError | None = None,
+    status: int = 200,
+    drafting: tuple[str, str] | None = None,
 ) -> web.Response:
     segments = await call(request, svc(request).segments.list_segment_details)
+    # Only a segment in use can be held back by change requests: its deletion is drafted.
+    in_use = [d.definition.segment.id for d in segments if d.used_in_features]
     return render(
         request,
         "segments.html",
         {
             "segments": segments,
+            "draft_targets": await segment_draft_targets(request, in_use),
             "error": error.message if error else None,
             "details": error.details if error else (),
+            "drafting": drafting,  # the refused deletion was to be drafted there
         },
         status=status,
     )
@@ -190,8 +202,14 @@ async def update_segment(request: web.Request) -> web.Response:
 @routes.post("/ui/segments/{id}/delete")
 @page()
 async def delete_segment(request: web.Request) -> web.Response:
+    """Deleted, or, where change requests hold the segment back, a ``deleteSegment``
+    change added to the person's draft there (as Unleash's segment list does)."""
     deleted = await call(request, svc(request).segments.get_segment, segment_id(request))
+    target = await segment_draft_target(request, deleted.id)
     try:
+        if target is not None:
+            payload = SegmentIdPayload(deleted.id)
+            return await drafted(request, *target, None, ChangeAction.DELETE_SEGMENT, payload)
         await call(
             request,
             svc(request).segments.delete_segment,
@@ -199,5 +217,6 @@ async def delete_segment(request: web.Request) -> web.Response:
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _list_page(request, error, form_status(error, 409))
+        in_use = target if isinstance(error, Conflict) else None
+        return await _list_page(request, error, form_status(error, 409), in_use)
     return redirect(with_flash(request, "/ui/segments", "segment-deleted", deleted.name))
