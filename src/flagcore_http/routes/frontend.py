@@ -28,8 +28,8 @@ from flagcore.errors import (
 )
 from flagcore.service import FrontendView, build_frontend_view, frontend_context
 from flagcore.wire import (
+    FRONTEND_METRICS_SCHEMA,
     FRONTEND_REGISTRATION_SCHEMA,
-    METRICS_SCHEMA,
     FrontendToggles,
     read_registration,
     registration_started,
@@ -270,7 +270,7 @@ async def frontend_post(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/frontend/client/metrics")
-@documented({200: None}, body=METRICS_SCHEMA, errors=(429,))
+@documented({200: None}, body=FRONTEND_METRICS_SCHEMA, errors=(429,))
 async def frontend_metrics(request: web.Request) -> web.Response:
     """Counted as for server SDKs (the token's projects and environment); 200 as Unleash.
     The token ships in every browser bundle, so what it may add to the store is bounded
