@@ -6,6 +6,7 @@ delivery log, and sending again."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import socket
 from collections.abc import AsyncIterator
@@ -18,7 +19,8 @@ from aiohttp.test_utils import TestClient, TestServer
 from standardwebhooks.webhooks import Webhook
 from yarl import URL
 
-from flagcore.service import IntegrationSpec, Service
+from flagcore.entities import FlagDefinition
+from flagcore.service import REMINDER_EVENT, IntegrationSpec, Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.integration_targets import PinnedResolver, Target
 from tests.http.conftest import Api
@@ -77,6 +79,8 @@ async def test_the_list_names_every_provider_with_its_parameters_and_events(hook
         "sensitive": True,
     }
     assert "feature-environment-enabled" in providers["slack"]["events"]
+    for provider in providers.values():  # flagcore's daily reminder, for every provider
+        assert REMINDER_EVENT in provider["events"]
 
 
 async def test_secrets_are_written_but_never_answered_and_the_signing_secret_shown_once(
@@ -431,6 +435,35 @@ async def test_each_service_is_sent_its_documented_message_about_the_change(
         assert sent["eventType"] == "UnleashServiceEvent"
         assert (sent["featureName"], sent["environment"]) == ("lamp", "production")
         assert sent["link"] == link
+
+
+async def test_slack_is_sent_the_daily_reminder_naming_a_projects_stale_flags(
+    hooks: Api, receiver: Receiver, service: Service
+) -> None:
+    await hooks.json(
+        "POST",
+        ADDONS,
+        201,
+        json={
+            "provider": "slack",
+            "enabled": True,
+            "parameters": {"url": receiver.url, "defaultChannel": "flags"},
+            "events": [REMINDER_EVENT],
+        },
+    )
+    old = dt.datetime.now(dt.UTC) - dt.timedelta(days=50)
+    with service.store.transaction() as tx:
+        for name in ("old-b", "old-a"):
+            tx.save_flag(FlagDefinition(name, created_at=old))
+    remind = service.feature_types.remind_potentially_stale
+    now = dt.datetime.now(dt.UTC)
+    assert remind(dt.timedelta(days=1), now) == {}  # the first due time: a day on
+    remind(dt.timedelta(days=1), now + dt.timedelta(days=1))
+    await receiver.wait_for(lambda got: len(got) == 1)
+    sent = _only(receiver.received).json()
+    assert sent["text"] == (
+        "*system*: 2 flags are potentially stale in project *default*: old-a, old-b"
+    )
 
 
 async def test_past_the_retry_time_a_delivery_is_logged_failed_and_the_next_event_follows(
