@@ -1554,7 +1554,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "FLAGCORE_STALE_REMINDER_INTERVAL_SECONDS",
         "stale_reminder_interval",
-        _amount,
+        _amount_up_to(31_622_400, "seconds"),  # a leap year
         default="86400",
         section=_LOAD,
         help="seconds between the reminders naming each project's potentially stale flags, "
