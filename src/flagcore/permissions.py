@@ -212,6 +212,7 @@ OPERATIONS: Mapping[str, Permission] = {
     "uncomplete_flag": P.UPDATE_FEATURE,
     "set_type_lifetime": P.ADMIN,  # Unleash's PUT /api/admin/feature-types/<id>/lifetimes
     "announce_potentially_stale": P.ADMIN,  # the server's hourly check
+    "remind_potentially_stale": P.ADMIN,  # ... and its daily reminder per project
     "create_release_plan_template": P.RELEASE_PLAN_TEMPLATE_CREATE,  # release plans (issue 32)
     "update_release_plan_template": P.RELEASE_PLAN_TEMPLATE_UPDATE,
     "archive_release_plan_template": P.RELEASE_PLAN_TEMPLATE_DELETE,

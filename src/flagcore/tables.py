@@ -42,6 +42,7 @@ from flagcore.entities import (
     StrategyDefinition,
     StrategyPlacement,
     TagType,
+    UpkeepDue,
 )
 from flagcore.people import (
     PersonalToken,
@@ -91,6 +92,7 @@ __all__ = [
     "STRATEGY_DEFINITIONS",
     "TABLES",
     "TAG_TYPES",
+    "UPKEEP_DUE",
     "USERS",
     "USER_IDENTITIES",
     "USER_PASSWORDS",
@@ -306,6 +308,8 @@ FLAG_STAGES = Table(
 FEATURE_TYPE_LIFETIMES = Table(
     FeatureTypeLifetime, "feature_type_lifetimes", key=("id",), order=("id",)
 )
+# When each recurring upkeep job is next due (issue 32: the daily stale reminder).
+UPKEEP_DUE = Table(UpkeepDue, "upkeep_due", key=("name",), order=("name",))
 
 # The preview's context samples (issue 30): per environment, traffic and uploads apart.
 CONTEXT_SAMPLES = Table(
@@ -415,6 +419,7 @@ TABLES: tuple[Table[Any], ...] = (
     CODE_SCANS,
     FLAG_STAGES,
     FEATURE_TYPE_LIFETIMES,
+    UPKEEP_DUE,
     RELEASE_PLAN_TEMPLATES,
     RELEASE_PLANS,
     IMPACT_SERIES,

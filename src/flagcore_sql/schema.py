@@ -789,6 +789,21 @@ def m023_release_plans(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m024_upkeep_due(session: SqlSession, dialect: Dialect) -> None:
+    """When each recurring upkeep job is next due (issue 32: the daily reminder of
+    potentially stale flags), moved on by the node that does it, in the same unit."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE upkeep_due (
+            name TEXT PRIMARY KEY,
+            due_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -812,5 +827,6 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m020_lifecycle,
         m022_daily_metrics,
         m023_release_plans,
+        m024_upkeep_due,
     )
 )

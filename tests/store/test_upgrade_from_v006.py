@@ -166,6 +166,7 @@ def test_a_database_made_by_the_pre_shared_layer_store_opens_with_all_its_data(
             (migration_set, "m020_lifecycle"),
             (migration_set, "m022_daily_metrics"),
             (migration_set, "m023_release_plans"),
+            (migration_set, "m024_upkeep_due"),
         ]
         after = _everything(store)
         assert {k: v for k, v in after.items() if k != "tokens"} == {

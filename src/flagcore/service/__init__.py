@@ -37,7 +37,12 @@ from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import ENVIRONMENT_TYPES, Environments
 from flagcore.service.events import EventLog
 from flagcore.service.exporting import Exporting
-from flagcore.service.feature_types import FeatureType, FeatureTypes, is_potentially_stale
+from flagcore.service.feature_types import (
+    REMINDER_EVENT,
+    FeatureType,
+    FeatureTypes,
+    is_potentially_stale,
+)
 from flagcore.service.flag_overview import (
     FlagCounts,
     FlagOverview,
@@ -66,7 +71,7 @@ from flagcore.service.integration_outbox import (
     ResendWork,
 )
 from flagcore.service.integrations import Integrations, IntegrationSpec, custom_headers
-from flagcore.service.lifecycle import Lifecycle
+from flagcore.service.lifecycle import Lifecycle, StageTime
 from flagcore.service.metrics import (
     MAX_COUNT,
     CheckedReport,
@@ -138,6 +143,7 @@ __all__ = [
     "PASSWORD_SIGN_IN_OFF",
     "PERSONAL_TOKEN_PREFIX",
     "PROVIDERS",
+    "REMINDER_EVENT",
     "RESET_LINK_LIFETIME",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
     "SIGN_IN_REFUSED",
@@ -192,6 +198,7 @@ __all__ = [
     "SessionHolder",
     "SignalCredentials",
     "SignalSender",
+    "StageTime",
     "StartedSession",
     "TokenSpec",
     "UsageHistory",
