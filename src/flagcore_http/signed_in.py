@@ -70,9 +70,14 @@ async def session_holder(request: web.Request, session: Session | None) -> Sessi
 
 
 async def start_session(
-    request: web.Request, *, user_id: int | None = None, token_id: str | None = None
+    request: web.Request,
+    *,
+    user_id: int | None = None,
+    token_id: str | None = None,
+    id_token: str | None = None,
 ) -> tuple[Session, StartedSession]:
-    """A new server-side session (a new id at every sign-in) and the cookie naming it."""
+    """A new server-side session (a new id at every sign-in) and the cookie naming it
+    (``id_token``: the provider's, for a sign-in there)."""
     signer = request.app[SIGNER]
     lifetime = dt.timedelta(seconds=request.app[CONFIG].ui_session_seconds)
     started = await call(
@@ -81,6 +86,7 @@ async def start_session(
         user_id=user_id,
         token_id=token_id,
         lifetime=lifetime,
+        id_token=id_token,
     )
     return signer.new_session(started.secret), started
 

@@ -54,6 +54,7 @@ from flagcore.service.frontend import (
     bulk_lists_off_flags,
     frontend_context,
 )
+from flagcore.service.groups import MAX_GROUP_MAPPINGS, Groups, GroupView, NewGroup
 from flagcore.service.impact_metrics import ImpactMetrics
 from flagcore.service.import_plan import ImportCheck
 from flagcore.service.importing import Importing, ImportReport
@@ -133,6 +134,7 @@ __all__ = [
     "HOURS_BACK_MAX",
     "MASKED",
     "MAX_COUNT",
+    "MAX_GROUP_MAPPINGS",
     "MAX_PERSONAL_TOKENS",
     "MAX_PERSONAL_TOKEN_LIFETIME",
     "PASSWORD_SIGN_IN_OFF",
@@ -165,6 +167,7 @@ __all__ = [
     "FlagRow",
     "FlagSearchPage",
     "FrontendView",
+    "GroupView",
     "HeldCounts",
     "ImportCheck",
     "ImportReport",
@@ -173,6 +176,7 @@ __all__ = [
     "KindReport",
     "LeasedEvents",
     "LiveEngine",
+    "NewGroup",
     "NewRole",
     "NewUser",
     "OutboxBounds",
@@ -257,6 +261,7 @@ class Service:
         self.personal_tokens = PersonalTokens(context)
         self.provider_sign_in = ProviderSignIn(context)
         self.roles = Roles(context)
+        self.groups = Groups(context)
         self.integrations = Integrations(context)
         self.integration_outbox = IntegrationOutbox(context)
         # Parts that call others, given them here: the only links between parts.
