@@ -147,7 +147,8 @@ OPERATIONS: Mapping[str, Permission] = {
     "invite_user": P.ADMIN,
     "update_user": P.ADMIN,
     "delete_user": P.ADMIN,
-    "set_password": P.ADMIN,
+    "set_password": P.ADMIN,  # another's: a person's own needs nothing
+    "set_name": P.ADMIN,  # another's: a person's own needs nothing
     "create_link": P.ADMIN,
     "create_link_for": P.ADMIN,
     "end_all_of_user": P.ADMIN,

@@ -206,7 +206,7 @@ def _check_group(tx: Records, new: NewGroup, exclude: int | None) -> None:
         if not mapping.strip() or len(mapping) > MAX_GROUP_NAME_LENGTH:
             details.append(ErrorDetail(f"1 to {MAX_GROUP_NAME_LENGTH} characters, not blank", path))
         elif mapping in seen:
-            details.append(ErrorDetail("named twice", path))
+            details.append(ErrorDetail(f"{mapping} is named twice", path))
         seen.add(mapping)
     if new.root_role is not None and not _is_root_role(tx, new.root_role):
         details.append(ErrorDetail(f"no root role with id {new.root_role}", "$.rootRole"))
@@ -217,7 +217,7 @@ def _check_group(tx: Records, new: NewGroup, exclude: int | None) -> None:
         if user is None or user.service_account:
             details.append(ErrorDetail(f"no user with id {user_id}", path))
         elif user_id in members:
-            details.append(ErrorDetail("named twice", path))
+            details.append(ErrorDetail(f"user {user_id} is named twice", path))
         members.add(user_id)
     if details:
         raise InvalidInput("The group is not valid.", details)

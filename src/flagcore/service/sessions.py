@@ -173,12 +173,16 @@ class Sessions:
             tx.delete_record(USER_SESSIONS, secret_digest(secret))
         return session
 
-    def sessions_of_user(self, user_id: int) -> list[UserSession]:
-        """A user's live sessions, oldest first (their own page lists them)."""
+    def sessions_of_user(
+        self, user_id: int, *, current: str | None = None
+    ) -> list[tuple[UserSession, bool]]:
+        """A user's live sessions, oldest first (their own page lists them), each with
+        whether it is the session of the id ``current`` (this browser's)."""
         now = self._context.clock()
+        mine = secret_digest(current) if current is not None else None
         with self._context.read() as tx:
             sessions = tx.list_records(USER_SESSIONS, {"user_id": user_id})
-        return [s for s in sessions if s.expires_at > now]
+        return [(s, s.id_digest == mine) for s in sessions if s.expires_at > now]
 
     def end_all_of_user(self, user_id: int, *, actor: Actor = SYSTEM) -> int:
         """End every session of one user ("sign out everywhere", or an admin's doing:
