@@ -11,6 +11,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.ui.conftest import Server, sign_in
+from tests.ui.test_accessibility import _UNLABELLED
 
 PASSWORD = "Correct-Horse-9"
 
@@ -103,8 +104,8 @@ def test_project_roles_are_given_and_taken_on_the_access_page_and_a_viewer_sees_
     page.get_by_label("Person, service account or group").select_option(label="Bot")
     page.get_by_label("Project role").select_option(label="Owner")
     page.get_by_role("button", name="Give role").click()
-    expect(page.get_by_role("row", name="Ann")).to_contain_text("Member")
-    expect(page.get_by_role("row", name="Bot")).to_contain_text("Owner")
+    expect(page.get_by_role("row", name="Ann").get_by_label("Member")).to_be_checked()
+    expect(page.get_by_role("row", name="Bot").get_by_label("Owner")).to_be_checked()
     shot(page, "project-access")
     access = server.api("GET", "/api/admin/projects/default/access")
     assert sorted((u["id"], u["roles"]) for u in access["users"]) == [
@@ -162,6 +163,7 @@ def test_project_roles_are_given_and_taken_on_the_access_page_and_a_viewer_sees_
     # Her own page: her roles, her name changed, her password changed with the current one.
     page.get_by_role("link", name="Your account").click()
     expect(page.locator("main")).to_contain_text("Member in default")
+    assert page.evaluate(_UNLABELLED) == []
     page.get_by_label("Name", exact=True).fill("Ann Lee")
     page.get_by_role("button", name="Save name").click()
     expect(page.get_by_role("status")).to_have_text("Your name is saved.")
