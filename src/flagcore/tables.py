@@ -45,6 +45,8 @@ from flagcore.entities import (
     UpkeepDue,
 )
 from flagcore.people import (
+    Group,
+    GroupMember,
     PersonalToken,
     ResetLink,
     User,
@@ -52,7 +54,7 @@ from flagcore.people import (
     UserPassword,
     UserSession,
 )
-from flagcore.permissions import Role, RoleAssignment
+from flagcore.permissions import GroupRoleAssignment, Role, RoleAssignment
 from flagcore.release_plans import ImpactPoint, ImpactSeries, ReleasePlan, ReleasePlanTemplate
 
 __all__ = [
@@ -72,6 +74,9 @@ __all__ = [
     "FLAG_ENVIRONMENTS",
     "FLAG_STAGES",
     "FLAG_TAGS",
+    "GROUPS",
+    "GROUP_MEMBERS",
+    "GROUP_ROLE_ASSIGNMENTS",
     "IMPACT_POINTS",
     "IMPACT_SERIES",
     "INTEGRATIONS",
@@ -293,6 +298,23 @@ ROLE_ASSIGNMENTS = Table(
     order=("project", "user_id", "role_id"),
     deleted_with=(("projects", "project"), ("users", "user_id")),
 )
+# Groups (issue 28, Unleash's user groups): names unique; members and project roles go
+# with their group, a member with their user, a project role with its project.
+GROUPS = Table(Group, "user_groups", key=("id",), order=("id",), unique=(("name",),))
+GROUP_MEMBERS = Table(
+    GroupMember,
+    "group_members",
+    key=("group_id", "user_id"),
+    order=("group_id", "user_id"),
+    deleted_with=(("user_groups", "group_id"), ("users", "user_id")),
+)
+GROUP_ROLE_ASSIGNMENTS = Table(
+    GroupRoleAssignment,
+    "group_role_assignments",
+    key=("project", "group_id", "role_id"),
+    order=("project", "group_id", "role_id"),
+    deleted_with=(("projects", "project"), ("user_groups", "group_id")),
+)
 # A scan's references kept whole as a document (issue 32): replaced whole, never queried
 # by column; a reference may name a flag that does not exist (that is what it reports).
 CODE_SCANS = Table(CodeScan, "code_scans", key=("source",), order=("source",))
@@ -410,6 +432,9 @@ TABLES: tuple[Table[Any], ...] = (
     USER_IDENTITIES,
     ROLES,
     ROLE_ASSIGNMENTS,
+    GROUPS,
+    GROUP_MEMBERS,
+    GROUP_ROLE_ASSIGNMENTS,
     INTEGRATIONS,
     INTEGRATION_CURSORS,
     INTEGRATION_DELIVERIES,

@@ -1323,7 +1323,8 @@ SETTINGS: tuple[Setting, ...] = (
         _optional_text,
         default="",
         section=_UI,
-        help="ID token claim listing a person's groups, read by FLAGCORE_OIDC_GROUP_ROLES",
+        help="ID token claim listing a person's groups: mapped to groups (mappingsSSO) at "
+        "each sign-in, and read by FLAGCORE_OIDC_GROUP_ROLES",
     ),
     Setting(
         "FLAGCORE_OIDC_GROUP_ROLES",

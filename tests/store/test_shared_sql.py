@@ -79,4 +79,5 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m022_daily_metrics",
         "m023_release_plans",
         "m024_upkeep_due",
+        "m025_groups",
     ]

@@ -59,6 +59,7 @@ from flagcore.service.frontend import (
     bulk_lists_off_flags,
     frontend_context,
 )
+from flagcore.service.groups import MAX_GROUP_MAPPINGS, Groups, GroupView, NewGroup
 from flagcore.service.impact_metrics import ImpactMetrics
 from flagcore.service.import_plan import ImportCheck
 from flagcore.service.importing import Importing, ImportReport
@@ -138,6 +139,7 @@ __all__ = [
     "HOURS_BACK_MAX",
     "MASKED",
     "MAX_COUNT",
+    "MAX_GROUP_MAPPINGS",
     "MAX_PERSONAL_TOKENS",
     "MAX_PERSONAL_TOKEN_LIFETIME",
     "PASSWORD_SIGN_IN_OFF",
@@ -171,6 +173,7 @@ __all__ = [
     "FlagRow",
     "FlagSearchPage",
     "FrontendView",
+    "GroupView",
     "HeldCounts",
     "ImportCheck",
     "ImportReport",
@@ -179,6 +182,7 @@ __all__ = [
     "KindReport",
     "LeasedEvents",
     "LiveEngine",
+    "NewGroup",
     "NewRole",
     "NewUser",
     "OutboxBounds",
@@ -264,6 +268,7 @@ class Service:
         self.personal_tokens = PersonalTokens(context)
         self.provider_sign_in = ProviderSignIn(context)
         self.roles = Roles(context)
+        self.groups = Groups(context)
         self.integrations = Integrations(context)
         self.integration_outbox = IntegrationOutbox(context)
         # Parts that call others, given them here: the only links between parts.
