@@ -25,6 +25,7 @@ __all__ = [
     "UpstreamServer",
     "get",
     "python_sdk",
+    "send",
     "wait_for",
 ]
 
@@ -59,17 +60,21 @@ def get(
 
 
 def post(url: str, token: str, body: Any) -> int:
-    request = urllib.request.Request(
-        url,
-        json.dumps(body).encode(),
-        {"Authorization": token, "Content-Type": "application/json"},
-        method="POST",
-    )
+    return send(url, token, body)[0]
+
+
+def send(url: str, token: str | None, body: Any) -> tuple[int, Any, dict[str, str]]:
+    """A JSON POST: the status, the answer's JSON (None if empty), the headers."""
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = token
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status
+            status, raw, answered = response.status, response.read(), dict(response.headers)
     except urllib.error.HTTPError as error:
-        return error.code
+        status, raw, answered = error.code, error.read(), dict(error.headers)
+    return status, json.loads(raw) if raw else None, answered
 
 
 def _started(command: list[str], log: Path, env: dict[str, str], pattern: str) -> tuple[Any, str]:
@@ -199,8 +204,13 @@ class EdgeProcess:
         self.url = ""
         self.port = 0
 
-    def start(self, *args: str) -> EdgeProcess:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGCORE_")}
+    def start(self, *args: str, env: dict[str, str] | None = None) -> EdgeProcess:
+        """Start with ``args`` (after ``--port`` and ``--data-dir``) and, of the
+        ``FLAGCORE_*`` variables, only those ``env`` gives."""
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("FLAGCORE_")},
+            **(env or {}),
+        }
         command = [
             sys.executable,
             "-m",
@@ -223,9 +233,30 @@ class EdgeProcess:
             _stopped(self.process, self.log, "flagcore edge stopped")
             self.process = None
 
+    def fails(self, env: dict[str, str], *args: str) -> tuple[int, str]:
+        """A start that should not get as far as listening: its exit code and stderr."""
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("FLAGCORE_")}, **env}
+        done = subprocess.run(
+            [sys.executable, "-m", "flagcore_cli", "edge", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return done.returncode, done.stderr
+
     def ready(self) -> dict[str, Any]:
         status, body, _ = get(self.url + "/ready", None)
         return {"status": status, **json.loads(body)}
+
+    def metrics(self) -> dict[str, float]:
+        """``/internal-backstage/prometheus`` as {series with its labels: value}."""
+        text = get(self.url + "/internal-backstage/prometheus", None)[1].decode()
+        return {
+            line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line and not line.startswith("#")
+        }
 
     def follows(self, upstream: UpstreamServer, *tokens: str, interval: str = "0.2") -> EdgeProcess:
         args = ["--upstream", upstream.url + "/api", "--interval", interval]
