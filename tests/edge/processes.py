@@ -8,9 +8,11 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ __all__ = [
     "CLIENT",
     "SPEC",
     "EdgeProcess",
+    "Poller",
     "UpstreamServer",
     "get",
     "python_sdk",
@@ -279,3 +282,58 @@ def python_sdk(url: str, token: str, tmp_path: Path, name: str) -> UnleashClient
     )
     client.initialize_client()
     return client
+
+
+class Poller:
+    """An SDK's polling of ``path`` at the edge, as fast as it goes, with its ETag; counts
+    every status. ``names``: the flags on in the last 200 (client features, or the
+    Frontend API's toggles)."""
+
+    def __init__(self, edge: EdgeProcess, token: str, path: str = "/api/client/features") -> None:
+        self.edge = edge
+        self.token = token
+        self.path = path
+        self.statuses: Counter[int] = Counter()
+        self.names: list[str] = []
+        self.paused = threading.Event()
+        self.idle = threading.Event()  # set by the poller once paused, between requests
+        self.stopped = threading.Event()
+        self._etag: str | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self.stopped.is_set():
+            if self.paused.is_set():
+                self.idle.set()
+                self.stopped.wait(0.02)
+                continue
+            self.idle.clear()
+            headers = {**SPEC, **({"If-None-Match": self._etag} if self._etag else {})}
+            status, body, answer_headers = get(self.edge.url + self.path, self.token, headers)
+            self.statuses[status] += 1
+            if status == 200:
+                self._etag = answer_headers["ETag"]
+                answer = json.loads(body)
+                if "toggles" in answer:
+                    self.names = sorted(t["name"] for t in answer["toggles"])
+                else:
+                    self.names = sorted(f["name"] for f in answer["features"] if f["enabled"])
+            self.stopped.wait(0.02)
+
+    @property
+    def answered(self) -> int:
+        return sum(self.statuses.values())
+
+    def pause(self) -> None:
+        """Stop polling once the request in flight (if any) is answered."""
+        self.paused.set()
+        assert self.idle.wait(15), "the poller did not pause"
+
+    def resume(self) -> None:
+        self.idle.clear()
+        self.paused.clear()
+
+    def close(self) -> None:
+        self.stopped.set()
+        self._thread.join(timeout=15)
