@@ -1,8 +1,8 @@
 """`flagcore edge` in front of a real Unleash 8.2: the documented longer run of issue 33.
 
 Run by hand: ``.venv/bin/python benchmarks/edge_unleash.py [--flags 50] [--seconds 4]
-[--rounds 3] [--changes 20] [--no-load]`` (about 1.5 minutes with the defaults); the
-change-propagation figures in docs/edge.md: ``--changes 100 --no-load`` (about 3 minutes;
+[--rounds 3] [--changes 20] [--no-load]`` (about 2 minutes with the defaults); the
+change-propagation figures in docs/edge.md: ``--changes 100 --no-load`` (about 6 minutes;
 ``--no-load`` skips the wrk runs, so wrk is not needed). Needs node and npm (the first
 run installs ``unleash-server@8.2.0``, see ``benchmarks/unleash_peer.py``) and ``wrk``.
 Everything runs on 127.0.0.1.
@@ -14,9 +14,10 @@ Everything runs on 127.0.0.1.
    SDK that sends no spec) flag for flag; the Frontend API's toggles for 40 users (edge
    evaluates with flagcore's engine, Unleash with its own); an unknown token refused;
    an SDK metrics report accepted upstream through the edge.
-3. A change in Unleash until an SDK polling the edge gets it (Unleash 8.2 OSS does not
-   stream, so the edge polls every second here), ``--changes`` times: median, p90, p99
-   (nearest rank: of 100 changes, the 99th slowest) and max.
+3. A change in Unleash until an SDK polling Unleash itself gets it (the baseline: Unleash
+   answers SDKs from a cache it refreshes), then until an SDK polling the edge gets it
+   (Unleash 8.2 OSS does not stream, so the edge polls every second here), ``--changes``
+   times each: median, p90, p99 (nearest rank: of 100 changes, the 99th slowest) and max.
 4. ``wrk`` 200s and 304s on /api/client/features: edge beside Unleash.
 """
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import random
 import shutil
 import statistics
 import subprocess
@@ -150,30 +152,40 @@ def _percentile(sorted_values: list[float], fraction: float) -> float:
     return sorted_values[rank - 1]
 
 
-def _propagation(unleash: str, admin: str, edge: str, client: str, changes: int) -> None:
-    """``changes`` switches of one flag in Unleash, each timed from Unleash's answer to the
-    admin write until an SDK polling the edge every 10 ms gets a payload with it."""
+def _propagation(
+    unleash: str, admin: str, edge: str, client: str, changes: int, where: str, state: bool
+) -> bool:
+    """``changes`` switches of one flag in Unleash (now on if ``state``), each timed from
+    Unleash's answer to the admin write until an SDK polling ``edge`` (the edge, or Unleash
+    itself for the baseline) every 10 ms gets a payload with it; the flag's last state."""
     sdk = {"Authorization": client, **SPEC}
     env = "/api/admin/projects/default/features/bench.flag-000/environments/development"
-    took = []
-    for index in range(changes):
-        etag = _get(edge + "/api/client/features", sdk)[2]["ETag"]
-        admin_request(unleash, admin, "POST", f"{env}/{'off' if index % 2 == 0 else 'on'}")
-        started = time.perf_counter()
-        while True:
-            status, body, headers = _get(edge + "/api/client/features", sdk)
-            if status == 200 and headers["ETag"] != etag:
-                break
-            time.sleep(0.01)
+
+    def enabled() -> bool:
+        body = _get(edge + "/api/client/features", sdk)[1]
         flag = next(f for f in json.loads(body)["features"] if f["name"] == "bench.flag-000")
-        assert flag["enabled"] is (index % 2 == 1), "the edge answered another change"
+        return bool(flag["enabled"])
+
+    moments = random.Random(changes)
+    took = []
+    for _index in range(changes):
+        on = state = not state
+        while enabled() is on:  # the last change reaches this SDK first
+            time.sleep(0.01)
+        # At a moment of its own: not in step with the polls and Unleash's cache refresh.
+        time.sleep(moments.uniform(0.0, 1.0))
+        admin_request(unleash, admin, "POST", f"{env}/{'on' if on else 'off'}")
+        started = time.perf_counter()
+        while enabled() is not on:
+            time.sleep(0.01)
         took.append((time.perf_counter() - started) * 1000)
     took.sort()
     print(
-        f"a change in Unleash seen at the edge ({changes} changes, --interval 1): median "
+        f"a change in Unleash seen at {where} ({changes} changes): median "
         f"{statistics.median(took):.0f} ms, p90 {_percentile(took, 0.9):.0f} ms, p99 "
         f"{_percentile(took, 0.99):.0f} ms, max {took[-1]:.0f} ms"
     )
+    return state
 
 
 def main() -> None:
@@ -201,7 +213,8 @@ def main() -> None:
         _wait_up(edge + "/ready")
         _check(unleash, edge, client, frontend)
         _usage(edge, client)
-        _propagation(unleash, admin, edge, client, args.changes)
+        state = _propagation(unleash, admin, unleash, client, args.changes, "Unleash", True)
+        _propagation(unleash, admin, edge, client, args.changes, "the edge (--interval 1)", state)
         if args.no_load:
             return
         sdk = {"Authorization": client, **SPEC}

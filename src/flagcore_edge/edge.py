@@ -130,8 +130,8 @@ class Edge:
         )
 
     async def stop(self) -> None:
-        """Stop polling; send the usage held (a clean stop loses none while the upstream
-        answers)."""
+        """Stop polling; send the usage held, and keep in the data directory what the
+        upstream could not take (`flagcore_edge.usage_file`): a clean stop loses none."""
         self.closing = True
         self._announce()  # streams see closing and end
         for digest in list(self._watchers):
@@ -142,8 +142,9 @@ class Edge:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
-        if not await self.forwarder.flush():
-            kept = self.forwarder.unsent()
+        await self.forwarder.flush()
+        kept = self.forwarder.unsent()  # the upstream away, or tokens not seen again yet
+        if kept:
             try:
                 path = write_usage_file(self.config.data_dir, kept)
             except OSError as error:

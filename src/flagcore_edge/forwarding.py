@@ -324,8 +324,8 @@ class UsageForwarder:
             parts: list[dict[str, Any]] = []
             size = 0
             for report in reports:
-                if not report.bulk_parts():
-                    self._done(report)  # nothing to tell the upstream
+                if not report.bulk_parts() and self.bulk:
+                    self._done(report)  # nothing for bulk to carry (no rows, no app)
                 for part in list(report.bulk_parts()):
                     part_size = len(_json(part))
                     if parts and size + part_size > BULK_POST_BYTES:

@@ -164,15 +164,20 @@ def test_past_its_bound_usage_gets_503_counted_in_ready_and_metrics_with_lag_age
     tmp_path: Path, upstream: UpstreamServer, edges: list[EdgeProcess]
 ) -> None:
     upstream.add_flag("checkout")
+    frontend = upstream.frontend_token()
     edge = _edge(tmp_path, upstream, "--max-held-usage", "3", "--metrics-interval", "0.3")
     edges.append(edge)
     label = _label(CLIENT, "default:development")
+    for _ in range(2):
+        assert get(edge.url + "/api/frontend?userId=1", frontend)[0] == 200
     seen = edge.metrics()
     assert seen["flagcore_edge_upstream_up"] == 1
     assert 0 <= seen["flagcore_edge_upstream_lag_seconds"] < 5
     assert 0 <= seen[f'flagcore_edge_cache_age_seconds{{token="{label}"}}'] < 5
     requests = f'flagcore_edge_token_requests_total{{token="{label}",kind="client"}}'
     assert seen[requests] == 0  # the edge's own polls are not an SDK's requests
+    browser = _label(frontend, "default:development")
+    assert seen[f'flagcore_edge_token_requests_total{{token="{browser}",kind="frontend"}}'] == 2
 
     upstream.stop()
     wait_for(lambda: edge.ready()["upstream"] == "unreachable")
