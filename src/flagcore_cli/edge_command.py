@@ -23,7 +23,7 @@ from flagcore_cli.workers import reuseport_sockets
 from flagcore_edge import Edge, EdgeConfig, create_edge_app
 from flagcore_http.logs import close_logging, configure_logging
 
-__all__ = ["SETTINGS", "add_parser", "run"]
+__all__ = ["SETTINGS", "add_parser", "edge_settings", "run"]
 
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
@@ -151,7 +151,10 @@ def add_parser(commands: Any) -> None:
     )
     for setting in SETTINGS:
         shown = "" if setting.default in (None, ()) else f" (default {setting.default})"
-        text = f"{setting.help}{shown}; {setting.variable}".lstrip("; ").replace("%", "%%")
+        variable = setting.variable
+        if setting.kind == "switch":
+            shown, variable = "", f"{variable}=on|off"
+        text = f"{setting.help}{shown}; {variable}".lstrip("; ").replace("%", "%%")
         if setting.kind == "switch":
             edge.add_argument(
                 *setting.flags,
@@ -225,7 +228,7 @@ def _values(args: argparse.Namespace, environ: Mapping[str, str]) -> dict[str, A
     return values
 
 
-def _config(
+def edge_settings(
     args: argparse.Namespace, environ: Mapping[str, str] = os.environ
 ) -> tuple[EdgeConfig, int]:
     """The edge's settings and its number of worker processes; `ValueError` naming the
@@ -356,7 +359,7 @@ def _serve_workers(config: EdgeConfig, count: int) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        config, workers = _config(args)
+        config, workers = edge_settings(args)
     except ValueError as error:
         say(f"flagcore edge: {error}", error=True)
         return 2

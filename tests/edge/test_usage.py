@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from flagcore.service import Service
+from flagcore_cli import edge_command
+from flagcore_cli.main import build_parser
 from flagcore_store_sqlite import SqliteStore
 from tests.edge.processes import (
     CLIENT,
@@ -379,7 +381,6 @@ def test_edge_validate_answers_which_tokens_the_upstream_accepts_with_their_scop
     )
     assert status == 503
     assert "Retry-After" in headers
-    upstream.start()
 
 
 def test_settings_come_from_flagcore_edge_variables_and_a_flag_wins(
@@ -391,35 +392,41 @@ def test_settings_come_from_flagcore_edge_variables_and_a_flag_wins(
         "FLAGCORE_EDGE_UPSTREAM_TOKENS": CLIENT,
         "FLAGCORE_EDGE_INTERVAL": "not a number",  # overridden by --interval below
         "FLAGCORE_EDGE_MAX_HELD_USAGE": "1",
+        "FLAGCORE_EDGE_METRICS_INTERVAL": "3600",
         "FLAGCORE_EDGE_UPSTREAM_STREAMING": "off",
     }
     edge = EdgeProcess(tmp_path).start("--interval", "0.2", env=env)
     edges.append(edge)
     wait_for(lambda: edge.ready()["status"] == 200)
-    assert (
-        json.loads(get(edge.url + "/api/client/features", CLIENT, SPEC)[1])["features"][0]["name"]
-        == "checkout"
-    )
-    upstream.stop()
-    wait_for(lambda: edge.ready()["upstream"] == "unreachable")
+    features = json.loads(get(edge.url + "/api/client/features", CLIENT, SPEC)[1])["features"]
+    assert [flag["name"] for flag in features] == ["checkout"]
     report = _report("env-app", "checkout", 1)
     assert post(edge.url + "/api/client/metrics", CLIENT, report) == 202
     assert post(edge.url + "/api/client/metrics", CLIENT, report) == 503  # the bound of 1
-    upstream.start()
+
+
+def _refusal(env: dict[str, str], *args: str) -> str:
+    """What ``flagcore edge`` says of these settings without starting (read in-process)."""
+    arguments = build_parser().parse_args(["edge", *args])
+    try:
+        edge_command.edge_settings(arguments, env)
+    except ValueError as error:
+        return str(error)
+    raise AssertionError("accepted")
 
 
 def test_a_wrong_variable_stops_the_start_with_its_name(tmp_path: Path) -> None:
-    edge = EdgeProcess(tmp_path)
     env = {"FLAGCORE_EDGE_UPSTREAM": "http://127.0.0.1:9", "FLAGCORE_EDGE_UPSTREAM_TOKENS": CLIENT}
+    code, said = EdgeProcess(tmp_path).fails({**env, "FLAGCORE_EDGE_METRICS_INTERVAL": "soon"})
+    assert code == 2, said
+    assert "FLAGCORE_EDGE_METRICS_INTERVAL must be a number, not 'soon'" in said
     for name, value, words in (
-        (
-            "FLAGCORE_EDGE_METRICS_INTERVAL",
-            "soon",
-            "FLAGCORE_EDGE_METRICS_INTERVAL must be a number",
-        ),
         ("FLAGCORE_EDGE_OFFLINE", "maybe", "FLAGCORE_EDGE_OFFLINE must be on or off"),
         ("FLAGCORE_EDGE_LOG_FORMAT", "xml", "FLAGCORE_EDGE_LOG_FORMAT must be one of text, json"),
+        ("FLAGCORE_EDGE_PORT", "70000", "--port must be from 0 to 65535"),
+        ("FLAGCORE_EDGE_RELOAD_INTERVAL", "5", "--reload-interval is for --offline"),
     ):
-        code, said = edge.fails({**env, name: value})
-        assert code == 2, said
-        assert words in said, said
+        assert words in _refusal({**env, name: value}), name
+    assert "--upstream URL" in _refusal({})
+    # The flag wins: a wrong variable under a given flag is never read.
+    assert "--interval" in _refusal({**env, "FLAGCORE_EDGE_INTERVAL": "x"}, "--interval", "0")
