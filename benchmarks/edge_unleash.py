@@ -1,8 +1,11 @@
 """`flagcore edge` in front of a real Unleash 8.2: the documented longer run of issue 33.
 
 Run by hand: ``.venv/bin/python benchmarks/edge_unleash.py [--flags 50] [--seconds 4]
-[--rounds 3]``. Needs node and npm (the first run installs ``unleash-server@8.2.0``, see
-``benchmarks/unleash_peer.py``) and ``wrk``. Everything runs on 127.0.0.1.
+[--rounds 3] [--changes 20] [--no-load]`` (about 2 minutes with the defaults); the
+change-propagation figures in docs/edge.md: ``--changes 100 --no-load`` (about 6 minutes;
+``--no-load`` skips the wrk runs, so wrk is not needed). Needs node and npm (the first
+run installs ``unleash-server@8.2.0``, see ``benchmarks/unleash_peer.py``) and ``wrk``.
+Everything runs on 127.0.0.1.
 
 1. Starts Unleash 8.2 (over a private PostgreSQL) and seeds ``--flags`` flags (constraints,
    strategy variants with payloads, some off), then `flagcore edge` following it with the
@@ -11,8 +14,10 @@ Run by hand: ``.venv/bin/python benchmarks/edge_unleash.py [--flags 50] [--secon
    SDK that sends no spec) flag for flag; the Frontend API's toggles for 40 users (edge
    evaluates with flagcore's engine, Unleash with its own); an unknown token refused;
    an SDK metrics report accepted upstream through the edge.
-3. A change in Unleash until the edge answers it (Unleash 8.2 OSS does not stream, so the
-   edge polls every second here), ``--changes`` times.
+3. A change in Unleash until an SDK polling Unleash itself gets it (the baseline: Unleash
+   answers SDKs from a cache it refreshes), then until an SDK polling the edge gets it
+   (Unleash 8.2 OSS does not stream, so the edge polls every second here), ``--changes``
+   times each: median, p90, p99 (nearest rank: of 100 changes, the 99th slowest) and max.
 4. ``wrk`` 200s and 304s on /api/client/features: edge beside Unleash.
 """
 
@@ -20,6 +25,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import random
 import shutil
 import statistics
 import subprocess
@@ -139,22 +146,46 @@ def _usage(edge: str, client: str) -> None:
     )
 
 
-def _propagation(unleash: str, admin: str, edge: str, client: str, changes: int) -> None:
+def _percentile(sorted_values: list[float], fraction: float) -> float:
+    """The nearest-rank percentile (p99 of 100 values is the 99th)."""
+    rank = max(1, math.ceil(fraction * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def _propagation(
+    unleash: str, admin: str, edge: str, client: str, changes: int, where: str, state: bool
+) -> bool:
+    """``changes`` switches of one flag in Unleash (now on if ``state``), each timed from
+    Unleash's answer to the admin write until an SDK polling ``edge`` (the edge, or Unleash
+    itself for the baseline) every 10 ms gets a payload with it; the flag's last state."""
     sdk = {"Authorization": client, **SPEC}
     env = "/api/admin/projects/default/features/bench.flag-000/environments/development"
+
+    def enabled() -> bool:
+        body = _get(edge + "/api/client/features", sdk)[1]
+        flag = next(f for f in json.loads(body)["features"] if f["name"] == "bench.flag-000")
+        return bool(flag["enabled"])
+
+    moments = random.Random(changes)
     took = []
-    for index in range(changes):
-        etag = _get(edge + "/api/client/features", sdk)[2]["ETag"]
-        admin_request(unleash, admin, "POST", f"{env}/{'off' if index % 2 == 0 else 'on'}")
+    for _index in range(changes):
+        on = state = not state
+        while enabled() is on:  # the last change reaches this SDK first
+            time.sleep(0.01)
+        # At a moment of its own: not in step with the polls and Unleash's cache refresh.
+        time.sleep(moments.uniform(0.0, 1.0))
+        admin_request(unleash, admin, "POST", f"{env}/{'on' if on else 'off'}")
         started = time.perf_counter()
-        while _get(edge + "/api/client/features", sdk)[2]["ETag"] == etag:
+        while enabled() is not on:
             time.sleep(0.01)
         took.append((time.perf_counter() - started) * 1000)
     took.sort()
     print(
-        f"a change in Unleash seen at the edge ({changes} changes, --interval 1): median "
-        f"{statistics.median(took):.0f} ms, max {took[-1]:.0f} ms"
+        f"a change in Unleash seen at {where} ({changes} changes): median "
+        f"{statistics.median(took):.0f} ms, p90 {_percentile(took, 0.9):.0f} ms, p99 "
+        f"{_percentile(took, 0.99):.0f} ms, max {took[-1]:.0f} ms"
     )
+    return state
 
 
 def main() -> None:
@@ -163,10 +194,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=int, default=4)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--changes", type=int, default=10)
+    parser.add_argument("--changes", type=int, default=20)
+    parser.add_argument("--no-load", action="store_true", help="skip the wrk runs (no wrk needed)")
     args = parser.parse_args()
-    if shutil.which("wrk") is None:
-        sys.exit("wrk is needed: apt-get install wrk")
+    if shutil.which("wrk") is None and not args.no_load:
+        sys.exit("wrk is needed (apt-get install wrk), or run with --no-load")
     unleash, admin, frontend, client, stop_unleash = start_unleash()
     folder = Path(tempfile.mkdtemp())
     edge_process: subprocess.Popen[bytes] | None = None
@@ -181,7 +213,10 @@ def main() -> None:
         _wait_up(edge + "/ready")
         _check(unleash, edge, client, frontend)
         _usage(edge, client)
-        _propagation(unleash, admin, edge, client, args.changes)
+        state = _propagation(unleash, admin, unleash, client, args.changes, "Unleash", True)
+        _propagation(unleash, admin, edge, client, args.changes, "the edge (--interval 1)", state)
+        if args.no_load:
+            return
         sdk = {"Authorization": client, **SPEC}
         etag = _request(edge + "/api/client/features", headers=sdk)[1]["ETag"]
         pids = {"unleash": stop_unleash.pids[0], "edge": edge_process.pid}

@@ -277,17 +277,28 @@ def _wait_healthy(base_url: str, process: subprocess.Popen[bytes], log: Path) ->
 
 class Stop:
     """Ends Unleash and its private PostgreSQL when called; ``pids`` are their processes
-    (node, then the postmaster), for benchmarks that measure the CPU the stack used."""
+    (node, then the postmaster), for benchmarks that measure the CPU the stack used.
+
+    ``stop_server()`` and ``start_server()`` stop Unleash alone and start it again on the
+    same port and database (an outage of the server, its data kept)."""
 
     def __init__(
-        self, process: subprocess.Popen[bytes], stop_db: Callable[[], None], log: Path
+        self,
+        process: subprocess.Popen[bytes],
+        stop_db: Callable[[], None],
+        log: Path,
+        launch: Callable[[], subprocess.Popen[bytes]] | None = None,
+        base_url: str = "",
     ) -> None:
         self.process = process
         self.stop_db = stop_db
         self.log = log
         self.pids: list[int] = [process.pid]
+        self._launch = launch
+        self._base_url = base_url
 
-    def __call__(self) -> None:
+    def stop_server(self) -> None:
+        """Stop node (SIGTERM, as an orchestrator stops it); PostgreSQL keeps running."""
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -295,6 +306,17 @@ class Stop:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=20)
+
+    def start_server(self) -> None:
+        """Start Unleash again on the same port and database; returns once it is healthy."""
+        assert self._launch is not None, "started without a launcher"
+        self.stop_server()
+        self.process = self._launch()
+        self.pids[0] = self.process.pid
+        _wait_healthy(self._base_url, self.process, self.log)
+
+    def __call__(self) -> None:
+        self.stop_server()
         self.stop_db()
         self.log.unlink(missing_ok=True)
 
@@ -330,17 +352,19 @@ def start_unleash() -> tuple[str, str, str, str, Stop]:
         "NODE_ENV": "production",
     }
     log = Path(tempfile.mkstemp(prefix="flagcore-unleash-", suffix=".log")[1])
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            [node, str(launcher)], cwd=folder, env=env, stdout=sink, stderr=subprocess.STDOUT
-        )
 
-    stop = Stop(process, stop_db, log)
+    def launch() -> subprocess.Popen[bytes]:
+        with log.open("ab") as sink:
+            return subprocess.Popen(
+                [node, str(launcher)], cwd=folder, env=env, stdout=sink, stderr=subprocess.STDOUT
+            )
+
+    base_url = f"http://127.0.0.1:{port}"
+    stop = Stop(launch(), stop_db, log, launch, base_url)
     if postgres_pid is not None:
         stop.pids.append(postgres_pid)
-    base_url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(base_url, process, log)
+        _wait_healthy(base_url, stop.process, log)
     except BaseException:
         stop()  # the error carries the log's tail
         raise

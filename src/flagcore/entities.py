@@ -55,6 +55,7 @@ __all__ = [
     "Tag",
     "TagType",
     "TokenType",
+    "UpkeepDue",
 ]
 
 
@@ -543,3 +544,13 @@ class FeatureTypeLifetime:
 
     id: str
     lifetime_days: int | None = None
+
+
+@attrs.frozen
+class UpkeepDue:
+    """When a recurring piece of the servers' upkeep is next due (the daily reminder of
+    potentially stale flags, issue 32): kept in the store and moved on in the unit of work
+    that does the job, so exactly one node does it each time, whatever the nodes."""
+
+    name: str
+    due_at: dt.datetime

@@ -59,6 +59,7 @@ EVENT_TYPES: tuple[str, ...] = (
     "change-request-scheduled-application-failure",
     "change-request-schedule-suspended",
     "feature-potentially-stale-on",
+    "feature-potentially-stale-reminder",  # flagcore's daily one per project (issue 32)
     "release-plan-progressions-paused",
     "release-plan-progressions-resumed",
     "feature-deleted",

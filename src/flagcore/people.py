@@ -14,6 +14,8 @@ import enum
 import attrs
 
 __all__ = [
+    "Group",
+    "GroupMember",
     "LinkKind",
     "PersonalToken",
     "ResetLink",
@@ -109,6 +111,10 @@ class UserSession:
     created_at: dt.datetime
     expires_at: dt.datetime
     last_seen_at: dt.datetime
+    # A session started at an OpenID provider keeps the provider's ID token, only to send
+    # it back as ``id_token_hint`` when the person signs out there too (RP-initiated
+    # logout); it signs nobody in here. Never in a repr.
+    id_token: str | None = attrs.field(default=None, repr=False)
 
 
 class LinkKind(enum.StrEnum):
@@ -158,3 +164,32 @@ class UserIdentity:
     subject: str
     user_id: int
     created_at: dt.datetime
+
+
+@attrs.frozen
+class Group:
+    """A group of people (Unleash's user groups): its members get its ``root_role`` (a
+    root role's id, predefined or custom; None: none) and the project roles it is given,
+    on top of their own. ``mappings_sso`` names the groups of an OpenID provider's group
+    claim whose people are made members at each sign-in."""
+
+    id: int
+    name: str
+    description: str | None = None
+    mappings_sso: tuple[str, ...] = ()
+    root_role: int | None = None
+    created_at: dt.datetime = attrs.field(factory=_utc_now)
+    created_by: str | None = None
+
+
+@attrs.frozen
+class GroupMember:
+    """A user in a group. ``via_provider``: made a member by the provider's group claim at
+    a sign-in, and taken out again at a sign-in whose claim no longer maps to the group;
+    a member an admin added stays whatever the provider says."""
+
+    group_id: int
+    user_id: int
+    joined_at: dt.datetime
+    created_by: str
+    via_provider: bool = False

@@ -20,6 +20,7 @@ __all__ = [
     "PREDEFINED_ROLES",
     "PROJECT_PERMISSIONS",
     "Grant",
+    "GroupRoleAssignment",
     "Permission",
     "Role",
     "RoleAssignment",
@@ -110,6 +111,7 @@ OPERATIONS: Mapping[str, Permission] = {
     "delete_project": P.DELETE_PROJECT,
     "add_project_access": P.PROJECT_USER_ACCESS_WRITE,
     "set_user_project_roles": P.PROJECT_USER_ACCESS_WRITE,
+    "set_group_project_roles": P.PROJECT_USER_ACCESS_WRITE,
     # segments
     "create_context_field": P.CREATE_CONTEXT_FIELD,
     "update_context_field": P.UPDATE_CONTEXT_FIELD,
@@ -145,7 +147,8 @@ OPERATIONS: Mapping[str, Permission] = {
     "invite_user": P.ADMIN,
     "update_user": P.ADMIN,
     "delete_user": P.ADMIN,
-    "set_password": P.ADMIN,
+    "set_password": P.ADMIN,  # another's: a person's own needs nothing
+    "set_name": P.ADMIN,  # another's: a person's own needs nothing
     "create_link": P.ADMIN,
     "create_link_for": P.ADMIN,
     "end_all_of_user": P.ADMIN,
@@ -156,6 +159,9 @@ OPERATIONS: Mapping[str, Permission] = {
     "delete_service_account": P.ADMIN,
     "create_service_account_token": P.ADMIN,
     "delete_service_account_token": P.ADMIN,
+    "create_group": P.ADMIN,  # Unleash's groups: ADMIN (its UNLEASH_GROUP_* are enterprise)
+    "update_group": P.ADMIN,
+    "delete_group": P.ADMIN,
     "create_role": P.ADMIN,
     "update_role": P.ADMIN,
     "delete_role": P.ADMIN,
@@ -212,6 +218,7 @@ OPERATIONS: Mapping[str, Permission] = {
     "uncomplete_flag": P.UPDATE_FEATURE,
     "set_type_lifetime": P.ADMIN,  # Unleash's PUT /api/admin/feature-types/<id>/lifetimes
     "announce_potentially_stale": P.ADMIN,  # the server's hourly check
+    "remind_potentially_stale": P.ADMIN,  # ... and its daily reminder per project
     "create_release_plan_template": P.RELEASE_PLAN_TEMPLATE_CREATE,  # release plans (issue 32)
     "update_release_plan_template": P.RELEASE_PLAN_TEMPLATE_UPDATE,
     "archive_release_plan_template": P.RELEASE_PLAN_TEMPLATE_DELETE,
@@ -326,6 +333,15 @@ class RoleAssignment:
 
     project: str
     user_id: int
+    role_id: int
+
+
+@attrs.frozen
+class GroupRoleAssignment:
+    """A group given a project role in one project: each of its members holds it there."""
+
+    project: str
+    group_id: int
     role_id: int
 
 

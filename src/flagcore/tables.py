@@ -42,8 +42,11 @@ from flagcore.entities import (
     StrategyDefinition,
     StrategyPlacement,
     TagType,
+    UpkeepDue,
 )
 from flagcore.people import (
+    Group,
+    GroupMember,
     PersonalToken,
     ResetLink,
     User,
@@ -51,7 +54,7 @@ from flagcore.people import (
     UserPassword,
     UserSession,
 )
-from flagcore.permissions import Role, RoleAssignment
+from flagcore.permissions import GroupRoleAssignment, Role, RoleAssignment
 from flagcore.release_plans import ImpactPoint, ImpactSeries, ReleasePlan, ReleasePlanTemplate
 
 __all__ = [
@@ -71,6 +74,9 @@ __all__ = [
     "FLAG_ENVIRONMENTS",
     "FLAG_STAGES",
     "FLAG_TAGS",
+    "GROUPS",
+    "GROUP_MEMBERS",
+    "GROUP_ROLE_ASSIGNMENTS",
     "IMPACT_POINTS",
     "IMPACT_SERIES",
     "INTEGRATIONS",
@@ -91,6 +97,7 @@ __all__ = [
     "STRATEGY_DEFINITIONS",
     "TABLES",
     "TAG_TYPES",
+    "UPKEEP_DUE",
     "USERS",
     "USER_IDENTITIES",
     "USER_PASSWORDS",
@@ -291,6 +298,23 @@ ROLE_ASSIGNMENTS = Table(
     order=("project", "user_id", "role_id"),
     deleted_with=(("projects", "project"), ("users", "user_id")),
 )
+# Groups (issue 28, Unleash's user groups): names unique; members and project roles go
+# with their group, a member with their user, a project role with its project.
+GROUPS = Table(Group, "user_groups", key=("id",), order=("id",), unique=(("name",),))
+GROUP_MEMBERS = Table(
+    GroupMember,
+    "group_members",
+    key=("group_id", "user_id"),
+    order=("group_id", "user_id"),
+    deleted_with=(("user_groups", "group_id"), ("users", "user_id")),
+)
+GROUP_ROLE_ASSIGNMENTS = Table(
+    GroupRoleAssignment,
+    "group_role_assignments",
+    key=("project", "group_id", "role_id"),
+    order=("project", "group_id", "role_id"),
+    deleted_with=(("projects", "project"), ("user_groups", "group_id")),
+)
 # A scan's references kept whole as a document (issue 32): replaced whole, never queried
 # by column; a reference may name a flag that does not exist (that is what it reports).
 CODE_SCANS = Table(CodeScan, "code_scans", key=("source",), order=("source",))
@@ -306,6 +330,8 @@ FLAG_STAGES = Table(
 FEATURE_TYPE_LIFETIMES = Table(
     FeatureTypeLifetime, "feature_type_lifetimes", key=("id",), order=("id",)
 )
+# When each recurring upkeep job is next due (issue 32: the daily stale reminder).
+UPKEEP_DUE = Table(UpkeepDue, "upkeep_due", key=("name",), order=("name",))
 
 # The preview's context samples (issue 30): per environment, traffic and uploads apart.
 CONTEXT_SAMPLES = Table(
@@ -406,6 +432,9 @@ TABLES: tuple[Table[Any], ...] = (
     USER_IDENTITIES,
     ROLES,
     ROLE_ASSIGNMENTS,
+    GROUPS,
+    GROUP_MEMBERS,
+    GROUP_ROLE_ASSIGNMENTS,
     INTEGRATIONS,
     INTEGRATION_CURSORS,
     INTEGRATION_DELIVERIES,
@@ -415,6 +444,7 @@ TABLES: tuple[Table[Any], ...] = (
     CODE_SCANS,
     FLAG_STAGES,
     FEATURE_TYPE_LIFETIMES,
+    UPKEEP_DUE,
     RELEASE_PLAN_TEMPLATES,
     RELEASE_PLANS,
     IMPACT_SERIES,

@@ -18,15 +18,19 @@ from typing import Any
 
 from aiohttp import web
 
-from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
+from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound, ServiceUnavailable
 from flagcore.service import FrontendView, client_features_format, frontend_context
 from flagcore.wire import (
+    ValidatedEdgeTokens,
+    read_bulk_metrics,
     read_metrics_body,
     read_registration,
+    read_token_strings,
     registration_started,
+    write_answer,
 )
 from flagcore_edge.edge import Edge
-from flagcore_edge.forwarding import HeldReport
+from flagcore_edge.forwarding import BULK_PATH, BULK_POST_BYTES, HeldReport, split_bulk
 from flagcore_edge.prometheus import exposition
 from flagcore_edge.snapshots import Scope, TokenSnapshot
 from flagcore_edge.tokens import FollowedToken
@@ -42,6 +46,7 @@ __all__ = ["EDGE", "REQUESTS", "create_edge_app"]
 EDGE = web.AppKey("edge", Edge)
 REQUESTS = web.AppKey("edge_requests", Counter)
 MAX_USAGE_BODY_BYTES = 1024 * 1024
+MAX_VALIDATE_BODY_BYTES = 256 * 1024
 _KEEPALIVE_S = 30.0
 # The server's names for the statuses aiohttp raises (flagcore_http.errors).
 _HTTP_NAMES = {
@@ -197,10 +202,20 @@ async def _json_object(request: web.Request, max_bytes: int) -> dict[str, Any]:
     return body
 
 
-def _hold(request: web.Request, path: str, body: dict[str, Any], environment: str) -> None:
-    """Keep a checked report for the upstream, under the token the SDK sent it with."""
+def _hold(request: web.Request, path: str, bodies: list[dict[str, Any]], environment: str) -> None:
+    """Keep checked reports for the upstream, under the token the SDK sent them with; past
+    the bound (``--max-held-usage``) a 503: the sender keeps its counts and tries again,
+    rather than being told yes and losing them."""
+    edge = request.app[EDGE]
+    if not edge.forwarder.room_for(len(bodies)):
+        raise ServiceUnavailable(
+            f"this edge holds {edge.forwarder.capacity} usage reports for the upstream "
+            "already: send this report again later",
+            retry_after=edge.config.metrics_interval,
+        )
     token = request.headers.get("Authorization", "")
-    request.app[EDGE].forwarder.hold(HeldReport(path, token, body, environment))
+    for body in bodies:
+        edge.forwarder.hold(HeldReport(path, token, body, environment))
 
 
 def _check_registration(edge: Edge, body: dict[str, Any], environment: str, what: str) -> None:
@@ -238,7 +253,7 @@ async def register(request: web.Request) -> web.Response:
     body = await _json_object(request, MAX_USAGE_BODY_BYTES)
     what = "the registration is missing fields or has wrong types"
     _check_registration(edge, body, token.snapshot.scope.environment, what)
-    _hold(request, "/client/register", body, token.snapshot.scope.environment)
+    _hold(request, "/client/register", [body], token.snapshot.scope.environment)
     return web.Response(status=202)
 
 
@@ -249,8 +264,39 @@ async def metrics(request: web.Request) -> web.Response:
     assert token.snapshot is not None
     body = await _json_object(request, MAX_USAGE_BODY_BYTES)
     _check_metrics(edge, body, token.snapshot.scope.environment)
-    _hold(request, "/client/metrics", body, token.snapshot.scope.environment)
+    _hold(request, "/client/metrics", [body], token.snapshot.scope.environment)
     return web.Response(status=202)
+
+
+@routes.post("/api/client/metrics/bulk")
+async def metrics_bulk(request: web.Request) -> web.Response:
+    """What a downstream edge (Unleash Edge, or `flagcore edge`) forwards: Unleash's bulk
+    body, read strictly (`flagcore.wire.read_bulk_metrics`), every row of the token's
+    environment; held in parts of at most `BULK_POST_BYTES` and forwarded like the rest."""
+    edge = request.app[EDGE]
+    token = await edge.client_token(request.headers.get("Authorization"))
+    assert token.snapshot is not None
+    body = await _json_object(request, MAX_USAGE_BODY_BYTES)
+    environment = token.snapshot.scope.environment
+    parts = split_bulk(read_bulk_metrics(body, environment).body(), BULK_POST_BYTES)
+    _hold(request, BULK_PATH, parts, environment)
+    return web.Response(status=202)
+
+
+@routes.post("/edge/validate")
+async def edge_validate(request: web.Request) -> web.Response:
+    """Unleash Edge's question to the edge in front of it: which of these tokens are valid
+    (client or frontend tokens the upstream accepts), each with its type, environment and
+    projects. No token needed, as at Unleash; at most `MAX_VALIDATE_TOKENS` a request, and
+    each is checked as an SDK's token is (once, then from memory)."""
+    secrets = read_token_strings(await _json_object(request, MAX_VALIDATE_BODY_BYTES))
+    edge = request.app[EDGE]
+    valid = []
+    for secret in dict.fromkeys(secrets):
+        checked = await edge.validated(secret)
+        if checked is not None:
+            valid.append(checked)
+    return web.json_response(write_answer(ValidatedEdgeTokens(tuple(valid))))
 
 
 # --- the Frontend API ------------------------------------------------------------------
@@ -320,7 +366,7 @@ async def frontend_metrics(request: web.Request) -> web.Response:
     token = await edge.frontend_token(request.headers.get("Authorization"))
     body = await _json_object(request, MAX_USAGE_BODY_BYTES)
     _check_metrics(edge, body, token.scope.environment)
-    _hold(request, "/frontend/client/metrics", body, token.scope.environment)
+    _hold(request, "/frontend/client/metrics", [body], token.scope.environment)
     return web.Response(status=200)
 
 
@@ -338,7 +384,7 @@ async def frontend_register(request: web.Request) -> web.Response:
     if filled.get("started") is None:
         filled["started"] = dt.datetime.now(dt.UTC).isoformat()
     _check_registration(edge, filled, token.scope.environment, "the registration has wrong types")
-    _hold(request, "/frontend/client/register", body, token.scope.environment)
+    _hold(request, "/frontend/client/register", [body], token.scope.environment)
     return web.Response(status=200)
 
 
@@ -400,7 +446,10 @@ async def ready(request: web.Request) -> web.Response:
         "upstream": upstream,
         "dataAgeSeconds": None if age is None else round(age, 3),
         "usageHeld": edge.forwarder.held,
+        "usageDropped": edge.forwarder.dropped,
     }
+    if edge.config.offline and edge.bootstrap_error is not None:
+        body["bootstrapError"] = edge.bootstrap_error
     if edge.last_contact is not None:
         body["lastUpstreamContactSecondsAgo"] = round(time.time() - edge.last_contact, 3)
     if not edge.has_data():

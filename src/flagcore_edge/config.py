@@ -31,4 +31,5 @@ class EdgeConfig:
     bootstrap: Path | None = None
     offline_tokens: tuple[str, ...] = ()
     offline_frontend_tokens: tuple[str, ...] = ()
+    reload_interval: float = 0.0  # offline: seconds between looks at the file (0: never)
     log_format: str = "text"

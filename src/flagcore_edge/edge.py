@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import time
 from collections.abc import Iterable
 
 from flagcore import MemoryStore
-from flagcore.errors import Forbidden, ServiceUnavailable, Unauthenticated
+from flagcore.errors import FlagcoreError, Forbidden, ServiceUnavailable, Unauthenticated
 from flagcore.model import ClientFeatures
 from flagcore.service import FrontendView, Service
-from flagcore.wire import unstructure_client_features
+from flagcore.wire import ValidatedEdgeToken, unstructure_client_features
+from flagcore_edge.bootstrap import read_bootstrap
 from flagcore_edge.config import EdgeConfig
 from flagcore_edge.forwarding import UsageForwarder
 from flagcore_edge.snapshot_file import load_snapshot_file, write_snapshot_file
@@ -33,6 +35,7 @@ from flagcore_edge.tokens import (
     digest_of,
 )
 from flagcore_edge.upstream import StreamNotOffered, Upstream, UpstreamDown
+from flagcore_edge.usage_file import load_usage_files, write_usage_file
 
 __all__ = ["Edge", "offline_snapshot"]
 
@@ -69,18 +72,24 @@ class Edge:
         self.followed: dict[str, FollowedToken] = {}
         self.frontends: dict[str, FrontendToken] = {}
         self.refused = RefusedTokens(config.refused_ttl, config.refused_capacity)
-        self.forwarder = UsageForwarder(self.upstream, config.metrics_capacity)
+        self.forwarder = UsageForwarder(self.upstream, config.metrics_capacity, self._secret_of)
         # The server's checks of SDK usage need no store: a service over an empty one.
         self.checks = Service(MemoryStore())
         self.upstream_up: bool | None = None  # None: not asked yet
         self.last_contact: float | None = None  # wall time of the upstream's last answer
         self.upstream_checks = 0  # token checks that reached the upstream
         self._locks: dict[str, asyncio.Lock] = {}
-        self._views: dict[tuple[Scope, int], FrontendView] = {}
+        # Keyed by the snapshot itself (not its id: a replaced snapshot's id may be reused).
+        self._views: dict[tuple[Scope, TokenSnapshot], FrontendView] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._watchers: dict[str, asyncio.Task[None]] = {}
         self.changed = asyncio.Event()  # set (and replaced) whenever a snapshot changes
         self.closing = False  # streams end at the next wake-up once set
+        # Offline: the SHA-256 of the bootstrap file read last, and why the last re-read
+        # failed (None once a read succeeds).
+        self.bootstrap_seen: str | None = None
+        self.bootstrap_error: str | None = None
+        self.bootstrap_failures = 0
 
     # --- start and stop ------------------------------------------------------------------
     def load_kept(self) -> None:
@@ -96,10 +105,21 @@ class Edge:
                 self.followed[digest] = FollowedToken(digest, secret)
             else:
                 kept.secret = secret  # followed again, with what the last run kept
+        self.forwarder.restore(load_usage_files(self.config.data_dir))
+
+    def _secret_of(self, digest: str) -> str | None:
+        """The secret of a token the edge knows by ``digest`` (None: not seen since start)."""
+        followed = self.followed.get(digest)
+        if followed is not None and followed.secret is not None:
+            return followed.secret
+        frontend = self.frontends.get(digest)
+        return None if frontend is None else frontend.secret
 
     async def start(self) -> None:
         """Fetch every followed token once, then poll and send usage in the background."""
         if self.config.offline:
+            if self.config.reload_interval > 0:
+                self._tasks.append(asyncio.create_task(self._reload(), name="edge-reload"))
             return
         await self.refresh()
         for token in list(self.followed.values()):
@@ -110,8 +130,8 @@ class Edge:
         )
 
     async def stop(self) -> None:
-        """Stop polling; send the usage held (a clean stop loses none while the upstream
-        answers)."""
+        """Stop polling; send the usage held, and keep in the data directory what the
+        upstream could not take (`flagcore_edge.usage_file`): a clean stop loses none."""
         self.closing = True
         self._announce()  # streams see closing and end
         for digest in list(self._watchers):
@@ -123,23 +143,95 @@ class Edge:
                 await task
         self._tasks.clear()
         await self.forwarder.flush()
+        kept = self.forwarder.unsent()  # the upstream away, or tokens not seen again yet
+        if kept:
+            try:
+                path = write_usage_file(self.config.data_dir, kept)
+            except OSError as error:
+                _log.error("%d usage reports are lost: %s", len(kept), error)
+            else:
+                _log.warning("%d usage reports kept in %s for the next start", len(kept), path)
         if self.upstream is not None:
             await self.upstream.close()
 
     def load_offline(
         self, features: ClientFeatures, tokens: Iterable[str], frontend_tokens: Iterable[str]
     ) -> None:
-        """Serve ``features`` to these tokens, each scoped as its secret says."""
+        """Serve ``features`` to these tokens, each scoped as its secret says (again on a
+        reload: the tokens' request counts carry over)."""
+        followed: dict[str, FollowedToken] = {}
+        frontends: dict[str, FrontendToken] = {}
         for secret in tokens:
             scope = _named_scope(secret)
             digest = digest_of(secret)
-            self.followed[digest] = FollowedToken(digest, secret, offline_snapshot(features, scope))
+            followed[digest] = FollowedToken(digest, secret, offline_snapshot(features, scope))
         for secret in frontend_tokens:
             scope = _named_scope(secret)
             digest = digest_of(secret)
-            self.frontends[digest] = FrontendToken(digest, scope, time.time())
+            frontends[digest] = FrontendToken(digest, scope, time.time())
             holder = FollowedToken("frontend:" + digest, None, offline_snapshot(features, scope))
-            self.followed[holder.digest] = holder
+            followed[holder.digest] = holder
+        for digest, token in followed.items():
+            if digest in self.followed:
+                token.requests = self.followed[digest].requests
+        for digest, frontend in frontends.items():
+            if digest in self.frontends:
+                frontend.requests = self.frontends[digest].requests
+        self.followed, self.frontends = followed, frontends
+        self._announce()
+
+    def _bootstrap_digest(self) -> str | None:
+        """The file's content, named (a change of a second or of no size is seen too)."""
+        assert self.config.bootstrap is not None
+        try:
+            return hashlib.sha256(self.config.bootstrap.read_bytes()).hexdigest()
+        except OSError:
+            return None
+
+    def load_bootstrap(self) -> None:
+        """Read the offline file and serve it (raises for a file that cannot be served)."""
+        assert self.config.bootstrap is not None
+        seen = self._bootstrap_digest()
+        self.load_offline(
+            read_bootstrap(self.config.bootstrap),
+            self.config.offline_tokens,
+            self.config.offline_frontend_tokens,
+        )
+        self.bootstrap_seen = seen
+
+    async def _reload(self) -> None:
+        """``--reload-interval``: read the offline file again whenever it changed; a file
+        that cannot be served is logged (and said in /ready) and the last good one kept."""
+        assert self.config.bootstrap is not None
+        path = self.config.bootstrap
+        while True:
+            await asyncio.sleep(self.config.reload_interval)
+            seen = await asyncio.to_thread(self._bootstrap_digest)
+            if seen == self.bootstrap_seen:
+                continue
+            try:
+                features = await asyncio.to_thread(read_bootstrap, path)
+                self.load_offline(
+                    features, self.config.offline_tokens, self.config.offline_frontend_tokens
+                )
+            except (OSError, ValueError, FlagcoreError) as error:
+                reason = getattr(error, "message", None) or str(error)
+                if self.bootstrap_error is None:
+                    _log.warning(
+                        "the bootstrap file %s could not be read again (%s): serving the "
+                        "last good one",
+                        path,
+                        reason,
+                    )
+                self.bootstrap_error = reason
+                self.bootstrap_failures += 1
+            else:
+                if self.bootstrap_error is not None:
+                    _log.info("the bootstrap file %s is readable again", path)
+                else:
+                    _log.info("the bootstrap file %s was read again", path)
+                self.bootstrap_error = None
+            self.bootstrap_seen = seen
 
     # --- following -----------------------------------------------------------------------
     async def _poll(self) -> None:
@@ -347,6 +439,7 @@ class Edge:
         )
         if token is not None and fresh:
             token.requests += 1
+            token.secret = secret
             return token
         if digest in self.followed:
             raise Forbidden("a client token cannot be used on the Frontend API")
@@ -357,6 +450,7 @@ class Edge:
             token = await self._check_frontend(secret, digest, token)
         self._locks.pop("frontend:" + digest, None)
         token.requests += 1
+        token.secret = secret
         return token
 
     async def _check_frontend(
@@ -389,6 +483,24 @@ class Edge:
         self.frontends[digest] = token
         self.save()
         return token
+
+    async def validated(self, secret: str) -> ValidatedEdgeToken | None:
+        """For ``/edge/validate``: the token's kind and scope if the upstream accepts it as
+        a client or a frontend token (checked as an SDK's would be, so a downstream edge's
+        question costs the upstream nothing more), None if not. `ServiceUnavailable` if it
+        cannot be checked now (the upstream away and the token never seen)."""
+        try:
+            client = await self.client_token(secret)
+        except Unauthenticated:
+            return None
+        except Forbidden:  # another kind of token: a frontend one?
+            try:
+                frontend = await self.frontend_token(secret)
+            except (Unauthenticated, Forbidden):
+                return None
+            return _validated(secret, "frontend", frontend.scope)
+        assert client.snapshot is not None
+        return _validated(secret, "client", client.snapshot.scope)
 
     async def ofrep_scope(self, secret: str | None) -> tuple[Scope, bool]:
         """OFREP takes client and frontend tokens: the caller's scope, and whether its
@@ -423,7 +535,7 @@ class Edge:
                 retry_after=_RETRY_AFTER_S,
             )
         snapshot = holder.snapshot
-        key = (scope, id(snapshot))
+        key = (scope, snapshot)
         view = self._views.get(key)
         if view is None:
             if len(self._views) >= _VIEWS_KEPT:
@@ -448,6 +560,11 @@ def _raise_refusal(status: int | None, where: str) -> None:
     if status == 403:
         raise Forbidden(f"the token may not be used on {where}")
     raise Unauthenticated(f"the token is not valid for {where}")
+
+
+def _validated(secret: str, kind: str, scope: Scope) -> ValidatedEdgeToken:
+    projects = ("*",) if scope.projects is None else scope.projects
+    return ValidatedEdgeToken(secret, kind, projects, scope.environment)
 
 
 def _named_scope(secret: str) -> Scope:

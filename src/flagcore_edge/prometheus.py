@@ -62,6 +62,7 @@ def exposition(edge: Edge, requests: Counter[tuple[str, int]]) -> str:
         lines.append(f"flagcore_edge_requests_total{_labels(route=route, status=status)} {count}")
     forwarder = edge.forwarder
     lines += [
+        "# HELP flagcore_edge_usage_held SDK usage reports held for the upstream.",
         "# TYPE flagcore_edge_usage_held gauge",
         f"flagcore_edge_usage_held {forwarder.held}",
         "# TYPE flagcore_edge_usage_forwarded_total counter",
@@ -70,6 +71,8 @@ def exposition(edge: Edge, requests: Counter[tuple[str, int]]) -> str:
         f"flagcore_edge_usage_bulk_posts_total {forwarder.bulk_posts}",
         "# TYPE flagcore_edge_usage_refused_total counter",
         f"flagcore_edge_usage_refused_total {forwarder.refused}",
+        "# HELP flagcore_edge_usage_dropped_total Usage reports turned away (503): the "
+        "queue was full.",
         "# TYPE flagcore_edge_usage_dropped_total counter",
         f"flagcore_edge_usage_dropped_total {forwarder.dropped}",
         "# TYPE flagcore_edge_upstream_token_checks_total counter",
@@ -77,4 +80,11 @@ def exposition(edge: Edge, requests: Counter[tuple[str, int]]) -> str:
         "# TYPE flagcore_edge_refused_tokens gauge",
         f"flagcore_edge_refused_tokens {len(edge.refused)}",
     ]
+    if edge.config.offline:
+        lines += [
+            "# HELP flagcore_edge_bootstrap_reload_failures_total Re-reads of the offline "
+            "file that failed (the last good one kept).",
+            "# TYPE flagcore_edge_bootstrap_reload_failures_total counter",
+            f"flagcore_edge_bootstrap_reload_failures_total {edge.bootstrap_failures}",
+        ]
     return "\n".join(lines) + "\n"

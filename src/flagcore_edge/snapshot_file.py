@@ -15,7 +15,7 @@ from typing import Any
 from flagcore_edge.snapshots import Scope, TokenSnapshot
 from flagcore_edge.tokens import FollowedToken, FrontendToken
 
-__all__ = ["SNAPSHOT_FILE", "load_snapshot_file", "write_snapshot_file"]
+__all__ = ["SNAPSHOT_FILE", "load_snapshot_file", "write_atomically", "write_snapshot_file"]
 
 SNAPSHOT_FILE = "edge-snapshot.json"
 _FORMAT = 1
@@ -46,14 +46,20 @@ def write_snapshot_file(
             for token in frontends
         },
     }
-    data_dir.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=data_dir, prefix=".edge-snapshot-", suffix=".tmp")
+    write_atomically(data_dir / SNAPSHOT_FILE, document)
+
+
+def write_atomically(path: Path, document: Any) -> None:
+    """``document`` as JSON at ``path``: a temporary file in the same folder, fsync,
+    rename; a crash leaves the old file or the new, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".edge-", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as sink:
             json.dump(document, sink, ensure_ascii=False, separators=(",", ":"))
             sink.flush()
             os.fsync(sink.fileno())
-        os.replace(temporary, data_dir / SNAPSHOT_FILE)
+        os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise

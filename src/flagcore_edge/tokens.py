@@ -55,6 +55,7 @@ class FrontendToken:
     scope: Scope
     checked_at: float  # wall time of the upstream's last yes
     requests: int = 0
+    secret: str | None = None  # known once an SDK sent it (never written to disk)
 
     def label(self) -> str:
         return f"{self.scope.label()}#{self.digest[:8]}"

@@ -621,6 +621,8 @@ class ServerConfig:
     preview_sample_flush_interval: float = 10.0
     # Issue 32: seconds between checks for flags that outlived their type's lifetime.
     stale_check_interval: float = 3600.0
+    # ... and between reminders naming each project's potentially stale flags (0: none).
+    stale_reminder_interval: float = 86_400.0
     # Issue 32, usage history: days one answer everywhere makes a flag safe to archive.
     safe_to_archive_days: int = 30
 
@@ -1321,7 +1323,8 @@ SETTINGS: tuple[Setting, ...] = (
         _optional_text,
         default="",
         section=_UI,
-        help="ID token claim listing a person's groups, read by FLAGCORE_OIDC_GROUP_ROLES",
+        help="ID token claim listing a person's groups: mapped to groups (mappingsSSO) at "
+        "each sign-in, and read by FLAGCORE_OIDC_GROUP_ROLES",
     ),
     Setting(
         "FLAGCORE_OIDC_GROUP_ROLES",
@@ -1548,6 +1551,15 @@ SETTINGS: tuple[Setting, ...] = (
         section=_LOAD,
         help="seconds between checks for flags older than their type's lifetime, each "
         "announced once (0: never)",
+    ),
+    Setting(
+        "FLAGCORE_STALE_REMINDER_INTERVAL_SECONDS",
+        "stale_reminder_interval",
+        _amount_up_to(31_622_400, "seconds"),  # a leap year
+        default="86400",
+        section=_LOAD,
+        help="seconds between the reminders naming each project's potentially stale flags, "
+        "sent by one node at a stale check once due (0: never)",
     ),
     Setting(
         "FLAGCORE_INTEGRATION_SWEEP_SECONDS",

@@ -22,7 +22,7 @@ from pystache.parser import ParsingError
 
 from flagcore.entities import Event, Integration
 from flagcore.errors import ErrorDetail, InvalidInput
-from flagcore.service import custom_headers
+from flagcore.service import REMINDER_EVENT, custom_headers
 from flagcore.wire import EventsAnswer, write_answer
 
 __all__ = ["Message", "check_template", "event_json", "event_markdown", "message_for"]
@@ -52,8 +52,28 @@ def flag_link(event: Event, ui_url: str) -> str:
     return f"{ui_url}/ui"
 
 
+_REMINDER_NAMES_SHOWN = 20  # in a reminder's line; the webhook's JSON has up to 500
+
+
+def _reminder_markdown(event: Event, data: Mapping[str, Any]) -> str:
+    """flagcore's daily reminder: how many flags of the project are potentially stale, and
+    the first of them by name."""
+    names = [str(name) for name in data.get("features") or ()]
+    given = data.get("count")
+    count = given if isinstance(given, int) else len(names)
+    shown = ", ".join(names[:_REMINDER_NAMES_SHOWN])
+    more = count - min(len(names), _REMINDER_NAMES_SHOWN)
+    if more > 0:
+        shown += f" and {more} more"
+    noun = "flag is" if count == 1 else "flags are"
+    where = f"in project *{event.project}*"
+    return f"*{event.created_by}*: {count} {noun} potentially stale {where}: {shown}"
+
+
 def event_markdown(event: Event, ui_url: str) -> str:
     """One line: who did what to which flag, where (Unleash's markdown formatter's gist)."""
+    if event.type == REMINDER_EVENT and isinstance(event.data, Mapping):
+        return _reminder_markdown(event, event.data)
     what = event.type.replace("-", " ")
     if event.feature_name:
         what += f" [{event.feature_name}]({flag_link(event, ui_url)})"

@@ -38,6 +38,7 @@ from flagcore_http.bodies import read_up_to
 from flagcore_http.config import ServerConfig
 
 __all__ = [
+    "AFTER_LOGOUT_PATH",
     "CALLBACK_PATH",
     "FLOW_SECONDS",
     "MAX_PROVIDER_BODY_BYTES",
@@ -49,6 +50,7 @@ __all__ = [
 ]
 
 CALLBACK_PATH = "/ui/sign-in/oidc/callback"
+AFTER_LOGOUT_PATH = "/ui/sign-in"
 FLOW_SECONDS = 600
 """How long a person has at the provider before the sign-in must start again."""
 PROVIDER_TIMEOUT_SECONDS = 10.0
@@ -71,6 +73,14 @@ _SIGNING_ALGORITHMS = (
 
 def _form_encoded(text: str) -> str:
     return urllib.parse.quote_plus(text, safe="")
+
+
+def _optional_url(meta: dict[str, Any], key: str) -> str | None:
+    """An endpoint the discovery document may name: an http(s) URL, else none."""
+    value = meta.get(key)
+    if isinstance(value, str) and value.startswith(("https://", "http://")):
+        return value
+    return None
 
 
 class ProviderRefused(Exception):
@@ -119,6 +129,7 @@ class _Discovered:
     post_secret: bool  # the token endpoint takes client_secret_post only
     fetched_at: float
     userinfo_endpoint: str | None = None
+    end_session_endpoint: str | None = None
 
 
 class OpenIdProvider:
@@ -134,12 +145,14 @@ class OpenIdProvider:
             default_role=config.oidc_default_root_role,
             email_domains=config.oidc_email_domains,
             group_roles=config.oidc_group_roles,
+            sync_groups=config.oidc_group_claim is not None,
         )
         self._client_id = config.oidc_client_id
         self._client_secret = config.oidc_client_secret
         self._scopes = config.oidc_scopes
         self._group_claim = config.oidc_group_claim
         self._redirect_base = config.oidc_redirect_base_url
+        self._local_issuer = self.issuer.startswith("http://")
         self._discovered: _Discovered | None = None
         self._keys: KeySet | None = None
         self._lock = asyncio.Lock()
@@ -206,7 +219,38 @@ class OpenIdProvider:
         access_token = answer.get("access_token")
         if self._wants_userinfo(claims) and isinstance(access_token, str):
             claims = await self._with_userinfo(claims, access_token, discovered)
-        return self._identity(claims)
+        return attrs.evolve(self._identity(claims), id_token=answer["id_token"])
+
+    def after_logout_uri(self, origin: str) -> str:
+        """Where the provider sends the browser back after signing out there: this
+        server's sign-in page (to register at the provider as a post-logout redirect URI)."""
+        return (self._redirect_base or origin).rstrip("/") + AFTER_LOGOUT_PATH
+
+    async def logout_url(self, id_token: str, after: str) -> str | None:
+        """Where to send the browser to sign out at the provider too (OpenID Connect
+        RP-Initiated Logout 1.0): its ``end_session_endpoint`` with the session's ID token
+        as ``id_token_hint``, this client's id, and ``after`` (this server's sign-in page,
+        registered at the provider as a post-logout redirect URI) to come back to. None
+        when the provider offers no such endpoint or cannot be reached: the person is
+        signed out here either way."""
+        try:
+            discovered = await self._discovery()
+        except ProviderRefused:
+            return None
+        endpoint = discovered.end_session_endpoint
+        # The ID token rides in the address: never over plain HTTP to anything but a
+        # provider on this machine (the only http:// issuers allowed).
+        if endpoint is None or (endpoint.startswith("http://") and not self._local_issuer):
+            return None
+        query = urllib.parse.urlencode(
+            {
+                "id_token_hint": id_token,
+                "client_id": self._client_id,
+                "post_logout_redirect_uri": after,
+            }
+        )
+        separator = "&" if "?" in endpoint else "?"
+        return endpoint + separator + query
 
     def _wants_userinfo(self, claims: dict[str, Any]) -> bool:
         """Providers that follow the letter of OpenID Connect Core 5.4 (Okta, npm's
@@ -303,9 +347,8 @@ class OpenIdProvider:
                 tuple(a for a in _SIGNING_ALGORITHMS if a in offered),
                 "client_secret_basic" not in methods and "client_secret_post" in methods,
                 time.monotonic(),
-                meta.get("userinfo_endpoint")
-                if isinstance(meta.get("userinfo_endpoint"), str)
-                else None,
+                _optional_url(meta, "userinfo_endpoint"),
+                _optional_url(meta, "end_session_endpoint"),
             )
             self._keys = None
             return self._discovered

@@ -17,15 +17,19 @@ from typing import Any, TypeVar
 
 from aiohttp import web
 
-from flagcore.errors import ServiceUnavailable
+from flagcore.errors import ErrorDetail, InvalidInput, RateLimited, ServiceUnavailable
 from flagcore.passwords import MAX_PASSWORD_LENGTH, NewPassword, dummy_verify, verify
+from flagcore.principals import Principal
 from flagcore.service import PasswordCandidate, SessionHolder, StartedSession
 from flagcore_http.calls import call
 from flagcore_http.keys import CONFIG, SERVICE
 from flagcore_http.public_address import public_origin
+from flagcore_http.rate_limits import tarpit_auth_failure
 from flagcore_http.session_cookie import COOKIE_NAME, SIGNER, Session
+from flagcore_http.sign_in_throttle import SIGN_IN_THROTTLE, OwnPassword, too_many_sign_ins
 
 __all__ = [
+    "change_own_password",
     "cookie_session",
     "hashed_password",
     "password_matches",
@@ -70,9 +74,14 @@ async def session_holder(request: web.Request, session: Session | None) -> Sessi
 
 
 async def start_session(
-    request: web.Request, *, user_id: int | None = None, token_id: str | None = None
+    request: web.Request,
+    *,
+    user_id: int | None = None,
+    token_id: str | None = None,
+    id_token: str | None = None,
 ) -> tuple[Session, StartedSession]:
-    """A new server-side session (a new id at every sign-in) and the cookie naming it."""
+    """A new server-side session (a new id at every sign-in) and the cookie naming it
+    (``id_token``: the provider's, for a sign-in there)."""
     signer = request.app[SIGNER]
     lifetime = dt.timedelta(seconds=request.app[CONFIG].ui_session_seconds)
     started = await call(
@@ -81,6 +90,7 @@ async def start_session(
         user_id=user_id,
         token_id=token_id,
         lifetime=lifetime,
+        id_token=id_token,
     )
     return signer.new_session(started.secret), started
 
@@ -107,3 +117,40 @@ def set_link(request: web.Request, token: str) -> str:
     """The address where a link's holder sets their password, on this server (its public
     URL when configured, never the request's ``Host`` then)."""
     return f"{public_origin(request)}/ui/set-password?token={token}"
+
+
+async def change_own_password(
+    request: web.Request,
+    who: Principal,
+    session_id: str,
+    old_password: str,
+    password: str,
+) -> None:
+    """A signed-in person sets a new password, giving their current one: wrong current
+    passwords are counted as failed sign-ins are (under a key no sign-in can name), the
+    new one is checked and hashed on the password pool, and every other session of theirs
+    ends (this one, ``session_id``, stays). `RateLimited` past the count, `InvalidInput`
+    at ``$.oldPassword`` or ``$.password``."""
+    assert who.user_id is not None, "a person, not a token"
+    throttle = request.app[SIGN_IN_THROTTLE]
+    login = OwnPassword(who.user_id)
+    wait = throttle.wait(request, login)
+    if wait:
+        raise RateLimited(too_many_sign_ins(wait), wait)
+    service = request.app[SERVICE]
+    candidate = await call(request, service.sessions.own_password, who.user_id)
+    if not await password_matches(candidate, old_password):
+        throttle.failed(request, login)
+        await tarpit_auth_failure(request)  # one counter per address for every way in
+        raise InvalidInput(
+            "The old password is not right.", [ErrorDetail("not right", "$.oldPassword")]
+        )
+    hashed = await hashed_password(password)
+    await call(
+        request,
+        service.users.set_password,
+        who.user_id,
+        hashed,
+        actor=who,
+        keep_session=session_id,
+    )

@@ -57,6 +57,9 @@ __all__ = [
     "ExportBody",
     "FlagPatch",
     "FlagPatchPath",
+    "GroupBody",
+    "GroupUserBody",
+    "GroupUserId",
     "IdBody",
     "ImportBody",
     "ImportTarget",
@@ -371,7 +374,7 @@ class RoleBody:
 
 @attrs.frozen
 class ProjectAccessBody:
-    """Unleash's ``projectAddAccessSchema``: each user gets each role (groups: none yet)."""
+    """Unleash's ``projectAddAccessSchema``: each user and each group gets each role."""
 
     roles: tuple[int, ...]
     users: tuple[int, ...] = ()
@@ -381,6 +384,33 @@ class ProjectAccessBody:
 @attrs.frozen
 class UserRolesBody:
     roles: tuple[int, ...]
+
+
+@attrs.frozen
+class GroupUserId:
+    """Unleash's minimal user object: its ``id``."""
+
+    id: int
+
+
+@attrs.frozen
+class GroupUserBody:
+    """One member of a group as Unleash's ``createGroupSchema`` names it:
+    ``{"user": {"id": 3}}``."""
+
+    user: GroupUserId
+
+
+@attrs.frozen
+class GroupBody:
+    """Unleash's ``createGroupSchema`` (also its update's): ``rootRole`` a root role's id
+    or null; ``users`` the members, replaced whole by an update."""
+
+    name: str
+    description: str | None = None
+    mappings_sso: tuple[str, ...] = ()
+    root_role: int | None = None
+    users: tuple[GroupUserBody, ...] = ()
 
 
 @attrs.frozen
@@ -754,6 +784,9 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     RoleBody: {},
     ProjectAccessBody: {},
     UserRolesBody: {},
+    GroupUserId: {},
+    GroupUserBody: {},
+    GroupBody: {"mappings_sso": "mappingsSSO", "root_role": "rootRole"},
     PreviewBody: {},
     AddonBody: {},
     UpdateEnvironment: {"sort_order": "sortOrder"},

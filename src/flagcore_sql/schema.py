@@ -789,6 +789,62 @@ def m023_release_plans(session: SqlSession, dialect: Dialect) -> None:
     )
 
 
+def m024_upkeep_due(session: SqlSession, dialect: Dialect) -> None:
+    """When each recurring upkeep job is next due (issue 32: the daily reminder of
+    potentially stale flags), moved on by the node that does it, in the same unit."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE upkeep_due (
+            name TEXT PRIMARY KEY,
+            due_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
+def m025_groups(session: SqlSession, dialect: Dialect) -> None:
+    """Groups (issue 28, Unleash's user groups): a group's provider mappings are one JSON
+    list; members and project roles go with their group, a member with their user, a
+    project role with its project. ``root_role`` and ``role_id`` name roles 1 to 5 too,
+    which are code, not rows: no foreign key (the service refuses to delete a role in
+    use). A session started at an OpenID provider keeps its ID token for the sign-out
+    there (RP-initiated logout)."""
+    _script(
+        session,
+        dialect,
+        """
+        CREATE TABLE user_groups (
+            id {serial},
+            name TEXT NOT NULL UNIQUE,
+            description TEXT,
+            mappings_sso TEXT NOT NULL,
+            root_role {bigint},
+            created_at TEXT NOT NULL,
+            created_by TEXT
+        );
+        CREATE TABLE group_members (
+            group_id {bigint} NOT NULL REFERENCES user_groups(id) ON DELETE CASCADE,
+            user_id {bigint} NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            joined_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            via_provider {bool} NOT NULL,
+            PRIMARY KEY (group_id, user_id)
+        );
+        CREATE INDEX group_members_user ON group_members(user_id);
+        CREATE TABLE group_role_assignments (
+            project TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            group_id {bigint} NOT NULL REFERENCES user_groups(id) ON DELETE CASCADE,
+            role_id {bigint} NOT NULL,
+            PRIMARY KEY (project, group_id, role_id)
+        );
+        CREATE INDEX group_role_assignments_group ON group_role_assignments(group_id);
+        ALTER TABLE user_sessions ADD COLUMN id_token TEXT;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = tuple(
     Migration(step.__name__, step)
     for step in (
@@ -812,5 +868,7 @@ MIGRATIONS: tuple[Migration, ...] = tuple(
         m020_lifecycle,
         m022_daily_metrics,
         m023_release_plans,
+        m024_upkeep_due,
+        m025_groups,
     )
 )

@@ -22,7 +22,7 @@ from typing import Any
 
 import psycopg
 
-__all__ = ["PrivateServer", "admin_url", "fresh_database", "private_server"]
+__all__ = ["PrivateServer", "admin_url", "empty_database", "fresh_database", "private_server"]
 
 _lock = threading.Lock()
 _admin_url: str | None = None
@@ -120,6 +120,16 @@ def fresh_database() -> str:
                 atexit.register(_drop_all, url, prefix)
         name = f"{prefix}_{next(_names)}"
         _execute(url, f"CREATE DATABASE {name} TEMPLATE {_TEMPLATE}_{os.getpid()}")
+    return _url_for(url, name)
+
+
+def empty_database() -> str:
+    """The URL of a new database with no table at all (not even migrated), on the
+    session's server: for a test that makes the schema of an older flagcore itself."""
+    url = admin_url()
+    with _lock:
+        name = f"flagcore_test_{os.getpid()}_{next(_names)}"
+        _execute(url, f"CREATE DATABASE {name}")
     return _url_for(url, name)
 
 

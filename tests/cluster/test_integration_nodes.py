@@ -1,7 +1,9 @@
-"""Integrations across nodes (issue 31): two `flagcore serve` processes over one
-PostgreSQL database send to a receiver that fails its first tries; the node sending is
-killed with SIGKILL mid-delivery. Counted at the receiver: no event lost, none
-acknowledged twice but the one in flight when its sender died, order kept."""
+"""Integrations across nodes (issue 31), counted at a real receiver.
+
+Two `flagcore serve` processes over one PostgreSQL database send to a receiver that fails
+its first tries; the node sending is killed with SIGKILL mid-delivery: no event lost, none
+acknowledged twice but the one in flight when its sender died, order kept. Two processes
+over one SQLite file, both healthy: each event delivered exactly once, in order."""
 
 from __future__ import annotations
 
@@ -132,3 +134,55 @@ def test_a_node_killed_mid_delivery_loses_nothing_and_the_healthy_node_repeats_n
     finally:
         for process in processes:
             stop(process)
+
+
+def test_two_processes_on_one_sqlite_file_deliver_each_event_once_in_order(
+    tmp_path: Path,
+) -> None:
+    receiver = Receiver(failures=0)
+    database = str(tmp_path / "shared.db")
+    processes: list[Any] = []
+    nodes = []
+    try:
+        # One after the other: the second opens a file the first has made and migrated.
+        for _ in range(2):
+            # Each node looks at the outbox every 0.2 s too, so both contend all along.
+            settings = {**SETTINGS, "FLAGCORE_INTEGRATION_SWEEP_SECONDS": "0.2"}
+            processes.append(start_node(database, tmp_path, **settings))
+            nodes.append(node(processes[-1]))
+        status, made = nodes[1].json(
+            "POST",
+            "/api/admin/addons",
+            {
+                "provider": "webhook",
+                "enabled": True,
+                "parameters": {"url": receiver.url},
+                "events": ["feature-created"],
+            },
+        )
+        assert status == 201, made
+        names = [f"f{index}" for index in range(20)]
+        for index, name in enumerate(names):
+            assert nodes[index % 2].request("POST", FEATURES, {"name": name})[0] == 201
+
+        def logged() -> list[Any]:
+            status, log = nodes[0].json(
+                "GET", f"/api/admin/addons/{made['id']}/deliveries?limit=100"
+            )
+            assert status == 200, log
+            return list(log["deliveries"])
+
+        _wait(lambda: len(logged()) >= len(names))
+        assert {d["state"] for d in logged()} == {"delivered"}
+        # One more event, sent after all of these, marks that none is still on its way.
+        assert nodes[0].request("POST", FEATURES, {"name": "last"})[0] == 201
+        _wait(lambda: len(logged()) == len(names) + 1)
+        received = receiver.acknowledged()
+        ids = [hook_id for hook_id, _flag in received]
+        assert len(ids) == len(set(ids)) == len(names) + 1  # none sent twice
+        assert [flag for _id, flag in received] == [*names, "last"]  # the log's order
+    finally:
+        for process in processes:
+            stop(process)
+        receiver.server.shutdown()
+        receiver.server.server_close()

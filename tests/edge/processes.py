@@ -8,9 +8,11 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,9 +26,11 @@ __all__ = [
     "CLIENT",
     "SPEC",
     "EdgeProcess",
+    "Poller",
     "UpstreamServer",
     "get",
     "python_sdk",
+    "send",
     "wait_for",
 ]
 
@@ -61,17 +65,21 @@ def get(
 
 
 def post(url: str, token: str, body: Any) -> int:
-    request = urllib.request.Request(
-        url,
-        json.dumps(body).encode(),
-        {"Authorization": token, "Content-Type": "application/json"},
-        method="POST",
-    )
+    return send(url, token, body)[0]
+
+
+def send(url: str, token: str | None, body: Any) -> tuple[int, Any, dict[str, str]]:
+    """A JSON POST: the status, the answer's JSON (None if empty), the headers."""
+    headers = {"Content-Type": "application/json"}
+    if token is not None:
+        headers["Authorization"] = token
+    request = urllib.request.Request(url, json.dumps(body).encode(), headers, method="POST")
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status
+            status, raw, answered = response.status, response.read(), dict(response.headers)
     except urllib.error.HTTPError as error:
-        return error.code
+        status, raw, answered = error.code, error.read(), dict(error.headers)
+    return status, json.loads(raw) if raw else None, answered
 
 
 def _started(command: list[str], log: Path, env: dict[str, str], pattern: str) -> tuple[Any, str]:
@@ -201,8 +209,13 @@ class EdgeProcess:
         self.url = ""
         self.port = 0
 
-    def start(self, *args: str) -> EdgeProcess:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGCORE_")}
+    def start(self, *args: str, env: dict[str, str] | None = None) -> EdgeProcess:
+        """Start with ``args`` (after ``--port`` and ``--data-dir``) and, of the
+        ``FLAGCORE_*`` variables, only those ``env`` gives."""
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("FLAGCORE_")},
+            **(env or {}),
+        }
         command = [
             sys.executable,
             "-m",
@@ -225,9 +238,30 @@ class EdgeProcess:
             _stopped(self.process, self.log, "flagcore edge stopped")
             self.process = None
 
+    def fails(self, env: dict[str, str], *args: str) -> tuple[int, str]:
+        """A start that should not get as far as listening: its exit code and stderr."""
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("FLAGCORE_")}, **env}
+        done = subprocess.run(
+            [sys.executable, "-m", "flagcore_cli", "edge", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        return done.returncode, done.stderr
+
     def ready(self) -> dict[str, Any]:
         status, body, _ = get(self.url + "/ready", None)
         return {"status": status, **json.loads(body)}
+
+    def metrics(self) -> dict[str, float]:
+        """``/internal-backstage/prometheus`` as {series with its labels: value}."""
+        text = get(self.url + "/internal-backstage/prometheus", None)[1].decode()
+        return {
+            line.rsplit(" ", 1)[0]: float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line and not line.startswith("#")
+        }
 
     def follows(self, upstream: UpstreamServer, *tokens: str, interval: str = "0.2") -> EdgeProcess:
         args = ["--upstream", upstream.url + "/api", "--interval", interval]
@@ -250,3 +284,58 @@ def python_sdk(url: str, token: str, tmp_path: Path, name: str) -> UnleashClient
     )
     client.initialize_client()
     return client
+
+
+class Poller:
+    """An SDK's polling of ``path`` at the edge, as fast as it goes, with its ETag; counts
+    every status. ``names``: the flags on in the last 200 (client features, or the
+    Frontend API's toggles)."""
+
+    def __init__(self, edge: EdgeProcess, token: str, path: str = "/api/client/features") -> None:
+        self.edge = edge
+        self.token = token
+        self.path = path
+        self.statuses: Counter[int] = Counter()
+        self.names: list[str] = []
+        self.paused = threading.Event()
+        self.idle = threading.Event()  # set by the poller once paused, between requests
+        self.stopped = threading.Event()
+        self._etag: str | None = None
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self.stopped.is_set():
+            if self.paused.is_set():
+                self.idle.set()
+                self.stopped.wait(0.02)
+                continue
+            self.idle.clear()
+            headers = {**SPEC, **({"If-None-Match": self._etag} if self._etag else {})}
+            status, body, answer_headers = get(self.edge.url + self.path, self.token, headers)
+            self.statuses[status] += 1
+            if status == 200:
+                self._etag = answer_headers["ETag"]
+                answer = json.loads(body)
+                if "toggles" in answer:
+                    self.names = sorted(t["name"] for t in answer["toggles"])
+                else:
+                    self.names = sorted(f["name"] for f in answer["features"] if f["enabled"])
+            self.stopped.wait(0.02)
+
+    @property
+    def answered(self) -> int:
+        return sum(self.statuses.values())
+
+    def pause(self) -> None:
+        """Stop polling once the request in flight (if any) is answered."""
+        self.paused.set()
+        assert self.idle.wait(15), "the poller did not pause"
+
+    def resume(self) -> None:
+        self.idle.clear()
+        self.paused.clear()
+
+    def close(self) -> None:
+        self.stopped.set()
+        self._thread.join(timeout=15)

@@ -192,3 +192,58 @@ def test_tokens_revoked_upstream_are_refused_at_the_edge_after_their_next_check(
     wait_for(lambda: get(edge.url + "/api/client/features", sdk, SPEC)[0] == 401)
     wait_for(lambda: get(edge.url + "/api/frontend?userId=1", frontend)[0] == 401)
     assert get(edge.url + "/api/client/features", CLIENT, SPEC)[0] == 200
+
+
+def _payload(*names: str) -> bytes:
+    flags = [
+        {"name": name, "enabled": True, "strategies": [{"name": "default"}], "project": "default"}
+        for name in names
+    ]
+    return json.dumps({"version": 2, "features": flags}).encode()
+
+
+def _served(edge: EdgeProcess) -> list[str]:
+    body = json.loads(get(edge.url + "/api/client/features", OFFLINE, SPEC)[1])
+    return [flag["name"] for flag in body["features"]]
+
+
+def _toggled(edge: EdgeProcess) -> list[str]:
+    body = json.loads(get(edge.url + "/api/frontend?userId=1", OFFLINE_FRONTEND)[1])
+    return [toggle["name"] for toggle in body["toggles"]]
+
+
+def test_offline_reload_serves_a_changed_file_and_keeps_the_last_good_one_when_it_breaks(
+    tmp_path: Path, edges: list[EdgeProcess]
+) -> None:
+    bootstrap = tmp_path / "features.json"
+    bootstrap.write_bytes(_payload("checkout"))
+    # Every setting from its FLAGCORE_EDGE_* variable, as Unleash Edge's from its own.
+    edge = EdgeProcess(tmp_path).start(
+        env={
+            "FLAGCORE_EDGE_OFFLINE": "true",
+            "FLAGCORE_EDGE_BOOTSTRAP": str(bootstrap),
+            "FLAGCORE_EDGE_CLIENT_TOKENS": OFFLINE,
+            "FLAGCORE_EDGE_FRONTEND_TOKENS": OFFLINE_FRONTEND,
+            "FLAGCORE_EDGE_RELOAD_INTERVAL": "0.1",
+        }
+    )
+    edges.append(edge)
+    assert _served(edge) == ["checkout"]
+    assert _toggled(edge) == ["checkout"]
+
+    bootstrap.write_bytes(_payload("checkout", "search"))
+    wait_for(lambda: _served(edge) == ["checkout", "search"])
+    assert _toggled(edge) == ["checkout", "search"]
+
+    bootstrap.write_bytes(b'{"features": [{"name": ')  # cut short, as by a half copy
+    wait_for(lambda: "bootstrapError" in edge.ready())
+    assert edge.ready()["status"] == 200
+    assert _served(edge) == ["checkout", "search"]  # the last good file, still
+    assert _toggled(edge) == ["checkout", "search"]
+    assert edge.metrics()["flagcore_edge_bootstrap_reload_failures_total"] >= 1
+    assert "could not be read again" in edge.log.read_text()
+
+    bootstrap.write_bytes(_payload("banner"))
+    wait_for(lambda: _served(edge) == ["banner"])
+    assert "bootstrapError" not in edge.ready()
+    assert _toggled(edge) == ["banner"]

@@ -5,58 +5,9 @@ is away, and a change made once it is back reaches them."""
 from __future__ import annotations
 
 import json
-import threading
-from collections import Counter
 from pathlib import Path
 
-from tests.edge.processes import CLIENT, SPEC, EdgeProcess, UpstreamServer, get, wait_for
-
-
-class Poller:
-    """An SDK's polling, as fast as it goes, with its ETag; counts every status."""
-
-    def __init__(self, edge: EdgeProcess, token: str) -> None:
-        self.edge = edge
-        self.token = token
-        self.statuses: Counter[int] = Counter()
-        self.names: list[str] = []
-        self.paused = threading.Event()
-        self.idle = threading.Event()  # set by the poller once paused, between requests
-        self.stopped = threading.Event()
-        self._etag: str | None = None
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self.stopped.is_set():
-            if self.paused.is_set():
-                self.idle.set()
-                self.stopped.wait(0.02)
-                continue
-            self.idle.clear()
-            headers = {**SPEC, **({"If-None-Match": self._etag} if self._etag else {})}
-            status, body, answer_headers = get(
-                self.edge.url + "/api/client/features", self.token, headers
-            )
-            self.statuses[status] += 1
-            if status == 200:
-                self._etag = answer_headers["ETag"]
-                features = json.loads(body)["features"]
-                self.names = sorted(f["name"] for f in features if f["enabled"])
-            self.stopped.wait(0.02)
-
-    def pause(self) -> None:
-        """Stop polling once the request in flight (if any) is answered."""
-        self.paused.set()
-        assert self.idle.wait(15), "the poller did not pause"
-
-    def resume(self) -> None:
-        self.idle.clear()
-        self.paused.clear()
-
-    def close(self) -> None:
-        self.stopped.set()
-        self._thread.join(timeout=15)
+from tests.edge.processes import CLIENT, SPEC, EdgeProcess, Poller, UpstreamServer, get, wait_for
 
 
 def test_sdks_are_served_through_upstream_outages_and_an_edge_restart(

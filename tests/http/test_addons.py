@@ -6,9 +6,10 @@ delivery log, and sending again."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
+import logging
 import socket
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -18,13 +19,12 @@ from aiohttp.test_utils import TestClient, TestServer
 from standardwebhooks.webhooks import Webhook
 from yarl import URL
 
-from flagcore.entities import TokenType
-from flagcore.service import IntegrationSpec, Service
+from flagcore.entities import FlagDefinition
+from flagcore.service import REMINDER_EVENT, IntegrationSpec, Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.integration_targets import PinnedResolver, Target
-from flagcore_store_sqlite import SqliteStore
-from tests.http.conftest import ADMIN, Api
-from tests.http.receiver import Received, Receiver, receiving
+from tests.http.conftest import Api
+from tests.http.receiver import Huge, Received, Receiver, Slow, receiving
 
 ADDONS = "/api/admin/addons"
 CONFIG = ServerConfig(
@@ -79,6 +79,8 @@ async def test_the_list_names_every_provider_with_its_parameters_and_events(hook
         "sensitive": True,
     }
     assert "feature-environment-enabled" in providers["slack"]["events"]
+    for provider in providers.values():  # flagcore's daily reminder, for every provider
+        assert REMINDER_EVENT in provider["events"]
 
 
 async def test_secrets_are_written_but_never_answered_and_the_signing_secret_shown_once(
@@ -110,6 +112,9 @@ async def test_secrets_are_written_but_never_answered_and_the_signing_secret_sho
         "http://127.0.0.2/hook",
         "http://10.0.0.8/hook",
         "http://192.168.1.1/hook",
+        "http://172.16.0.1/hook",  # 172.16.0.0/12: its first and last /16
+        "http://172.31.255.254/hook",
+        "http://172.20.10.1/hook",
         "http://169.254.169.254/latest/meta-data",
         "http://[::1]/hook",
         "http://[fd00::1]/hook",
@@ -119,6 +124,21 @@ async def test_secrets_are_written_but_never_answered_and_the_signing_secret_sho
         "http://[fe80::1]/hook",
         "http://100.100.100.200/latest/meta-data",  # a cloud's metadata, shared range
         "http://0.0.0.0/hook",
+        # The rest of the list, each range once.
+        "http://192.0.0.8/hook",
+        "http://192.0.2.1/hook",
+        "http://198.19.1.1/hook",
+        "http://198.51.100.7/hook",
+        "http://203.0.113.9/hook",
+        "http://224.0.0.251/hook",
+        "http://240.0.0.1/hook",
+        "http://255.255.255.255/hook",
+        "http://[::]/hook",
+        "http://[fec0::1]/hook",
+        "http://[fc00::1]/hook",
+        "http://[ff02::1]/hook",
+        "http://[2001:db8::1]/hook",
+        "http://[64:ff9b:1::a00:1]/hook",
         "ftp://127.0.0.1/hook",
         "file:///etc/passwd",
         "http:///no-host",
@@ -130,6 +150,36 @@ async def test_a_url_that_is_not_public_and_not_allowed_is_refused_naming_the_pa
     refused = await hooks.json("POST", ADDONS, 400, json=_webhook(url))
     assert [d["path"] for d in refused["details"]] == ["$.parameters.url"]
     assert (await hooks.json("GET", ADDONS))["addons"] == []
+
+
+@pytest.mark.parametrize("url", ["http://172.15.255.254/hook", "http://172.32.0.1/hook"])
+async def test_the_public_neighbours_of_172_16_0_0_12_are_accepted(hooks: Api, url: str) -> None:
+    made = await hooks.json("POST", ADDONS, 201, json=_webhook(url))
+    assert made["provider"] == "webhook"
+
+
+async def test_an_allow_list_entry_by_host_name_allows_that_name_and_not_its_address(
+    service: Service,
+) -> None:
+    # The receiver listens where this machine resolves "localhost" first.
+    (first, *_rest) = socket.getaddrinfo("localhost", 80, type=socket.SOCK_STREAM)
+    address = str(first[4][0])
+    config = attrs.evolve(CONFIG, integration_allow_list=("localhost",))
+    app = create_app(service, config)
+    async with (
+        receiving(host=address) as receiver,
+        TestClient(TestServer(app, host="127.0.0.1")) as client,
+    ):
+        api = Api(client)
+        port = URL(receiver.url).port
+        by_address = await api.json("POST", ADDONS, 400, json=_webhook(receiver.url))
+        assert [d["path"] for d in by_address["details"]] == ["$.parameters.url"]
+        assert "not a public address" in by_address["details"][0]["message"]
+        made = await api.json("POST", ADDONS, 201, json=_webhook(f"http://LocalHost:{port}/hook"))
+        await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "n"})
+        (logged,) = await _deliveries(api, made["id"], 1)
+        assert (logged["state"], logged["statusCode"]) == ("delivered", 200)
+        assert receiver.received[0].headers["Host"] == f"localhost:{port}"
 
 
 async def test_a_host_name_is_resolved_and_refused_when_it_points_inside(
@@ -167,6 +217,27 @@ async def test_a_delivery_is_signed_per_standard_webhooks_and_carries_the_event(
     assert logged["statusCode"] == 200
 
 
+async def test_an_environment_filter_sends_the_chosen_environments_events_only(
+    hooks: Api, receiver: Receiver
+) -> None:
+    await hooks.json(
+        "POST", ADDONS, 201, json={**_webhook(receiver.url), "environments": ["production"]}
+    )
+    features = "/api/admin/projects/default/features"
+    await hooks.json("POST", features, 201, json={"name": "lamp"})
+    await hooks.json("POST", f"{features}/lamp/environments/development/on", 200)
+    await hooks.json("POST", f"{features}/lamp/environments/production/on", 200)
+    await hooks.json("POST", features, 201, json={"name": "last"})
+    # Sent in the log's order: once "last" is in, the development event was passed over.
+    await receiver.wait_for(lambda got: got and got[-1].json()["featureName"] == "last")
+    sent = [(r.json()["type"], r.json()["environment"]) for r in receiver.received]
+    assert sent == [
+        ("feature-created", None),  # an event of no environment passes, as in Unleash
+        ("feature-environment-enabled", "production"),
+        ("feature-created", None),
+    ]
+
+
 async def test_a_body_template_is_rendered_as_unleash_renders_it(
     hooks: Api, receiver: Receiver
 ) -> None:
@@ -186,15 +257,76 @@ async def test_a_body_template_is_rendered_as_unleash_renders_it(
     assert '"featureName": "t"' in sent["json"]
 
 
-async def test_timeouts_429_and_5xx_are_retried_and_the_delivery_logged_once_answered(
+async def test_a_5xx_and_a_429_are_retried_waiting_the_retry_after_it_asks(
     hooks: Api, receiver: Receiver
 ) -> None:
-    receiver.script = [503, (429, {"Retry-After": "1"}), 502]
+    receiver.script = [503, (429, {"Retry-After": "2"})]
     made = await hooks.json("POST", ADDONS, 201, json=_webhook(receiver.url))
     await hooks.json("POST", "/api/admin/projects/default/features", 201, json={"name": "r"})
     (logged,) = await _deliveries(hooks, made["id"], 1)
-    assert (logged["state"], logged["attempts"], logged["statusCode"]) == ("delivered", 4, 200)
+    assert (logged["state"], logged["attempts"], logged["statusCode"]) == ("delivered", 3, 200)
     assert len({r.headers["webhook-id"] for r in receiver.received}) == 1
+    first, limited, last = (r.at for r in receiver.received)
+    assert limited - first < 2  # a 503's first backoff: 0.5 s, jittered 0.5–1.5×
+    assert last - limited >= 1.95  # the 429's Retry-After: 2, not the backoff
+
+
+async def test_a_read_timeout_and_a_408_are_retried_with_the_same_webhook_id(
+    service: Service, receiver: Receiver
+) -> None:
+    # The receiver answers the first try only after 1.5 s; the read timeout is 0.3 s.
+    receiver.script = [Slow(1.5), 408]
+    app = create_app(service, attrs.evolve(CONFIG, integration_timeout=0.3))
+    async with TestClient(TestServer(app, host="127.0.0.1")) as client:
+        api = Api(client)
+        made = await api.json("POST", ADDONS, 201, json=_webhook(receiver.url))
+        await api.json("POST", "/api/admin/projects/default/features", 201, json={"name": "t"})
+        (logged,) = await _deliveries(api, made["id"], 1)
+    assert (logged["state"], logged["attempts"], logged["statusCode"]) == ("delivered", 3, 200)
+    timed_out, refused, answered = receiver.received
+    assert refused.at - timed_out.at < 1.5  # sent again before the slow answer came
+    assert len({r.headers["webhook-id"] for r in receiver.received}) == 1
+    assert answered.json()["featureName"] == "t"
+
+
+async def test_a_closed_port_is_retried_until_a_receiver_listens_there(
+    hooks: Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="flagcore_http.integrations")
+    held = socket.socket()  # bound, never listening: connections to it are refused
+    held.bind(("127.0.0.1", 0))
+    port = held.getsockname()[1]
+    made = await hooks.json("POST", ADDONS, 201, json=_webhook(f"http://127.0.0.1:{port}/hook"))
+    await hooks.json("POST", "/api/admin/projects/default/features", 201, json={"name": "c"})
+    async with asyncio.timeout(30):
+        while not any("attempt 1: no answer" in r.getMessage() for r in caplog.records):
+            await asyncio.sleep(0.02)
+    held.close()
+    async with receiving(port=port) as receiver:
+        (logged,) = await _deliveries(hooks, made["id"], 1)
+        assert (logged["state"], logged["statusCode"]) == ("delivered", 200)
+        assert logged["attempts"] >= 2
+        assert receiver.received[0].json()["featureName"] == "c"
+
+
+async def test_a_huge_answer_is_read_a_few_kb_deep_and_the_delivery_logged(
+    hooks: Api, receiver: Receiver
+) -> None:
+    size = 100 * 1024 * 1024
+    receiver.script = [Huge(size)]
+    made = await hooks.json("POST", ADDONS, 201, json=_webhook(receiver.url))
+    await hooks.json("POST", "/api/admin/projects/default/features", 201, json={"name": "h"})
+    (logged,) = await _deliveries(hooks, made["id"], 1)
+    assert (logged["state"], logged["attempts"], logged["statusCode"]) == ("delivered", 1, 200)
+    await receiver.wait_until(lambda: receiver.huge_written is not None)
+    # The sender hung up after its few kB: the receiver could not write the rest (what
+    # it wrote sits in the two sockets' buffers, a few MB on loopback at most).
+    assert receiver.huge_written is not None
+    assert receiver.huge_written < size // 4
+    # The next event follows at once.
+    await hooks.json("POST", "/api/admin/projects/default/features", 201, json={"name": "i"})
+    await _deliveries(hooks, made["id"], 2)
+    assert receiver.received[-1].json()["featureName"] == "i"
 
 
 async def test_a_4xx_is_not_retried_it_fails_and_can_be_sent_again(
@@ -320,6 +452,35 @@ async def test_each_service_is_sent_its_documented_message_about_the_change(
         assert sent["link"] == link
 
 
+async def test_slack_is_sent_the_daily_reminder_naming_a_projects_stale_flags(
+    hooks: Api, receiver: Receiver, service: Service
+) -> None:
+    await hooks.json(
+        "POST",
+        ADDONS,
+        201,
+        json={
+            "provider": "slack",
+            "enabled": True,
+            "parameters": {"url": receiver.url, "defaultChannel": "flags"},
+            "events": [REMINDER_EVENT],
+        },
+    )
+    old = dt.datetime.now(dt.UTC) - dt.timedelta(days=50)
+    with service.store.transaction() as tx:
+        for name in ("old-b", "old-a"):
+            tx.save_flag(FlagDefinition(name, created_at=old))
+    remind = service.feature_types.remind_potentially_stale
+    now = dt.datetime.now(dt.UTC)
+    assert remind(dt.timedelta(days=1), now) == {}  # the first due time: a day on
+    remind(dt.timedelta(days=1), now + dt.timedelta(days=1))
+    await receiver.wait_for(lambda got: len(got) == 1)
+    sent = _only(receiver.received).json()
+    assert sent["text"] == (
+        "*system*: 2 flags are potentially stale in project *default*: old-a, old-b"
+    )
+
+
 async def test_past_the_retry_time_a_delivery_is_logged_failed_and_the_next_event_follows(
     service: Service, receiver: Receiver
 ) -> None:
@@ -351,32 +512,6 @@ async def test_the_connection_goes_to_the_checked_address_with_the_urls_host_kep
         with pytest.raises(aiohttp.ClientConnectorError):
             await session.post(f"http://elsewhere.example:{port}/hook")
     assert [r.headers["Host"] for r in receiver.received] == [f"rebound.example:{port}"]
-
-
-async def test_two_servers_on_one_sqlite_file_send_each_event_once_in_order(
-    tmp_path: Path, receiver: Receiver
-) -> None:
-    stores = [SqliteStore(tmp_path / "shared.db") for _ in range(2)]
-    try:
-        services = [Service(store) for store in stores]
-        services[0].tokens.create_token("admin", TokenType.ADMIN, secret=ADMIN)
-        async with (
-            TestClient(TestServer(create_app(services[0], CONFIG), host="127.0.0.1")) as one,
-            TestClient(TestServer(create_app(services[1], CONFIG), host="127.0.0.1")) as two,
-        ):
-            nodes = [Api(one), Api(two)]
-            made = await nodes[0].json("POST", ADDONS, 201, json=_webhook(receiver.url))
-            names = [f"f{index}" for index in range(20)]
-            for index, name in enumerate(names):
-                await nodes[index % 2].json(
-                    "POST", "/api/admin/projects/default/features", 201, json={"name": name}
-                )
-            await receiver.wait_for(lambda got: len(got) >= len(names))
-            await _deliveries(nodes[1], made["id"], len(names))
-        assert [r.json()["featureName"] for r in receiver.received] == names
-    finally:
-        for store in stores:
-            store.close()
 
 
 async def test_a_delivery_owed_when_the_server_stopped_is_sent_by_the_next_one(

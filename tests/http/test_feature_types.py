@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from pathlib import Path
 
 from aiohttp.test_utils import TestClient, TestServer
+from standardwebhooks.webhooks import Webhook
 
 from flagcore.entities import FlagDefinition
-from flagcore.service import Service
+from flagcore.service import REMINDER_EVENT, IntegrationSpec, Service
 from flagcore_http import ServerConfig, create_app
+from flagcore_store_sqlite import SqliteStore
 from tests.http.conftest import CLIENT, Api
+from tests.http.receiver import receiving
 
 TYPES = "/api/admin/feature-types"
 
@@ -117,6 +121,51 @@ async def test_a_running_server_announces_the_flags_that_outlived_their_type(
             await asyncio.sleep(0.05)
     (announced,) = [e for e in events if e.type == "feature-potentially-stale-on"]
     assert announced.feature_name == "forgotten"
+
+
+async def test_two_servers_on_one_file_remind_a_webhook_of_stale_flags_once_each_time(
+    tmp_path: Path,
+) -> None:
+    stores = [SqliteStore(tmp_path / "shared.db") for _ in range(2)]
+    try:
+        services = [Service(store) for store in stores]
+        old = dt.datetime.now(dt.UTC) - dt.timedelta(days=50)
+        with stores[0].transaction() as tx:
+            tx.save_flag(FlagDefinition("forgotten", created_at=old))
+        services[0].flags.create_flag("default", "fresh")
+        # Both check every 0.05 s; a reminder is due every second here (a day by default).
+        config = ServerConfig(
+            stale_check_interval=0.05,
+            stale_reminder_interval=1.0,
+            integration_allow_list=("127.0.0.1",),
+        )
+        async with (
+            receiving() as receiver,
+            TestClient(TestServer(create_app(services[0], config), host="127.0.0.1")),
+            TestClient(TestServer(create_app(services[1], config), host="127.0.0.1")),
+        ):
+            hook = services[1].integrations.create_integration(
+                IntegrationSpec("webhook", True, {"url": receiver.url}, (REMINDER_EVENT,))
+            )
+            await receiver.wait_for(lambda got: len(got) >= 2)
+        reminders = [
+            e
+            for e in reversed(services[0].events.list_events(limit=100))
+            if e.type == REMINDER_EVENT
+        ]
+    finally:
+        for store in stores:
+            store.close()
+    first, second, *_later = reminders
+    # One node each time: a second node reminding too would write one within 0.05 s.
+    assert (second.created_at - first.created_at).total_seconds() >= 0.5
+    sent = [Webhook(hook.signing_secret).verify(r.body, r.headers) for r in receiver.received]
+    assert [body["id"] for body in sent] == [e.id for e in reminders[: len(sent)]]
+    assert (sent[0]["type"], sent[0]["project"], sent[0]["data"]) == (
+        REMINDER_EVENT,
+        "default",
+        {"features": ["forgotten"], "count": 1},
+    )
 
 
 async def test_the_flag_answers_say_whether_a_flag_is_potentially_stale(

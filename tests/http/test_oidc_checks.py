@@ -7,6 +7,7 @@ driven over HTTP through its development sign-in and consent forms."""
 from __future__ import annotations
 
 import re
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,10 @@ from pathlib import Path
 import aiohttp
 import attrs
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
 
+from flagcore_http import openid_provider
 from flagcore_http.config import ServerConfig
 from flagcore_http.openid_provider import OpenIdProvider, ProviderRefused
 from tests.ui.conftest import Server, start_server, stop_server
@@ -191,3 +195,73 @@ async def test_claims_the_provider_keeps_for_userinfo_are_read_from_there() -> N
         True,
     )
     assert identity.groups == ("flag-admins", "staff")
+
+
+@pytest.mark.parametrize(
+    ("end_session", "wanted"),
+    [
+        (None, None),  # Google's way: no sign-out there, signed out here only
+        ("https://sso.example.io/logout?ui=1", "https://sso.example.io/logout?ui=1&"),
+        ("{issuer}/session/end", "{issuer}/session/end?"),  # http on this machine only
+    ],
+)
+async def test_signing_out_at_the_provider_follows_its_discovery_document(
+    end_session: str | None, wanted: str | None
+) -> None:
+    """RP-initiated logout: the provider's ``end_session_endpoint`` with the session's ID
+    token as the hint, this client and where to come back; none without the endpoint."""
+    documents: list[dict[str, object]] = []
+
+    async def discovery(request: web.Request) -> web.Response:
+        return web.json_response(documents[0])
+
+    app = web.Application()
+    app.router.add_get("/.well-known/openid-configuration", discovery)
+    async with TestServer(app, host="127.0.0.1") as served:
+        issuer = str(served.make_url("")).rstrip("/")
+        document: dict[str, object] = {
+            "issuer": issuer,
+            "authorization_endpoint": issuer + "/auth",
+            "token_endpoint": issuer + "/token",
+            "jwks_uri": issuer + "/jwks",
+        }
+        if end_session is not None:
+            document["end_session_endpoint"] = end_session.format(issuer=issuer)
+        documents.append(document)
+        client = OpenIdProvider(ServerConfig.from_env(server_settings(issuer)))
+        try:
+            after = client.after_logout_uri("http://127.0.0.1:4242")
+            url = await client.logout_url("an.id.token", after)
+        finally:
+            await client.close()
+    if wanted is None:
+        assert url is None
+        return
+    assert url is not None
+    assert url.startswith(wanted.format(issuer=issuer))
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+    assert query["id_token_hint"] == "an.id.token"
+    assert query["client_id"] == "flagcore"
+    assert query["post_logout_redirect_uri"] == "http://127.0.0.1:4242/ui/sign-in"
+
+
+async def test_an_http_end_session_endpoint_of_a_provider_elsewhere_is_not_used() -> None:
+    """The ID token rides in its address: never over plain HTTP off this machine. (The
+    discovery document is set as read: an https issuer cannot be served here.)"""
+    client = OpenIdProvider(ServerConfig.from_env(server_settings("https://sso.example.io")))
+    known = openid_provider._Discovered(
+        "https://sso.example.io/auth",
+        "https://sso.example.io/token",
+        "https://sso.example.io/jwks",
+        ("RS256",),
+        False,
+        time.monotonic(),
+        end_session_endpoint="http://sso.example.io/logout",
+    )
+    client._discovered = known
+    try:
+        assert await client.logout_url("an.id.token", "https://flags.example.io/ui/sign-in") is None
+        client._discovered = attrs.evolve(known, end_session_endpoint="https://sso.example.io/x")
+        assert await client.logout_url("an.id.token", "https://flags.example.io/ui/sign-in")
+    finally:
+        await client.close()

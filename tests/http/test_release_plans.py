@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
+from standardwebhooks.webhooks import Webhook
 
 from flagcore.engine import Engine
 from flagcore.release_plans import Milestone
@@ -21,6 +22,7 @@ from flagcore_store_postgres import PostgresStore
 from flagcore_store_sqlite import SqliteStore
 from tests.cluster.postgres_server import fresh_database
 from tests.http.conftest import CLIENT, Api
+from tests.http.receiver import receiving
 
 TEMPLATES = "/api/admin/release-plan-templates"
 ON_FLAG = "/api/admin/projects/default/features/checkout/environments/development"
@@ -251,9 +253,25 @@ async def test_sdk_impact_metrics_trip_a_safeguard_that_pauses_the_plan_on_its_o
         _plan, ids, _due = _started_plan(service)
         admin = service.tokens.create_token("ops", "admin").secret
         client_token = service.tokens.create_token("shop", "client", environment="development")
-        config = ServerConfig(schedule_check_interval=0.05)
-        async with TestClient(TestServer(create_app(service, config), host="127.0.0.1")) as client:
+        config = ServerConfig(schedule_check_interval=0.05, integration_allow_list=("127.0.0.1",))
+        async with (
+            receiving() as receiver,
+            TestClient(TestServer(create_app(service, config), host="127.0.0.1")) as client,
+        ):
             api = Api(client)
+            # A team's webhook, told when a safeguard pauses a plan (issue 31).
+            hook = await api.json(
+                "POST",
+                "/api/admin/addons",
+                201,
+                token=admin,
+                json={
+                    "provider": "webhook",
+                    "enabled": True,
+                    "parameters": {"url": receiver.url},
+                    "events": ["release-plan-progressions-paused"],
+                },
+            )
             (plan,) = await api.json("GET", PLANS, token=admin)
             guard = {
                 "impactMetric": {
@@ -297,6 +315,17 @@ async def test_sdk_impact_metrics_trip_a_safeguard_that_pauses_the_plan_on_its_o
                 if e.type == "release-plan-progressions-paused"
             ]
             assert len(triggered) == 1
+            await receiver.wait_for(lambda got: len(got) == 1)
+            (got,) = receiver.received
+            sent = Webhook(hook["signingSecret"]).verify(got.body, got.headers)
+            assert (sent["type"], sent["featureName"], sent["environment"]) == (
+                "release-plan-progressions-paused",
+                "checkout",
+                "development",
+            )
+            assert sent["data"]["releasePlanId"] == plan["id"]
+            assert sent["data"]["action"] == "pause"
+            assert "errors / requests" in sent["data"]["reason"]
             resumed = await api.json(
                 "POST", f"{ON_FLAG}/progressions/{plan['id']}/resume", token=admin
             )

@@ -35,7 +35,14 @@ from flagcore.model import Constraint
 from flagcore.people import RootRole
 from flagcore.permissions import Grant, Permission, RoleType
 from flagcore.release_plans import Milestone
-from flagcore.service import IntegrationSpec, NewRole, NewUser, Service, checked_safeguard
+from flagcore.service import (
+    IntegrationSpec,
+    NewGroup,
+    NewRole,
+    NewUser,
+    Service,
+    checked_safeguard,
+)
 from flagcore.tables import RELEASE_PLANS
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
@@ -110,8 +117,19 @@ CASES: dict[tuple[str, str], Case] = {
     ("PUT", "/api/admin/projects/{id}"): Case({"name": "Renamed"}, P.UPDATE_PROJECT, "project"),
     ("DELETE", "/api/admin/projects/{id}"): Case(None, P.DELETE_PROJECT, "empty_project"),
     ("POST", "/api/admin/projects/{project}/access"): Case(
-        {"roles": [5], "users": ["{user}"]}, P.PROJECT_USER_ACCESS_WRITE
+        {"roles": [5], "users": ["{user}"], "groups": ["{groupId}"]}, P.PROJECT_USER_ACCESS_WRITE
     ),
+    ("PUT", "/api/admin/projects/{project}/groups/{groupId}/roles"): Case(
+        {"roles": [4]}, P.PROJECT_USER_ACCESS_WRITE
+    ),
+    ("DELETE", "/api/admin/projects/{project}/groups/{groupId}/roles"): Case(
+        None, P.PROJECT_USER_ACCESS_WRITE
+    ),
+    ("POST", "/api/admin/groups"): Case(
+        {"name": "made group", "users": [{"user": {"id": "{user}"}}]}, P.ADMIN
+    ),
+    ("PUT", "/api/admin/groups/{id}"): Case({"name": "renamed group"}, P.ADMIN, "groupId"),
+    ("DELETE", "/api/admin/groups/{id}"): Case(None, P.ADMIN, "doomed_group"),
     ("PUT", "/api/admin/projects/{project}/users/{userId}/roles"): Case(
         {"roles": [4]}, P.PROJECT_USER_ACCESS_WRITE
     ),
@@ -359,12 +377,22 @@ _MEMBER = frozenset(
         P.DELETE_ACTIONS,
     }
 )
+_OWNER = _MEMBER | {
+    P.UPDATE_PROJECT,
+    P.DELETE_PROJECT,
+    P.PROJECT_USER_ACCESS_WRITE,
+    P.APPROVE_CHANGE_REQUEST,
+    P.APPLY_CHANGE_REQUEST,
+}
 PEOPLE: dict[str, frozenset[Permission]] = {
     "admin": _EVERYTHING,
     "editor": _EDITOR,
     "viewer": frozenset(),
     "owner-of-alpha": frozenset(),  # acts on beta, where they have no role
     "member-of-beta": _MEMBER,
+    # A Viewer in groups: one holding Owner in beta; one whose root role is Editor.
+    "in-a-group-owning-beta": _OWNER,
+    "in-a-group-of-editors": _EDITOR,
     "may-only-create-flags-in-beta": frozenset({P.CREATE_FEATURE}),
     "a-viewers-personal-token": frozenset(),
     "a-service-account-editor": _EDITOR,
@@ -378,9 +406,11 @@ def _allowed(person: str, key: tuple[str, str], case: Case) -> bool:
     if case.needs is None:
         return True
     held = PEOPLE[person]
-    if person in ("member-of-beta", "may-only-create-flags-in-beta"):
-        scoped = any(part in key[1] for part in _PROJECT_SCOPED) or key[1].endswith(
-            ("/segments/strategies", "/features-batch/import")
+    if person in ("member-of-beta", "may-only-create-flags-in-beta", "in-a-group-owning-beta"):
+        scoped = (
+            any(part in key[1] for part in _PROJECT_SCOPED)
+            or key[1].endswith(("/segments/strategies", "/features-batch/import"))
+            or case.ids == "project"  # beta itself
         )
         return scoped and case.needs in held
     return case.needs in held
@@ -477,6 +507,9 @@ def _world(service: Service) -> dict[str, Any]:
     role = service.roles.create_role(NewRole("kept role", RoleType.CUSTOM, "", ()))
     doomed_role = service.roles.create_role(NewRole("doomed role", RoleType.CUSTOM, "", ()))
     service.roles.add_project_access("beta", [tee.id], [5])
+    groups = service.groups
+    group = groups.create_group(NewGroup("kept group", user_ids=(tee.id,))).group
+    doomed_group = groups.create_group(NewGroup("doomed group")).group
     accounts = service.service_accounts
     account = accounts.create_service_account(name="Bot", username="bot", root_role=RootRole.VIEWER)
     doomed_account = accounts.create_service_account(
@@ -565,6 +598,8 @@ def _world(service: Service) -> dict[str, Any]:
         "doomed_user": doomed_user.id,
         "role": role.id,
         "doomed_role": doomed_role.id,
+        "groupId": group.id,
+        "doomed_group": doomed_group.id,
         "empty_project": "empty",
         "account": account.id,
         "doomed_account": doomed_account.id,
@@ -617,6 +652,11 @@ def _person(service: Service, person: str) -> int:
         service.roles.add_project_access("alpha", [user.id], [4])
     if person == "member-of-beta":
         service.roles.add_project_access("beta", [user.id], [5])
+    if person == "in-a-group-owning-beta":
+        owners = service.groups.create_group(NewGroup("beta owners", user_ids=(user.id,)))
+        service.roles.add_project_access("beta", [], [4], group_ids=[owners.group.id])
+    if person == "in-a-group-of-editors":
+        service.groups.create_group(NewGroup("editors", root_role=2, user_ids=(user.id,)))
     if person == "may-only-create-flags-in-beta":
         only = NewRole("creator", RoleType.CUSTOM, "", (Grant(P.CREATE_FEATURE),))
         role = service.roles.create_role(only)
@@ -641,6 +681,7 @@ def _snapshot(service: Service) -> Any:
         service.tokens.list_tokens(),
         service.roles.list_roles(),
         service.roles.project_access("beta"),
+        service.groups.list_groups(),
         service.users.list_users(),
         service.service_accounts.list_accounts(),
         service.context_fields.list_context_fields(),

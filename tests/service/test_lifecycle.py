@@ -67,6 +67,15 @@ def test_stages_follow_creation_sdk_metrics_per_environment_completion_and_archi
         "kept",
         "variant-b",
     )
+    # The time spent in each stage: to the next stage's entry; the current one, to now.
+    clock.now = _at(13, 30)
+    timeline = service.lifecycle.lifecycle_timeline("default", "checkout")
+    assert [(t.stage.stage, t.left_at, t.spent) for t in timeline] == [
+        ("initial", _at(10, 5), _at(10, 5) - created),
+        ("pre-live", _at(12, 5), dt.timedelta(hours=2)),
+        ("live", _at(13), dt.timedelta(minutes=55)),
+        ("completed", None, dt.timedelta(minutes=30)),
+    ]
     clock.now = _at(14)
     service.lifecycle.complete_flag("default", "checkout", "discarded")
     completed = service.lifecycle.lifecycle_of("default", "checkout")[-1]

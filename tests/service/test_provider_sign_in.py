@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import attrs
 import pytest
 
 from flagcore.errors import Unauthenticated
 from flagcore.people import RootRole
-from flagcore.service import NewUser, ProviderIdentity, ProviderRules, Service
+from flagcore.service import NewGroup, NewUser, ProviderIdentity, ProviderRules, Service
 from tests.service.store_factories import FACTORIES
 
 ISSUER = "https://sso.example.io/realms/main"
@@ -119,3 +120,29 @@ def test_deleting_a_user_forgets_their_provider_account(service: Service) -> Non
     again = service.provider_sign_in.user_for(_person(), RULES)
     assert again.id != first.id
     assert [u.id for u in service.users.list_users()] == [again.id]
+
+
+def test_every_sign_in_brings_group_memberships_in_line_with_the_claim(service: Service) -> None:
+    """Not only the first: a group claimed later is joined, one no longer claimed is left,
+    and a membership an admin gave stays whatever the provider says."""
+    rules = attrs.evolve(RULES, sync_groups=True)
+    groups = service.groups
+    devs = groups.create_group(NewGroup("Devs", mappings_sso=("developers",))).group
+    ops = groups.create_group(NewGroup("Ops", mappings_sso=("ops", "sre"))).group
+    ann = service.provider_sign_in.user_for(_person(groups=("developers",)), rules)
+    assert [g.name for g in groups.groups_of(ann.id)] == ["Devs"]
+    kept = groups.create_group(NewGroup("Hand-picked", mappings_sso=("ops",), user_ids=(ann.id,)))
+
+    service.provider_sign_in.user_for(_person(groups=("sre",)), rules)
+    assert [g.name for g in groups.groups_of(ann.id)] == ["Ops", "Hand-picked"]
+    members = service.groups.get_group(ops.id).members
+    assert [(m.created_by, m.via_provider) for m, _ in members] == [("system", True)]
+    moves = [(e.type, e.data) for e in service.events.list_events(limit=3)]
+    assert ("group-user-removed", {"groupId": devs.id, "userId": ann.id}) in moves
+    assert ("group-user-added", {"groupId": ops.id, "userId": ann.id}) in moves
+
+    service.provider_sign_in.user_for(_person(groups=()), rules)
+    assert [g.id for g in groups.groups_of(ann.id)] == [kept.group.id]
+    # Without a group claim configured, memberships are left as they are.
+    service.provider_sign_in.user_for(_person(groups=("developers",)), RULES)
+    assert [g.id for g in groups.groups_of(ann.id)] == [kept.group.id]

@@ -78,4 +78,6 @@ def test_migration_names_are_the_ones_shipped_in_order() -> None:
         "m020_lifecycle",
         "m022_daily_metrics",
         "m023_release_plans",
+        "m024_upkeep_due",
+        "m025_groups",
     ]

@@ -101,29 +101,33 @@ def _fill(tx: Transaction) -> None:
 
 def _everything(store: Store) -> dict[str, Any]:
     with store.transaction(write=False) as tx:
-        endpoints = tx.list_signal_endpoints()
-        flags = tx.list_flags(archived=None)
-        return {
-            "revision": store.revision(),
-            "projects": tx.list_projects(),
-            "environments": tx.list_environments(),
-            "flags": flags,
-            "flag_environments": tx.list_flag_environments(),
-            "strategies": tx.list_strategies(),
-            "segments": tx.list_segment_definitions(),
-            "strategy_definitions": tx.list_strategy_definitions(),
-            "tag_types": tx.list_tag_types(),
-            "flag_tags": tx.list_flag_tags(),
-            "tokens": tx.list_tokens(),
-            "endpoints": endpoints,
-            "endpoint_tokens": [tx.list_signal_endpoint_tokens(e.id) for e in endpoints],
-            "signals": tx.list_signals(limit=1000),
-            "action_sets": tx.list_action_sets(),
-            "executions": tx.list_action_executions(limit=1000),
-            "metrics": [tx.list_flag_metrics(f.name) for f in flags],
-            "instances": tx.list_client_instances(),
-            "events": tx.list_events(limit=1000),
-        }
+        return {"revision": store.revision(), **everything_in(tx)}
+
+
+def everything_in(tx: Transaction) -> dict[str, Any]:
+    """What `_fill` wrote and the defaults, read back through the port."""
+    endpoints = tx.list_signal_endpoints()
+    flags = tx.list_flags(archived=None)
+    return {
+        "projects": tx.list_projects(),
+        "environments": tx.list_environments(),
+        "flags": flags,
+        "flag_environments": tx.list_flag_environments(),
+        "strategies": tx.list_strategies(),
+        "segments": tx.list_segment_definitions(),
+        "strategy_definitions": tx.list_strategy_definitions(),
+        "tag_types": tx.list_tag_types(),
+        "flag_tags": tx.list_flag_tags(),
+        "tokens": tx.list_tokens(),
+        "endpoints": endpoints,
+        "endpoint_tokens": [tx.list_signal_endpoint_tokens(e.id) for e in endpoints],
+        "signals": tx.list_signals(limit=1000),
+        "action_sets": tx.list_action_sets(),
+        "executions": tx.list_action_executions(limit=1000),
+        "metrics": [tx.list_flag_metrics(f.name) for f in flags],
+        "instances": tx.list_client_instances(),
+        "events": tx.list_events(limit=1000),
+    }
 
 
 def _applied_migrations(path: Path) -> list[tuple[str, str]]:
@@ -166,6 +170,8 @@ def test_a_database_made_by_the_pre_shared_layer_store_opens_with_all_its_data(
             (migration_set, "m020_lifecycle"),
             (migration_set, "m022_daily_metrics"),
             (migration_set, "m023_release_plans"),
+            (migration_set, "m024_upkeep_due"),
+            (migration_set, "m025_groups"),
         ]
         after = _everything(store)
         assert {k: v for k, v in after.items() if k != "tokens"} == {

@@ -95,6 +95,12 @@ def _seed(server: Server) -> list[str]:
         "POST", "/api/admin/user-admin", {"email": "a@example.io", "name": "A", "rootRole": 2}
     )
     server.api("POST", "/api/admin/features/labelled/tags", {"type": "simple", "value": "core"})
+    group = server.api(
+        "POST", "/api/admin/groups", {"name": "Team <b>A</b>", "mappingsSSO": ["team-a"]}
+    )
+    server.api(
+        "POST", "/api/admin/projects/default/access", {"roles": [5], "groups": [group["id"]]}
+    )
     account = server.api(
         "POST", "/api/admin/service-account", {"name": "Bot", "username": "bot", "rootRole": 3}
     )
@@ -286,6 +292,8 @@ def _seed(server: Server) -> list[str]:
         "/ui/flags/labelled/edit",
         "/ui/roles",
         f"/ui/roles/{role['id']}",
+        "/ui/groups",
+        f"/ui/groups/{group['id']}",
         "/ui/search",
         "/ui/search?project=shop&q=lab&state=active",
         "/ui/tag-types",

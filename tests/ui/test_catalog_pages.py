@@ -419,20 +419,20 @@ def test_a_custom_role_is_made_given_in_a_project_changed_taken_and_deleted(
 
     page.get_by_role("link", name="Projects", exact=True).click()
     page.get_by_role("link", name="Access to project default").click()
-    page.get_by_label("Person or service account").select_option(label="Mo (mo@x.io)")
+    page.get_by_label("Person, service account or group").select_option(label="Mo (mo@x.io)")
     page.get_by_role("button", name="Give role").click()  # no role chosen: refused
     expect(page.get_by_role("alert")).to_contain_text("Choose a role")
-    expect(page.get_by_label("Person or service account")).to_have_value(str(mo))
+    expect(page.get_by_label("Person, service account or group")).to_have_value(str(mo))
     assert server.api("GET", "/api/admin/projects/default/access")["users"] == []
     page.get_by_label("Project role").select_option(label="Flag flipper")
     page.get_by_role("button", name="Give role").click()
     expect(page.get_by_text("Access given to “Mo”.")).to_be_visible()
     access = server.api("GET", "/api/admin/projects/default/access")
     assert [(u["id"], u["roles"]) for u in access["users"]] == [(mo, [role["id"]])]
-    page.get_by_label("Person or service account").select_option(label="Mo (mo@x.io)")
+    page.get_by_label("Person, service account or group").select_option(label="Mo (mo@x.io)")
     page.get_by_label("Project role").select_option(label="Member")
     page.get_by_role("button", name="Give role").click()
-    expect(page.get_by_role("row", name="Mo (mo@x.io)")).to_contain_text("Member")
+    expect(page.get_by_role("row", name="Mo (mo@x.io)").get_by_label("Member")).to_be_checked()
     access = server.api("GET", "/api/admin/projects/default/access")
     assert [(u["id"], sorted(u["roles"])) for u in access["users"]] == [
         (mo, sorted([role["id"], 5]))

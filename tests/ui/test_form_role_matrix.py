@@ -133,9 +133,21 @@ FORMS: dict[str, Form] = {
     "/ui/projects/{id}/access": _f(
         {"user": "{user}", "role": "4"}, P.PROJECT_USER_ACCESS_WRITE, beta=True, id="project"
     ),
+    "/ui/projects/{id}/access/{userId}/roles": _f(
+        {"roles": "5"}, P.PROJECT_USER_ACCESS_WRITE, beta=True, id="project"
+    ),
     "/ui/projects/{id}/access/{userId}/remove": _f(
         {}, P.PROJECT_USER_ACCESS_WRITE, beta=True, id="project"
     ),
+    "/ui/projects/{id}/access/groups/{groupId}/roles": _f(
+        {"roles": "4"}, P.PROJECT_USER_ACCESS_WRITE, beta=True, id="project"
+    ),
+    "/ui/projects/{id}/access/groups/{groupId}/remove": _f(
+        {}, P.PROJECT_USER_ACCESS_WRITE, beta=True, id="project"
+    ),
+    "/ui/groups": _f({"name": "made group", "users": "{user}"}, P.ADMIN),
+    "/ui/groups/{id}": _f({"name": "renamed group", "users": "{user}"}, P.ADMIN, id="groupId"),
+    "/ui/groups/{id}/delete": _f({}, P.ADMIN, id="doomed_group"),
     # after the merge of hooks, uienv and uimisc: their forms, in an order that keeps each
     # case's world object in place (the copy before the environments change)
     "/ui/actions/{id}/delete": _f({}, P.DELETE_ACTIONS, beta=True, id="doomed_action_set"),
@@ -256,16 +268,19 @@ OWN_OR_NO_CHANGE = {
     "/ui/sign-out-everywhere",
     "/ui/my-tokens",
     "/ui/my-tokens/{id}/delete",
+    "/ui/profile/name",
+    "/ui/profile/password",
     "/ui/playground",
 }
-"""Signing in and out, a person's own tokens, and the playground (which changes nothing):
-every signed-in person may."""
+"""Signing in and out, a person's own tokens, name and password, and the playground (which
+changes nothing): every signed-in person may."""
 
 PEOPLE: dict[str, frozenset[Permission]] = {
     "admin": frozenset(Permission),
     "editor": _EDITOR,
     "viewer": frozenset(),
     "member-of-alpha": frozenset(),  # acts on beta, where they have no role
+    "owner-of-alpha": frozenset(),  # the same, as alpha's Owner
     "may-only-create-flags-in-beta": frozenset({P.CREATE_FEATURE}),
 }
 
@@ -286,6 +301,8 @@ def _person(service: Service, person: str) -> int:
     user = service.users.create_user(NewUser(root, email=f"{person}@x.io", name=person))
     if person == "member-of-alpha":
         service.roles.add_project_access("alpha", [user.id], [5])
+    if person == "owner-of-alpha":
+        service.roles.add_project_access("alpha", [user.id], [4])
     if person == "may-only-create-flags-in-beta":
         only = NewRole("creator", RoleType.CUSTOM, "", (Grant(P.CREATE_FEATURE),))
         role = service.roles.create_role(only)

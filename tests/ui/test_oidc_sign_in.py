@@ -1,7 +1,9 @@
 """Signing in with an OpenID provider (issue 28) in Chromium, against npm's certified
 ``oidc-provider`` that the test starts on 127.0.0.1: the person clicks "Sign in with
-Test IdP", signs in there, and lands signed in; the rules (allowed domains, verified
-email, group roles, disabled users) refuse on the sign-in page with nothing created."""
+Test IdP", signs in there, and lands signed in; signing out signs them out of the
+provider too (RP-initiated logout); their groups follow the provider's group claim at
+every sign-in; the rules (allowed domains, verified email, group roles, disabled users)
+refuse on the sign-in page with nothing created."""
 
 from __future__ import annotations
 
@@ -56,6 +58,7 @@ def _people(server: Server) -> list[dict[str, Any]]:
 def test_a_first_sign_in_creates_the_user_with_their_groups_role_and_a_second_finds_them(
     page: Page, server: Server, shot: Any
 ) -> None:
+    staff = server.api("POST", "/api/admin/groups", {"name": "Staff", "mappingsSSO": ["staff"]})
     page.goto(server.url + "/ui/sign-in")
     shot(page, "sign-in-with-provider")
     _sign_in_at_provider(page, server, "ann")
@@ -63,14 +66,25 @@ def test_a_first_sign_in_creates_the_user_with_their_groups_role_and_a_second_fi
     expect(page.locator("header .who")).to_have_text("Ann Admin")
     (ann,) = _people(server)
     assert (ann["email"], ann["name"], ann["rootRole"]) == ("ann@example.io", "Ann Admin", 1)
+    assert _members(server, staff["id"]) == [ann["id"]]  # her claim's "staff" maps to Staff
     first_cookie = next(c for c in page.context.cookies() if c["name"] == "flagcore_session")
 
+    # Signing out here signs her out at the provider too: it asks, then sends her back.
     page.get_by_role("button", name="Sign out", exact=True).click()
+    page.get_by_role("button", name="Yes, sign me out").click()
     expect(page.get_by_role("heading", name="Sign in", exact=True)).to_be_visible()
-    # The provider remembers Ann: no password asked this time, and flagcore finds her.
-    page.get_by_role("link", name="Sign in with Test IdP").click()
+    assert page.url == server.url + "/ui/sign-in"
+    page.goto(server.url + "/ui/flags")
+    expect(page.get_by_role("heading", name="Sign in", exact=True)).to_be_visible()
+    # A group mapped since: her next sign-in puts her in it (not only the first one does).
+    admins = server.api(
+        "POST", "/api/admin/groups", {"name": "Admins", "mappingsSSO": ["flag-admins"]}
+    )
+    # The provider forgot her: it asks who she is again, and flagcore finds her.
+    _sign_in_at_provider(page, server, "ann")
     expect(page.locator("header .who")).to_have_text("Ann Admin")
     assert [u["id"] for u in _people(server)] == [ann["id"]]
+    assert _members(server, admins["id"]) == [ann["id"]]
     second_cookie = next(c for c in page.context.cookies() if c["name"] == "flagcore_session")
     assert second_cookie["value"] != first_cookie["value"]  # a new session at each sign-in
 
@@ -80,6 +94,11 @@ def test_a_first_sign_in_creates_the_user_with_their_groups_role_and_a_second_fi
     expect(page.get_by_role("heading", name="by-ann")).to_be_visible()
     events = server.api("GET", "/api/admin/events?feature=by-ann")["events"]
     assert [e["createdBy"] for e in events] == [f"user:{ann['id']}:Ann Admin"]
+
+
+def _members(server: Server, group_id: int) -> list[int]:
+    group = server.api("GET", f"/api/admin/groups/{group_id}")
+    return [member["user"]["id"] for member in group["users"]]
 
 
 def test_a_person_outside_the_allowed_domains_is_refused_and_nothing_is_created(

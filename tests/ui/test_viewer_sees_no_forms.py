@@ -45,9 +45,15 @@ def test_a_viewer_sees_environments_and_flags_without_a_form_to_change_them(
     expect(page.locator("main form")).to_have_count(0)
 
 
-# Pages whose forms a Viewer may send: the playground only reads, "My tokens" are the
-# person's own, and signing in or setting a password comes before any role.
-_FORMS_FOR_EVERYONE = ("/ui/playground", "/ui/my-tokens", "/ui/sign-in", "/ui/set-password")
+# Pages whose forms a Viewer may send: the playground only reads, "My tokens" and their
+# own page are the person's own, and signing in or setting a password comes before any role.
+_FORMS_FOR_EVERYONE = (
+    "/ui/playground",
+    "/ui/my-tokens",
+    "/ui/profile",
+    "/ui/sign-in",
+    "/ui/set-password",
+)
 _NOT_PAGES = ("/", "/ui/{unknown:.*}")  # the way in, and the error page for any other
 
 

@@ -37,7 +37,12 @@ from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import ENVIRONMENT_TYPES, Environments
 from flagcore.service.events import EventLog
 from flagcore.service.exporting import Exporting
-from flagcore.service.feature_types import FeatureType, FeatureTypes, is_potentially_stale
+from flagcore.service.feature_types import (
+    REMINDER_EVENT,
+    FeatureType,
+    FeatureTypes,
+    is_potentially_stale,
+)
 from flagcore.service.flag_overview import (
     FlagCounts,
     FlagOverview,
@@ -54,6 +59,7 @@ from flagcore.service.frontend import (
     bulk_lists_off_flags,
     frontend_context,
 )
+from flagcore.service.groups import MAX_GROUP_MAPPINGS, Groups, GroupView, NewGroup
 from flagcore.service.impact_metrics import ImpactMetrics
 from flagcore.service.import_plan import ImportCheck
 from flagcore.service.importing import Importing, ImportReport
@@ -66,7 +72,7 @@ from flagcore.service.integration_outbox import (
     ResendWork,
 )
 from flagcore.service.integrations import Integrations, IntegrationSpec, custom_headers
-from flagcore.service.lifecycle import Lifecycle
+from flagcore.service.lifecycle import Lifecycle, StageTime
 from flagcore.service.metrics import (
     MAX_COUNT,
     CheckedReport,
@@ -133,11 +139,13 @@ __all__ = [
     "HOURS_BACK_MAX",
     "MASKED",
     "MAX_COUNT",
+    "MAX_GROUP_MAPPINGS",
     "MAX_PERSONAL_TOKENS",
     "MAX_PERSONAL_TOKEN_LIFETIME",
     "PASSWORD_SIGN_IN_OFF",
     "PERSONAL_TOKEN_PREFIX",
     "PROVIDERS",
+    "REMINDER_EVENT",
     "RESET_LINK_LIFETIME",
     "SIGNAL_PAYLOAD_MAX_DEPTH",
     "SIGN_IN_REFUSED",
@@ -165,6 +173,7 @@ __all__ = [
     "FlagRow",
     "FlagSearchPage",
     "FrontendView",
+    "GroupView",
     "HeldCounts",
     "ImportCheck",
     "ImportReport",
@@ -173,6 +182,7 @@ __all__ = [
     "KindReport",
     "LeasedEvents",
     "LiveEngine",
+    "NewGroup",
     "NewRole",
     "NewUser",
     "OutboxBounds",
@@ -192,6 +202,7 @@ __all__ = [
     "SessionHolder",
     "SignalCredentials",
     "SignalSender",
+    "StageTime",
     "StartedSession",
     "TokenSpec",
     "UsageHistory",
@@ -257,6 +268,7 @@ class Service:
         self.personal_tokens = PersonalTokens(context)
         self.provider_sign_in = ProviderSignIn(context)
         self.roles = Roles(context)
+        self.groups = Groups(context)
         self.integrations = Integrations(context)
         self.integration_outbox = IntegrationOutbox(context)
         # Parts that call others, given them here: the only links between parts.

@@ -5,6 +5,11 @@ Unleash's defaults: release and experiment 40 days, operational 7, kill switch a
 permission none. A lifetime of None or 0 means a flag of that type never becomes
 potentially stale. A flag is potentially stale when it is active, not already marked
 stale, and older than its type's lifetime.
+
+Two events tell integrations: ``feature-potentially-stale-on`` (Unleash's) once per flag
+when it becomes so, and flagcore's daily ``feature-potentially-stale-reminder``, one per
+project naming its flags still potentially stale, so a project's integration can remind
+its owners every day until they act.
 """
 
 from __future__ import annotations
@@ -13,18 +18,34 @@ import datetime as dt
 
 import attrs
 
-from flagcore.entities import FeatureTypeLifetime, FlagDefinition, FlagStage
+from flagcore.entities import FeatureTypeLifetime, FlagDefinition, FlagStage, UpkeepDue
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
-from flagcore.tables import FEATURE_TYPE_LIFETIMES, FLAG_STAGES
+from flagcore.tables import FEATURE_TYPE_LIFETIMES, FLAG_STAGES, UPKEEP_DUE
 
-__all__ = ["DEFAULT_FEATURE_TYPES", "FeatureType", "FeatureTypes", "is_potentially_stale"]
+__all__ = [
+    "DEFAULT_FEATURE_TYPES",
+    "REMINDER_EVENT",
+    "FeatureType",
+    "FeatureTypes",
+    "is_potentially_stale",
+]
 
 MAX_LIFETIME_DAYS = 2**31 - 1  # Unleash's bound (a 32-bit integer)
 # Kept beside the lifecycle stages (not one of them): when the flag was announced
 # potentially stale, so each flag is announced once until it stops being so.
 ANNOUNCED = "potentially-stale"
+REMINDER_EVENT = "feature-potentially-stale-reminder"
+"""flagcore's daily event per project naming its flags still potentially stale."""
+_REMINDER_DUE = "potentially-stale-reminder"  # its row in `UPKEEP_DUE`
+MAX_REMINDED_NAMES = 500  # named in one event; ``count`` says how many there are
+
+
+def _next_due(due: dt.datetime, every: dt.timedelta, now: dt.datetime) -> dt.datetime:
+    """The first time after ``now`` on ``due``'s cadence (a node down for days sends one
+    reminder when back, not one per day missed)."""
+    return due + every * ((now - due) // every + 1)
 
 
 @attrs.frozen
@@ -164,3 +185,47 @@ class FeatureTypes:
                 )
                 announced.append(name)
         return announced
+
+    def remind_potentially_stale(
+        self, every: dt.timedelta, now: dt.datetime | None = None, *, actor: Actor = SYSTEM
+    ) -> dict[str, list[str]]:
+        """Once per ``every`` (a day on the server), whatever the nodes calling it: one
+        ``feature-potentially-stale-reminder`` event per project naming its flags still
+        potentially stale (by name, the first `MAX_REMINDED_NAMES`; ``count`` all of
+        them). The time it is next due is kept in the store and moved on in the unit
+        that writes the events, and every store runs write units one at a time across
+        nodes, so the first node due does it and the others find it not due. The first
+        call only sets the first due time, ``every`` later. The projects reminded, each
+        with its names."""
+        actor = authorize(actor, "remind_potentially_stale")
+        if every <= dt.timedelta(0):
+            raise InvalidInput("the reminder's interval must be positive")
+        now = now or self._context.clock()
+        with self._context.read() as tx:  # the common case (not due) writes nothing
+            due = tx.get_record(UPKEEP_DUE, _REMINDER_DUE)
+        if due is not None and now < due.due_at:
+            return {}
+        reminded: dict[str, list[str]] = {}
+        with self._context.unit() as tx:
+            due = tx.get_record(UPKEEP_DUE, _REMINDER_DUE)  # again: another node may be first
+            if due is None:
+                tx.save_record(UPKEEP_DUE, UpkeepDue(_REMINDER_DUE, now + every))
+                return {}
+            if now < due.due_at:
+                return {}
+            tx.save_record(UPKEEP_DUE, UpkeepDue(_REMINDER_DUE, _next_due(due.due_at, every, now)))
+            lifetimes = {t.id: t.lifetime_days for t in _types(tx)}
+            for flag in tx.list_flags(archived=False):
+                if is_potentially_stale(flag, lifetimes, now):
+                    reminded.setdefault(flag.project, []).append(flag.name)
+            for project in sorted(reminded):
+                names = sorted(reminded[project])
+                reminded[project] = names
+                self._context.record_event(
+                    tx,
+                    REMINDER_EVENT,
+                    actor,
+                    project=project,
+                    data={"features": names[:MAX_REMINDED_NAMES], "count": len(names)},
+                )
+        return reminded

@@ -7,13 +7,17 @@ first counted it in a ``production`` environment, ``completed`` when someone mar
 (``kept`` or ``discarded``, with the variant or state kept), ``archived`` when it was
 archived. ``initial`` and ``archived`` are the flag's own times; the stages metrics reveal
 are written in the metrics' own transaction (`note_seen`), once, so retention deleting old
-buckets loses nothing.
+buckets loses nothing. The time spent in each stage runs from its entry to the next
+stage's entry (for the stage the flag is in, to now), as Unleash's own UI computes it from
+consecutive ``enteredStageAt`` (`StageTime`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+import attrs
 
 from flagcore.entities import FlagDefinition, FlagMetrics, FlagStage
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
@@ -23,7 +27,7 @@ from flagcore.service.lookups import active_flag
 from flagcore.tables import FLAG_STAGES
 from flagcore.validation import check_text
 
-__all__ = ["COMPLETED_STATUSES", "STAGES", "Lifecycle", "note_seen"]
+__all__ = ["COMPLETED_STATUSES", "STAGES", "Lifecycle", "StageTime", "note_seen", "stage_times"]
 
 STAGES = ("initial", "pre-live", "live", "completed", "archived")
 COMPLETED_STATUSES = ("kept", "discarded")
@@ -41,6 +45,27 @@ def note_seen(tx: Transaction, rows: Iterable[FlagMetrics], now: dt.datetime) ->
         stage = "live" if types.get(environment) == "production" else "pre-live"
         if tx.get_record(FLAG_STAGES, (flag, stage)) is None:
             tx.save_record(FLAG_STAGES, FlagStage(flag, stage, now))
+
+
+@attrs.frozen
+class StageTime:
+    """A stage the flag entered and how long it spent there: until the next stage was
+    entered (``left_at``), or, for the stage it is in (``left_at`` None), until now."""
+
+    stage: FlagStage
+    left_at: dt.datetime | None
+    spent: dt.timedelta
+
+
+def stage_times(stages: Sequence[FlagStage], now: dt.datetime) -> list[StageTime]:
+    """Each stage (oldest first, as `stages_of` gives them) with the time spent in it;
+    never negative (a clock that stepped back between two stages counts 0)."""
+    timed = []
+    for index, stage in enumerate(stages):
+        left_at = stages[index + 1].entered_at if index + 1 < len(stages) else None
+        spent = (left_at or now) - stage.entered_at
+        timed.append(StageTime(stage, left_at, max(spent, dt.timedelta(0))))
+    return timed
 
 
 def _flag_in(tx: Transaction, project: str, name: str) -> FlagDefinition:
@@ -72,6 +97,11 @@ class Lifecycle:
     def lifecycle_of(self, project: str, name: str) -> list[FlagStage]:
         with self._context.read() as tx:
             return stages_of(tx, _flag_in(tx, project, name))
+
+    def lifecycle_timeline(self, project: str, name: str) -> list[StageTime]:
+        """Every stage the flag entered, oldest first, with the time it spent in each
+        (the current one up to the service's clock now)."""
+        return stage_times(self.lifecycle_of(project, name), self._context.clock())
 
     def complete_flag(
         self,

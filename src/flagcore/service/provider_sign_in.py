@@ -8,7 +8,10 @@ provider (issuer and subject, linked at their first sign-in), else by their veri
 an email whose user is linked to another account at the same provider is refused (a
 reused address takes nobody over). A first sign-in creates the user with the role their
 groups map to, else the default; a later one changes nothing about them (an admin's
-change of role is never undone behind their back). Every refusal writes nothing.
+change of role is never undone behind their back). With a group claim configured, every
+sign-in (the first and each later one) brings the person's group memberships in line
+with the claim: the groups whose ``mappingsSSO`` name a claimed group
+(`flagcore.service.groups.sync_provider_groups`). Every refusal writes nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from flagcore.errors import Unauthenticated
 from flagcore.people import RootRole, User, UserIdentity
 from flagcore.ports import Records
 from flagcore.service.context import SYSTEM, ServiceContext
+from flagcore.service.groups import sync_provider_groups
 from flagcore.service.users import MAX_NAME_LENGTH, find_user, user_event
 from flagcore.tables import USER_IDENTITIES, USERS
 
@@ -38,6 +42,9 @@ class ProviderIdentity:
     email_verified: bool
     name: str | None = None
     groups: tuple[str, ...] = ()
+    # The ID token itself, kept with the session only to be sent back to the provider as
+    # ``id_token_hint`` when the person signs out (RP-initiated logout).
+    id_token: str | None = None
 
     def __repr__(self) -> str:  # claims are personal data: a log line names the issuer only
         return f"ProviderIdentity(issuer={self.issuer!r})"
@@ -46,11 +53,13 @@ class ProviderIdentity:
 @attrs.frozen
 class ProviderRules:
     """Who may come in: ``email_domains`` (lower case; empty lets any domain in), the
-    role of a new user, and optionally roles by group (``group_roles``)."""
+    role of a new user, and optionally roles by group (``group_roles``). ``sync_groups``
+    (a group claim is configured): group memberships follow the claim at every sign-in."""
 
     default_role: RootRole
     email_domains: tuple[str, ...] = ()
     group_roles: tuple[tuple[str, RootRole], ...] = ()
+    sync_groups: bool = False
 
     def role_for(self, groups: tuple[str, ...]) -> RootRole:
         mapped = {role for group, role in self.group_roles if group in groups}
@@ -112,6 +121,8 @@ class ProviderSignIn:
                     USER_IDENTITIES,
                     UserIdentity(identity.issuer, identity.subject, user.id, now),
                 )
+            if rules.sync_groups:
+                sync_provider_groups(tx, self._context, user, identity.groups)
             return user
 
 

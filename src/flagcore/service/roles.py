@@ -1,5 +1,5 @@
 """Roles and project access, in Unleash's shape (``/api/admin/roles``, a project's access
-list): custom roles made of permission names, and users given project roles.
+list): custom roles made of permission names, and users and groups given project roles.
 
 The predefined roles (Admin, Editor, Viewer, Owner, Member) are code and read-only; a
 custom role is stored with an id after theirs. A project role's permissions must act in
@@ -20,6 +20,7 @@ from flagcore.permissions import (
     PREDEFINED_ROLES,
     PROJECT_PERMISSIONS,
     Grant,
+    GroupRoleAssignment,
     Role,
     RoleAssignment,
     RoleType,
@@ -28,8 +29,16 @@ from flagcore.permissions import (
 from flagcore.ports import Records, Transaction
 from flagcore.principals import Principal
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
+from flagcore.service.groups import GroupView, group_view
 from flagcore.service.lookups import require_project
-from flagcore.tables import ROLE_ASSIGNMENTS, ROLES, USERS
+from flagcore.tables import (
+    GROUP_MEMBERS,
+    GROUP_ROLE_ASSIGNMENTS,
+    GROUPS,
+    ROLE_ASSIGNMENTS,
+    ROLES,
+    USERS,
+)
 from flagcore.validation import check_text
 
 __all__ = ["NewRole", "ProjectAccess", "Roles", "principal_in", "root_role_of"]
@@ -49,10 +58,12 @@ class NewRole:
 
 @attrs.frozen
 class ProjectAccess:
-    """Who has which roles in a project, and the project roles there are to give."""
+    """Who has which roles in a project (users and groups), and the project roles there
+    are to give. A group comes with its members."""
 
     users: tuple[tuple[User, tuple[int, ...]], ...]
     roles: tuple[Role, ...]
+    groups: tuple[tuple[GroupView, tuple[int, ...]], ...] = ()
 
 
 class Roles:
@@ -118,8 +129,14 @@ class Roles:
             in_projects = bool(
                 tx.list_records(ROLE_ASSIGNMENTS, where={"role_id": role_id}, limit=1)
             )
-            if as_root or in_projects:
-                raise Conflict(f'role "{role.name}" is given to users; take it from them first')
+            by_groups = bool(
+                tx.list_records(GROUPS, where={"root_role": role_id}, limit=1)
+                or tx.list_records(GROUP_ROLE_ASSIGNMENTS, where={"role_id": role_id}, limit=1)
+            )
+            if as_root or in_projects or by_groups:
+                raise Conflict(
+                    f'role "{role.name}" is given to users or groups; take it from them first'
+                )
             tx.delete_record(ROLES, role_id)
             self._context.record_event(tx, "role-deleted", actor, pre_data=_role_data(role))
 
@@ -135,7 +152,15 @@ class Roles:
                 if user is not None:
                     users.append((user, tuple(role_ids)))
             roles = [r for r in self._all_roles(tx) if r.is_project_role]
-            return ProjectAccess(tuple(users), tuple(roles))
+            by_group: dict[int, list[int]] = {}
+            for given_to in tx.list_records(GROUP_ROLE_ASSIGNMENTS, where={"project": project}):
+                by_group.setdefault(given_to.group_id, []).append(given_to.role_id)
+            groups = []
+            for group_id, role_ids in by_group.items():
+                group = tx.get_record(GROUPS, group_id)
+                if group is not None:
+                    groups.append((group_view(tx, group), tuple(role_ids)))
+            return ProjectAccess(tuple(users), tuple(roles), tuple(groups))
 
     def add_project_access(
         self,
@@ -143,16 +168,41 @@ class Roles:
         user_ids: Sequence[int],
         role_ids: Sequence[int],
         *,
+        group_ids: Sequence[int] = (),
         actor: Actor = SYSTEM,
     ) -> None:
-        """Give each user each role in ``project`` (Unleash's ``POST …/access``)."""
+        """Give each user and each group each role in ``project`` (Unleash's
+        ``POST …/access``)."""
         with self._context.unit() as tx:
             actor = authorize(actor, "add_project_access", project=project)
-            self._check_access(tx, project, user_ids, role_ids)
+            self._check_access(tx, project, user_ids, role_ids, group_ids)
             for user_id in user_ids:
                 for role_id in role_ids:
                     tx.save_record(ROLE_ASSIGNMENTS, RoleAssignment(project, user_id, role_id))
+            for group_id in group_ids:
+                for role_id in role_ids:
+                    tx.save_record(
+                        GROUP_ROLE_ASSIGNMENTS, GroupRoleAssignment(project, group_id, role_id)
+                    )
             self._record_access(tx, project, actor, user_ids)
+            self._record_group_access(tx, project, actor, group_ids)
+
+    def set_group_project_roles(
+        self, project: str, group_id: int, role_ids: Sequence[int], *, actor: Actor = SYSTEM
+    ) -> None:
+        """A group's roles in ``project`` become exactly ``role_ids`` (none: no access)."""
+        with self._context.unit() as tx:
+            actor = authorize(actor, "set_group_project_roles", project=project)
+            self._check_access(tx, project, (), role_ids, [group_id])
+            for given in tx.list_records(
+                GROUP_ROLE_ASSIGNMENTS, where={"project": project, "group_id": group_id}
+            ):
+                tx.delete_record(GROUP_ROLE_ASSIGNMENTS, GROUP_ROLE_ASSIGNMENTS.key_of(given))
+            for role_id in role_ids:
+                tx.save_record(
+                    GROUP_ROLE_ASSIGNMENTS, GroupRoleAssignment(project, group_id, role_id)
+                )
+            self._record_group_access(tx, project, actor, [group_id])
 
     def set_user_project_roles(
         self, project: str, user_id: int, role_ids: Sequence[int], *, actor: Actor = SYSTEM
@@ -179,13 +229,23 @@ class Roles:
         return [*PREDEFINED_ROLES.values(), *tx.list_records(ROLES)]
 
     def _check_access(
-        self, tx: Transaction, project: str, user_ids: Sequence[int], role_ids: Sequence[int]
+        self,
+        tx: Transaction,
+        project: str,
+        user_ids: Sequence[int],
+        role_ids: Sequence[int],
+        group_ids: Sequence[int] = (),
     ) -> None:
         require_project(tx, project)
         details = [
             ErrorDetail(f"no user with id {user_id}", f"$.users[{index}]")
             for index, user_id in enumerate(user_ids)
             if tx.get_record(USERS, user_id) is None
+        ]
+        details += [
+            ErrorDetail(f"no group with id {group_id}", f"$.groups[{index}]")
+            for index, group_id in enumerate(group_ids)
+            if tx.get_record(GROUPS, group_id) is None
         ]
         project_roles = {r.id for r in self._all_roles(tx) if r.is_project_role}
         details += [
@@ -194,7 +254,7 @@ class Roles:
             if role_id not in project_roles
         ]
         if details:
-            raise InvalidInput("project access names unknown users or roles", details)
+            raise InvalidInput("project access names unknown users, groups or roles", details)
 
     def _record_access(
         self, tx: Transaction, project: str, actor: str, user_ids: Sequence[int]
@@ -212,6 +272,24 @@ class Roles:
                 actor,
                 project=project,
                 data={"userId": user_id, "roles": roles},
+            )
+
+    def _record_group_access(
+        self, tx: Transaction, project: str, actor: str, group_ids: Sequence[int]
+    ) -> None:
+        for group_id in group_ids:
+            roles = [
+                g.role_id
+                for g in tx.list_records(
+                    GROUP_ROLE_ASSIGNMENTS, where={"project": project, "group_id": group_id}
+                )
+            ]
+            self._context.record_event(
+                tx,
+                "project-access-updated",
+                actor,
+                project=project,
+                data={"groupId": group_id, "roles": roles},
             )
 
 
@@ -271,17 +349,34 @@ def _role_data(role: Role) -> dict[str, object]:
 
 def principal_in(tx: Transaction, user: User) -> Principal:
     """`Roles.principal_of` inside the caller's transaction (a session's check reads the
-    user and their roles at once)."""
+    user and their roles at once): their own root and project roles, and those of every
+    group they are in."""
     roles = {role.id: role for role in PREDEFINED_ROLES.values()}
-    given = tx.list_records(ROLE_ASSIGNMENTS, where={"user_id": user.id})
-    if any(g.role_id not in roles for g in given):
+    given: list[tuple[str, int]] = [
+        (g.project, g.role_id)
+        for g in tx.list_records(ROLE_ASSIGNMENTS, where={"user_id": user.id})
+    ]
+    group_root_ids: list[int] = []
+    for membership in tx.list_records(GROUP_MEMBERS, where={"user_id": user.id}):
+        group = tx.get_record(GROUPS, membership.group_id)
+        if group is None:
+            continue
+        if group.root_role is not None:
+            group_root_ids.append(group.root_role)
+        given += [
+            (g.project, g.role_id)
+            for g in tx.list_records(GROUP_ROLE_ASSIGNMENTS, where={"group_id": group.id})
+        ]
+    wanted = {role_id for _, role_id in given} | {user.root_role_id, *group_root_ids}
+    if not wanted <= roles.keys():
         roles.update((role.id, role) for role in tx.list_records(ROLES))
-    if user.custom_root_role is not None:
-        roles.update((role.id, role) for role in tx.list_records(ROLES))
-    project_roles = [(g.project, roles[g.role_id]) for g in given if g.role_id in roles]
+    project_roles = [(project, roles[role_id]) for project, role_id in given if role_id in roles]
     # A custom root role is never deleted while held; were it gone, the user is a Viewer.
     root = roles.get(user.root_role_id) or PREDEFINED_ROLES[RootRole.VIEWER.role_id]
-    return Principal.of_roles(user.actor, root, project_roles, user_id=user.id)
+    group_roots = [roles[role_id] for role_id in group_root_ids if role_id in roles]
+    return Principal.of_roles(
+        user.actor, root, project_roles, user_id=user.id, group_root_roles=group_roots
+    )
 
 
 def root_role_of(tx: Records, choice: RootRole | int) -> tuple[RootRole, int | None]:

@@ -102,13 +102,22 @@ class Sessions:
         return PasswordCandidate(user, password.hash)
 
     def start(
-        self, *, user_id: int | None = None, token_id: str | None = None, lifetime: dt.timedelta
+        self,
+        *,
+        user_id: int | None = None,
+        token_id: str | None = None,
+        lifetime: dt.timedelta,
+        id_token: str | None = None,
     ) -> StartedSession:
         """A new session for a user (the oldest beyond `MAX_SESSIONS_PER_USER` end) or a
-        token. A user disabled or deleted since their password was checked gets none."""
+        token. A user disabled or deleted since their password was checked gets none.
+        ``id_token``: the provider's, when the person signed in there (kept to sign them
+        out there too)."""
         secret = secrets.token_urlsafe(32)
         now = self._context.clock()
-        session = UserSession(secret_digest(secret), user_id, token_id, now, now + lifetime, now)
+        session = UserSession(
+            secret_digest(secret), user_id, token_id, now, now + lifetime, now, id_token
+        )
         with self._quiet() as tx:
             if user_id is not None:
                 user = tx.get_record(USERS, user_id)
@@ -155,10 +164,25 @@ class Sessions:
                     tx.save_record(USERS, attrs.evolve(user, seen_at=now))
         return SessionHolder(session, user, principal)
 
-    def end(self, secret: str) -> None:
-        """Sign out: the session ends here and on every other server."""
+    def end(self, secret: str) -> UserSession | None:
+        """Sign out: the session ends here and on every other server. The session that
+        ended (None: it had ended already), whose ID token a sign-out at the provider
+        needs."""
         with self._quiet() as tx:
+            session = tx.get_record(USER_SESSIONS, secret_digest(secret))
             tx.delete_record(USER_SESSIONS, secret_digest(secret))
+        return session
+
+    def sessions_of_user(
+        self, user_id: int, *, current: str | None = None
+    ) -> list[tuple[UserSession, bool]]:
+        """A user's live sessions, oldest first (their own page lists them), each with
+        whether it is the session of the id ``current`` (this browser's)."""
+        now = self._context.clock()
+        mine = secret_digest(current) if current is not None else None
+        with self._context.read() as tx:
+            sessions = tx.list_records(USER_SESSIONS, {"user_id": user_id})
+        return [(s, s.id_digest == mine) for s in sessions if s.expires_at > now]
 
     def end_all_of_user(self, user_id: int, *, actor: Actor = SYSTEM) -> int:
         """End every session of one user ("sign out everywhere", or an admin's doing:

@@ -251,6 +251,25 @@ class Users:
             )
         return after
 
+    def set_name(self, user_id: int, name: str | None, *, actor: Actor = SYSTEM) -> User:
+        """Change a user's name (None or blank: none, then the email or username names
+        them). A user may change their own; anyone else's needs ADMIN."""
+        if isinstance(actor, Principal) and actor.user_id == user_id:
+            actor = actor.actor
+        actor = authorize(actor, "set_name")
+        name = name.strip() if name is not None else None
+        details = check_user_text(name or None, "$.name", None)
+        if details:
+            raise InvalidInput("The name cannot be changed as given.", details)
+        with self._context.unit() as tx:
+            before = _user(tx, user_id)
+            after = attrs.evolve(before, name=name or None)
+            tx.save_record(USERS, after)
+            self._context.record_event(
+                tx, "user-updated", actor, data=user_event(after), pre_data=user_event(before)
+            )
+        return after
+
     def delete_user(self, user_id: int, *, actor: Actor = SYSTEM) -> None:
         """Delete a user: their password, sessions and links go with them, at once."""
         actor = authorize(actor, "delete_user")

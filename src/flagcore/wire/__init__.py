@@ -27,6 +27,8 @@
 - `usage_answers`: a flag's usage history in Unleash's client-metrics shapes (issue 32).
 - `release_plan_answers`: release templates and plans, in Unleash's shape (issue 32).
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
+- `edge_bodies`: what downstream edges post (``/api/client/metrics/bulk``,
+  ``/edge/validate``), read strictly; the validated tokens answer.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from flagcore.wire import (
     client_payload,
     code_reference_answers,
     delta_events,
+    edge_bodies,
     export_answers,
     frontend_answers,
     impact_metrics,
@@ -100,6 +103,7 @@ from flagcore.wire.converter import (
     structure_with,
 )
 from flagcore.wire.delta_events import *  # noqa: F403
+from flagcore.wire.edge_bodies import *  # noqa: F403
 from flagcore.wire.export_answers import *  # noqa: F403
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.frontend_answers import *  # noqa: F403
@@ -218,3 +222,4 @@ __all__ += lifecycle_answers.__all__
 __all__ += usage_answers.__all__
 __all__ += release_plan_answers.__all__
 __all__ += impact_metrics.__all__
+__all__ += edge_bodies.__all__

@@ -25,17 +25,24 @@ __all__ = [
     AnswerField("status", "status", omitted_when_none=True),
     AnswerField("status_value", "statusValue", omitted_when_none=True),
     AnswerField("entered_stage_at", "enteredStageAt"),
+    AnswerField("seconds_in_stage", "secondsInStage"),
 )
 @attrs.frozen
 class FlagStageAnswer:
+    """Unleash's stage (``stage``, ``enteredStageAt``, a completed stage's ``status`` and
+    ``statusValue``) and flagcore's ``secondsInStage``: whole seconds from its entry to the
+    next stage's, or to now for the stage the flag is in."""
+
     stage: str
     status: str | None
     status_value: str | None
     entered_stage_at: dt.datetime
+    seconds_in_stage: int
 
     @classmethod
-    def of(cls, stage: FlagStage) -> FlagStageAnswer:
-        return cls(stage.stage, stage.status, stage.status_value, stage.entered_at)
+    def of(cls, stage: FlagStage, spent: dt.timedelta) -> FlagStageAnswer:
+        seconds = int(spent.total_seconds())
+        return cls(stage.stage, stage.status, stage.status_value, stage.entered_at, seconds)
 
 
 @answer(

@@ -11,15 +11,19 @@ from collections.abc import Sequence
 
 import attrs
 
-from flagcore.people import PersonalToken, RootRole, User
+from flagcore.people import Group, GroupMember, PersonalToken, RootRole, User
 from flagcore.permissions import Role
 from flagcore.wire.answer_table import AnswerField, answer
 
 __all__ = [
+    "GroupAnswer",
+    "GroupUserAnswer",
+    "GroupsAnswer",
     "PermissionAnswer",
     "PersonalTokenAnswer",
     "PersonalTokensAnswer",
     "ProjectAccessAnswer",
+    "ProjectGroupAnswer",
     "ProjectUserAnswer",
     "ResetPasswordAnswer",
     "RoleAnswer",
@@ -185,27 +189,146 @@ class ProjectUserAnswer:
 
 
 @answer(
+    AnswerField("joined_at", "joinedAt"),
+    AnswerField("created_by", "createdBy"),
+    AnswerField("user", "user"),
+)
+@attrs.frozen
+class GroupUserAnswer:
+    """Unleash's ``groupUserModelSchema``: a member, when and by whom they were added
+    (``system`` when the provider's group claim made them one)."""
+
+    joined_at: dt.datetime
+    created_by: str
+    user: UserAnswer
+
+    @classmethod
+    def of(cls, member: GroupMember, user: User) -> GroupUserAnswer:
+        return cls(member.joined_at, member.created_by, UserAnswer.of(user))
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("name", "name"),
+    AnswerField("description", "description"),
+    AnswerField("mappings_sso", "mappingsSSO"),
+    AnswerField("root_role", "rootRole"),
+    AnswerField("created_by", "createdBy"),
+    AnswerField("created_at", "createdAt"),
+    AnswerField("users", "users"),
+    AnswerField("projects", "projects"),
+    AnswerField("user_count", "userCount"),
+)
+@attrs.frozen
+class GroupAnswer:
+    """Unleash's ``groupSchema``: a group, its members and the projects it has a role in."""
+
+    id: int
+    name: str
+    description: str | None
+    mappings_sso: tuple[str, ...]
+    root_role: int | None
+    created_by: str | None
+    created_at: dt.datetime
+    users: tuple[GroupUserAnswer, ...]
+    projects: tuple[str, ...]
+    user_count: int
+
+    @classmethod
+    def of(
+        cls,
+        group: Group,
+        members: Sequence[tuple[GroupMember, User]],
+        projects: Sequence[str] = (),
+    ) -> GroupAnswer:
+        users = tuple(GroupUserAnswer.of(member, user) for member, user in members)
+        return cls(
+            group.id,
+            group.name,
+            group.description,
+            group.mappings_sso,
+            group.root_role,
+            group.created_by,
+            group.created_at,
+            users,
+            tuple(projects),
+            len(users),
+        )
+
+
+@answer(AnswerField("groups", "groups"))
+@attrs.frozen
+class GroupsAnswer:
+    """Unleash's ``groupsSchema``."""
+
+    groups: tuple[GroupAnswer, ...]
+
+
+@answer(
+    AnswerField("id", "id"),
+    AnswerField("name", "name"),
+    AnswerField("description", "description"),
+    AnswerField("mappings_sso", "mappingsSSO"),
+    AnswerField("root_role", "rootRole"),
+    AnswerField("created_by", "createdBy"),
+    AnswerField("created_at", "createdAt"),
+    AnswerField("roles", "roles"),
+    AnswerField("users", "users"),
+)
+@attrs.frozen
+class ProjectGroupAnswer:
+    """Unleash's ``groupWithProjectRoleSchema``: a group with its roles in the project."""
+
+    id: int
+    name: str
+    description: str | None
+    mappings_sso: tuple[str, ...]
+    root_role: int | None
+    created_by: str | None
+    created_at: dt.datetime
+    roles: tuple[int, ...]
+    users: tuple[GroupUserAnswer, ...]
+
+
+@answer(
     AnswerField("users", "users"),
     AnswerField("roles", "roles"),
     AnswerField("groups", "groups"),
 )
 @attrs.frozen
 class ProjectAccessAnswer:
-    """Unleash's ``projectAccessSchema``: who has which roles, the project roles to give,
-    and groups (flagcore has none yet: always empty)."""
+    """Unleash's ``projectAccessSchema``: who has which roles (users and groups), and the
+    project roles to give."""
 
     users: tuple[ProjectUserAnswer, ...]
     roles: tuple[RoleAnswer, ...]
-    groups: tuple[int, ...]
+    groups: tuple[ProjectGroupAnswer, ...]
 
     @classmethod
     def of(
-        cls, users: Sequence[tuple[User, tuple[int, ...]]], roles: Sequence[Role]
+        cls,
+        users: Sequence[tuple[User, tuple[int, ...]]],
+        roles: Sequence[Role],
+        groups: Sequence[tuple[Group, Sequence[tuple[GroupMember, User]], tuple[int, ...]]] = (),
     ) -> ProjectAccessAnswer:
         rows = tuple(
             ProjectUserAnswer(u.id, u.name, u.email, u.username, held) for u, held in users
         )
-        return cls(rows, tuple(map(RoleAnswer.of_role, roles)), ())
+        group_rows = tuple(
+            ProjectGroupAnswer(
+                g.id,
+                g.name,
+                g.description,
+                g.mappings_sso,
+                g.root_role,
+                g.created_by,
+                g.created_at,
+                held,
+                tuple(GroupUserAnswer.of(member, user) for member, user in members),
+            )
+            for g, members, held in groups
+        )
+        return cls(rows, tuple(map(RoleAnswer.of_role, roles)), group_rows)
 
 
 @answer(AnswerField("users", "users"), AnswerField("root_roles", "rootRoles"))

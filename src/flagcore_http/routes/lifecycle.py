@@ -21,14 +21,16 @@ LIFECYCLE = "/api/admin/projects/{project}/features/{name}/lifecycle"
 @routes.get(LIFECYCLE)
 @documented({200: tuple[FlagStageAnswer, ...]})
 async def flag_lifecycle(request: web.Request) -> web.Response:
-    """Every stage the flag entered, oldest first, with when."""
-    stages = await call(
+    """Every stage the flag entered, oldest first, with when and how long it spent there."""
+    timeline = await call(
         request,
-        service(request).lifecycle.lifecycle_of,
+        service(request).lifecycle.lifecycle_timeline,
         request.match_info["project"],
         request.match_info["name"],
     )
-    return web.json_response([write_answer(FlagStageAnswer.of(s)) for s in stages])
+    return web.json_response(
+        [write_answer(FlagStageAnswer.of(timed.stage, timed.spent)) for timed in timeline]
+    )
 
 
 @routes.post(LIFECYCLE + "/complete")

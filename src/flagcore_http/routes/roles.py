@@ -1,8 +1,9 @@
 """Roles and project access, in Unleash's (enterprise) admin API shape:
 ``/api/admin/roles`` (list, read, create, update, delete custom roles; the predefined
 ones are read-only) and a project's access list (``/api/admin/projects/{project}/access``
-and ``.../users/{userId}/roles``). Who may change them is the service's rule (ADMIN for
-roles, PROJECT_USER_ACCESS_WRITE in the project for its access)."""
+and ``.../users/{userId}/roles``, ``.../groups/{groupId}/roles``). Who may change them
+is the service's rule (ADMIN for roles, PROJECT_USER_ACCESS_WRITE in the project for its
+access)."""
 
 from __future__ import annotations
 
@@ -25,8 +26,10 @@ routes = web.RouteTableDef()
 ROLES = "/api/admin/roles"
 ACCESS = "/api/admin/projects/{project}/access"
 USER_ROLES = "/api/admin/projects/{project}/users/{userId}/roles"
+GROUP_ROLES = "/api/admin/projects/{project}/groups/{groupId}/roles"
 _ID = {"id": shapes.ID}
 _USER_ID = {"userId": shapes.ID}
+_GROUP_ID = {"groupId": shapes.ID}
 
 
 def _new_role(body: RoleBody) -> NewRole:
@@ -84,7 +87,8 @@ async def delete_role(request: web.Request) -> web.Response:
 async def project_access(request: web.Request) -> web.Response:
     project = request.match_info["project"]
     access = await call(request, service(request).roles.project_access, project)
-    return answered(ProjectAccessAnswer.of(access.users, access.roles))
+    groups = [(view.group, view.members, held) for view, held in access.groups]
+    return answered(ProjectAccessAnswer.of(access.users, access.roles, groups))
 
 
 @routes.post(ACCESS)
@@ -97,6 +101,7 @@ async def add_project_access(request: web.Request) -> web.Response:
         request.match_info["project"],
         body.users,
         body.roles,
+        group_ids=body.groups,
         actor=actor(request),
     )
     return web.Response(status=200)
@@ -125,6 +130,36 @@ async def remove_user_project_access(request: web.Request) -> web.Response:
         service(request).roles.set_user_project_roles,
         request.match_info["project"],
         int_parameter(request, "userId"),
+        (),
+        actor=actor(request),
+    )
+    return web.Response(status=200)
+
+
+@routes.put(GROUP_ROLES)
+@documented({200: None}, body=UserRolesBody, path=_GROUP_ID)
+async def set_group_project_roles(request: web.Request) -> web.Response:
+    """The group's roles in the project become exactly ``roles``."""
+    body = await read_body(request, UserRolesBody)
+    await call(
+        request,
+        service(request).roles.set_group_project_roles,
+        request.match_info["project"],
+        int_parameter(request, "groupId"),
+        body.roles,
+        actor=actor(request),
+    )
+    return web.Response(status=200)
+
+
+@routes.delete(GROUP_ROLES)
+@documented({200: None}, path=_GROUP_ID)
+async def remove_group_project_access(request: web.Request) -> web.Response:
+    await call(
+        request,
+        service(request).roles.set_group_project_roles,
+        request.match_info["project"],
+        int_parameter(request, "groupId"),
         (),
         actor=actor(request),
     )

@@ -30,10 +30,10 @@ from flagcore_http.session_cookie import COOKIE_NAME, set_session_cookie
 from flagcore_http.sign_in_throttle import (
     MAX_LOGIN_LENGTH,
     SIGN_IN_THROTTLE,
-    OwnPassword,
     too_many_sign_ins,
 )
 from flagcore_http.signed_in import (
+    change_own_password,
     cookie_session,
     hashed_password,
     password_matches,
@@ -200,26 +200,8 @@ async def change_my_password(request: web.Request) -> web.Response:
         path = "$.oldPassword" if body.old_password is None else "$.confirmPassword"
         problem = "required" if body.old_password is None else "does not match the password"
         raise InvalidInput("The password was not changed.", [ErrorDetail(problem, path)])
-    throttle = request.app[SIGN_IN_THROTTLE]
-    login = OwnPassword(user.id)  # apart from every login a sign-in could name
-    wait = throttle.wait(request, login)
-    if wait:
-        return too_many_requests(request, too_many_sign_ins(wait), wait)
-    candidate = await call(request, service(request).sessions.own_password, user.id)
-    if not await password_matches(candidate, body.old_password):
-        throttle.failed(request, login)
-        await tarpit_auth_failure(request)
-        raise InvalidInput(
-            "The old password is not right.", [ErrorDetail("not right", "$.oldPassword")]
-        )
-    password = await hashed_password(body.password)
-    await call(
-        request,
-        service(request).users.set_password,
-        user.id,
-        password,
-        actor=actor(request),
-        keep_session=session.session_id,
+    await change_own_password(
+        request, actor(request), session.session_id, body.old_password, body.password
     )
     return web.Response(status=200)
 

@@ -20,6 +20,26 @@ def when(value: dt.datetime | None) -> str:
     return value.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _count(amount: int, unit: str) -> str:
+    return f"{amount} {unit}" if amount == 1 else f"{amount} {unit}s"
+
+
+def duration(value: dt.timedelta) -> str:
+    """A span as a person reads it, to its two largest units: "3 days 4 hours",
+    "2 hours 5 minutes", "40 seconds"."""
+    seconds = max(int(value.total_seconds()), 0)
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, seconds = divmod(rest, 60)
+    if days:
+        return _count(days, "day") + (f" {_count(hours, 'hour')}" if hours else "")
+    if hours:
+        return _count(hours, "hour") + (f" {_count(minutes, 'minute')}" if minutes else "")
+    if minutes:
+        return _count(minutes, "minute")
+    return _count(seconds, "second")
+
+
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True, default=str)
 
@@ -38,6 +58,7 @@ def dom_id(key: str) -> str:
 FILTERS: Mapping[str, Callable[..., str]] = {
     "dom_id": dom_id,
     "when": when,
+    "duration": duration,
     "pretty_json": pretty_json,
     "percent": percent,
 }

@@ -5,7 +5,9 @@
 //                      "accounts": {"ann": {"email": ..., "email_verified": true, ...}}}'
 // prints "issuer <url>" once it listens, then reads one line from stdin: the client's
 // redirect URIs as a JSON list (the server under test is started with the issuer first,
-// so its callback address is known only then), and prints "ready".
+// so its callback address is known only then), and prints "ready". Each server's sign-in
+// page (its callback's /ui/sign-in) is registered as a post-logout redirect URI, for
+// flagcore's RP-initiated logout.
 import http from 'node:http';
 import readline from 'node:readline';
 import Provider from 'oidc-provider';
@@ -29,6 +31,8 @@ function start(issuer, redirectUris) {
       client_id: settings.clientId,
       client_secret: settings.clientSecret,
       redirect_uris: redirectUris,
+      post_logout_redirect_uris: redirectUris.map(
+        (uri) => uri.replace('/ui/sign-in/oidc/callback', '/ui/sign-in')),
       grant_types: ['authorization_code'],
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',

@@ -104,7 +104,7 @@ async def flag_page(
     await flush_usage(request.app)  # what SDKs posted to this node is shown at once
     metrics = _last_hour(await call(request, service.metrics.flag_metrics, name))
     code_references = await call(request, service.code_references.references_to, name)
-    lifecycle = await call(request, service.lifecycle.lifecycle_of, details.flag.project, name)
+    timeline = await call(request, service.lifecycle.lifecycle_timeline, details.flag.project, name)
     usage = await _usage(request, name)  # issue 32: the usage history's charts
     lifetimes = await call(request, service.feature_types.lifetimes)
     potentially_stale = is_potentially_stale(details.flag, lifetimes, dt.datetime.now(dt.UTC))
@@ -135,7 +135,7 @@ async def flag_page(
             "tag_types": tag_types,
             "metrics": metrics,
             "code_references": code_references,
-            "lifecycle": lifecycle,
+            "lifecycle": timeline,  # each stage with the time spent in it
             "potentially_stale": potentially_stale,
             "lifetime_days": lifetimes.get(details.flag.type),
             "typed_completion": typed_completion,  # the completion form as typed, refused

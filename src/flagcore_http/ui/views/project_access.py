@@ -1,8 +1,8 @@
-"""A project's Access page: who holds which project role there (people and service
-accounts), a role given to one of them, and someone's access taken away. Everyone signed
-in reads it; the forms are drawn for those who may change access in this project
-(``PROJECT_USER_ACCESS_WRITE``: an Admin, or the project's Owner), and the service
-refuses anyone else."""
+"""A project's Access page: who holds which project role there (people, service accounts
+and groups), a role given to one of them, someone's roles changed in place, and someone's
+access taken away. Everyone signed in reads it; the forms are drawn for those who may
+change access in this project (``PROJECT_USER_ACCESS_WRITE``: an Admin, or the project's
+Owner), and the service refuses anyone else."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ __all__ = ["routes"]
 routes = web.RouteTableDef()
 
 ACCESS = "/ui/projects/{id}/access"
+GROUP_PREFIX = "group:"
 _MAX_ID_DIGITS = 15
 
 
@@ -34,6 +35,10 @@ def _number(raw: str, path: str, what: str) -> int:
     return int(raw)
 
 
+def _role_ids(raws: list[str]) -> list[int]:
+    return [_number(raw, f"$.roles[{i}]", "a role") for i, raw in enumerate(raws)]
+
+
 async def _name_of(request: web.Request, user_id: int) -> str:
     """A person's or service account's name, for the confirmation."""
     service = svc(request)
@@ -44,17 +49,26 @@ async def _name_of(request: web.Request, user_id: int) -> str:
     return next((u.display_name for u in everyone if u.id == user_id), f"user {user_id}")
 
 
+async def _group_name(request: web.Request, group_id: int) -> str:
+    groups = await call(request, svc(request).groups.list_groups)
+    return next((v.group.name for v in groups if v.group.id == group_id), f"group {group_id}")
+
+
 async def _page(
     request: web.Request,
     *,
     values: dict[str, str] | None = None,
+    changing: tuple[str, list[str]] | None = None,
     error: FlagcoreError | None = None,
 ) -> web.Response:
+    """``changing``: a refused change of someone's roles in place (their row's key,
+    ``user:<id>`` or ``group:<id>``, and the roles as ticked): shown by that row."""
     project = request.match_info["id"]
     service = svc(request)
     access = await call(request, service.roles.project_access, project)
     people = await call(request, service.users.list_users)
     listed = await call(request, service.service_accounts.list_accounts)
+    groups = await call(request, service.groups.list_groups)
     accounts = [account for account, _ in listed]
     names = {role.id: role.name for role in access.roles}
     return render(
@@ -63,18 +77,30 @@ async def _page(
         {
             "project": project,
             "holders": [
-                (user, [names.get(role_id, f"role {role_id}") for role_id in held])
+                (user, [str(r) for r in held], [names.get(r, f"role {r}") for r in held])
                 for user, held in access.users
+            ],
+            "group_holders": [
+                (view, [str(r) for r in held], [names.get(r, f"role {r}") for r in held])
+                for view, held in access.groups
             ],
             "people": people,
             "accounts": accounts,
+            "groups": [view.group for view in groups],
+            "known": [
+                *(str(u.id) for u in [*people, *accounts]),
+                *(GROUP_PREFIX + str(v.group.id) for v in groups),
+            ],
             "roles": access.roles,
             "may_edit": viewer(request).actor.may(
                 Permission.PROJECT_USER_ACCESS_WRITE, project=project
             ),
             "values": values or {"user": "", "role": ""},
-            "error": error.message if error else None,
-            "details": [d.message for d in error.details] if error else [],
+            "changing": changing,
+            "error": error.message if error and not changing else None,
+            "details": [d.message for d in error.details] if error and not changing else [],
+            "change_error": error.message if error and changing else None,
+            "change_details": [d.message for d in error.details] if error and changing else [],
         },
         status=form_status(error),
     )
@@ -89,25 +115,83 @@ async def project_access(request: web.Request) -> web.Response:
 @routes.post(ACCESS)
 @page()
 async def add_access(request: web.Request) -> web.Response:
-    """The chosen person or service account gets the chosen project role here."""
+    """The chosen person, service account or group gets the chosen project role here."""
     project = request.match_info["id"]
     fields = form(request)
     values = {"user": fields.get("user", ""), "role": fields.get("role", "")}
+    chosen = values["user"]
     try:
-        user_id = _number(values["user"], "$.users[0]", "a person or service account")
         role_id = _number(values["role"], "$.roles[0]", "a role")
+        if chosen.startswith(GROUP_PREFIX):
+            group_id = _number(chosen.removeprefix(GROUP_PREFIX), "$.groups[0]", "a group")
+            user_ids: list[int] = []
+            group_ids = [group_id]
+        else:
+            user_ids = [_number(chosen, "$.users[0]", "a person, service account or group")]
+            group_ids = []
         await call(
             request,
             svc(request).roles.add_project_access,
             project,
-            [user_id],
+            user_ids,
             [role_id],
+            group_ids=group_ids,
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
         return await _page(request, values=values, error=error)
-    name = await _name_of(request, user_id)
+    name = await (
+        _name_of(request, user_ids[0]) if user_ids else _group_name(request, group_ids[0])
+    )
     return redirect(with_flash(request, _access_url(project), "access-added", name))
+
+
+@routes.post(ACCESS + "/{userId}/roles")
+@page()
+async def change_user_roles(request: web.Request) -> web.Response:
+    """The person's project roles here become exactly the ones ticked, in place."""
+    project = request.match_info["id"]
+    ticked = form(request).getall("roles", [])
+    raw = request.match_info["userId"]
+    try:
+        user_id = _number(raw, "$.userId", "a person")
+        await call(
+            request,
+            svc(request).roles.set_user_project_roles,
+            project,
+            user_id,
+            _role_ids(ticked),
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _page(request, changing=(f"user:{raw}", ticked), error=error)
+    name = await _name_of(request, user_id)
+    flash = "access-changed" if ticked else "access-removed"
+    return redirect(with_flash(request, _access_url(project), flash, name))
+
+
+@routes.post(ACCESS + "/groups/{groupId}/roles")
+@page()
+async def change_group_roles(request: web.Request) -> web.Response:
+    """The group's project roles here become exactly the ones ticked, in place."""
+    project = request.match_info["id"]
+    ticked = form(request).getall("roles", [])
+    raw = request.match_info["groupId"]
+    try:
+        group_id = _number(raw, "$.groupId", "a group")
+        await call(
+            request,
+            svc(request).roles.set_group_project_roles,
+            project,
+            group_id,
+            _role_ids(ticked),
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _page(request, changing=(f"group:{raw}", ticked), error=error)
+    name = await _group_name(request, group_id)
+    flash = "access-changed" if ticked else "access-removed"
+    return redirect(with_flash(request, _access_url(project), flash, name))
 
 
 @routes.post(ACCESS + "/{userId}/remove")
@@ -128,4 +212,25 @@ async def remove_access(request: web.Request) -> web.Response:
     except FlagcoreError as error:
         return await _page(request, error=error)
     name = await _name_of(request, user_id)
+    return redirect(with_flash(request, _access_url(project), "access-removed", name))
+
+
+@routes.post(ACCESS + "/groups/{groupId}/remove")
+@page()
+async def remove_group_access(request: web.Request) -> web.Response:
+    """Every project role the group holds here is taken away."""
+    project = request.match_info["id"]
+    try:
+        group_id = _number(request.match_info["groupId"], "$.groupId", "a group")
+        await call(
+            request,
+            svc(request).roles.set_group_project_roles,
+            project,
+            group_id,
+            [],
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _page(request, error=error)
+    name = await _group_name(request, group_id)
     return redirect(with_flash(request, _access_url(project), "access-removed", name))

@@ -106,7 +106,7 @@ async def finish_provider_sign_in(request: web.Request) -> web.Response:
     try:
         identity = await provider.finish(code, pending, _redirect_uri(request, provider))
         user = await call(request, svc(request).provider_sign_in.user_for, identity, provider.rules)
-        cookie, _started = await start_session(request, user_id=user.id)
+        cookie, _started = await start_session(request, user_id=user.id, id_token=identity.id_token)
     except ProviderRefused as refused:
         return _refused(request, refused.message, target, status=401)
     except Unauthenticated as refused:

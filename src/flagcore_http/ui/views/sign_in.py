@@ -3,7 +3,11 @@ signing out (here or everywhere), and the front page.
 
 Every sign-in starts a new server-side session (a new id: one planted before is worth
 nothing); signing out deletes it, so the old cookie is refused from then on, on every
-server over the same database.
+server over the same database. A session started at an OpenID provider whose discovery
+document names an ``end_session_endpoint`` signs out there too (RP-initiated logout): a
+page sends the browser on to the provider, which sends it back to the sign-in page (a
+page, not a redirect: the UI's ``form-action 'self'`` would stop a form's redirect to
+another site).
 """
 
 from __future__ import annotations
@@ -16,10 +20,13 @@ from aiohttp import web
 
 from flagcore.entities import TokenType
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound, Unauthenticated
+from flagcore.people import UserSession
 from flagcore.service import PASSWORD_SIGN_IN_OFF, SIGN_IN_REFUSED
 from flagcore_http.auth import MAX_SECRET_LENGTH
 from flagcore_http.calls import call
 from flagcore_http.keys import CONFIG
+from flagcore_http.openid_provider import OPENID_PROVIDER
+from flagcore_http.public_address import public_origin
 from flagcore_http.rate_limits import tarpit_auth_failure
 from flagcore_http.sign_in_throttle import (
     MAX_LOGIN_LENGTH,
@@ -199,15 +206,28 @@ async def set_password(request: web.Request) -> web.Response:
     return redirect(_HOME)
 
 
+async def _signed_out(request: web.Request, ended: UserSession | None) -> web.Response:
+    """The sign-in page, or first the provider's sign-out when this session began there."""
+    session_cookie(request, request.app[UI_SIGNER].new_session())
+    provider = request.app.get(OPENID_PROVIDER)
+    if ended is not None and ended.id_token is not None and provider is not None:
+        after = provider.after_logout_uri(public_origin(request))
+        url = await provider.logout_url(ended.id_token, after)
+        if url is not None:
+            context = {"viewer": None, "provider": provider.name, "url": url}
+            return render(request, "signed_out.html", context)
+    return redirect("/ui/sign-in")
+
+
 @routes.post("/ui/sign-out")
 @page(public=True)
 async def sign_out(request: web.Request) -> web.Response:
     """Ends the session on the server: the old cookie no longer signs anyone in."""
     session = viewer(request).session
+    ended = None
     if session.signed_in:
-        await call(request, svc(request).sessions.end, session.session_id)
-    session_cookie(request, request.app[UI_SIGNER].new_session())
-    return redirect("/ui/sign-in")
+        ended = await call(request, svc(request).sessions.end, session.session_id)
+    return await _signed_out(request, ended)
 
 
 @routes.post("/ui/sign-out-everywhere")
@@ -216,14 +236,14 @@ async def sign_out_everywhere(request: web.Request) -> web.Response:
     """Ends every session of the signed-in user, in every browser, on every server."""
     user = viewer(request).user
     session = viewer(request).session
+    ended = None
+    if session.signed_in:
+        ended = await call(request, svc(request).sessions.end, session.session_id)
     if user is not None:
         await call(
             request, svc(request).sessions.end_all_of_user, user.id, actor=viewer(request).actor
         )
-    elif session.signed_in:
-        await call(request, svc(request).sessions.end, session.session_id)
-    session_cookie(request, request.app[UI_SIGNER].new_session())
-    return redirect("/ui/sign-in")
+    return await _signed_out(request, ended)
 
 
 @routes.get("/ui/{unknown:.*}")
