@@ -97,8 +97,8 @@ class Environments:
         self, name: str, *, type: str, sort_order: int | None = None, actor: Actor = SYSTEM
     ) -> Environment:
         """Unleash's ``PUT /api/admin/environments/update/{name}``: the type, and the sort
-        order when one is given (left out: kept). Environments are never renamed (see
-        docs/migrating-from-unleash.md)."""
+        order when one is given (left out: kept). The name is changed by
+        `rename_environment` only."""
         actor = authorize(actor, "update_environment")
         check_environment_type(type)
         if sort_order is not None:
@@ -269,8 +269,7 @@ class Environments:
         (placed last) holding a copy of every flag's switch, variants and strategies in
         ``name`` (the flags of ``projects``, or of every project when none is named), with
         new strategy ids; with ``clone_permissions``, each custom role's grants in ``name``
-        are granted in the new one too. One unit of work: this is how an environment is
-        renamed (clone, move tokens, delete the old one)."""
+        are granted in the new one too. One unit of work."""
         actor = authorize(actor, "clone_environment")
         check_name(new_name, "environment")
         check_environment_type(type)
