@@ -92,10 +92,16 @@ class Journey:
 
 
 @cache
+def _source(path: Path) -> str:
+    return path.read_text()
+
+
+@cache
 def _module(path: Path) -> ast.Module:
-    return ast.parse(path.read_text())
+    return ast.parse(_source(path))
 
 
+@cache
 def _functions(path: Path) -> dict[str, ast.FunctionDef]:
     return {
         node.name: node
@@ -125,6 +131,7 @@ def _text(node: ast.expr) -> str | None:
     return None
 
 
+@cache
 def _journey(path: Path, function: str) -> Journey | None:
     """The test function ``function`` of ``path`` with every helper it calls (functions of
     its file, and those it imports from other files of tests/ui), read transitively."""
@@ -139,7 +146,8 @@ def _journey(path: Path, function: str) -> Journey | None:
         if node is None or (file, name) in seen:
             continue
         seen.add((file, name))
-        sources.append(ast.get_source_segment(file.read_text(), node) or "")
+        lines = _source(file).splitlines()[node.lineno - 1 : node.end_lineno]
+        sources.append("\n".join(lines))
         helpers = _imported_helpers(file)
         for inner in ast.walk(node):
             if isinstance(inner, ast.JoinedStr):
@@ -381,7 +389,7 @@ def test_each_ui_path_is_a_route_a_chromium_journey_opens_and_sends_the_form_of(
         if journey is None:
             wrong.append(f"{operation}: no journey {named} in tests/ui")
             continue
-        if "from playwright" not in path.read_text():
+        if "from playwright" not in _source(path):
             wrong.append(f"{operation}: {file} does not drive Chromium")
         page = "/" + "/".join(route.split("/")[1:3])  # /ui/<page>
         if not _opens(journey, page):
