@@ -19,8 +19,10 @@ from typing import Any
 import attrs
 import pytest
 
+from flagcore import wire
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
+from flagcore_http import wire as http_wire
 from flagcore_http.ui.paths import is_ui_path
 from tests.http.conftest import ADMIN, CLIENT, Api, personal_token
 
@@ -87,6 +89,14 @@ def _url(path: str) -> str:
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
+
+
+# The keys the readers read (a key the table spells otherwise than camelCase: mappingsSSO).
+_KEYS = {**wire.EXPORT_NAMES, **http_wire.BODY_NAMES}
+
+
+def _key(cls: type, attribute: str) -> str:
+    return _KEYS.get(cls, {}).get(attribute) or _camel(attribute)
 
 
 def _unwrap_optional(type_: Any) -> tuple[Any, bool]:
@@ -169,7 +179,7 @@ def _cases(type_: Any, path: str, required: bool = True) -> Iterator[tuple[Any, 
     elif attrs.has(type_):
         hints = typing.get_type_hints(type_)
         for field in attrs.fields(type_):
-            key = _camel(field.name)
+            key = _key(type_, field.name)
             required = field.default is attrs.NOTHING
             if required:
                 yield {}, f"{path}.{key}"  # the missing field, among others

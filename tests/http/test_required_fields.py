@@ -73,6 +73,7 @@ def _seeded(service: Service) -> dict[str, str]:
         "template": "no-such-template",
         "plan": "no-such-plan",
         "milestone": "no-such-milestone",
+        "groupId": "1",  # the body is read before the group is looked up
     }
 
 
