@@ -202,3 +202,15 @@ def wait_for(condition: Callable[[], Any], timeout: float = 15.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.1)
+
+
+def logged(server: Server, *patterns: str, timeout: float = 10.0) -> str:
+    """The server's log once every regex of ``patterns`` is in it: access-log lines are
+    written by a thread of their own, a moment after the answer went out."""
+    deadline = time.monotonic() + timeout
+    while True:
+        log = server.log.read_text()
+        if all(re.search(pattern, log) for pattern in patterns):
+            return log
+        assert time.monotonic() < deadline, log[-2000:]
+        time.sleep(0.05)

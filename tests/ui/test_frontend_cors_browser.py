@@ -26,7 +26,7 @@ from aiohttp import web
 from playwright.sync_api import Page
 
 from tests.http.test_frontend_js_clients import install_node_frontend
-from tests.ui.conftest import Server, start_server, stop_server
+from tests.ui.conftest import Server, logged, start_server, stop_server
 
 # Unleash's browser SDK as browsers load it (its UMD bundle, the global `unleash`).
 SDK_BUNDLE = "node_modules/unleash-proxy-client/build/main.min.js"
@@ -267,8 +267,7 @@ def test_a_page_on_another_origin_is_refused_by_the_browser_before_any_request(
     assert "status" not in result, result
     assert "Failed to fetch" in result["error"]
     # The server saw the preflight and refused it; the POST itself was never sent.
-    log = server.log.read_text()
-    assert re.search(r'"OPTIONS /api/frontend" 403 ', log), log[-2000:]
+    log = logged(server, r'"OPTIONS /api/frontend" 403 ')
     assert '"POST /api/frontend"' not in log, log[-2000:]
 
 
@@ -283,9 +282,7 @@ def test_unleash_browser_sdk_in_chromium_reads_flags_and_posts_metrics_across_or
     page.goto(f"{allowed.origin}/sdk?api={server.url}&token={token}")
     result = _result(page)
     assert result == {"errors": [], "enabled": True, "variant": "disabled", "sent": True}
-    log = server.log.read_text()
-    assert re.search(r'"GET /api/frontend\?[^"]*" 200 ', log), log[-2000:]
-    assert re.search(r'"POST /api/frontend/client/metrics" 200 ', log), log[-2000:]
+    logged(server, r'"GET /api/frontend\?[^"]*" 200 ', r'"POST /api/frontend/client/metrics" 200 ')
 
 
 def test_openfeature_web_provider_in_chromium_evaluates_over_ofrep_across_origins(
@@ -297,8 +294,10 @@ def test_openfeature_web_provider_in_chromium_evaluates_over_ofrep_across_origin
     page.goto(f"{allowed.origin}/ofrep?api={server.url}&token={token}")
     result = _result(page)
     assert result == {"checkout": True, "missing": "FLAG_NOT_FOUND"}
-    log = server.log.read_text()
-    assert re.search(r'"OPTIONS /ofrep/v1/evaluate/flags" 204 ', log), log[-2000:]
-    assert re.search(r'"POST /ofrep/v1/evaluate/flags" 200 ', log), log[-2000:]
     # Its polls send the ETag it could read (exposed) back: 304.
-    assert re.search(r'"POST /ofrep/v1/evaluate/flags" 304 ', log), log[-2000:]
+    logged(
+        server,
+        r'"OPTIONS /ofrep/v1/evaluate/flags" 204 ',
+        r'"POST /ofrep/v1/evaluate/flags" 200 ',
+        r'"POST /ofrep/v1/evaluate/flags" 304 ',
+    )
