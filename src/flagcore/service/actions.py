@@ -44,6 +44,7 @@ from flagcore.service.flags import Flags
 from flagcore.service.lookups import require_project
 from flagcore.signal_matching import MAX_FILTER_PATH_LENGTH, match_action_sets
 from flagcore.validation import MAX_NAME_LENGTH, SORT_ORDER_MAX, check_constraints
+from flagcore.wire.event_data import ActionSetCreatedData, IdNameData, NamedSwitchData
 
 __all__ = ["ActionSets"]
 
@@ -93,7 +94,7 @@ class ActionSets:
                 "actions-created",
                 actor,
                 project=project,
-                data={"id": created.id, "name": name, "sourceId": source},
+                data=ActionSetCreatedData(created.id, name, source),
             )
         return created
 
@@ -113,7 +114,7 @@ class ActionSets:
                 "actions-updated",
                 actor,
                 project=after.project,
-                data={"id": action_set_id, "name": after.name},
+                data=IdNameData(action_set_id, after.name),
             )
         return after
 
@@ -137,7 +138,7 @@ class ActionSets:
                     "actions-updated",
                     actor,
                     project=after.project,
-                    data={"id": action_set_id, "name": after.name, "enabled": enabled},
+                    data=NamedSwitchData(action_set_id, after.name, enabled),
                 )
         return after
 
@@ -153,7 +154,7 @@ class ActionSets:
                 "actions-deleted",
                 actor,
                 project=action_set.project,
-                data={"id": action_set_id, "name": action_set.name},
+                data=IdNameData(action_set_id, action_set.name),
             )
 
     def get_action_set(self, action_set_id: int, *, project: str | None = None) -> ActionSet:

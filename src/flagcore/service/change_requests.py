@@ -65,6 +65,19 @@ from flagcore.wire.change_payloads import (
     read_payload,
     write_payload,
 )
+from flagcore.wire.event_data import (
+    ChangeAddedData,
+    ChangeIdNote,
+    ChangeRequestData,
+    ChangeRequestNote,
+    ChangeRequestReviewersData,
+    ChangeRequestSettingsData,
+    CommentNote,
+    IdData,
+    ScheduleNote,
+    TextNote,
+    TitleNote,
+)
 
 __all__ = [
     "MAX_CHANGES",
@@ -239,8 +252,8 @@ class ChangeRequests:
                 name,
                 project=project,
                 environment=environment,
-                data=_settings_data(after),
-                pre_data=None if before is None else _settings_data(before),
+                data=ChangeRequestSettingsData.of(after),
+                pre_data=None if before is None else ChangeRequestSettingsData.of(before),
             )
         return after
 
@@ -443,7 +456,7 @@ class ChangeRequests:
                     name,
                     project=project,
                     environment=environment,
-                    data={"id": draft.id},
+                    data=IdData(draft.id),
                 )
             _check_room(len(draft.changes) + len(parsed))
             next_id = max((c.id for c in draft.changes), default=0) + 1
@@ -458,7 +471,7 @@ class ChangeRequests:
                     name,
                     project=project,
                     environment=environment,
-                    data={"changeRequestId": draft.id, "feature": feature, "action": action.value},
+                    data=ChangeAddedData(draft.id, feature, action.value),
                 )
             draft = attrs.evolve(draft, changes=(*draft.changes, *added), updated_at=now)
             tx.save_record(CHANGE_REQUESTS, draft)
@@ -488,7 +501,7 @@ class ChangeRequests:
             changes = tuple(replaced if c.id == change_id else c for c in request.changes)
             after = self._reopened(request, changes)
             tx.save_record(CHANGE_REQUESTS, after)
-            self._event(tx, "change-edited", name, after, {"changeId": change_id})
+            self._event(tx, "change-edited", name, after, ChangeIdNote(change_id))
         return after
 
     def discard_change(
@@ -501,7 +514,7 @@ class ChangeRequests:
             request = self._own_editable(tx, project, request_id, actor)
             _find_change(request, change_id)
             changes = tuple(c for c in request.changes if c.id != change_id)
-            self._event(tx, "change-discarded", name, request, {"changeId": change_id})
+            self._event(tx, "change-discarded", name, request, ChangeIdNote(change_id))
             if not changes and request.state is _D.DRAFT:
                 tx.delete_record(CHANGE_REQUESTS, request.id)
                 return None
@@ -532,7 +545,7 @@ class ChangeRequests:
             request = self._own_editable(tx, project, request_id, actor)
             after = attrs.evolve(request, title=title, updated_at=self._context.clock())
             tx.save_record(CHANGE_REQUESTS, after)
-            self._event(tx, "change-request-title-updated", name, after, {"title": title})
+            self._event(tx, "change-request-title-updated", name, after, TitleNote(title))
         return after
 
     def set_change_request_reviewers(
@@ -549,8 +562,13 @@ class ChangeRequests:
                     )
             after = attrs.evolve(request, reviewers=tuple(dict.fromkeys(reviewers)))
             tx.save_record(CHANGE_REQUESTS, after)
-            self._event(
-                tx, "change-request-requested-approvers-updated", name, after, list(reviewers)
+            self._context.record_event(
+                tx,
+                "change-request-requested-approvers-updated",
+                name,
+                project=after.project,
+                environment=after.environment,
+                data=ChangeRequestReviewersData(after.id, after.state, tuple(reviewers)),
             )
         return after
 
@@ -572,7 +590,7 @@ class ChangeRequests:
                 )
             after = _commented(request, text, who, self._context.clock())
             tx.save_record(CHANGE_REQUESTS, after)
-            self._event(tx, "change-request-comment-added", name, after, {"text": text})
+            self._event(tx, "change-request-comment-added", name, after, TextNote(text))
         return after
 
     # --- states ---
@@ -621,7 +639,7 @@ class ChangeRequests:
             if comment:
                 after = _commented(after, comment, who, now)
             enough = self._counted_approvals(tx, after) >= after.min_approvals
-            said = {"comment": comment} if comment else None
+            said = CommentNote(comment) if comment else None
             if enough and after.state is _D.IN_REVIEW:
                 after = self._moved(after, _D.APPROVED)
                 self._event(tx, "change-request-approved", name, after, said)
@@ -655,7 +673,7 @@ class ChangeRequests:
                 after = _commented(after, comment, who, now)
             after = self._moved(after, _D.REJECTED)
             tx.save_record(CHANGE_REQUESTS, after)
-            said = {"comment": comment} if comment else None
+            said = CommentNote(comment) if comment else None
             self._event(tx, "change-request-rejected", name, after, said)
         return after
 
@@ -705,7 +723,7 @@ class ChangeRequests:
                 "change-request-scheduled",
                 name,
                 after,
-                {"scheduledAt": scheduled_at.isoformat()},
+                ScheduleNote(scheduled_at.isoformat()),
             )
         return after
 
@@ -774,7 +792,7 @@ class ChangeRequests:
                     "change-request-scheduled-application-failure",
                     request.scheduled_by or SYSTEM,
                     failed,
-                    {**_delay(request, now), "reason": reason},
+                    attrs.evolve(_delay(request, now), reason=reason),
                 )
             return None
 
@@ -1055,7 +1073,12 @@ class ChangeRequests:
         return attrs.evolve(request, state=state, updated_at=self._context.clock())
 
     def _event(
-        self, tx: Transaction, type: str, actor: str, request: ChangeRequest, data: Any
+        self,
+        tx: Transaction,
+        type: str,
+        actor: str,
+        request: ChangeRequest,
+        note: ChangeRequestNote | None,
     ) -> None:
         self._context.record_event(
             tx,
@@ -1063,7 +1086,7 @@ class ChangeRequests:
             actor,
             project=request.project,
             environment=request.environment,
-            data={"changeRequestId": request.id, "state": request.state.value, "data": data},
+            data=ChangeRequestData(request.id, request.state, note),
         )
 
 
@@ -1087,10 +1110,6 @@ def _shown_as(request: ChangeRequest, counted: int) -> ChangeRequest:
     if request.state is _D.APPROVED and counted < request.min_approvals:
         return attrs.evolve(request, state=_D.IN_REVIEW)
     return request
-
-
-def _settings_data(settings: ChangeRequestSettings) -> dict[str, Any]:
-    return {"enabled": settings.enabled, "requiredApprovals": settings.required_approvals}
 
 
 def _settings_on(tx: Transaction, project: str, environment: str) -> ChangeRequestSettings:
@@ -1161,10 +1180,10 @@ def _due(tx: Transaction, project: str, request_id: int, now: dt.datetime) -> Ch
     return request
 
 
-def _delay(request: ChangeRequest, now: dt.datetime) -> dict[str, Any]:
+def _delay(request: ChangeRequest, now: dt.datetime) -> ScheduleNote:
     assert request.scheduled_at is not None
     late = (now - request.scheduled_at).total_seconds()
-    return {"scheduledAt": request.scheduled_at.isoformat(), "delaySeconds": round(late, 3)}
+    return ScheduleNote(request.scheduled_at.isoformat(), round(late, 3))
 
 
 def _request(tx: Transaction, project: str, request_id: int) -> ChangeRequest:

@@ -18,6 +18,7 @@ from flagcore.ports import Transaction
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import CONTEXT_FIELDS
 from flagcore.validation import check_name, check_sort_order, check_text
+from flagcore.wire.event_data import ContextFieldData
 
 __all__ = [
     "BUILT_IN_CONTEXT_FIELDS",
@@ -152,8 +153,8 @@ class ContextFields:
                 tx,
                 "context-field-updated",
                 actor,
-                data=_event_data(field),
-                pre_data=_event_data(before),
+                data=ContextFieldData.of(field),
+                pre_data=ContextFieldData.of(before),
             )
         return field
 
@@ -177,7 +178,7 @@ class ContextFields:
                 )
             tx.delete_record(CONTEXT_FIELDS, name)
             self._context.record_event(
-                tx, "context-field-deleted", actor, pre_data=_event_data(before)
+                tx, "context-field-deleted", actor, pre_data=ContextFieldData.of(before)
             )
 
 
@@ -188,7 +189,7 @@ def create_context_field_in(
     unit of work (creating one, or an import)."""
     field = attrs.evolve(field, created_at=context.clock())
     tx.save_record(CONTEXT_FIELDS, field)
-    context.record_event(tx, "context-field-created", actor, data=_event_data(field))
+    context.record_event(tx, "context-field-created", actor, data=ContextFieldData.of(field))
     return field
 
 
@@ -230,18 +231,6 @@ def _required(tx: Transaction, name: str) -> ContextField:
 def _require_free(tx: Transaction, name: str) -> None:
     if found_context_field(tx, name) is not None:
         raise NameConflict(f'a context field named "{name}" already exists')
-
-
-def _event_data(field: ContextField) -> dict[str, object]:
-    return {
-        "name": field.name,
-        "description": field.description,
-        "legalValues": [
-            {"value": v.value, "description": v.description} for v in field.legal_values
-        ],
-        "stickiness": field.stickiness,
-        "sortOrder": field.sort_order,
-    }
 
 
 def legal_values_by_field(fields: Iterable[ContextField]) -> dict[str, tuple[LegalValue, ...]]:

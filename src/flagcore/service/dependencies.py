@@ -14,6 +14,7 @@ from flagcore.service.change_request_gate import refuse_flag_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
 from flagcore.tables import FLAGS, IS_NULL
+from flagcore.wire.event_data import DependencyNamesData
 
 __all__ = ["Dependencies"]
 
@@ -86,6 +87,6 @@ class Dependencies:
             "feature-dependencies-updated",
             actor,
             flag=after,
-            data={"dependencies": [d.feature for d in after.dependencies]},
+            data=DependencyNamesData(tuple(d.feature for d in after.dependencies)),
         )
         return after

@@ -16,6 +16,11 @@ from flagcore.service.lookups import active_flag, require_environment
 from flagcore.service.strategies import Strategies, new_strategy_id
 from flagcore.tables import ENVIRONMENTS, FLAG_ENVIRONMENTS, ROLES
 from flagcore.validation import check_name, check_sort_order, check_text, next_sort_order
+from flagcore.wire.event_data import (
+    EnvironmentChangeData,
+    EnvironmentCreatedData,
+    EnvironmentDeletedData,
+)
 
 __all__ = ["Environments"]
 
@@ -71,7 +76,11 @@ class Environments:
             environment = Environment(name, check_environment_type(type), order)
             tx.save_environment(environment)
             self._context.record_event(
-                tx, "environment-created", actor, environment=name, data={"type": type}
+                tx,
+                "environment-created",
+                actor,
+                environment=name,
+                data=EnvironmentCreatedData(type),
             )
         return environment
 
@@ -99,8 +108,8 @@ class Environments:
                     "environment-updated",
                     actor,
                     environment=name,
-                    data={"type": after.type, "sortOrder": after.sort_order},
-                    pre_data={"type": before.type, "sortOrder": before.sort_order},
+                    data=EnvironmentChangeData(after.type, after.sort_order),
+                    pre_data=EnvironmentChangeData(before.type, before.sort_order),
                 )
         return after
 
@@ -129,8 +138,8 @@ class Environments:
                         "environment-updated",
                         actor,
                         environment=name,
-                        data={"sortOrder": order},
-                        pre_data={"sortOrder": before.sort_order},
+                        data=EnvironmentChangeData(sort_order=order),
+                        pre_data=EnvironmentChangeData(sort_order=before.sort_order),
                     )
             return list(tx.list_environments())
 
@@ -148,8 +157,8 @@ class Environments:
                     "environment-updated",
                     actor,
                     environment=name,
-                    data={"enabled": enabled},
-                    pre_data={"enabled": before.enabled},
+                    data=EnvironmentChangeData(enabled=enabled),
+                    pre_data=EnvironmentChangeData(enabled=before.enabled),
                 )
 
     def delete_environment(self, name: str, *, actor: Actor = SYSTEM) -> None:
@@ -181,12 +190,9 @@ class Environments:
                 "environment-deleted",
                 actor,
                 environment=name,
-                pre_data={
-                    "name": name,
-                    "type": environment.type,
-                    "flags": len(states),
-                    "strategies": len(strategies),
-                },
+                pre_data=EnvironmentDeletedData(
+                    name, environment.type, len(states), len(strategies)
+                ),
             )
 
     def clone_environment(
@@ -249,7 +255,7 @@ class Environments:
                 "environment-created",
                 actor,
                 environment=new_name,
-                data={"type": type, "clonedFrom": name, "projects": list(projects)},
+                data=EnvironmentCreatedData(type, name, tuple(projects)),
             )
         return created
 

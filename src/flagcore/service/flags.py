@@ -18,8 +18,9 @@ from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_project
 from flagcore.service.tags import Tags, checked_tag, require_tag_type
 from flagcore.validation import check_flag_value, check_name, check_text
+from flagcore.wire.event_data import FlagData
 
-__all__ = ["Flags", "flag_data", "flag_details"]
+__all__ = ["Flags", "flag_details"]
 
 _FLAG_TYPES = tuple(t.value for t in FlagType)
 
@@ -31,17 +32,6 @@ def _check_type(flag_type: str) -> str:
             [ErrorDetail(f"must be one of {', '.join(_FLAG_TYPES)}", "$.type")],
         )
     return flag_type
-
-
-def flag_data(flag: FlagDefinition) -> dict[str, object]:
-    return {
-        "name": flag.name,
-        "project": flag.project,
-        "type": flag.type,
-        "description": flag.description,
-        "stale": flag.stale,
-        "impressionData": flag.impression_data,
-    }
 
 
 class Flags:
@@ -86,7 +76,7 @@ class Flags:
             )
             tx.save_flag(flag)
             self._context.record_event(
-                tx, "feature-created", actor, flag=flag, data=flag_data(flag)
+                tx, "feature-created", actor, flag=flag, data=FlagData.of(flag)
             )
             for tag in dict.fromkeys(checked):
                 self._tags.tag_flag_in(tx, flag, tag, actor=actor)
@@ -219,7 +209,7 @@ class Flags:
         if after.stale != before.stale and (attrs.evolve(after, stale=before.stale) == before):
             kind = "feature-stale-on" if after.stale else "feature-stale-off"
         self._context.record_event(
-            tx, kind, actor, flag=after, data=flag_data(after), pre_data=flag_data(before)
+            tx, kind, actor, flag=after, data=FlagData.of(after), pre_data=FlagData.of(before)
         )
         return after
 

@@ -11,6 +11,7 @@ from flagcore.ports import Transaction
 from flagcore.service.context import ServiceContext
 from flagcore.service.context_fields import create_context_field_in
 from flagcore.service.import_plan import FlagPlan, ImportPlan
+from flagcore.wire.event_data import FlagImportedData, NameData
 
 __all__ = ["apply_import"]
 
@@ -23,7 +24,7 @@ def apply_import(
     left unchanged."""
     for tag_type in plan.tag_types:
         tx.save_tag_type(tag_type)
-        context.record_event(tx, "tag-type-created", actor, data={"name": tag_type.name})
+        context.record_event(tx, "tag-type-created", actor, data=NameData(tag_type.name))
     for field in plan.context_fields:
         create_context_field_in(context, tx, field, actor=actor)
     created: list[str] = []
@@ -63,10 +64,10 @@ def _write_flag(context: ServiceContext, tx: Transaction, plan: FlagPlan, actor:
         "feature-imported",
         actor,
         flag=definition,
-        data={
-            "action": plan.action,
-            "environments": list(plan.environments),
-            "strategies": {e: len(r.strategies) for e, r in plan.environments.items()},
-            "tags": len(plan.tags),
-        },
+        data=FlagImportedData(
+            plan.action,
+            tuple(plan.environments),
+            {e: len(r.strategies) for e, r in plan.environments.items()},
+            len(plan.tags),
+        ),
     )

@@ -24,6 +24,7 @@ from flagcore.service.import_plan import ImportPlan, plan_import, too_many
 from flagcore.service.strategies import Strategies
 from flagcore.service.strategy_definitions import BUILTIN_DEFINITIONS
 from flagcore.validation import check_constraints, check_name, check_text
+from flagcore.wire.event_data import EnvironmentCreatedData, IdNameData, NameData
 from flagcore.wire.unleash_export import FeatureExport
 
 __all__ = ["CopyReport", "InstanceCopy", "KindReport", "copy_instance_in"]
@@ -123,7 +124,7 @@ def _projects(
         made = Project(project.id, project.name, project.description, context.clock())
         tx.save_project(made)
         context.record_event(
-            tx, "project-created", actor, project=made.id, data={"id": made.id, "name": made.name}
+            tx, "project-created", actor, project=made.id, data=IdNameData(made.id, made.name)
         )
         created.append(project.id)
     return KindReport(tuple(created), (), tuple(unchanged))
@@ -144,7 +145,7 @@ def _environments(
             "environment-created",
             actor,
             environment=environment.name,
-            data={"type": environment.type},
+            data=EnvironmentCreatedData(environment.type),
         )
         created.append(environment.name)
     return KindReport(tuple(created), (), tuple(unchanged))
@@ -165,7 +166,7 @@ def _definitions(
             unchanged.append(definition.name)
             continue
         tx.save_strategy_definition(definition)
-        context.record_event(tx, "strategy-created", actor, data={"name": definition.name})
+        context.record_event(tx, "strategy-created", actor, data=NameData(definition.name))
         created.append(definition.name)
     return KindReport(tuple(created), (), tuple(unchanged))
 
@@ -181,7 +182,7 @@ def _tag_types(
             continue
         check_text(tag_type.description, "$.tagTypes[].description")
         tx.save_tag_type(tag_type)
-        context.record_event(tx, "tag-type-created", actor, data={"name": tag_type.name})
+        context.record_event(tx, "tag-type-created", actor, data=NameData(tag_type.name))
         created.append(tag_type.name)
     return KindReport(tuple(created), (), tuple(unchanged))
 
@@ -221,7 +222,7 @@ def _segments(
                 "segment-created",
                 actor,
                 project=project,
-                data={"id": made.id, "name": made.name},
+                data=IdNameData(made.id, made.name),
             )
             created.append(segment.name)
         elif (here.constraints, here.description) == (segment.constraints, segment.description):
@@ -235,7 +236,7 @@ def _segments(
                 "segment-updated",
                 actor,
                 project=here.project,
-                data={"id": here.id, "name": here.name},
+                data=IdNameData(here.id, here.name),
             )
             updated.append(segment.name)
         else:

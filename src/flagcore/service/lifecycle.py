@@ -26,6 +26,7 @@ from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
 from flagcore.tables import FLAG_STAGES
 from flagcore.validation import check_text
+from flagcore.wire.event_data import FlagCompletedData
 
 __all__ = ["COMPLETED_STATUSES", "STAGES", "Lifecycle", "StageTime", "note_seen", "stage_times"]
 
@@ -138,7 +139,7 @@ class Lifecycle:
                 "feature-completed",
                 actor,
                 flag=flag,
-                data={"status": status, "statusValue": status_value},
+                data=FlagCompletedData(status, status_value),
             )
         return stage
 

@@ -35,6 +35,16 @@ from flagcore.service.lookups import active_flag, require_environment
 from flagcore.service.release_rules import check_transition, user_id_of
 from flagcore.service.strategies import Strategies, new_strategy_id
 from flagcore.tables import NOT_NULL, RELEASE_PLAN_TEMPLATES, RELEASE_PLANS
+from flagcore.wire.event_data import (
+    EventData,
+    MilestoneStartedData,
+    ProgressionData,
+    ProgressionsPausedData,
+    ProgressionsResumedData,
+    ReleasePlanData,
+    SafeguardData,
+)
+from flagcore.wire.release_plan_answers import TransitionConditionAnswer
 
 __all__ = ["ReleasePlans", "SafeguardReading"]
 
@@ -122,7 +132,9 @@ class ReleasePlans:
                 self._context.clock(),
                 user_id_of(actor),
             )
-            return self._saved(tx, plan, "release-plan-added", who, definition, _plan_data(plan))
+            return self._saved(
+                tx, plan, "release-plan-added", who, definition, ReleasePlanData.of(plan)
+            )
 
     def remove_release_plan(
         self,
@@ -148,7 +160,7 @@ class ReleasePlans:
                 who,
                 flag=definition,
                 environment=environment,
-                pre_data=_plan_data(plan),
+                pre_data=ReleasePlanData.of(plan),
             )
 
     def start_release_plan_milestone(
@@ -174,7 +186,7 @@ class ReleasePlans:
                 raise NotFound(f'release plan {plan_id} has no milestone "{milestone_id}"')
             if plan.active_milestone_id == milestone_id:
                 raise Conflict(f'milestone "{milestone_id}" is already the active one')
-            return self._started(tx, plan, milestone_id, who, {"automatic": False})
+            return self._started(tx, plan, milestone_id, who, automatic=False)
 
     def change_milestone_progression(
         self,
@@ -213,12 +225,12 @@ class ReleasePlans:
                 "milestone-progression-changed",
                 who,
                 definition,
-                {
-                    "releasePlanId": plan.id,
-                    "sourceMilestone": source_milestone_id,
-                    "targetMilestone": target_milestone_id,
-                    "transitionCondition": {"intervalMinutes": minutes},
-                },
+                ProgressionData(
+                    plan.id,
+                    source_milestone_id,
+                    target_milestone_id,
+                    TransitionConditionAnswer(minutes),
+                ),
             )
 
     def delete_milestone_progression(
@@ -250,7 +262,7 @@ class ReleasePlans:
                 "milestone-progression-deleted",
                 who,
                 definition,
-                {"releasePlanId": plan.id, "sourceMilestone": source_milestone_id},
+                ProgressionData(plan.id, source_milestone_id),
             )
 
     def resume_milestone_progressions(
@@ -285,7 +297,7 @@ class ReleasePlans:
                 "release-plan-progressions-resumed",
                 who,
                 definition,
-                {"releasePlanId": plan.id, "pausedReason": plan.paused_reason},
+                ProgressionsResumedData(plan.id, plan.paused_reason),
             )
 
     # --- safeguards ---
@@ -318,7 +330,7 @@ class ReleasePlans:
                 "release-plan-safeguard-changed",
                 who,
                 definition,
-                {"releasePlanId": plan.id, "safeguardId": kept.id},
+                SafeguardData(plan.id, kept.id),
             )
 
     def delete_release_plan_safeguard(
@@ -349,7 +361,7 @@ class ReleasePlans:
                 "release-plan-safeguard-deleted",
                 who,
                 definition,
-                {"releasePlanId": plan.id, "safeguardId": safeguard_id},
+                SafeguardData(plan.id, safeguard_id),
             )
 
     # --- the worker ---
@@ -392,9 +404,7 @@ class ReleasePlans:
         assert following is not None
         late = round((now - plan.next_move_at).total_seconds(), 3)
         executed = _with_milestone(plan, plan.active_milestone_id, progression_executed_at=now)
-        return self._started(
-            tx, executed, following.id, who, {"automatic": True, "delaySeconds": late}
-        )
+        return self._started(tx, executed, following.id, who, automatic=True, delay_seconds=late)
 
     def _stuck(
         self, plan_id: str, who: str, now: dt.datetime, error: FlagcoreError
@@ -470,7 +480,7 @@ class ReleasePlans:
         if previous is None:
             tx.save_record(RELEASE_PLANS, paused)
             return paused
-        rolled = self._started(tx, paused, previous.id, who, {"automatic": True, "rollback": True})
+        rolled = self._started(tx, paused, previous.id, who, automatic=True, rollback=True)
         # A rollback leaves the plan paused where it went back to.
         held = attrs.evolve(
             _with_milestone(rolled, previous.id, paused_at=now),
@@ -490,12 +500,7 @@ class ReleasePlans:
             who,
             flag=active_flag(tx, plan.project, plan.flag),
             environment=plan.environment,
-            data={
-                "releasePlanId": plan.id,
-                "milestoneId": plan.active_milestone_id,
-                "reason": reason,
-                "action": action,
-            },
+            data=ProgressionsPausedData(plan.id, plan.active_milestone_id, reason, action),
         )
 
     # --- inner steps ---
@@ -505,8 +510,13 @@ class ReleasePlans:
         plan: ReleasePlan,
         milestone_id: str,
         who: str,
-        how: dict[str, object],
+        *,
+        automatic: bool,
+        delay_seconds: float | None = None,
+        rollback: bool | None = None,
     ) -> ReleasePlan:
+        """Start ``milestone_id``: by a person (not ``automatic``), or on its own (how
+        late), or going back (``rollback``), as its event says."""
         milestone = plan.milestone(milestone_id)
         assert milestone is not None
         definition = active_flag(tx, plan.project, plan.flag)
@@ -543,13 +553,15 @@ class ReleasePlans:
             who,
             flag=definition,
             environment=plan.environment,
-            data={
-                "releasePlanId": plan.id,
-                "milestoneId": milestone_id,
-                "milestoneName": milestone.name,
-                "previousMilestoneId": previous,
-                **how,
-            },
+            data=MilestoneStartedData(
+                plan.id,
+                milestone_id,
+                milestone.name,
+                previous,
+                automatic,
+                delay_seconds,
+                rollback,
+            ),
         )
         return after
 
@@ -560,7 +572,7 @@ class ReleasePlans:
         kind: str,
         who: str,
         definition: FlagDefinition,
-        data: dict[str, Any],
+        data: EventData,
     ) -> ReleasePlan:
         """``plan`` stored, with the event a person's change of it is."""
         tx.save_record(RELEASE_PLANS, plan)
@@ -629,12 +641,3 @@ def _with_milestone(plan: ReleasePlan, milestone_id: str, **changes: Any) -> Rel
             attrs.evolve(m, **changes) if m.id == milestone_id else m for m in plan.milestones
         ),
     )
-
-
-def _plan_data(plan: ReleasePlan) -> dict[str, object]:
-    return {
-        "id": plan.id,
-        "templateId": plan.template_id,
-        "name": plan.name,
-        "milestones": [m.name for m in plan.milestones],
-    }

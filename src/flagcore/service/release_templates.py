@@ -25,6 +25,7 @@ from flagcore.service.strategies import new_strategy_id
 from flagcore.service.strategy_definitions import StrategyDefinitions
 from flagcore.tables import RELEASE_PLAN_TEMPLATES
 from flagcore.validation import check_sort_order, check_strategy, check_text
+from flagcore.wire.event_data import ReleaseTemplateData
 
 __all__ = [
     "MAX_MILESTONES",
@@ -88,7 +89,7 @@ class ReleaseTemplates:
             )
             tx.save_record(RELEASE_PLAN_TEMPLATES, template)
             self._context.record_event(
-                tx, "release-plan-template-created", who, data=_template_data(template)
+                tx, "release-plan-template-created", who, data=ReleaseTemplateData.of(template)
             )
             return template
 
@@ -113,8 +114,8 @@ class ReleaseTemplates:
                 tx,
                 "release-plan-template-updated",
                 who,
-                data=_template_data(after),
-                pre_data=_template_data(before),
+                data=ReleaseTemplateData.of(after),
+                pre_data=ReleaseTemplateData.of(before),
             )
             return after
 
@@ -128,7 +129,7 @@ class ReleaseTemplates:
             after = attrs.evolve(before, archived_at=self._context.clock())
             tx.save_record(RELEASE_PLAN_TEMPLATES, after)
             self._context.record_event(
-                tx, "release-plan-template-archived", who, data=_template_data(after)
+                tx, "release-plan-template-archived", who, data=ReleaseTemplateData.of(after)
             )
 
     def delete_release_plan_template(self, template_id: str, *, actor: Actor = SYSTEM) -> None:
@@ -137,7 +138,7 @@ class ReleaseTemplates:
             before = template_of(tx, template_id)
             tx.delete_record(RELEASE_PLAN_TEMPLATES, template_id)
             self._context.record_event(
-                tx, "release-plan-template-deleted", who, pre_data=_template_data(before)
+                tx, "release-plan-template-deleted", who, pre_data=ReleaseTemplateData.of(before)
             )
 
     def _checked_template(
@@ -239,11 +240,3 @@ def template_of(tx: Transaction, template_id: str) -> ReleasePlanTemplate:
     if template is None:
         raise NotFound(f'there is no release template "{template_id}"')
     return template
-
-
-def _template_data(template: ReleasePlanTemplate) -> dict[str, object]:
-    return {
-        "id": template.id,
-        "name": template.name,
-        "milestones": [m.name for m in template.milestones],
-    }

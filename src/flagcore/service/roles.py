@@ -40,6 +40,7 @@ from flagcore.tables import (
     USERS,
 )
 from flagcore.validation import check_text
+from flagcore.wire.event_data import ProjectAccessData, RoleData
 
 __all__ = ["NewRole", "ProjectAccess", "Roles", "principal_in", "root_role_of"]
 
@@ -97,7 +98,7 @@ class Roles:
                 grants_of(new.grants),
             )
             tx.save_record(ROLES, role)
-            self._context.record_event(tx, "role-created", actor, data=_role_data(role))
+            self._context.record_event(tx, "role-created", actor, data=RoleData.of(role))
         return role
 
     def update_role(self, role_id: int, new: NewRole, *, actor: Actor = SYSTEM) -> Role:
@@ -116,7 +117,7 @@ class Roles:
             )
             tx.save_record(ROLES, after)
             self._context.record_event(
-                tx, "role-updated", actor, data=_role_data(after), pre_data=_role_data(before)
+                tx, "role-updated", actor, data=RoleData.of(after), pre_data=RoleData.of(before)
             )
         return after
 
@@ -138,7 +139,7 @@ class Roles:
                     f'role "{role.name}" is given to users or groups; take it from them first'
                 )
             tx.delete_record(ROLES, role_id)
-            self._context.record_event(tx, "role-deleted", actor, pre_data=_role_data(role))
+            self._context.record_event(tx, "role-deleted", actor, pre_data=RoleData.of(role))
 
     def project_access(self, project: str) -> ProjectAccess:
         with self._context.read() as tx:
@@ -271,7 +272,7 @@ class Roles:
                 "project-access-updated",
                 actor,
                 project=project,
-                data={"userId": user_id, "roles": roles},
+                data=ProjectAccessData(user_id, None, tuple(roles)),
             )
 
     def _record_group_access(
@@ -289,7 +290,7 @@ class Roles:
                 "project-access-updated",
                 actor,
                 project=project,
-                data={"groupId": group_id, "roles": roles},
+                data=ProjectAccessData(None, group_id, tuple(roles)),
             )
 
 
@@ -333,18 +334,6 @@ def _check_role(tx: Transaction, new: NewRole, exclude: int | None) -> None:
     taken = [r for r in [*PREDEFINED_ROLES.values(), *tx.list_records(ROLES)] if r.id != exclude]
     if any(r.name.casefold() == new.name.strip().casefold() for r in taken):
         raise NameConflict(f'a role named "{new.name}" already exists')
-
-
-def _role_data(role: Role) -> dict[str, object]:
-    return {
-        "id": role.id,
-        "name": role.name,
-        "type": role.type.value,
-        "description": role.description,
-        "permissions": [
-            {"name": g.permission.value, "environment": g.environment} for g in role.grants
-        ],
-    }
 
 
 def principal_in(tx: Transaction, user: User) -> Principal:

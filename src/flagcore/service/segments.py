@@ -24,18 +24,9 @@ from flagcore.service.change_request_gate import (
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import require_project
 from flagcore.validation import check_constraints, check_text
+from flagcore.wire.event_data import SegmentData, SegmentLinksData
 
 __all__ = ["Segments", "segments_in_attachment_order"]
-
-
-def _segment_data(segment: Segment) -> dict[str, object]:
-    return {
-        "id": segment.id,
-        "name": segment.name,
-        "description": segment.description,
-        "project": segment.project,
-        "constraints": len(segment.constraints),
-    }
 
 
 class Segments:
@@ -113,7 +104,7 @@ class Segments:
                 created_at=created_at,
             )
             self._context.record_event(
-                tx, "segment-created", actor, project=project, data=_segment_data(segment)
+                tx, "segment-created", actor, project=project, data=SegmentData.of(segment)
             )
         return SegmentDefinition(segment, created_at, actor)
 
@@ -176,8 +167,8 @@ class Segments:
             "segment-updated",
             actor,
             project=project,
-            data=_segment_data(after),
-            pre_data=_segment_data(before),
+            data=SegmentData.of(after),
+            pre_data=SegmentData.of(before),
         )
         return after
 
@@ -206,7 +197,7 @@ class Segments:
                 attrs.evolve(placement, strategy=attrs.evolve(strategy, segments=kept))
             )
         tx.delete_segment(segment_id)
-        self._context.record_event(tx, "segment-deleted", actor, pre_data=_segment_data(segment))
+        self._context.record_event(tx, "segment-deleted", actor, pre_data=SegmentData.of(segment))
 
     def strategies_using_segment(self, segment_id: int) -> list[StrategyPlacement]:
         with self._context.read() as tx:
@@ -305,8 +296,8 @@ class Segments:
                 actor,
                 flag=flag,
                 environment=placement.environment,
-                data={"strategyId": strategy_id, "segmentIds": list(wanted)},
-                pre_data={"segmentIds": list(before)},
+                data=SegmentLinksData(strategy_id, tuple(wanted)),
+                pre_data=SegmentLinksData(None, tuple(before)),
             )
         return updated
 

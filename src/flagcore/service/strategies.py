@@ -18,6 +18,7 @@ from flagcore.service.segments import segments_in_attachment_order
 from flagcore.service.strategy_definitions import StrategyDefinitions
 from flagcore.service.variants import variants_in_unleash_order
 from flagcore.validation import check_sort_order, check_strategy, next_sort_order
+from flagcore.wire.event_data import StrategyData, StrategyOrderData, SwitchedOffData
 
 __all__ = ["Strategies", "new_strategy_id"]
 
@@ -86,7 +87,7 @@ class Strategies:
             actor,
             flag=definition,
             environment=environment,
-            data=_strategy_data(stored),
+            data=StrategyData.of(stored),
         )
         return stored
 
@@ -126,7 +127,7 @@ class Strategies:
                     name,
                     flag=definition,
                     environment=target,
-                    data=_strategy_data(stored),
+                    data=StrategyData.of(stored),
                 )
                 copied.append(stored)
         return copied
@@ -192,8 +193,8 @@ class Strategies:
             actor,
             flag=definition,
             environment=environment,
-            data=_strategy_data(stored),
-            pre_data=_strategy_data(before.strategy),
+            data=StrategyData.of(stored),
+            pre_data=StrategyData.of(before.strategy),
         )
         self._disable_if_nothing_active(tx, definition, environment, actor)
         return stored
@@ -231,7 +232,7 @@ class Strategies:
             actor,
             flag=definition,
             environment=environment,
-            pre_data=_strategy_data(before.strategy),
+            pre_data=StrategyData.of(before.strategy),
         )
         self._disable_if_nothing_active(tx, definition, environment, actor)
 
@@ -284,7 +285,7 @@ class Strategies:
             actor,
             flag=definition,
             environment=environment,
-            data=dict(order),
+            data=StrategyOrderData(order),
         )
         return [p.strategy for p in tx.list_strategies(flag=flag, environment=environment)]
 
@@ -311,7 +312,7 @@ class Strategies:
             actor,
             flag=flag,
             environment=environment,
-            data=_strategy_data(rollout),
+            data=StrategyData.of(rollout),
         )
 
     # --- for the importer (flagcore.service.importing) ---
@@ -344,7 +345,7 @@ class Strategies:
             actor,
             flag=flag,
             environment=environment,
-            data={"reason": "no active strategy left"},
+            data=SwitchedOffData("no active strategy left"),
         )
 
     def _placement(
@@ -396,14 +397,3 @@ class Strategies:
 def _next_sort_order(existing: Sequence[StrategyPlacement]) -> int:
     """After the last strategy, as Unleash numbers them (0, 1, 2, ...)."""
     return next_sort_order((p.strategy.sort_order or 0 for p in existing), "$.sortOrder")
-
-
-def _strategy_data(strategy: Strategy) -> dict[str, object]:
-    return {
-        "id": strategy.id,
-        "name": strategy.name,
-        "parameters": dict(strategy.parameters),
-        "constraints": len(strategy.constraints),
-        "segments": list(strategy.segments),
-        "disabled": strategy.disabled,
-    }

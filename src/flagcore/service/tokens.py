@@ -16,6 +16,7 @@ from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.ports import TokenRepository, Transaction
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
+from flagcore.wire.event_data import ApiTokenData, TokenNameData, token_name_of
 
 __all__ = ["MIN_GIVEN_SECRET_LENGTH", "CreatedToken", "TokenSpec", "Tokens", "hash_secret"]
 
@@ -201,12 +202,7 @@ class Tokens:
             tx,
             "api-token-created",
             actor,
-            data={
-                "tokenName": name,
-                "type": kind.value,
-                "projects": list(projects),
-                "environment": environment,
-            },
+            data=ApiTokenData(name, kind.value, projects, environment),
         )
         return CreatedToken(token, secret)
 
@@ -276,7 +272,7 @@ class Tokens:
                 page = tx.list_events(limit=_TOKEN_EVENTS_PAGE, before_id=before)
                 for event in page:
                     if event.type == "api-token-created" and event.created_by == actor:
-                        names.add(str((event.data or {}).get("tokenName")))
+                        names.add(token_name_of(event.data))
                 if len(page) < _TOKEN_EVENTS_PAGE or page[-1].created_at < oldest:
                     break
                 before = page[-1].id
@@ -307,7 +303,7 @@ class Tokens:
                 _keep_an_admin(tx, token)
             tx.delete_token(token.secret_hash)
             self._context.record_event(
-                tx, "api-token-deleted", actor, data={"tokenName": token.name}
+                tx, "api-token-deleted", actor, data=TokenNameData(token.name)
             )
 
     def authenticate(self, secret: str) -> ApiToken | None:
