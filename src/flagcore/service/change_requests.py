@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -40,7 +40,15 @@ from flagcore.errors import (
 )
 from flagcore.model import Dependency, Strategy
 from flagcore.permissions import Permission
-from flagcore.ports import Transaction
+from flagcore.ports import (
+    EventLog,
+    FlagLookups,
+    ProjectRepository,
+    Records,
+    RulesWrite,
+    SegmentRepository,
+    StrategyRepository,
+)
 from flagcore.preview import ProposedChange
 from flagcore.principals import Principal
 from flagcore.service.archive import Archive
@@ -127,6 +135,25 @@ class DraftChange:
     action: str
     payload: Any = None
     path: str = "$"
+
+
+class _ProjectRecords(Records, ProjectRepository, Protocol):
+    """Change requests and their settings, in a project that must exist."""
+
+
+class _Subjects(FlagLookups, StrategyRepository, SegmentRepository, EventLog, Protocol):
+    """What a change is about as it is now (a flag's rules, a segment), and the events
+    since it was drafted."""
+
+
+class _Review(_Subjects, Records, Protocol):
+    """A request as it stands: its approvals counted (who may still approve) and its
+    conflicts."""
+
+
+class _Applying(RulesWrite, Records, Protocol):
+    """Every change of a request applied, checked for conflicts and approvals first: the
+    request, its flags' rules, segments, and the events (7 of the port's 13 parts)."""
 
 
 @attrs.frozen
@@ -797,7 +824,7 @@ class ChangeRequests:
             return None
 
     # --- inner steps ---
-    def _applied(self, tx: Transaction, request: ChangeRequest, name: str) -> ChangeRequest:
+    def _applied(self, tx: _Applying, request: ChangeRequest, name: str) -> ChangeRequest:
         _require_state(request, {_D.APPROVED, _D.SCHEDULED}, _D.APPLIED)
         counted = self._counted_approvals(tx, request)
         if counted < request.min_approvals:
@@ -919,7 +946,7 @@ class ChangeRequests:
 
     def _apply(
         self,
-        tx: Transaction,
+        tx: RulesWrite,
         project: str,
         environment: str,
         change: Change,
@@ -989,7 +1016,7 @@ class ChangeRequests:
 
     def _change(
         self,
-        tx: Transaction,
+        tx: _Subjects,
         change_id: int,
         feature: str | None,
         segment: int | None,
@@ -1010,7 +1037,7 @@ class ChangeRequests:
             newest[0].id if newest else 0,
         )
 
-    def _conflicts(self, tx: Transaction, request: ChangeRequest) -> dict[int, str]:
+    def _conflicts(self, tx: _Subjects, request: ChangeRequest) -> dict[int, str]:
         if request.state in CLOSED_STATES:
             return {}
         found = {}
@@ -1020,18 +1047,18 @@ class ChangeRequests:
                 found[change.id] = _what_changed(tx, request, change)
         return found
 
-    def _view(self, tx: Transaction, request: ChangeRequest) -> ChangeRequestView:
+    def _view(self, tx: _Review, request: ChangeRequest) -> ChangeRequestView:
         counted = self._counted_approvals(tx, request)
         shown = _shown_as(request, counted)
         return ChangeRequestView(shown, self._conflicts(tx, request), counted)
 
-    def _shown(self, tx: Transaction, request: ChangeRequest) -> ChangeRequest:
+    def _shown(self, tx: Records, request: ChangeRequest) -> ChangeRequest:
         """The request as it stands now (`_shown_as`)."""
         if request.state is not _D.APPROVED:
             return request
         return _shown_as(request, self._counted_approvals(tx, request))
 
-    def _counted_approvals(self, tx: Transaction, request: ChangeRequest) -> int:
+    def _counted_approvals(self, tx: Records, request: ChangeRequest) -> int:
         """Distinct people who approved and may approve there still (a person whose role
         was taken away, or who was disabled, no longer counts)."""
         counted = 0
@@ -1051,7 +1078,7 @@ class ChangeRequests:
         return counted
 
     def _own_editable(
-        self, tx: Transaction, project: str, request_id: int, actor: Actor
+        self, tx: _ProjectRecords, project: str, request_id: int, actor: Actor
     ) -> ChangeRequest:
         request = _request(tx, project, request_id)
         if not isinstance(actor, str) and not _is_author(request, _identity(actor)):
@@ -1074,7 +1101,7 @@ class ChangeRequests:
 
     def _event(
         self,
-        tx: Transaction,
+        tx: EventLog,
         type: str,
         actor: str,
         request: ChangeRequest,
@@ -1112,7 +1139,7 @@ def _shown_as(request: ChangeRequest, counted: int) -> ChangeRequest:
     return request
 
 
-def _settings_on(tx: Transaction, project: str, environment: str) -> ChangeRequestSettings:
+def _settings_on(tx: _ProjectRecords, project: str, environment: str) -> ChangeRequestSettings:
     require_project(tx, project)
     require_environment(tx, environment)
     settings = tx.get_record(CHANGE_REQUEST_SETTINGS, (project, environment))
@@ -1126,7 +1153,7 @@ def _settings_on(tx: Transaction, project: str, environment: str) -> ChangeReque
 
 
 def _draft_of(
-    tx: Transaction, project: str, environment: str, who: tuple[str, int | None]
+    tx: Records, project: str, environment: str, who: tuple[str, int | None]
 ) -> ChangeRequest | None:
     """``who``'s draft for that project and environment (one at most)."""
     found: ChangeRequest | None = next(
@@ -1140,7 +1167,7 @@ def _draft_of(
     return found
 
 
-def _named(tx: Transaction, payload: SegmentIdPayload, path: str) -> SegmentIdPayload:
+def _named(tx: SegmentRepository, payload: SegmentIdPayload, path: str) -> SegmentIdPayload:
     """A deletion with the name of the segment it deletes; a name sent that is not the
     segment's is refused (the id is what would be deleted)."""
     found = tx.get_segment(payload.id)
@@ -1166,7 +1193,7 @@ def _reason(error: FlagcoreError) -> str:
     return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 1] + "…"
 
 
-def _due(tx: Transaction, project: str, request_id: int, now: dt.datetime) -> ChangeRequest | None:
+def _due(tx: Records, project: str, request_id: int, now: dt.datetime) -> ChangeRequest | None:
     request: ChangeRequest | None = tx.get_record(CHANGE_REQUESTS, request_id)
     if (
         request is None
@@ -1186,7 +1213,7 @@ def _delay(request: ChangeRequest, now: dt.datetime) -> ScheduleNote:
     return ScheduleNote(request.scheduled_at.isoformat(), round(late, 3))
 
 
-def _request(tx: Transaction, project: str, request_id: int) -> ChangeRequest:
+def _request(tx: _ProjectRecords, project: str, request_id: int) -> ChangeRequest:
     require_project(tx, project)
     request: ChangeRequest | None = tx.get_record(CHANGE_REQUESTS, request_id)
     if request is None or request.project != project:
@@ -1266,7 +1293,7 @@ def _commented(
     return attrs.evolve(request, comments=(*request.comments, comment))
 
 
-def _digest(tx: Transaction, feature: str | None, segment: int | None, action: ChangeAction) -> str:
+def _digest(tx: _Subjects, feature: str | None, segment: int | None, action: ChangeAction) -> str:
     """What a change is about, as it is now: a flag with its rules in every environment
     and its dependencies, or a segment."""
     if action in SEGMENT_ACTIONS:
@@ -1293,7 +1320,7 @@ def _digest(tx: Transaction, feature: str | None, segment: int | None, action: C
     return hashlib.sha256(repr(state).encode()).hexdigest()
 
 
-def _flag_environments(tx: Transaction, flag: str) -> list[Any]:
+def _flag_environments(tx: FlagLookups, flag: str) -> list[Any]:
     return [
         state
         for environment in tx.list_environments()
@@ -1301,7 +1328,7 @@ def _flag_environments(tx: Transaction, flag: str) -> list[Any]:
     ]
 
 
-def _what_changed(tx: Transaction, request: ChangeRequest, change: Change) -> str:
+def _what_changed(tx: EventLog, request: ChangeRequest, change: Change) -> str:
     """Which events since the change was drafted touched what it is about, and by whom."""
     if change.feature is not None:
         subject = f'flag "{change.feature}"'

@@ -9,7 +9,7 @@ import attrs
 from flagcore.entities import FlagDefinition
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency
-from flagcore.ports import Transaction
+from flagcore.ports import FlagWrite
 from flagcore.service.change_request_gate import refuse_flag_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
@@ -44,7 +44,7 @@ class Dependencies:
 
     def set_dependencies_in(
         self,
-        tx: Transaction,
+        tx: FlagWrite,
         project: str,
         name: str,
         dependencies: Sequence[Dependency],

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import attrs
 
 from flagcore.entities import Environment, EnvironmentUsage, FlagEnvironment, StrategyPlacement
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.permissions import grants_of
-from flagcore.ports import Transaction
+from flagcore.ports import (
+    ActionRepository,
+    ProjectRepository,
+    Records,
+    StrategyWrite,
+    TokenRepository,
+)
 from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
@@ -23,6 +30,10 @@ from flagcore.wire.event_data import (
 )
 
 __all__ = ["Environments"]
+
+
+class _EnvironmentUsers(TokenRepository, ActionRepository, Records, Protocol):
+    """What may name an environment: API tokens, action sets, custom roles' grants."""
 
 
 class Environments:
@@ -274,7 +285,7 @@ class Environments:
 
     def set_environment_enabled_in(
         self,
-        tx: Transaction,
+        tx: StrategyWrite,
         project: str,
         flag: str,
         environment: str,
@@ -313,14 +324,14 @@ def check_environment_type(value: object) -> str:
     return value
 
 
-def _environment(tx: Transaction, name: str) -> Environment:
+def _environment(tx: ProjectRepository, name: str) -> Environment:
     environment = tx.get_environment(name)
     if environment is None:
         raise NotFound(f'there is no environment "{name}"')
     return environment
 
 
-def _users_of(tx: Transaction, name: str) -> list[str]:
+def _users_of(tx: _EnvironmentUsers, name: str) -> list[str]:
     """What names the environment and would break without it, one phrase each."""
     uses = [f'API token "{t.name}"' for t in tx.list_tokens() if t.environment == name]
     uses += [

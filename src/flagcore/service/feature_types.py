@@ -20,7 +20,7 @@ import attrs
 
 from flagcore.entities import FeatureTypeLifetime, FlagDefinition, FlagStage, UpkeepDue
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import Records
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import FEATURE_TYPE_LIFETIMES, FLAG_STAGES, UPKEEP_DUE
 from flagcore.wire.event_data import FeatureTypeData, StaleReminderData
@@ -92,7 +92,7 @@ DEFAULT_FEATURE_TYPES: tuple[FeatureType, ...] = (
 )
 
 
-def _types(tx: Transaction) -> list[FeatureType]:
+def _types(tx: Records) -> list[FeatureType]:
     changed = {kept.id: kept.lifetime_days for kept in tx.list_records(FEATURE_TYPE_LIFETIMES)}
     return [
         attrs.evolve(t, lifetime_days=changed[t.id]) if t.id in changed else t

@@ -13,7 +13,7 @@ import attrs
 from flagcore.entities import EnvironmentState, FlagDefinition, FlagDetails, Tag
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict
 from flagcore.model import FlagType, Strategy
-from flagcore.ports import Transaction
+from flagcore.ports import FlagRead, FlagWrite
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_project
 from flagcore.service.tags import Tags, checked_tag, require_tag_type
@@ -134,7 +134,7 @@ class Flags:
 
     def update_flag_in(
         self,
-        tx: Transaction,
+        tx: FlagWrite,
         project: str,
         name: str,
         *,
@@ -198,7 +198,7 @@ class Flags:
             return self._save_change(tx, before, after, actor)
 
     def _save_change(
-        self, tx: Transaction, before: FlagDefinition, after: FlagDefinition, actor: str
+        self, tx: FlagWrite, before: FlagDefinition, after: FlagDefinition, actor: str
     ) -> FlagDefinition:
         """Store ``after`` with the event Unleash records (stale on/off when only that
         changed), or nothing when nothing changed."""
@@ -220,7 +220,7 @@ class Flags:
         return self.update_flag(project, name, stale=stale, actor=actor)
 
 
-def flag_details(tx: Transaction, flag: FlagDefinition) -> FlagDetails:
+def flag_details(tx: FlagRead, flag: FlagDefinition) -> FlagDetails:
     """The flag with every environment's state (on/off, strategies, variants) and its tags."""
     states = {state.environment: state for state in tx.list_flag_environments(flag=flag.name)}
     strategies: dict[str, list[Strategy]] = {}

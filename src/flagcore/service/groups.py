@@ -19,7 +19,7 @@ import attrs
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.people import Group, GroupMember, User
 from flagcore.permissions import PREDEFINED_ROLES, RoleType
-from flagcore.ports import Records, Transaction
+from flagcore.ports import KeptWrite, Records
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import GROUP_MEMBERS, GROUP_ROLE_ASSIGNMENTS, GROUPS, ROLES, USERS
 from flagcore.validation import check_text
@@ -151,7 +151,7 @@ class Groups:
 
 
 def sync_provider_groups(
-    tx: Transaction, context: ServiceContext, user: User, claimed: Sequence[str]
+    tx: KeptWrite, context: ServiceContext, user: User, claimed: Sequence[str]
 ) -> None:
     """At a sign-in with the provider: ``user`` joins each group a ``claimed`` group maps
     to (``mappings_sso``) and leaves each group the provider made them a member of that no

@@ -22,7 +22,7 @@ import attrs
 from flagcore.entities import Integration, IntegrationCursor
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.integration_providers import MASKED, PROVIDERS, ProviderDefinition
-from flagcore.ports import Transaction
+from flagcore.ports import EventLog, KeptWrite, Records
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import INTEGRATION_CURSORS, INTEGRATIONS
 from flagcore.validation import check_name, check_text
@@ -214,12 +214,12 @@ def checked_spec(spec: IntegrationSpec, stored: Integration | None = None) -> In
     )
 
 
-def _newest_event_id(tx: Transaction) -> int:
+def _newest_event_id(tx: EventLog) -> int:
     newest = tx.list_events(limit=1)
     return newest[0].id if newest else 0
 
 
-def _start_cursor(tx: Transaction, integration_id: int) -> None:
+def _start_cursor(tx: KeptWrite, integration_id: int) -> None:
     """Deliveries start after the newest event: nothing from before is owed."""
     tx.save_record(INTEGRATION_CURSORS, IntegrationCursor(integration_id, _newest_event_id(tx)))
 
@@ -323,7 +323,7 @@ class Integrations:
             )
 
 
-def _required(tx: Transaction, integration_id: int) -> Integration:
+def _required(tx: Records, integration_id: int) -> Integration:
     found = tx.get_record(INTEGRATIONS, integration_id)
     if found is None:
         raise NotFound(f"Could not find addon with id {integration_id}")

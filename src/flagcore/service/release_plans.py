@@ -16,13 +16,21 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
 from flagcore.entities import FlagDefinition
 from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput, NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import (
+    FlagRepository,
+    FlagWrite,
+    KeptRulesWrite,
+    KeptWrite,
+    ProjectRepository,
+    Records,
+    StrategyWrite,
+)
 from flagcore.release_plans import (
     ReleasePlan,
     Safeguard,
@@ -48,8 +56,16 @@ from flagcore.wire.release_plan_answers import TransitionConditionAnswer
 
 __all__ = ["ReleasePlans", "SafeguardReading"]
 
-SafeguardReading = Callable[[Transaction, ReleasePlan, Safeguard, dt.datetime], float | None]
+SafeguardReading = Callable[[Records, ReleasePlan, Safeguard, dt.datetime], float | None]
 """The value a safeguard compares to its threshold (None: no data yet, nothing trips)."""
+
+
+class _Due(FlagRepository, Records, Protocol):
+    """Whether a plan moves: its flag (archived: it waits) and its safeguards' metrics."""
+
+
+class _Plans(Records, ProjectRepository, Protocol):
+    """Release plans, in an environment that must exist."""
 
 
 class ReleasePlans:
@@ -396,7 +412,7 @@ class ReleasePlans:
             return self._stuck(plan_id, who, now, error)
 
     def _progressed(
-        self, tx: Transaction, plan: ReleasePlan, who: str, now: dt.datetime
+        self, tx: KeptRulesWrite, plan: ReleasePlan, who: str, now: dt.datetime
     ) -> ReleasePlan:
         assert plan.active_milestone_id is not None
         assert plan.next_move_at is not None
@@ -428,9 +444,7 @@ class ReleasePlans:
             self._pause_event(tx, plan, reason, "pause", who)
             return paused
 
-    def _move_of(
-        self, tx: Transaction, plan: ReleasePlan, now: dt.datetime
-    ) -> tuple[str, str] | None:
+    def _move_of(self, tx: _Due, plan: ReleasePlan, now: dt.datetime) -> tuple[str, str] | None:
         if plan.next_move_at is None or plan.paused_reason is not None:
             return None
         flag = tx.get_flag(plan.flag)
@@ -445,7 +459,7 @@ class ReleasePlans:
         return None
 
     def _tripped(
-        self, tx: Transaction, plan: ReleasePlan, safeguard: Safeguard, now: dt.datetime
+        self, tx: Records, plan: ReleasePlan, safeguard: Safeguard, now: dt.datetime
     ) -> str | None:
         if self._reading is None:
             return None
@@ -466,7 +480,7 @@ class ReleasePlans:
         )
 
     def _paused(
-        self, tx: Transaction, plan: ReleasePlan, reason: str, who: str, now: dt.datetime
+        self, tx: KeptRulesWrite, plan: ReleasePlan, reason: str, who: str, now: dt.datetime
     ) -> ReleasePlan:
         assert plan.active_milestone_id is not None
         rollback = any(s.action is SafeguardAction.ROLLBACK for s in plan.safeguards)
@@ -491,7 +505,7 @@ class ReleasePlans:
         return held
 
     def _pause_event(
-        self, tx: Transaction, plan: ReleasePlan, reason: str, action: str, who: str
+        self, tx: FlagWrite, plan: ReleasePlan, reason: str, action: str, who: str
     ) -> None:
         """Unleash's ``release-plan-progressions-paused``, which integrations can send."""
         self._context.record_event(
@@ -506,7 +520,7 @@ class ReleasePlans:
     # --- inner steps ---
     def _started(
         self,
-        tx: Transaction,
+        tx: KeptRulesWrite,
         plan: ReleasePlan,
         milestone_id: str,
         who: str,
@@ -567,7 +581,7 @@ class ReleasePlans:
 
     def _saved(
         self,
-        tx: Transaction,
+        tx: KeptWrite,
         plan: ReleasePlan,
         kind: str,
         who: str,
@@ -581,7 +595,7 @@ class ReleasePlans:
         )
         return plan
 
-    def _remove_placed(self, tx: Transaction, plan: ReleasePlan, who: str) -> None:
+    def _remove_placed(self, tx: StrategyWrite, plan: ReleasePlan, who: str) -> None:
         """The strategies the plan placed that are still there (a person may have deleted
         one by hand)."""
         for strategy_id in plan.placed_strategy_ids:
@@ -612,11 +626,11 @@ class ReleasePlans:
         return attrs.evolve(plan, next_move_at=due)
 
 
-def _plans_at(tx: Transaction, flag: str, environment: str) -> list[ReleasePlan]:
+def _plans_at(tx: Records, flag: str, environment: str) -> list[ReleasePlan]:
     return list(tx.list_records(RELEASE_PLANS, where={"flag": flag, "environment": environment}))
 
 
-def _plan(tx: Transaction, flag: str, environment: str, plan_id: str) -> ReleasePlan:
+def _plan(tx: _Plans, flag: str, environment: str, plan_id: str) -> ReleasePlan:
     require_environment(tx, environment)
     plan: ReleasePlan | None = tx.get_record(RELEASE_PLANS, plan_id)
     if plan is None or (plan.flag, plan.environment) != (flag, environment):
@@ -624,9 +638,7 @@ def _plan(tx: Transaction, flag: str, environment: str, plan_id: str) -> Release
     return plan
 
 
-def _plan_with_milestone(
-    tx: Transaction, flag: str, environment: str, milestone_id: str
-) -> ReleasePlan:
+def _plan_with_milestone(tx: _Plans, flag: str, environment: str, milestone_id: str) -> ReleasePlan:
     require_environment(tx, environment)
     for plan in _plans_at(tx, flag, environment):
         if plan.milestone(milestone_id) is not None:

@@ -5,9 +5,11 @@ checked as a flag's would be, in Unleash's (enterprise) shape; root-wide, with U
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
+from flagcore import ports
 from flagcore.errors import (
     ErrorDetail,
     FlagcoreError,
@@ -17,7 +19,7 @@ from flagcore.errors import (
     NotFound,
 )
 from flagcore.model import Strategy
-from flagcore.ports import Transaction
+from flagcore.ports import Records, SegmentRepository, StrategyChecks
 from flagcore.release_plans import Milestone, ReleasePlanTemplate
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.release_rules import check_transition, checked_name, rooted, user_id_of
@@ -38,6 +40,11 @@ __all__ = [
 MAX_TEMPLATES = 1_000
 MAX_MILESTONES = 20
 MAX_MILESTONE_STRATEGIES = 30
+
+
+class _TemplateChecks(Records, StrategyChecks, Protocol):
+    """Templates (names unique among those not archived), and what their milestones'
+    strategies name."""
 
 
 class ReleaseTemplates:
@@ -143,7 +150,7 @@ class ReleaseTemplates:
 
     def _checked_template(
         self,
-        tx: Transaction,
+        tx: _TemplateChecks,
         template_id: str | None,
         name: str,
         description: str | None,
@@ -200,12 +207,12 @@ class ReleaseTemplates:
         return tuple(checked)
 
     @staticmethod
-    def _strategies_known(tx: Transaction) -> dict[str, object]:
+    def _strategies_known(tx: ports.StrategyDefinitions) -> dict[str, object]:
         return dict(StrategyDefinitions.known_in(tx))
 
     def _checked_strategies(
         self,
-        tx: Transaction,
+        tx: SegmentRepository,
         known: dict[str, object],
         strategies: Sequence[Strategy],
         at: str,
@@ -235,7 +242,7 @@ class ReleaseTemplates:
         return tuple(sorted(checked, key=lambda s: s.sort_order or 0))
 
 
-def template_of(tx: Transaction, template_id: str) -> ReleasePlanTemplate:
+def template_of(tx: Records, template_id: str) -> ReleasePlanTemplate:
     template: ReleasePlanTemplate | None = tx.get_record(RELEASE_PLAN_TEMPLATES, template_id)
     if template is None:
         raise NotFound(f'there is no release template "{template_id}"')

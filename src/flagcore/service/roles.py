@@ -10,6 +10,7 @@ permissions may name environments, which must exist.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
@@ -26,7 +27,7 @@ from flagcore.permissions import (
     RoleType,
     grants_of,
 )
-from flagcore.ports import Records, Transaction
+from flagcore.ports import KeptWrite, ProjectRepository, Records
 from flagcore.principals import Principal
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.groups import GroupView, group_view
@@ -45,6 +46,10 @@ from flagcore.wire.event_data import ProjectAccessData, RoleData
 __all__ = ["NewRole", "ProjectAccess", "Roles", "principal_in", "root_role_of"]
 
 _CUSTOM_TYPES = (RoleType.ROOT_CUSTOM, RoleType.CUSTOM)
+
+
+class _Access(Records, ProjectRepository, Protocol):
+    """Roles, users and groups, and the projects they are given roles in."""
 
 
 @attrs.frozen
@@ -226,12 +231,12 @@ class Roles:
             return principal_in(tx, user)
 
     @staticmethod
-    def _all_roles(tx: Transaction) -> list[Role]:
+    def _all_roles(tx: Records) -> list[Role]:
         return [*PREDEFINED_ROLES.values(), *tx.list_records(ROLES)]
 
     def _check_access(
         self,
-        tx: Transaction,
+        tx: _Access,
         project: str,
         user_ids: Sequence[int],
         role_ids: Sequence[int],
@@ -258,7 +263,7 @@ class Roles:
             raise InvalidInput("project access names unknown users, groups or roles", details)
 
     def _record_access(
-        self, tx: Transaction, project: str, actor: str, user_ids: Sequence[int]
+        self, tx: KeptWrite, project: str, actor: str, user_ids: Sequence[int]
     ) -> None:
         for user_id in user_ids:
             roles = [
@@ -276,7 +281,7 @@ class Roles:
             )
 
     def _record_group_access(
-        self, tx: Transaction, project: str, actor: str, group_ids: Sequence[int]
+        self, tx: KeptWrite, project: str, actor: str, group_ids: Sequence[int]
     ) -> None:
         for group_id in group_ids:
             roles = [
@@ -294,14 +299,14 @@ class Roles:
             )
 
 
-def _role(tx: Transaction, role_id: int) -> Role:
+def _role(tx: Records, role_id: int) -> Role:
     role = PREDEFINED_ROLES.get(role_id) or tx.get_record(ROLES, role_id)
     if role is None:
         raise NotFound(f"Could not find role with id {role_id}")
     return role
 
 
-def _custom_role(tx: Transaction, role_id: int) -> Role:
+def _custom_role(tx: Records, role_id: int) -> Role:
     role = _role(tx, role_id)
     if role.predefined:
         raise InvalidInput(
@@ -311,7 +316,7 @@ def _custom_role(tx: Transaction, role_id: int) -> Role:
     return role
 
 
-def _check_role(tx: Transaction, new: NewRole, exclude: int | None) -> None:
+def _check_role(tx: _Access, new: NewRole, exclude: int | None) -> None:
     details: list[ErrorDetail] = []
     if not isinstance(new.name, str) or not new.name.strip():
         details.append(ErrorDetail("must not be empty", "$.name"))
@@ -336,7 +341,7 @@ def _check_role(tx: Transaction, new: NewRole, exclude: int | None) -> None:
         raise NameConflict(f'a role named "{new.name}" already exists')
 
 
-def principal_in(tx: Transaction, user: User) -> Principal:
+def principal_in(tx: Records, user: User) -> Principal:
     """`Roles.principal_of` inside the caller's transaction (a session's check reads the
     user and their roles at once): their own root and project roles, and those of every
     group they are in."""

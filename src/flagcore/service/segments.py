@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
@@ -16,7 +17,13 @@ from flagcore.errors import (
 )
 from flagcore.limits import enforce
 from flagcore.model import Constraint, Segment
-from flagcore.ports import SegmentRepository, Transaction
+from flagcore.ports import (
+    FlagRepository,
+    ProjectRepository,
+    SegmentRepository,
+    SegmentWrite,
+    StrategyRepository,
+)
 from flagcore.service.change_request_gate import (
     refuse_direct_change,
     refuse_segment_change,
@@ -27,6 +34,10 @@ from flagcore.validation import check_constraints, check_text
 from flagcore.wire.event_data import SegmentData, SegmentLinksData
 
 __all__ = ["Segments", "segments_in_attachment_order"]
+
+
+class _SegmentUsers(FlagRepository, StrategyRepository, Protocol):
+    """The strategies using a segment, with their flags."""
 
 
 class Segments:
@@ -134,7 +145,7 @@ class Segments:
 
     def update_segment_in(
         self,
-        tx: Transaction,
+        tx: SegmentWrite,
         segment_id: int,
         name: str,
         constraints: Sequence[Constraint],
@@ -179,7 +190,7 @@ class Segments:
             refuse_segment_change(tx, actor, segment_id)
             self.delete_segment_in(tx, segment_id, actor=who)
 
-    def delete_segment_in(self, tx: Transaction, segment_id: int, *, actor: str) -> None:
+    def delete_segment_in(self, tx: SegmentWrite, segment_id: int, *, actor: str) -> None:
         """`delete_segment` inside the caller's unit of work (a change request applied)."""
         segment = self._segment(tx, segment_id)
         users = self._active_users(tx, segment_id)
@@ -331,12 +342,12 @@ class Segments:
                 raise NameConflict(f'a segment named "{name}" already exists')
 
     @staticmethod
-    def _check_project(tx: Transaction, project: str | None) -> None:
+    def _check_project(tx: ProjectRepository, project: str | None) -> None:
         if project is not None:
             require_project(tx, project)
 
     @staticmethod
-    def _active_users(tx: Transaction, segment_id: int) -> list[StrategyPlacement]:
+    def _active_users(tx: _SegmentUsers, segment_id: int) -> list[StrategyPlacement]:
         return [
             placement
             for placement in tx.strategies_using_segment(segment_id)

@@ -10,7 +10,7 @@ import attrs
 from flagcore.entities import FlagDefinition, StrategyPlacement
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import Strategy
-from flagcore.ports import Transaction
+from flagcore.ports import RulesWrite, StrategyChecks, StrategyWrite
 from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
@@ -65,7 +65,7 @@ class Strategies:
 
     def add_strategy_in(
         self,
-        tx: Transaction,
+        tx: RulesWrite,
         project: str,
         flag: str,
         environment: str,
@@ -161,7 +161,7 @@ class Strategies:
 
     def update_strategy_in(
         self,
-        tx: Transaction,
+        tx: RulesWrite,
         project: str,
         flag: str,
         environment: str,
@@ -214,7 +214,7 @@ class Strategies:
 
     def delete_strategy_in(
         self,
-        tx: Transaction,
+        tx: StrategyWrite,
         project: str,
         flag: str,
         environment: str,
@@ -252,7 +252,7 @@ class Strategies:
 
     def reorder_strategies_in(
         self,
-        tx: Transaction,
+        tx: StrategyWrite,
         project: str,
         flag: str,
         environment: str,
@@ -290,7 +290,7 @@ class Strategies:
         return [p.strategy for p in tx.list_strategies(flag=flag, environment=environment)]
 
     def ensure_active_strategy_in(
-        self, tx: Transaction, flag: FlagDefinition, environment: str, *, actor: str
+        self, tx: StrategyWrite, flag: FlagDefinition, environment: str, *, actor: str
     ) -> None:
         """Add ``flexibleRollout`` at 100% unless the flag has an active strategy in
         ``environment``: Unleash's rule when a flag is turned on there, so "on" shows as the
@@ -317,14 +317,14 @@ class Strategies:
 
     # --- for the importer (flagcore.service.importing) ---
     def prepared_in(
-        self, tx: Transaction, flag: FlagDefinition, strategy: Strategy, sort_order: int | None
+        self, tx: StrategyChecks, flag: FlagDefinition, strategy: Strategy, sort_order: int | None
     ) -> Strategy:
         """``strategy`` checked and normalised exactly as `add_strategy` stores it, for a
         part that places strategies inside its own unit of work (an import)."""
         return self._prepared(tx, flag, strategy, sort_order)
 
     def _disable_if_nothing_active(
-        self, tx: Transaction, flag: FlagDefinition, environment: str, actor: str
+        self, tx: StrategyWrite, flag: FlagDefinition, environment: str, actor: str
     ) -> None:
         """Turn the environment off once no active strategy is left there (Unleash's rule
         after a strategy is deleted or disabled), with the event that says so.
@@ -349,7 +349,7 @@ class Strategies:
         )
 
     def _placement(
-        self, tx: Transaction, project: str, flag: str, environment: str, strategy_id: str
+        self, tx: StrategyWrite, project: str, flag: str, environment: str, strategy_id: str
     ) -> StrategyPlacement:
         active_flag(tx, project, flag)
         require_environment(tx, environment)
@@ -360,7 +360,7 @@ class Strategies:
 
     def _prepared(
         self,
-        tx: Transaction,
+        tx: StrategyChecks,
         flag: FlagDefinition,
         strategy: Strategy,
         sort_order: int | None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flagcore.entities import FlagDefinition, Tag, TagType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
-from flagcore.ports import TagRepository, Transaction
+from flagcore.ports import TagRepository, TagWrite
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
 from flagcore.validation import check_name
@@ -129,7 +129,7 @@ class Tags:
                 pre_data=tag,
             )
 
-    def tag_flag_in(self, tx: Transaction, flag: FlagDefinition, tag: Tag, *, actor: str) -> None:
+    def tag_flag_in(self, tx: TagWrite, flag: FlagDefinition, tag: Tag, *, actor: str) -> None:
         """Put a checked tag, not on the flag yet, on ``flag`` with its event, inside the
         caller's unit of work (`Flags.create_flag` tags a flag as it creates it)."""
         tx.add_flag_tag(flag.name, tag)

@@ -9,12 +9,13 @@ import hmac
 import re
 import secrets
 from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
-from flagcore.ports import TokenRepository, Transaction
+from flagcore.ports import EventLog, ProjectRepository, TokenRepository
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.wire.event_data import ApiTokenData, TokenNameData, token_name_of
 
@@ -122,6 +123,10 @@ class CreatedToken:
     secret: str
 
 
+class _TokenWrite(TokenRepository, ProjectRepository, EventLog, Protocol):
+    """A token made for projects and an environment that must exist, with the event."""
+
+
 class Tokens:
     def __init__(self, context: ServiceContext) -> None:
         self._context = context
@@ -154,7 +159,7 @@ class Tokens:
 
     def _create_token(
         self,
-        tx: Transaction,
+        tx: _TokenWrite,
         name: str,
         kind: TokenType,
         projects: Sequence[str],

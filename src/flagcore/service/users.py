@@ -19,7 +19,7 @@ import attrs
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.passwords import NewPassword
 from flagcore.people import LinkKind, ResetLink, RootRole, User, UserPassword
-from flagcore.ports import Records, Transaction
+from flagcore.ports import KeptWrite, Records
 from flagcore.principals import Principal
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.roles import root_role_of
@@ -377,7 +377,7 @@ def _user(tx: Records, user_id: int) -> User:
 
 
 def _new_link(
-    tx: Transaction,
+    tx: KeptWrite,
     context: ServiceContext,
     user: User,
     kind: LinkKind,

@@ -10,7 +10,7 @@ import attrs
 from flagcore.collation import locale_compare_key
 from flagcore.entities import FlagEnvironment
 from flagcore.model import Variant
-from flagcore.ports import Transaction
+from flagcore.ports import FlagWrite
 from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
@@ -54,7 +54,7 @@ class FlagVariants:
 
     def set_flag_variants_in(
         self,
-        tx: Transaction,
+        tx: FlagWrite,
         project: str,
         flag: str,
         environment: str,
