@@ -284,6 +284,20 @@ class MemoryTransaction(KeptEntities):
             key=lambda row: (row.hour, row.app_name, row.environment),
         )
 
+    def rename_usage_environment(self, old: str, new: str) -> int:
+        moved = 0
+        for table in ("metrics", "daily_metrics"):
+            rows = [row for row in self._tables[table].values() if row.environment == old]
+            for row in rows:
+                self._drop(table, (row.flag, row.app_name, old, row.hour))
+            self._add_buckets(table, [attrs.evolve(r, environment=new) for r in rows], None, None)
+            moved += len(rows)
+        for key, instance in list(self._tables["instances"].items()):
+            if instance.environment == old:
+                self._put("instances", key, attrs.evolve(instance, environment=new))
+                moved += 1
+        return moved
+
     def take_flag_metrics_before(self, hour: dt.datetime, limit: int) -> Sequence[FlagMetrics]:
         doomed = sorted(
             (key for key, row in self._tables["metrics"].items() if row.hour < hour),

@@ -189,6 +189,7 @@ OPERATIONS: Mapping[str, Permission] = {
     "toggle_environment": P.ADMIN,
     "delete_environment": P.ADMIN,
     "clone_environment": P.ADMIN,
+    "rename_environment": P.ADMIN,  # flagcore's own: Unleash renames no environment
     # every strategy of a flag copied to another environment (Unleash's UI: one add each)
     "copy_strategies": P.CREATE_FEATURE_STRATEGY,
     "update_tag_type": P.UPDATE_TAG_TYPE,

@@ -391,6 +391,13 @@ class MetricsRepository(Protocol):
         """The flag's day buckets (of ``since`` and later), by day, app, environment."""
         ...
 
+    def rename_usage_environment(self, old: str, new: str) -> int:
+        """Move the hour and day buckets and the SDK instances of environment ``old`` to
+        ``new`` (an environment renamed); a bucket ``new`` already holds (SDKs that named
+        it, an environment of that name deleted before) adds the moved counts up as
+        `add_flag_metrics` does. Returns how many buckets and instances moved."""
+        ...
+
 
 class RetentionDeletes(Protocol):
     """Retention: each deletes at most ``limit`` rows, oldest first, and says how many."""

@@ -796,6 +796,42 @@ class MetricsRepositoryContract(_PortContract):
                 FlagMetrics("checkout", "web", DEV, _at(0), 3, 1, {"a": 3, "b": 1}),
             ]
 
+    def test_usage_moves_to_a_renamed_environment_and_adds_up_where_it_meets_a_bucket(
+        self, store: Store
+    ) -> None:
+        with store.transaction() as tx:
+            self._flag(tx)
+            rows = [
+                FlagMetrics("checkout", "web", "qa", _at(0), 1, 2, {"blue": 1}),
+                FlagMetrics("checkout", "web", "qa", _at(60), 3, 0, {}),
+                # already held under the new name (SDKs that named it): adds up
+                FlagMetrics("checkout", "web", "staging", _at(60), 10, 1, {"blue": 2}),
+                FlagMetrics("checkout", "web", DEV, _at(0), 7, 7, {}),
+            ]
+            tx.add_flag_metrics(rows)
+            tx.add_daily_flag_metrics([FlagMetrics("checkout", "web", "qa", _at(0), 4, 4, {})])
+            tx.save_client_instance(ClientInstance("web", "i-1", "qa", last_seen=_at(0)))
+            tx.save_client_instance(ClientInstance("web", "i-2", DEV, last_seen=_at(0)))
+        with store.transaction() as tx:
+            assert tx.rename_usage_environment("qa", "staging") == 4
+        with store.transaction(write=False) as tx:
+            assert list(tx.list_flag_metrics("checkout")) == [
+                FlagMetrics("checkout", "web", DEV, _at(0), 7, 7, {}),
+                FlagMetrics("checkout", "web", "staging", _at(0), 1, 2, {"blue": 1}),
+                FlagMetrics("checkout", "web", "staging", _at(60), 13, 1, {"blue": 2}),
+            ]
+            assert list(tx.list_daily_flag_metrics("checkout")) == [
+                FlagMetrics("checkout", "web", "staging", _at(0), 4, 4, {})
+            ]
+            assert [(i.instance_id, i.environment) for i in tx.list_client_instances()] == [
+                ("i-1", "staging"),
+                ("i-2", DEV),
+            ]
+        with pytest.raises(_Boom):
+            _write_then_fail(store, lambda tx: tx.rename_usage_environment("staging", "gone"))
+        with store.transaction(write=False) as tx:
+            assert {m.environment for m in tx.list_flag_metrics("checkout")} == {DEV, "staging"}
+
     def test_an_instance_is_created_only_when_allowed_and_says_it_was_new(
         self, store: Store
     ) -> None:

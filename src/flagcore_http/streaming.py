@@ -11,8 +11,9 @@ last state (`flagcore_http.streaming_events`), keeps the batch for catch-up and 
 scoped events on each connection's bounded queue. A connection whose queue is full (a client
 that stopped reading) is dropped, so it never holds back the others or grows memory.
 
-Tokens: after each change the open connections' tokens are checked against the store; a
-revoked token's streams are closed.
+Tokens: at each change the open connections' tokens are checked against the store, before
+the feeds are rendered: a revoked token's streams are closed, and so are those of a token
+whose environment was renamed (the SDK reconnects to the new name).
 """
 
 from __future__ import annotations
@@ -277,6 +278,10 @@ class StreamingHub:
             revision = self._service.storage.revision()
             if revision == self._revision:
                 return
+            if self.settings.check_tokens:
+                # Before the feeds are rendered: a stream whose token now names another
+                # environment (renamed) must not be told its old one's flags are gone.
+                await self._close_revoked_streams()
             now = asyncio.get_running_loop().time()
             for environment, feed in list(self.feeds.items()):
                 if not feed.connections and now - feed.last_used > self.settings.idle_feed:
@@ -292,8 +297,6 @@ class StreamingHub:
             # down) leaves the revision to be tried again, while the feeds keep their last
             # state (one already advanced gets no second batch: nothing differs).
             self._revision = revision
-            if self.settings.check_tokens:
-                await self._close_revoked_streams()
 
     def _fan_out(self, feed: EnvironmentFeed, batch: ChangeBatch) -> None:
         """Each scope's events are rendered once, then queued on its connections."""
@@ -312,10 +315,15 @@ class StreamingHub:
             return
         loop = asyncio.get_running_loop()
         tokens = await loop.run_in_executor(self._worker, self._service.tokens.list_tokens)
-        valid = {token.secret_hash for token in tokens}
+        scoped = {token.secret_hash: token.environment for token in tokens}
         for connection in list(self.connections):
-            if connection.token_hash is not None and connection.token_hash not in valid:
+            if connection.token_hash is None:
+                continue
+            if connection.token_hash not in scoped:
                 connection.close("its token was deleted")
+            elif scoped[connection.token_hash] not in (None, connection.environment):
+                # The SDK reconnects and is served the renamed environment, hydrated.
+                connection.close("its token's environment was renamed")
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()

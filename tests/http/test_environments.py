@@ -1,5 +1,5 @@
-"""Environments through the admin API: Unleash's update, sort order, on/off and delete,
-over a real server and SQLite file."""
+"""Environments through the admin API: Unleash's update, sort order, on/off, delete and
+clone, and flagcore's rename, over a real server and SQLite file."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 from flagcore.permissions import Grant, Permission, RoleType
 from flagcore.service import NewRole, Service
-from tests.http.conftest import CLIENT, Api
+from tests.http.conftest import ALL_PROJECTS_CLIENT, CLIENT, Api, bucket_time
 
 ENVIRONMENTS = "/api/admin/environments"
 FEATURES = "/api/admin/projects/default/features"
@@ -192,3 +192,74 @@ async def test_one_environment_is_read_by_its_name(api: Api) -> None:
     production = await api.json("GET", f"{ENVIRONMENTS}/production")
     assert production == next(e for e in await _listed(api) if e["name"] == "production")
     await api.json("GET", f"{ENVIRONMENTS}/nowhere", 404)
+
+
+async def test_a_renamed_environment_keeps_every_rule_and_its_tokens_serve_the_same_flags(
+    api: Api, service: Service
+) -> None:
+    """flagcore's own rename: the SDK token of the environment (its secret still saying
+    ``production``) gets the same flags under the new name; usage and roles follow."""
+    await api.json("POST", FEATURES, 201, json={"name": "f"})
+    await api.json(
+        "PUT",
+        f"{FEATURES}/f/environments/production/variants",
+        json=[{"name": "a", "weight": 1000, "weightType": "variable", "stickiness": "default"}],
+    )
+    rollout = {"name": "flexibleRollout", "parameters": {"rollout": "40", "stickiness": "default"}}
+    await api.json("POST", f"{FEATURES}/f/environments/production/strategies", json=rollout)
+    await api.json("POST", f"{FEATURES}/f/environments/production/on")
+    grant = Grant(Permission.UPDATE_FEATURE_ENVIRONMENT, "production")
+    role = service.roles.create_role(NewRole("prod switcher", RoleType.CUSTOM, "", (grant,)))
+    served = await api.json("GET", "/api/client/features", token=ALL_PROJECTS_CLIENT)
+    report = {
+        "appName": "shop",
+        "instanceId": "i-1",
+        "bucket": {"start": bucket_time(), "toggles": {"f": {"yes": 3, "no": 1}}},
+    }
+    await api.json("POST", "/api/client/metrics", 202, token=ALL_PROJECTS_CLIENT, json=report)
+
+    renamed = await api.json("POST", f"{ENVIRONMENTS}/production/rename", json={"name": "prod"})
+    assert renamed == {"name": "prod", "type": "production", "sortOrder": 3, "enabled": True}
+    assert [e["name"] for e in await _listed(api)] == ["development", "prod"]
+    again = await api.json("GET", "/api/client/features", token=ALL_PROJECTS_CLIENT)
+    assert again["features"] == served["features"]
+    flag = await api.json("GET", f"{FEATURES}/f")
+    prod = next(e for e in flag["environments"] if e["name"] == "prod")
+    assert (prod["enabled"], [v["name"] for v in prod["variants"]]) == (True, ["a"])
+    assert [s["parameters"]["rollout"] for s in prod["strategies"]] == ["40"]
+    tokens = (await api.json("GET", "/api/admin/api-tokens"))["tokens"]
+    sdk_all = next(t for t in tokens if t["tokenName"] == "sdk-all")
+    assert sdk_all["environment"] == "prod"
+    (kept,) = (r for r in service.roles.list_roles() if r.id == role.id)
+    assert kept.grants == (Grant(Permission.UPDATE_FEATURE_ENVIRONMENT, "prod"),)
+    usage = await api.json("GET", "/api/admin/client-metrics/features/f/raw?hoursBack=1")
+    assert {(row["environment"], row["yes"]) for row in usage["data"] if row["yes"]} == {
+        ("prod", 3)
+    }
+    event = (await api.json("GET", "/api/admin/events"))["events"][0]
+    assert (event["type"], event["environment"]) == ("environment-renamed", "prod")
+    assert (event["data"]["name"], event["preData"]) == ("prod", {"name": "production"})
+    assert (event["data"]["flags"], event["data"]["apiTokens"]) == (1, 1)
+
+
+async def test_a_rename_to_a_bad_or_taken_name_or_of_the_unscoped_environment_is_refused(
+    api: Api,
+) -> None:
+    before = await _listed(api)
+    events = len((await api.json("GET", "/api/admin/events"))["events"])
+    rename = f"{ENVIRONMENTS}/production/rename"
+    bad = await api.json("POST", rename, 400, json={"name": "no spaces"})
+    assert bad["details"][0]["path"] == "$.name"
+    missing = await api.json("POST", rename, 400, json={})
+    assert missing["details"][0]["path"] == "$.name"
+    same = await api.json("POST", rename, 400, json={"name": "production"})
+    assert "already named" in same["message"]
+    taken = await api.json("POST", rename, 409, json={"name": "development"})
+    assert taken["details"][0]["path"] == "$.name"
+    await api.json("POST", f"{ENVIRONMENTS}/nowhere/rename", 404, json={"name": "x"})
+    unscoped = await api.json(
+        "POST", f"{ENVIRONMENTS}/development/rename", 409, json={"name": "dev"}
+    )
+    assert "name no environment" in unscoped["message"]
+    assert await _listed(api) == before
+    assert len((await api.json("GET", "/api/admin/events"))["events"]) == events

@@ -255,6 +255,9 @@ CASES: dict[tuple[str, str], Case] = {
     ("POST", "/api/admin/environments/{env}/clone"): Case(
         {"name": "staging-copy", "type": "test"}, P.ADMIN
     ),
+    ("POST", "/api/admin/environments/{renamable_env}/rename"): Case(
+        {"name": "renamed-env"}, P.ADMIN
+    ),
     ("PUT", "/api/admin/tag-types/{kept_tag_type}"): Case({"description": "d"}, P.UPDATE_TAG_TYPE),
     ("PUT", "/api/admin/strategies/{strategy_def}"): Case(
         {"name": "{strategy_def}", "title": "T"}, P.UPDATE_STRATEGY
@@ -438,6 +441,7 @@ def _normal(template: str) -> str:
         ("{doomed_ctx}", "{name}"),
         ("{env}", "{name}"),
         ("{doomed_env}", "{name}"),
+        ("{renamable_env}", "{name}"),
         ("{kept_tag_type}", "{name}"),
         ("{strategy_def}", "{name}"),
         ("{doomed_strategy_def}", "{name}"),
@@ -529,7 +533,7 @@ def _world(service: Service) -> dict[str, Any]:
     delivery = service.integration_outbox.record_integration_resend(
         IntegrationDelivery(0, addon.id, newest.id, newest.type, "failed", 1, 400)
     )
-    for environment in ("staging", "doomed-env"):
+    for environment in ("staging", "doomed-env", "renamable-env"):
         service.environments.create_environment(environment)
     # Change requests on in project gamma (not beta: there they would hold back the
     # direct cases above), in production and staging.
@@ -612,6 +616,7 @@ def _world(service: Service) -> dict[str, Any]:
         "deliveryId": delivery.id,
         "env": "staging",
         "doomed_env": "doomed-env",
+        "renamable_env": "renamable-env",
         "kept_tag_type": "kept-kind",
         "strategy_def": "custom-kept",
         "doomed_strategy_def": "custom-doomed",

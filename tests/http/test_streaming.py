@@ -259,6 +259,26 @@ async def test_a_deleted_tokens_stream_is_closed(api: Api, service: Service) -> 
     assert response.status == 401
 
 
+async def test_a_stream_of_a_renamed_environment_ends_and_reconnects_to_the_same_flags(
+    api: Api,
+) -> None:
+    """Never told its flags were removed: the stream ends before the old name's (now
+    empty) state is sent, and the token's next stream hydrates the renamed one."""
+    base = FLAGS.format(project="default")
+    await api.json("POST", base, 201, json={"name": "f"})
+    await api.json("POST", f"{base}/f/environments/production/on")
+    stream = await _open(api, token=ALL_PROJECTS_CLIENT)
+    _e, _i, data = await stream.next()
+    hydrated = data["events"][0]["features"]
+    assert [(f["name"], f["enabled"]) for f in hydrated] == [("f", True)]
+    await api.json("POST", "/api/admin/environments/production/rename", json={"name": "prod"})
+    assert await stream.ended(timeout=5.0)
+    again = await _open(api, token=ALL_PROJECTS_CLIENT)
+    event, _i, data = await again.next()
+    assert event == "unleash-connected"
+    assert data["events"][0]["features"] == hydrated
+
+
 async def test_streams_need_a_client_token(api: Api) -> None:
     assert (await api.request("GET", "/api/client/streaming", token=None)).status == 401
     assert (await api.request("GET", "/api/client/streaming", token=ADMIN)).status == 403

@@ -87,6 +87,7 @@ def walk(store: Store) -> Service:
     _release_plans(service, clock)
     _moving_in(service)
     _upkeep(service, clock)
+    _renaming(service)
     return service
 
 
@@ -480,6 +481,11 @@ def _upkeep(service: Service, clock: Clock) -> None:
     service.feature_types.remind_potentially_stale(dt.timedelta(days=1))  # sets the due time
     clock.advance(days=1)
     service.feature_types.remind_potentially_stale(dt.timedelta(days=1))
+
+
+def _renaming(service: Service) -> None:
+    service.tokens.create_token("sdk-prod", "client", projects=["web"], environment=PROD)
+    service.environments.rename_environment(PROD, "prod")
 
 
 _ULID = re.compile(r"\b[0-9A-HJKMNP-TV-Z]{26}\b")

@@ -368,6 +368,32 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_page(
     page.goto(server.url + "/ui/events?flag=quiet-flag")
     page.locator("table.events details summary").first.click()
     check("/ui/events with a diff open")
+    # A person's own pages: where a reset link leads (empty, then refusing a password),
+    # and their tokens, empty, refusing a day gone by, and with a new one's secret shown.
+    server.api("POST", "/api/admin/user-admin", {"email": "axe@x.io", "rootRole": 2})
+    reset = {"id": "axe@x.io"}
+    link = server.api("POST", "/api/admin/user-admin/reset-password", reset)["resetPasswordUrl"]
+    page.goto(link)
+    check("/ui/set-password")
+    page.get_by_label("New password").fill("short")
+    page.get_by_role("button", name="Set password and sign in").click()
+    page.locator(".field-error").first.wait_for()
+    check("/ui/set-password refused")
+    page.get_by_label("New password").fill("Correct-Horse-9")
+    page.get_by_role("button", name="Set password and sign in").click()
+    page.get_by_role("heading", name="Flags", exact=True).wait_for()
+    page.goto(server.url + "/ui/my-tokens")
+    check("/ui/my-tokens")
+    page.get_by_label("Description").fill("deploys")
+    page.get_by_label("Expires at the end of").fill("2000-01-01")
+    page.get_by_role("button", name="Create token").click()
+    page.locator(".field-error").first.wait_for()
+    check("/ui/my-tokens refused")
+    day = (dt.datetime.now(dt.UTC).date() + dt.timedelta(days=30)).isoformat()
+    page.get_by_label("Expires at the end of").fill(day)
+    page.get_by_role("button", name="Create token").click()
+    page.get_by_label("Secret").wait_for()
+    check("/ui/my-tokens with a new token")
     assert found == {}, json.dumps(found, indent=1)
 
 

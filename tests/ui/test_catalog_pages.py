@@ -61,7 +61,7 @@ def test_every_projects_flags_are_listed_filtered_paged_and_switched(
 
 
 def test_frontend_and_multi_project_tokens_are_made_and_a_refusal_keeps_the_choices(
-    signed_in: Page, server: Server
+    signed_in: Page, server: Server, shot: Callable[[Page, str], None]
 ) -> None:
     for project in ("web", "app"):
         server.api("POST", "/api/admin/projects", {"id": project, "name": project.title()})
@@ -96,6 +96,11 @@ def test_frontend_and_multi_project_tokens_are_made_and_a_refusal_keeps_the_choi
     page.get_by_label("Token name").fill("two-projects")
     page.get_by_label("Token type").select_option("client")
     page.get_by_label("Projects (client and frontend tokens)").select_option(["web", "app"])
+    # The list (the frontend token among them) and the form, for docs/ui.md.
+    page.get_by_role("heading", name="New token").evaluate(
+        "h => window.scrollTo(0, h.offsetTop - 330)"
+    )
+    shot(page, "tokens")
     page.get_by_role("button", name="Create token").click()
     secret = page.get_by_label("Secret").input_value()
     features = server.api("GET", "/api/client/features", token=secret)["features"]
@@ -103,7 +108,7 @@ def test_frontend_and_multi_project_tokens_are_made_and_a_refusal_keeps_the_choi
 
 
 def test_tag_types_are_created_edited_and_deleted_once_no_flag_carries_them(
-    signed_in: Page, server: Server
+    signed_in: Page, server: Server, shot: Callable[[Page, str], None]
 ) -> None:
     page = signed_in
     page.get_by_role("link", name="Tag types").click()
@@ -129,6 +134,7 @@ def test_tag_types_are_created_edited_and_deleted_once_no_flag_carries_them(
     server.api("POST", "/api/admin/features/tagged/tags", {"type": "team", "value": "core"})
     page.get_by_role("button", name="Delete tag type team").click()
     expect(page.get_by_role("alert")).to_contain_text("tagged: tagged")
+    shot(page, "tag-types")
     server.api("DELETE", "/api/admin/features/tagged/tags/team/core")
     page.get_by_role("button", name="Delete tag type team").click()
     expect(page.get_by_text("Tag type “team” deleted.")).to_be_visible()

@@ -77,7 +77,7 @@ def test_a_refused_field_comes_back_as_typed(signed_in: Page, server: Server) ->
     assert "plan" not in [f["name"] for f in server.api("GET", "/api/admin/context")]
 
 
-def test_the_constraint_editor_offers_a_fields_legal_values_and_free_text_otherwise(
+def test_the_constraint_editor_offers_legal_values_and_variants_the_stickiness_choices(
     signed_in: Page, server: Server, shot: Callable[[Page, str], None]
 ) -> None:
     server.api(
@@ -123,3 +123,20 @@ def test_the_constraint_editor_offers_a_fields_legal_values_and_free_text_otherw
     expect(page.get_by_text("Strategy saved")).to_be_visible()
     (again,) = server.api("GET", f"{FLAGS}/paid/environments/development/strategies")
     assert {c["contextName"]: c["values"] for c in again["constraints"]}["plan"] == ["pro", "gold"]
+
+    # The flag's variants form suggests the same stickiness choices, the registry's
+    # fields offered for stickiness among them, and a chosen one is saved.
+    server.api("POST", "/api/admin/context", {"name": "tenant", "stickiness": True})
+    page.goto(server.url + "/ui/flags/paid/environments/development/variants")
+    suggested = page.locator("#stickiness-choices option")
+    expect(suggested).to_have_count(4)
+    choices = [o.get_attribute("value") for o in suggested.all()]
+    assert choices == ["default", "random", "sessionId", "tenant"]
+    stickiness = page.get_by_label("Variant stickiness").first
+    expect(stickiness).to_have_attribute("list", "stickiness-choices")
+    page.get_by_label("Variant name").first.fill("blue")
+    stickiness.fill("tenant")
+    page.get_by_role("button", name="Save variants").click()
+    expect(page.get_by_role("status")).to_contain_text("saved")
+    variants = server.api("GET", f"{FLAGS}/paid")["environments"][0]["variants"]
+    assert [(v["name"], v["stickiness"]) for v in variants] == [("blue", "tenant")]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from playwright.sync_api import Page, expect
 
 from tests.ui.conftest import Server
@@ -11,7 +13,7 @@ DEV = FEATURES + "/f/environments/development/strategies"
 
 
 def test_every_strategy_is_copied_to_the_chosen_environment_in_order(
-    signed_in: Page, server: Server
+    signed_in: Page, server: Server, shot: Callable[[Page, str], None]
 ) -> None:
     server.api("POST", FEATURES, {"name": "f"})
     segment = server.api("POST", "/api/admin/segments", {"name": "beta", "constraints": []})
@@ -30,7 +32,11 @@ def test_every_strategy_is_copied_to_the_chosen_environment_in_order(
     page = signed_in
     page.goto(server.url + "/ui/flags/f")
     expect(page.get_by_label("Copy production's strategies to")).to_have_count(0)  # none there
-    page.get_by_label("Copy development's strategies to").select_option("production")
+    target = page.get_by_label("Copy development's strategies to")
+    target.select_option("production")
+    heading = page.get_by_role("heading", name="development", exact=True)
+    heading.evaluate("h => h.scrollIntoView()")  # the environment's strategies and the form
+    shot(page, "copy-strategies")
     page.get_by_role("button", name="Copy strategies").click()
     expect(page.get_by_text("Strategies copied to production.")).to_be_visible()
     copied = server.api("GET", FEATURES + "/f/environments/production/strategies")

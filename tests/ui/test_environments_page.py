@@ -1,5 +1,5 @@
 """The Environments page: list in order, create, reorder, turn off and on, change the
-type, delete after a confirmation; refusals come back as typed."""
+type, rename, delete after a confirmation; refusals come back as typed."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _row_names(page: Page) -> list[str]:
     return [h.split()[0] for h in page.locator("tbody th[scope=row]").all_inner_texts()]
 
 
-def test_an_environment_is_created_moved_retyped_switched_and_deleted(
+def test_an_environment_is_created_moved_retyped_switched_renamed_and_deleted(
     signed_in: Page, server: Server, shot: Callable[[Page, str], None]
 ) -> None:
     page = signed_in
@@ -64,17 +64,39 @@ def test_an_environment_is_created_moved_retyped_switched_and_deleted(
 
     server.api("POST", f"{FEATURES}/f/environments/qa/strategies", {"name": "default"})
     server.api("POST", f"{FEATURES}/f/environments/qa/on")
-    page.get_by_role("link", name="Delete environment qa").click()
+    # Renamed (flagcore's own): a taken name comes back as typed, then qa is staging, and
+    # the SDK token made for qa (its secret still reads "qa") gets the same flags.
+    token = {"tokenName": "qa-sdk", "type": "client", "environment": "qa", "projects": ["*"]}
+    secret = server.api("POST", "/api/admin/api-tokens", token)["secret"]
+    served = server.api("GET", "/api/client/features", token=secret)["features"]
+    assert [(f["name"], f["enabled"]) for f in served] == [("f", True)]
+    page.get_by_label("Environment to rename").select_option("qa")
+    page.get_by_label("New name").fill("production")
+    page.get_by_role("button", name="Rename environment").click()
+    expect(page.get_by_role("alert")).to_contain_text("already exists")
+    expect(page.get_by_label("Environment to rename")).to_have_value("qa")
+    new_name = page.get_by_label("New name")
+    expect(new_name).to_have_value("production")
+    expect(new_name).to_have_attribute("aria-invalid", "true")
+    assert _names(server) == ["qa", "development", "production"]
+    new_name.fill("staging")
+    page.get_by_role("button", name="Rename environment").click()
+    expect(page.get_by_text("Environment renamed to “staging”")).to_be_visible()
+    assert _row_names(page) == ["staging", "development", "production"]
+    assert server.api("GET", "/api/client/features", token=secret)["features"] == served
+    server.api("DELETE", f"/api/admin/api-tokens/{secret}")  # else it keeps staging
+
+    page.get_by_role("link", name="Delete environment staging").click()
     expect(page.get_by_text("1 flag switched on there, 1 strategy")).to_be_visible()
-    page.get_by_label("Type the environment's name").fill("q")
+    page.get_by_label("Type the environment's name").fill("st")
     page.get_by_role("button", name="Delete environment").click()
     confirm = page.get_by_label("Type the environment's name")
-    expect(confirm).to_have_value("q")
+    expect(confirm).to_have_value("st")
     expect(confirm).to_have_attribute("aria-invalid", "true")
-    assert "qa" in _names(server)
-    confirm.fill("qa")
+    assert "staging" in _names(server)
+    confirm.fill("staging")
     page.get_by_role("button", name="Delete environment").click()
-    expect(page.get_by_text("Environment “qa” deleted")).to_be_visible()
+    expect(page.get_by_text("Environment “staging” deleted")).to_be_visible()
     assert _names(server) == ["development", "production"]
     flag = server.api("GET", f"{FEATURES}/f")
     assert [e["name"] for e in flag["environments"]] == ["development", "production"]

@@ -169,6 +169,9 @@ FORMS: dict[str, Form] = {
     "/ui/environments/clone": _f(
         {"source": "staging", "clone_name": "staging-copy", "clone_type": "test"}, P.ADMIN
     ),
+    "/ui/environments/rename": _f(
+        {"rename_source": "renamable-env", "new_name": "renamed-env"}, P.ADMIN
+    ),
     "/ui/environments/{name}/type": _f({"type": "test"}, P.ADMIN, name="env"),
     "/ui/environments/{name}/move": _f({"direction": "up"}, P.ADMIN, name="env"),
     "/ui/environments/{name}/toggle": _f({"enabled": "false"}, P.ADMIN, name="env"),

@@ -90,6 +90,15 @@ def test_an_admin_makes_a_service_account_and_a_token_that_acts_as_it(
         2,
         "Service Account",
     )
+    # Deleting one token stops it at once; the account and its other tokens stay.
+    page.get_by_label("New token’s description").fill("cd")
+    page.get_by_label("Expires at the end of").fill(_day(7))
+    page.get_by_role("button", name="Create token for Deployer").click()
+    other = page.get_by_label("Secret").input_value()
+    page.get_by_role("button", name="Delete token ci of Deployer").click()
+    expect(page.get_by_role("button", name="Delete token ci of Deployer")).to_have_count(0)
+    assert server.api_status("GET", "/api/admin/user", token=secret) == 401
+    assert server.api("GET", "/api/admin/user", token=other)["username"] == "deployer"
     page.get_by_role("button", name="Delete service account Deployer").click()
     expect(page.get_by_text("No service accounts yet.")).to_be_visible()
-    assert server.api_status("GET", "/api/admin/user", token=secret) == 401
+    assert server.api_status("GET", "/api/admin/user", token=other) == 401

@@ -3,6 +3,8 @@ values, one a line; SDKs then pin those users to the variant."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from playwright.sync_api import Page, expect
 
 from flagcore import Engine
@@ -12,7 +14,7 @@ FEATURES = "/api/admin/projects/default/features"
 
 
 def test_overrides_pin_users_to_a_variant_and_show_on_the_flag_page(
-    signed_in: Page, server: Server
+    signed_in: Page, server: Server, shot: Callable[[Page, str], None]
 ) -> None:
     server.api("POST", FEATURES, {"name": "theme"})
     server.api("POST", f"{FEATURES}/theme/environments/development/on")
@@ -25,6 +27,7 @@ def test_overrides_pin_users_to_a_variant_and_show_on_the_flag_page(
     page.get_by_role("button", name="Add a variant row").click()
     second = page.locator(".row.variant").nth(1)
     second.get_by_label("Variant name").fill("light")
+    shot(page, "variant-overrides")
     page.get_by_role("button", name="Save variants").click()
     expect(page.get_by_text("Variants saved in development.")).to_be_visible()
     row = page.get_by_role("row", name="dark")

@@ -31,6 +31,7 @@ def test_a_viewer_sees_environments_and_flags_without_a_form_to_change_them(
     expect(page.get_by_role("row", name="production")).to_be_visible()
     expect(page.locator("main form")).to_have_count(0)
     expect(page.get_by_role("link", name="Delete environment production")).to_have_count(0)
+    expect(page.get_by_role("button", name="Rename environment")).to_have_count(0)
     page.goto(server.url + "/ui/environments/production/delete")
     expect(page.locator("main form")).to_have_count(0)
 

@@ -34,7 +34,7 @@ from flagcore.service.context import SYSTEM, ServiceContext, utc_now
 from flagcore.service.context_fields import BUILT_IN_CONTEXT_FIELDS, ContextFields
 from flagcore.service.defaults import ensure_defaults
 from flagcore.service.dependencies import Dependencies
-from flagcore.service.environments import ENVIRONMENT_TYPES, Environments
+from flagcore.service.environments import ENVIRONMENT_TYPES, UNSCOPED_ENVIRONMENT, Environments
 from flagcore.service.events import EventLog
 from flagcore.service.exporting import Exporting
 from flagcore.service.feature_types import (
@@ -151,6 +151,7 @@ __all__ = [
     "SIGN_IN_REFUSED",
     "STANDARD_FIELDS",
     "SYSTEM",
+    "UNSCOPED_ENVIRONMENT",
     "AppLastSeen",
     "ArchiveSuggestion",
     "ChangeRequestConfig",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
@@ -12,8 +12,11 @@ from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, N
 from flagcore.permissions import grants_of
 from flagcore.ports import (
     ActionRepository,
+    FlagRepository,
+    MetricsRepository,
     ProjectRepository,
     Records,
+    StrategyRepository,
     StrategyWrite,
     TokenRepository,
 )
@@ -21,19 +24,52 @@ from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
 from flagcore.service.strategies import Strategies, new_strategy_id
-from flagcore.tables import ENVIRONMENTS, FLAG_ENVIRONMENTS, ROLES
+from flagcore.tables import (
+    CHANGE_REQUEST_SETTINGS,
+    CHANGE_REQUESTS,
+    CONTEXT_SAMPLES,
+    ENVIRONMENTS,
+    FLAG_ENVIRONMENTS,
+    IMPACT_POINTS,
+    IMPACT_SERIES,
+    INTEGRATIONS,
+    RELEASE_PLANS,
+    ROLES,
+    Table,
+)
 from flagcore.validation import check_name, check_sort_order, check_text, next_sort_order
 from flagcore.wire.event_data import (
     EnvironmentChangeData,
     EnvironmentCreatedData,
     EnvironmentDeletedData,
+    EnvironmentRenamedData,
+    NameData,
 )
 
-__all__ = ["Environments"]
+__all__ = ["UNSCOPED_ENVIRONMENT", "Environments"]
+
+UNSCOPED_ENVIRONMENT = "development"
+"""The environment SDK and Frontend API requests get when nothing names one (no token, or
+an admin token, and no ``environment`` asked): Unleash's rule. It is never renamed (see
+`Environments.rename_environment`)."""
 
 
 class _EnvironmentUsers(TokenRepository, ActionRepository, Records, Protocol):
     """What may name an environment: API tokens, action sets, custom roles' grants."""
+
+
+class _Renaming(
+    FlagRepository,
+    StrategyRepository,
+    TokenRepository,
+    ActionRepository,
+    MetricsRepository,
+    Records,
+    Protocol,
+):
+    """Every row that names an environment: flags' state and strategies, tokens, action
+    sets, SDK usage, and what is kept as records (roles, change requests, release plans,
+    integrations, samples, impact metrics)."""
 
 
 class Environments:
@@ -99,8 +135,8 @@ class Environments:
         self, name: str, *, type: str, sort_order: int | None = None, actor: Actor = SYSTEM
     ) -> Environment:
         """Unleash's ``PUT /api/admin/environments/update/{name}``: the type, and the sort
-        order when one is given (left out: kept). Environments are never renamed (see
-        docs/migrating-from-unleash.md)."""
+        order when one is given (left out: kept). The name is changed by
+        `rename_environment` only."""
         actor = authorize(actor, "update_environment")
         check_environment_type(type)
         if sort_order is not None:
@@ -206,6 +242,54 @@ class Environments:
                 ),
             )
 
+    def rename_environment(self, name: str, new_name: str, *, actor: Actor = SYSTEM) -> Environment:
+        """flagcore's own (Unleash renames no environment): ``name`` becomes ``new_name``
+        everywhere it is kept, in one unit of work: every flag's switch, variants and
+        strategies there, API tokens scoped to it (their secret keeps the old name as it
+        was written, and still works), action set steps, custom roles' grants, change
+        request settings and requests, release plans, integrations' environment filters,
+        the preview's context sample, impact metrics, and SDK usage (hour and day buckets,
+        instances). The event log keeps the name each event was written with; one
+        ``environment-renamed`` event names both.
+
+        Refused: ``new_name`` not a valid name (400, ``$.name``) or the current name
+        (400), an unknown ``name`` (404), a taken ``new_name`` (409), and renaming
+        `UNSCOPED_ENVIRONMENT` (409): requests that name no environment would silently
+        get another (or none)."""
+        actor = authorize(actor, "rename_environment")
+        check_name(new_name, "environment")
+        with self._context.unit() as tx:
+            before = _environment(tx, name)
+            if name == UNSCOPED_ENVIRONMENT:
+                raise Conflict(
+                    f'"{name}" is not renamed: SDK and Frontend API requests that name no '
+                    "environment are served it; clone it instead",
+                    [ErrorDetail("the environment of requests naming none", None)],
+                )
+            if new_name == name:
+                raise InvalidInput(
+                    f'the environment is already named "{name}"',
+                    [ErrorDetail("the current name", "$.name")],
+                )
+            if tx.get_environment(new_name):
+                raise NameConflict(
+                    f'an environment named "{new_name}" already exists',
+                    [ErrorDetail("taken", "$.name")],
+                )
+            after = attrs.evolve(before, name=new_name)
+            tx.save_environment(after)  # first: the rows below refer to it
+            moved = _move_environment(tx, name, new_name)
+            tx.delete_record(ENVIRONMENTS, name)
+            self._context.record_event(
+                tx,
+                "environment-renamed",
+                actor,
+                environment=new_name,
+                data=moved,
+                pre_data=NameData(name),
+            )
+        return after
+
     def clone_environment(
         self,
         name: str,
@@ -220,8 +304,7 @@ class Environments:
         (placed last) holding a copy of every flag's switch, variants and strategies in
         ``name`` (the flags of ``projects``, or of every project when none is named), with
         new strategy ids; with ``clone_permissions``, each custom role's grants in ``name``
-        are granted in the new one too. One unit of work: this is how an environment is
-        renamed (clone, move tokens, delete the old one)."""
+        are granted in the new one too. One unit of work."""
         actor = authorize(actor, "clone_environment")
         check_name(new_name, "environment")
         check_environment_type(type)
@@ -322,6 +405,70 @@ def check_environment_type(value: object) -> str:
             [ErrorDetail(f"1 to {MAX_TYPE_LENGTH} characters", "$.type")],
         )
     return value
+
+
+def _move_environment(tx: _Renaming, old: str, new: str) -> EnvironmentRenamedData:
+    """Every row naming environment ``old`` made to name ``new``; how many of each kind
+    (for the event). Rows ``new`` still holds from an environment of that name deleted
+    before are replaced where they are per-environment state (change request settings,
+    the context sample, impact metrics), so nothing of the old one reappears mixed in."""
+    states = tx.list_flag_environments(environment=old)
+    for state in states:
+        tx.save_flag_environment(attrs.evolve(state, environment=new))
+        tx.delete_record(FLAG_ENVIRONMENTS, (state.flag, old))
+    strategies = tx.list_strategies(environment=old)
+    for placement in strategies:
+        tx.save_strategy(StrategyPlacement(placement.flag, new, placement.strategy))
+    tokens = [t for t in tx.list_tokens() if t.environment == old]
+    for token in tokens:
+        tx.save_token(attrs.evolve(token, environment=new))
+    action_sets = [s for s in tx.list_action_sets() if any(a.environment == old for a in s.actions)]
+    for action_set in action_sets:
+        actions = tuple(
+            attrs.evolve(a, environment=new) if a.environment == old else a
+            for a in action_set.actions
+        )
+        tx.save_action_set(attrs.evolve(action_set, actions=actions))
+    roles = [r for r in tx.list_records(ROLES) if any(g.environment == old for g in r.grants)]
+    for role in roles:
+        grants = (
+            attrs.evolve(g, environment=new) if g.environment == old else g for g in role.grants
+        )
+        tx.save_record(ROLES, attrs.evolve(role, grants=grants_of(grants)))
+    for table in (CHANGE_REQUEST_SETTINGS, CONTEXT_SAMPLES, IMPACT_POINTS, IMPACT_SERIES):
+        _move_keyed(tx, table, old, new)
+    requests = tx.list_records(CHANGE_REQUESTS, {"environment": old})
+    for request in requests:
+        tx.save_record(CHANGE_REQUESTS, attrs.evolve(request, environment=new))
+    plans = tx.list_records(RELEASE_PLANS, {"environment": old})
+    for plan in plans:
+        tx.save_record(RELEASE_PLANS, attrs.evolve(plan, environment=new))
+    integrations = [i for i in tx.list_records(INTEGRATIONS) if old in i.environments]
+    for integration in integrations:
+        named = dict.fromkeys(new if e == old else e for e in integration.environments)
+        tx.save_record(INTEGRATIONS, attrs.evolve(integration, environments=tuple(named)))
+    return EnvironmentRenamedData(
+        new,
+        flags=len(states),
+        strategies=len(strategies),
+        api_tokens=len(tokens),
+        action_sets=len(action_sets),
+        roles=len(roles),
+        change_requests=len(requests),
+        release_plans=len(plans),
+        integrations=len(integrations),
+        usage=tx.rename_usage_environment(old, new),
+    )
+
+
+def _move_keyed(tx: Records, table: Table[Any], old: str, new: str) -> None:
+    """The rows of ``table`` keyed by environment ``old`` moved to ``new``, after what
+    ``new`` held there is deleted."""
+    for doomed in tx.list_records(table, {"environment": new}):
+        tx.delete_record(table, table.key_of(doomed))
+    for row in tx.list_records(table, {"environment": old}):
+        tx.save_record(table, attrs.evolve(row, environment=new))
+        tx.delete_record(table, table.key_of(row))
 
 
 def _environment(tx: ProjectRepository, name: str) -> Environment:

@@ -52,6 +52,7 @@ __all__ = [
     "EnvironmentChangeData",
     "EnvironmentCreatedData",
     "EnvironmentDeletedData",
+    "EnvironmentRenamedData",
     "EventData",
     "FeatureTypeData",
     "FlagCompletedData",
@@ -179,6 +180,32 @@ class EnvironmentChangeData:
     type: str | None = None
     sort_order: int | None = None
     enabled: bool | None = None
+
+
+@answer(
+    *_same("name", "flags", "strategies"),
+    AnswerField("api_tokens", "apiTokens"),
+    AnswerField("action_sets", "actionSets"),
+    AnswerField("roles", "roles"),
+    AnswerField("change_requests", "changeRequests"),
+    AnswerField("release_plans", "releasePlans"),
+    *_same("integrations", "usage"),
+)
+@attrs.frozen
+class EnvironmentRenamedData:
+    """An environment's new name, and how many of each kind of row now name it (SDK
+    usage: hour and day buckets and instances); ``preData`` is the old name's `NameData`."""
+
+    name: str
+    flags: int
+    strategies: int
+    api_tokens: int
+    action_sets: int
+    roles: int
+    change_requests: int
+    release_plans: int
+    integrations: int
+    usage: int
 
 
 @answer(*_same("name", "type", "flags", "strategies"))
@@ -779,6 +806,7 @@ EventData = (
     | EnvironmentCreatedData
     | EnvironmentChangeData
     | EnvironmentDeletedData
+    | EnvironmentRenamedData
     | FlagData
     | StrategyData
     | StrategyOrderData

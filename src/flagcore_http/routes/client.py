@@ -17,6 +17,7 @@ from flagcore.entities import ApiToken, ClientInstance, Tag
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore.model import ClientFeatures
 from flagcore.service import (
+    UNSCOPED_ENVIRONMENT,
     ClientQuery,
     Service,
     client_features_format,
@@ -73,7 +74,6 @@ __all__ = [
 routes = web.RouteTableDef()
 _impact_log = logging.getLogger("flagcore.release_plans")
 
-_DEFAULT_ENVIRONMENT = "development"
 POLL_ROUTE = "/api/client/features"  # the path every SDK polls (the fast path's)
 # SDK identity headers longer than this are not tracked (the request is still served):
 # real app names, instance ids and SDK versions are far shorter.
@@ -111,8 +111,8 @@ def sdk_scope(request: web.Request) -> tuple[str, tuple[str, ...] | None]:
         projects: tuple[str, ...] | None = token.projects
         if "*" in token.projects:
             projects = tuple(sorted(set(asked))) or None
-        return token.environment or _DEFAULT_ENVIRONMENT, projects
-    environment = request.query.get("environment", _DEFAULT_ENVIRONMENT)
+        return token.environment or UNSCOPED_ENVIRONMENT, projects
+    environment = request.query.get("environment", UNSCOPED_ENVIRONMENT)
     return environment, tuple(sorted(set(asked))) or None
 
 

@@ -1,6 +1,6 @@
 """Environments beyond listing and creating (`flagcore_http.routes.admin`): Unleash's
-read one, update, sort order, on/off, delete and clone. Unleash never renames an environment, nor
-does flagcore: clone it instead (docs/migrating-from-unleash.md)."""
+read one, update, sort order, on/off, delete and clone, and flagcore's own rename (Unleash
+has none; docs/migrating-from-unleash.md)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from flagcore_http.answering import answered
 from flagcore_http.bodies import read_body, read_json, structure_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
-from flagcore_http.wire import CloneEnvironment, UpdateEnvironment
+from flagcore_http.usage_buffer import flush_usage
+from flagcore_http.wire import CloneEnvironment, NameBody, UpdateEnvironment
 
 __all__ = ["routes"]
 
@@ -108,3 +109,21 @@ async def clone_environment(request: web.Request) -> web.Response:
         actor=actor(request),
     )
     return answered(created, status=201)
+
+
+@routes.post(ENVIRONMENT + "/rename")
+@documented({200: Environment}, body=NameBody, errors=(409,))
+async def rename_environment(request: web.Request) -> web.Response:
+    """flagcore's own: ``{"name": "<new name>"}``. A POST beside ``/clone``, ``/on`` and
+    ``/off`` (a PUT on ``…/<name>/rename`` would meet ``PUT …/update/<name>`` for an
+    environment named ``update``)."""
+    body = await read_body(request, NameBody)
+    await flush_usage(request.app)  # SDK usage this node holds moves with the rest
+    renamed = await call(
+        request,
+        service(request).environments.rename_environment,
+        request.match_info["name"],
+        body.name,
+        actor=actor(request),
+    )
+    return answered(renamed)

@@ -26,7 +26,12 @@ from flagcore.errors import (
     ServiceUnavailable,
     StorageError,
 )
-from flagcore.service import FrontendView, build_frontend_view, frontend_context
+from flagcore.service import (
+    UNSCOPED_ENVIRONMENT,
+    FrontendView,
+    build_frontend_view,
+    frontend_context,
+)
 from flagcore.wire import (
     FRONTEND_REGISTRATION_SCHEMA,
     METRICS_SCHEMA,
@@ -57,7 +62,6 @@ __all__ = [
 
 routes = web.RouteTableDef()
 
-_DEFAULT_ENVIRONMENT = "development"
 # A context body is a few hundred bytes; the whole server's 1 MB limit is for admin imports.
 MAX_CONTEXT_BODY_BYTES: Final = 64 * 1024
 _VIEWS_KEPT = 64  # scopes (environment, projects) compiled at once; tokens name few
@@ -95,10 +99,10 @@ def frontend_scope(
     token: ApiToken | None = request.get(TOKEN)
     if token is not None:
         projects = None if "*" in token.projects else token.projects
-        return token.environment or _DEFAULT_ENVIRONMENT, projects
+        return token.environment or UNSCOPED_ENVIRONMENT, projects
     if isinstance(asked_environment, str) and asked_environment:
         return asked_environment, None
-    return _DEFAULT_ENVIRONMENT, None
+    return UNSCOPED_ENVIRONMENT, None
 
 
 async def view_for(

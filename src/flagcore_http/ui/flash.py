@@ -64,6 +64,10 @@ FLASHES: Mapping[str, str] = {
     "environment-created": "Environment “{name}” created.",
     "environment-saved": "Environment “{name}” saved.",
     "environment-deleted": "Environment “{name}” deleted, with every flag's rules in it.",
+    "environment-renamed": (
+        "Environment renamed to “{name}”: every flag's rules, its tokens (still working) "
+        "and its usage moved with it."
+    ),
     "flag-saved": "Flag “{name}” saved.",
     "dependencies-saved": "Dependencies of “{name}” saved.",
     "strategies-copied": "Strategies copied to {name}.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
+import attrs
 import orjson
 
 from flagcore.entities import (
@@ -90,6 +91,31 @@ class MetricsQueries(SqlPart):
                 [flag, "" if since is None else mapping.time_text(since)],
             )
         ]
+
+    def rename_usage_environment(self, old: str, new: str) -> int:
+        """Buckets whose key is free under ``new`` move in one statement; those that meet
+        one there are taken out and added to it (`_add_buckets`), so counts add up."""
+        moved = 0
+        for table in ("flag_metrics", "flag_metrics_daily"):
+            moved += self._run(
+                f"UPDATE {table} SET environment = ? WHERE environment = ? AND NOT EXISTS "
+                f"(SELECT 1 FROM {table} held WHERE held.flag = {table}.flag "
+                f"AND held.app_name = {table}.app_name AND held.environment = ? "
+                f"AND held.hour = {table}.hour)",
+                [new, old, new],
+            )
+            meeting = [
+                attrs.evolve(_flag_metrics(row), environment=new)
+                for row in self._rows(
+                    f"DELETE FROM {table} WHERE environment = ? RETURNING *", [old]
+                )
+            ]
+            self._add_buckets(table, meeting, None, None)
+            moved += len(meeting)
+        moved += self._run(
+            "UPDATE client_instances SET environment = ? WHERE environment = ?", [new, old]
+        )
+        return moved
 
     def take_flag_metrics_before(self, hour: dt.datetime, limit: int) -> Sequence[FlagMetrics]:
         # DELETE ... RETURNING: a row two transactions both chose is returned by the one

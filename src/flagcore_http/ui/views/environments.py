@@ -1,5 +1,6 @@
-"""Environments: list in order, create, move up or down, turn on or off, change the type,
-and delete after a confirmation naming what goes with it (no script: plain forms)."""
+"""Environments: list in order, create, clone, rename, move up or down, turn on or off,
+change the type, and delete after a confirmation naming what goes with it (no script:
+plain forms)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from aiohttp import web
 
 from flagcore.entities import Environment
 from flagcore.errors import FlagcoreError
-from flagcore.service import ENVIRONMENT_TYPES
+from flagcore.service import ENVIRONMENT_TYPES, UNSCOPED_ENVIRONMENT
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.pages import (
@@ -20,6 +21,7 @@ from flagcore_http.ui.pages import (
     svc,
     viewer,
 )
+from flagcore_http.usage_buffer import flush_usage
 
 __all__ = ["routes"]
 
@@ -44,6 +46,7 @@ async def _page(
         {
             "environments": environments,
             "types": ENVIRONMENT_TYPES,
+            "unscoped": UNSCOPED_ENVIRONMENT,  # never renamed: not offered
             "values": values or {},
             "failed": failed,  # which form the error belongs to: create, type, move, ...
             "editing": editing,  # the environment whose type form was refused (as typed)
@@ -82,8 +85,7 @@ async def create_environment(request: web.Request) -> web.Response:
 @routes.post(ENVIRONMENTS + "/clone")
 @page()
 async def clone_environment(request: web.Request) -> web.Response:
-    """A copy of an environment with every flag's rules in it: flagcore's way to what a
-    rename would do (see the page's note)."""
+    """A copy of an environment with every flag's rules in it (new strategy ids)."""
     fields = form(request)
     values = {
         "source": fields.get("source", ""),
@@ -104,6 +106,30 @@ async def clone_environment(request: web.Request) -> web.Response:
     except FlagcoreError as error:
         return await _page(request, values=values, error=error, failed="clone")
     return redirect(with_flash(request, ENVIRONMENTS, "environment-created", values["clone_name"]))
+
+
+@routes.post(ENVIRONMENTS + "/rename")
+@page()
+async def rename_environment(request: web.Request) -> web.Response:
+    """flagcore's own rename (`Environments.rename_environment`): the environment chosen
+    and its new name; a refusal redraws both as typed."""
+    fields = form(request)
+    values = {
+        "rename_source": fields.get("rename_source", ""),
+        "new_name": fields.get("new_name", ""),
+    }
+    await flush_usage(request.app)  # SDK usage this node holds moves with the rest
+    try:
+        await call(
+            request,
+            svc(request).environments.rename_environment,
+            values["rename_source"],
+            values["new_name"],
+            actor=viewer(request).actor,
+        )
+    except FlagcoreError as error:
+        return await _page(request, values=values, error=error, failed="rename")
+    return redirect(with_flash(request, ENVIRONMENTS, "environment-renamed", values["new_name"]))
 
 
 @routes.post(ONE + "/type")

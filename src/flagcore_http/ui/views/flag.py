@@ -41,6 +41,7 @@ from flagcore_http.ui.pages import (
     viewer,
 )
 from flagcore_http.ui.usage_chart import UsageView, chosen_range, usage_view
+from flagcore_http.ui.views.context_fields import constraint_vocabulary
 from flagcore_http.ui.views.release_plan_block import release_view
 from flagcore_http.usage_buffer import flush_usage
 
@@ -319,10 +320,13 @@ async def _variants_page(
     error: FlagcoreError | None = None,
 ) -> web.Response:
     config = await call(request, svc(request).change_requests.change_request_config, project)
+    vocabulary = await constraint_vocabulary(request)
     return render(
         request,
         "variants.html",
         {
+            # a variant's stickiness suggests what the strategy editor does (registry)
+            "stickiness_choices": vocabulary["stickiness_choices"],
             "name": request.match_info["name"],
             "project": project,
             "environment": environment,
