@@ -534,3 +534,19 @@ def name_ids(
 
 def _text(value: Any) -> str | None:
     return None if value is None else json.dumps(value, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    # Writes the pinned file again: only for a change of event data made on purpose (a new
+    # event type walked above), never to make `test_event_data_json` pass.
+    import pathlib
+
+    from flagcore.memory import MemoryStore
+
+    store = MemoryStore()
+    walk(store)
+    with store.transaction(write=False) as tx:
+        rows = pinned(list(tx.list_events(limit=10_000)))
+    target = pathlib.Path(__file__).with_name("event_data_pinned.json")
+    target.write_text(json.dumps(rows, indent=1, ensure_ascii=False), encoding="utf-8")
+    print(f"{len(rows)} events of {len({r['type'] for r in rows})} types -> {target}")
