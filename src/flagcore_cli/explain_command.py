@@ -25,9 +25,11 @@ from flagcore import Engine
 from flagcore.errors import FlagcoreError, InvalidInput, NotFound
 from flagcore.service import Service
 from flagcore.service.playground import CONTEXT_FIELDS, check_context
+from flagcore.wire import PlaygroundContext
 from flagcore_cli.stores import is_postgres, open_store
 from flagcore_http.config import ServerConfig
 from flagcore_http.decision_tree import JSON, quoted, render_tree
+from flagcore_http.wire import structure
 
 __all__ = ["BadInput", "add_parser", "parse_context", "run", "server_root"]
 
@@ -112,7 +114,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
 
 def parse_context(arguments: Sequence[str]) -> dict[str, Any]:
     """``FIELD=VALUE`` arguments as an Unleash context, checked as the playground checks
-    it (`flagcore.service.playground.check_context`)."""
+    it (read as `flagcore.wire.PlaygroundContext`, then
+    `flagcore.service.playground.check_context`)."""
     if len(arguments) > MAX_CONTEXT_ARGUMENTS:
         raise BadInput(f"at most {MAX_CONTEXT_ARGUMENTS} --context arguments")
     data: dict[str, Any] = {}
@@ -133,7 +136,7 @@ def parse_context(arguments: Sequence[str]) -> dict[str, Any]:
     if properties:
         data["properties"] = properties
     try:
-        return check_context(data, "--context")
+        return check_context(structure(data, PlaygroundContext, "--context"), "--context")
     except InvalidInput as problem:
         detail = problem.details[0] if problem.details else None
         where = detail.path if detail is not None and detail.path else "--context"

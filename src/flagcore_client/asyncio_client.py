@@ -26,6 +26,7 @@ import aiohttp
 
 from flagcore import BUILTIN_STRATEGIES, Context, CustomStrategy, Engine, VariantResult
 from flagcore.errors import FlagcoreError
+from flagcore.wire import Registration, write_metrics_body, write_registration
 from flagcore_client.impact import ImpactMetrics
 from flagcore_client.metrics import UsageCounts
 from flagcore_client.sse import read_events
@@ -302,16 +303,31 @@ class AsyncFlagClient:
         self.last_error = None
 
     # --- registration and metrics -----------------------------------------------------------
+    def _registration_body(self) -> dict[str, Any]:
+        """What `_register` posts: written from the rows the server reads it by."""
+        return write_registration(
+            Registration(
+                self.app_name,
+                round(self.metrics_interval * 1000),
+                self._started.isoformat(),
+                sorted(set(BUILTIN_STRATEGIES) | set(self._custom or {})),
+                instance_id=self.instance_id,
+                sdk_version=SDK_NAME,
+            )
+        )
+
+    def _metrics_body(
+        self, counted: dict[str, Any] | None, impact: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        """What `_send_metrics` posts (an empty bucket when only impact metrics were
+        recorded): written from the rows the server reads it by."""
+        now = dt.datetime.now(dt.UTC).isoformat()
+        bucket = counted or {"start": now, "stop": now, "toggles": {}}
+        return write_metrics_body(self.app_name, self.instance_id, bucket, impact_metrics=impact)
+
     async def _register(self) -> None:
         assert self._session is not None
-        body = {
-            "appName": self.app_name,
-            "instanceId": self.instance_id,
-            "sdkVersion": SDK_NAME,
-            "strategies": sorted(set(BUILTIN_STRATEGIES) | set(self._custom or {})),
-            "started": self._started.isoformat(),
-            "interval": round(self.metrics_interval * 1000),
-        }
+        body = self._registration_body()
         delay = 1.0
         while True:
             try:
@@ -339,15 +355,7 @@ class AsyncFlagClient:
         impact = self.impact_metrics.take()
         if counted is None and impact is None:
             return
-        now = dt.datetime.now(dt.UTC).isoformat()
-        bucket = counted or {"start": now, "stop": now, "toggles": {}}
-        body: dict[str, Any] = {
-            "appName": self.app_name,
-            "instanceId": self.instance_id,
-            "bucket": bucket,
-        }
-        if impact is not None:
-            body["impactMetrics"] = impact
+        body = self._metrics_body(counted, impact)
         try:
             async with self._session.post(
                 self.url + "/client/metrics",

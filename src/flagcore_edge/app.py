@@ -34,11 +34,12 @@ from flagcore_edge.forwarding import BULK_PATH, BULK_POST_BYTES, HeldReport, spl
 from flagcore_edge.prometheus import exposition
 from flagcore_edge.snapshots import Scope, TokenSnapshot
 from flagcore_edge.tokens import FollowedToken
-from flagcore_http.bodies import parse_json
+from flagcore_http.bodies import parse_json, structure_body
 from flagcore_http.errors import error_response, status_of
-from flagcore_http.routes.frontend import MAX_CONTEXT_BODY_BYTES, answer_with_etag
+from flagcore_http.routes.frontend import MAX_CONTEXT_BODY_BYTES, answer_with_etag, context_parts
 from flagcore_http.routes.ofrep import ViewFinder, ofrep_flag, ofrep_flags
 from flagcore_http.streaming import delta_body, sse
+from flagcore_http.wire import ContextBody
 
 __all__ = ["EDGE", "REQUESTS", "create_edge_app"]
 
@@ -322,17 +323,7 @@ async def _body_context(request: web.Request) -> tuple[dict[str, Any], dict[str,
     if not request.body_exists:
         return {}, {}
     body = await _json_object(request, MAX_CONTEXT_BODY_BYTES)
-    context = body.get("context", {})
-    if not isinstance(context, dict):
-        raise InvalidInput("context must be an object", [ErrorDetail("not an object", "$.context")])
-    properties = context.get("properties") or {}
-    if not isinstance(properties, dict):
-        raise InvalidInput(
-            "context.properties must be an object",
-            [ErrorDetail("not an object", "$.context.properties")],
-        )
-    fields = {k: v for k, v in context.items() if k != "properties" and v is not None}
-    return fields, properties
+    return context_parts(structure_body(body, ContextBody))
 
 
 def _query_path(name: str) -> str:

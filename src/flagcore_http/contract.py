@@ -9,8 +9,9 @@ A route module declares its contract next to the handler, with `documented`::
 A schema is a class or type the readers or writers know (a model class, a body class of
 `flagcore_http.wire`, an answer class of `flagcore.wire`, ``tuple[Variant, ...]``): its
 JSON Schema is derived from the same field tables the readers and writers use
-(`flagcore.wire.schema`). Answers still written as dicts have a JSON Schema written once
-in `flagcore_http.shapes`, next to their neighbours.
+(`flagcore.wire.schema`). The few bodies no class reads (what SDKs post, read from rows;
+an impact-metrics report; a signal's payload) pass a JSON Schema written next to their
+reader; parameters take theirs from `flagcore_http.shapes`.
 
 `flagcore_http.openapi` reads these declarations from the registered handlers (the
 wrappers keep the mark, through ``functools.wraps``) and adds the error statuses every

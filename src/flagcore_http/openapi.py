@@ -32,7 +32,7 @@ from flagcore_http import shapes
 from flagcore_http.auth import accepted_kinds
 from flagcore_http.contract import Contract, Parameter, contract_of, documented
 from flagcore_http.ui.paths import is_ui_path
-from flagcore_http.wire import BODY_NAMES
+from flagcore_http.wire import BODY_NAMES, CLOSED_BODIES
 
 __all__ = ["DOCUMENT_CACHE", "OPENAPI_VERSION", "document", "handler", "operations", "undocumented"]
 
@@ -96,11 +96,11 @@ class _Builder:
     def __init__(self) -> None:
         # The export file's key table too: what an import reads (branch contracts).
         names = {**BODY_NAMES, **EXPORT_NAMES}
-        self.schemas = SchemaSet(names, shapes.REFINED, shapes.COMPONENT_NAMES)
-        for cls in FIELDS:  # the model's values, referred to by name in `shapes`
+        self.schemas = SchemaSet(names, shapes.REFINED, shapes.COMPONENT_NAMES, CLOSED_BODIES)
+        for cls in FIELDS:  # the model's values, each a component
             self.schemas.of(cls)
         self.schemas.of(model.ClientFeatures)
-        self.schemas.of(FeatureExport)  # what an import reads, referred to in `shapes`
+        self.schemas.of(FeatureExport)  # what an import reads
         self.schemas.of(ErrorAnswer)  # "Error": every refusal's shape
         self.operation_ids: set[str] = set()
 

@@ -8,8 +8,9 @@ classes): the core's converter is shared by every package and is never changed h
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import attrs
 import cattrs
@@ -25,15 +26,19 @@ from flagcore.entities import (
 from flagcore.model import Constraint, Strategy, Variant
 from flagcore.people import RootRole
 from flagcore.permissions import Permission, RoleType
+from flagcore.wire import PLAYGROUND_CONTEXT_NAMES, FeatureExport, PlaygroundContext
 
 __all__ = [
     "BODY_NAMES",
+    "CLOSED_BODIES",
     "ActionBody",
     "ActionSetBody",
     "AddonBody",
+    "AdvancedPlaygroundBody",
     "CloneEnvironment",
     "CodeScanBody",
     "CompleteFlagBody",
+    "ContextBody",
     "ContextFieldBody",
     "ContextFieldUpdate",
     "CreateEnvironment",
@@ -48,21 +53,30 @@ __all__ = [
     "EndpointBody",
     "EndpointUpdate",
     "ExecutionParamsBody",
+    "ExplainBody",
+    "ExportBody",
+    "FlagPatch",
+    "FlagPatchPath",
     "GroupBody",
     "GroupUserBody",
     "GroupUserId",
     "IdBody",
+    "ImportBody",
+    "ImportTarget",
     "LifetimeBody",
     "LoginBody",
     "MatchBody",
     "MilestoneBody",
     "NameBody",
     "PasswordBody",
+    "PatchOperation",
     "PayloadFilterBody",
     "PermissionBody",
+    "PlaygroundBody",
     "PreviewBody",
     "ProgressionBody",
     "ProjectAccessBody",
+    "Projects",
     "ReleasePlanTemplateBody",
     "RoleBody",
     "SafeguardActionBody",
@@ -84,6 +98,7 @@ __all__ = [
     "UpdateUser",
     "UserRolesBody",
     "converter",
+    "every_project",
     "structure",
 ]
 
@@ -614,6 +629,117 @@ class LifetimeBody:
     lifetime_days: int
 
 
+# The playground (`flagcore_http.routes.playground`): closed, as Unleash's schemas are (a
+# key they do not name is refused); the context is `flagcore.wire.PlaygroundContext`,
+# whose rules are the service's (`flagcore.service.playground.check_request`).
+Projects = tuple[str, ...] | Literal["*"] | None
+"""The projects a playground request names: ``"*"`` (or missing, or a list holding it):
+every project."""
+
+
+@attrs.frozen
+class PlaygroundBody:
+    """Unleash's ``playgroundRequestSchema``: one environment, the projects, the context."""
+
+    environment: str
+    context: PlaygroundContext
+    projects: Projects = None
+
+
+@attrs.frozen
+class AdvancedPlaygroundBody:
+    """Unleash's ``advancedPlaygroundRequestSchema``: several environments."""
+
+    environments: tuple[str, ...]
+    context: PlaygroundContext
+    projects: Projects = None
+
+
+@attrs.frozen
+class ExplainBody:
+    """flagcore's own: one flag explained in one environment (``appName`` not needed)."""
+
+    flag: str
+    environment: str
+    context: PlaygroundContext = attrs.field(factory=PlaygroundContext)
+
+
+def every_project(projects: Projects) -> tuple[str, ...] | None:
+    """The project ids ``projects`` names, or None for every project."""
+    if projects is None or projects == "*" or "*" in projects:
+        return None
+    return projects
+
+
+# Unleash's export and import (`flagcore_http.routes.features_batch`): open, as Unleash's.
+@attrs.frozen
+class ExportBody:
+    """Unleash's ``exportQuerySchema``: the environment, and which flags (by name, by
+    project, by tag: ``{"type", "value"}`` or ``"type:value"``)."""
+
+    environment: str
+    features: tuple[str, ...] | None = None
+    project: str | None = None
+    download_file: bool = False
+    tag: TagBody | str | None = None
+
+
+@attrs.frozen
+class ImportTarget:
+    """Unleash's ``importTogglesValidateSchema``: where to, and the export
+    (`flagcore.wire.FeatureExport`, read as ``flagcore.wire.read_export`` reads it)."""
+
+    project: str
+    environment: str
+    data: FeatureExport
+
+
+@attrs.frozen
+class ImportBody:
+    """Unleash's ``importTogglesSchema``, with flagcore's ``overwrite`` (replace flags that
+    exist with another definition) and ``dryRun``."""
+
+    project: str
+    environment: str
+    data: FeatureExport
+    overwrite: bool = False
+    dry_run: bool = False
+
+
+# A flag's JSON Patch (RFC 6902): ``replace`` and ``add`` of four of its fields.
+class PatchOperation(enum.Enum):
+    REPLACE = "replace"
+    ADD = "add"
+
+
+class FlagPatchPath(enum.Enum):
+    """What a flag's patch may change (the flag's JSON keys, as pointers)."""
+
+    DESCRIPTION = "/description"
+    TYPE = "/type"
+    IMPRESSION_DATA = "/impressionData"
+    STALE = "/stale"
+
+
+@attrs.frozen
+class FlagPatch:
+    """One operation; the value's type is its path's (`flagcore_http.routes.features`)."""
+
+    op: PatchOperation
+    path: FlagPatchPath
+    value: str | bool
+
+
+# The Frontend API's and OFREP's POST (`flagcore_http.routes.frontend`, `.ofrep`).
+@attrs.frozen
+class ContextBody:
+    """``{"context": {...}}``: Unleash's fields and ``properties`` (the Frontend API), or
+    OpenFeature's flat attributes (OFREP). Each value is read where its rules are
+    (`flagcore.service.frontend_context`), which names its path."""
+
+    context: dict[str, Any] = attrs.field(factory=dict)
+
+
 # Each class and its attributes whose keys differ; inner classes before those holding them.
 _NAMES: Mapping[type, Mapping[str, str]] = {
     TagBody: {},
@@ -698,11 +824,30 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     SafeguardTriggerBody: {},
     SafeguardActionBody: {},
     SafeguardBody: {"impact_metric": "impactMetric", "trigger_condition": "triggerCondition"},
+    **PLAYGROUND_CONTEXT_NAMES,
+    PlaygroundBody: {},
+    AdvancedPlaygroundBody: {},
+    ExplainBody: {},
+    ExportBody: {"download_file": "downloadFile"},
+    ImportTarget: {},
+    ImportBody: {"dry_run": "dryRun"},
+    FlagPatch: {},
+    ContextBody: {},
 }
-# Public for the API contract's schemas (`flagcore_http.openapi`): the same names.
+# Classes whose reader refuses a key they do not name (the rest ignore it, as Unleash's
+# readers do), and what the refusal adds: where such a value goes instead.
+_CLOSED: Mapping[type, str] = {
+    PlaygroundContext: "custom fields go in properties",
+    PlaygroundBody: "",
+    AdvancedPlaygroundBody: "",
+    ExplainBody: "",
+}
+# Public for the API contract's schemas (`flagcore_http.openapi`): the same names and
+# the same closed classes.
 BODY_NAMES: Mapping[type, Mapping[str, str]] = _NAMES
-# The model's names too, for error paths inside bodies that hold model values.
-_ALL_NAMES: Mapping[type, Mapping[str, str]] = {**wire.WIRE_NAMES, **_NAMES}
+CLOSED_BODIES: frozenset[type] = frozenset(_CLOSED)
+# The model's and the export's names too, for error paths inside bodies that hold them.
+_ALL_NAMES: Mapping[type, Mapping[str, str]] = {**wire.EXPORT_NAMES, **_NAMES}
 
 
 _MAX_ROLE_ID = 2**53 - 1
@@ -738,6 +883,52 @@ def _strings_object(made: cattrs.Converter) -> Callable[[object, object], dict[s
     return structure
 
 
+def _projects(made: cattrs.Converter) -> Callable[[object, object], Projects]:
+    """``"*"``, a list of project ids, or null (a string other than ``"*"`` is refused)."""
+    ids = made.get_structure_hook(tuple[str, ...])
+
+    def structure(value: object, _type: object) -> Projects:
+        if value is None or value == "*":
+            return "*" if value == "*" else None
+        if type(value) is str:
+            raise ValueError(f'expected "*" or a list of project ids, got {value[:80]!r}')
+        if type(value) is not list:
+            raise wire.WrongType('"*" or a list of project ids', value)
+        read: tuple[str, ...] = ids(value, tuple[str, ...])
+        return read
+
+    return structure
+
+
+def _export_tag(made: cattrs.Converter) -> Callable[[object, object], TagBody | str | None]:
+    """A tag as Unleash's export takes it: ``{"type", "value"}`` or ``"type:value"``."""
+
+    def structure(value: object, _type: object) -> TagBody | str | None:
+        if value is None or (type(value) is str and ":" in value):
+            return value
+        if type(value) is str:
+            raise ValueError(f'expected {{"type", "value"}} or "type:value", got {value[:80]!r}')
+        if type(value) is not dict:
+            raise wire.WrongType('{"type", "value"} or "type:value"', value)
+        read: TagBody = made.get_structure_hook(TagBody)(value, TagBody)
+        return read
+
+    return structure
+
+
+def _text_or_boolean(value: object, _type: object) -> str | bool:
+    if type(value) is str or type(value) is bool:
+        return value
+    raise wire.WrongType("a string or a boolean", value)
+
+
+def _object(value: object, _type: object) -> dict[str, Any]:
+    """Any JSON object, kept as it is (its values are read where their rules are)."""
+    if type(value) is not dict:
+        raise wire.WrongType("an object", value)
+    return value
+
+
 def _number(value: object, _type: object) -> float:
     """A JSON number (a threshold): a string or a boolean is refused, not read as one."""
     if type(value) in (int, float):
@@ -748,14 +939,19 @@ def _number(value: object, _type: object) -> float:
 def _http_converter() -> cattrs.Converter:
     made = wire.converter.copy()
     made.register_structure_hook(float, _number)
-    for enum_type in (ActionKind, TokenType, Permission, RoleType):
+    for enum_type in (ActionKind, TokenType, Permission, RoleType, PatchOperation, FlagPatchPath):
         made.register_structure_hook(enum_type, wire.enum_hook(enum_type))
         made.register_unstructure_hook(enum_type, lambda value: value.value)
     made.register_structure_hook(RootRole | int, _root_role)
     made.register_structure_hook(RootRole | int | None, _optional_root_role)
     made.register_structure_hook_func(lambda t: t == dict[str, str], _strings_object(made))
+    made.register_structure_hook_func(lambda t: t == dict[str, Any], _object)
+    made.register_structure_hook(str | bool, _text_or_boolean)
+    made.register_structure_hook(Projects, _projects(made))
+    made.register_structure_hook(TagBody | str | None, _export_tag(made))
+    made.register_structure_hook(FeatureExport, wire.structure_export)
     for cls, renames in _NAMES.items():
-        wire.register_class(made, cls, renames)
+        wire.register_class(made, cls, renames, closed=_CLOSED.get(cls))
     return made
 
 

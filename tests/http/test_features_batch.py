@@ -184,7 +184,7 @@ _ENVELOPE_CASES = [
     ("validate", {"data": []}, "$.data"),
     ("export", {"environment": 5}, "$.environment"),
     ("export", {"features": "mig.flag-00"}, "$.features"),
-    ("export", {"features": [5]}, "$.features"),
+    ("export", {"features": [5]}, "$.features[0]"),
     ("export", {"downloadFile": "true"}, "$.downloadFile"),
     ("export", {"tag": 5}, "$.tag"),
     ("export", {"project": ["default"]}, "$.project"),

@@ -277,6 +277,28 @@ async def test_advanced_playground_combines_comma_separated_values_per_environme
     assert all(r["isEnabledInCurrentEnvironment"] is False for r in production)
 
 
+async def test_advanced_playground_combines_fields_in_the_order_sent_as_unleash_does(
+    api: Api,
+) -> None:
+    """Unleash splits and combines the context's keys in the order they come (its
+    generateObjectCombinations), the first varying slowest; a null field is not set."""
+    await _checkout(api)
+    context = {"userId": "7,42", "sessionId": None, "properties": {"plan": "a,b"}}
+    body = {"environments": ["development"], "context": {**context, "appName": "x,y"}}
+
+    answer = await api.json("POST", ADVANCED, json=body)
+
+    (feature,) = answer["features"]
+    assert [r["context"] for r in feature["environments"]["development"]] == [
+        {"userId": user, "plan": plan, "appName": app}
+        for user in ("7", "42")
+        for plan in ("a", "b")
+        for app in ("x", "y")
+    ]
+    keys = {tuple(r["context"]) for r in feature["environments"]["development"]}
+    assert keys == {("userId", "plan", "appName")}
+
+
 async def test_advanced_playground_refuses_too_many_combinations(api: Api) -> None:
     await _checkout(api)
     many = ",".join(str(n) for n in range(200))

@@ -10,8 +10,9 @@ import pytest
 
 from flagcore import wire
 from flagcore.errors import InvalidInput
+from flagcore.wire import PlaygroundContext, SchemaSet
 from flagcore_http import wire as http_wire
-from flagcore_http.wire import ActionSetBody, CreateToken
+from flagcore_http.wire import ActionSetBody, CreateFlag, CreateToken, PlaygroundBody
 
 
 def test_importing_the_http_layer_leaves_the_core_converter_unchanged() -> None:
@@ -72,3 +73,27 @@ def test_the_http_converter_reads_model_values_as_the_core_does() -> None:
     assert http_wire.structure(data, tuple[Constraint, ...]) == wire.structure(
         data, tuple[Constraint, ...]
     )
+
+
+def test_a_closed_body_refuses_a_key_it_does_not_name_where_it_is_and_its_schema_says_so() -> None:
+    body = {"environment": "development", "context": {"appName": "shop"}, "surprise": 1}
+    with pytest.raises(InvalidInput) as caught:
+        http_wire.structure(body, PlaygroundBody)
+    assert [(d.path, d.message) for d in caught.value.details] == [
+        ("$", "unknown field 'surprise' (environment, context, projects)")
+    ]
+    body = {"environment": "development", "context": {"appName": "shop", "plan": "pro"}}
+    with pytest.raises(InvalidInput) as caught:
+        http_wire.structure(body, PlaygroundBody)
+    (detail,) = caught.value.details
+    assert detail.path == "$.context"
+    assert detail.message.endswith("; custom fields go in properties")
+    # An open body ignores what it does not name, as Unleash's readers do.
+    assert http_wire.structure({"name": "f", "surprise": 1}, CreateFlag).name == "f"
+    schemas = SchemaSet(http_wire.BODY_NAMES, closed=http_wire.CLOSED_BODIES)
+    for cls in (PlaygroundBody, PlaygroundContext, CreateFlag):
+        schemas.of(cls)
+    closed = {
+        name for name, s in schemas.components.items() if s.get("additionalProperties") is False
+    }
+    assert closed == {"PlaygroundBody", "PlaygroundContext"}

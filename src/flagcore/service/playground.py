@@ -19,9 +19,10 @@ would answer. The rest follows Unleash's playground (its ``feature-evaluator``):
 Where Unleash is lenient, this is strict (docs/migrating-from-unleash.md): an unknown
 environment or project, an unknown top-level context field, or a value of the wrong type
 is a 400 naming its JSON path, and the advanced playground refuses too many context
-combinations before making any. The request bodies are read on the HTTP side
-(`flagcore_http.playground_bodies`) into a `PlaygroundRequest`; its context is checked
-here (`check_context`), as the admin UI and ``flagcore explain`` share that rule.
+combinations before making any. The request bodies are read on the HTTP side into typed
+values (`flagcore.wire.PlaygroundContext` and the HTTP layer's body classes); their
+rules are here (`check_request`, `check_context`), which the admin UI and ``flagcore
+explain`` share.
 """
 
 from __future__ import annotations
@@ -49,9 +50,13 @@ from flagcore.service.client import ClientView
 from flagcore.service.context import ServiceContext
 from flagcore.strategies import BUILTIN_STRATEGIES
 from flagcore.wire import (
+    APP_NAME,
+    CONTEXT_FIELDS,
+    CURRENT_TIME,
     AdvancedPlaygroundFeature,
     AdvancedPlaygroundResult,
     PlaygroundConstraint,
+    PlaygroundContext,
     PlaygroundFeature,
     PlaygroundLinks,
     PlaygroundSegment,
@@ -74,13 +79,12 @@ __all__ = [
     "advanced_answer",
     "answer",
     "check_context",
+    "check_request",
     "explain_every_flag",
 ]
 
 JSON = dict[str, Any]
 
-# Unleash's context fields; anything else goes in ``properties``.
-CONTEXT_FIELDS = ("appName", "userId", "sessionId", "remoteAddress", "environment", "currentTime")
 MAX_CONTEXT_PROPERTIES = 100
 MAX_CONTEXT_NAME_LENGTH = 100  # Unleash's limit on a context field's name
 MAX_CONTEXT_VALUE_LENGTH = 2_000
@@ -95,56 +99,76 @@ def _invalid(message: str, path: str) -> InvalidInput:
     return InvalidInput(message, [ErrorDetail(message, path)])
 
 
-def check_context(data: Any, path: str = "$.context", *, required: Sequence[str] = ()) -> JSON:
-    """An Unleash context as the playground and ``flagcore explain`` accept it: Unleash's
-    fields as strings, custom fields as strings in ``properties``, all bounded; a copy.
+def check_context(
+    context: PlaygroundContext,
+    path: str = "$.context",
+    *,
+    required: Sequence[str] = (),
+    order: Sequence[str] = (),
+) -> JSON:
+    """The playground's rules for a context (the admin API's, the admin UI's, ``flagcore
+    explain``'s and an uploaded sample's): every value at most `MAX_CONTEXT_VALUE_LENGTH`
+    characters, at most `MAX_CONTEXT_PROPERTIES` properties with names of 1 to
+    `MAX_CONTEXT_NAME_LENGTH` characters, the ``required`` fields not empty, a
+    ``currentTime`` that is a date and time. The context as the engine reads it (its keys
+    in ``order`` first: the order they were sent in, which Unleash's advanced playground
+    combines them in), or `InvalidInput` naming the path of the first problem (under
+    ``path``).
 
-    Raises `InvalidInput` naming the path of the first problem.
+    Reading JSON into the typed value is the HTTP side's (`PlaygroundContext`'s keys).
     """
-    if not isinstance(data, Mapping):
-        raise _invalid("the context must be a JSON object", path)
-    out: JSON = {}
-    for key, value in data.items():
-        where = f"{path}.{key}"
-        if key == "properties":
-            out[key] = _check_properties(value, where)
-        elif key in CONTEXT_FIELDS:
-            out[key] = _check_value(value, where)
-        else:
-            fields = ", ".join((*CONTEXT_FIELDS, "properties"))
-            raise _invalid(
-                f"{key[:MAX_CONTEXT_NAME_LENGTH]!r} is not a context field ({fields}); "
-                "custom fields go in properties",
-                path,
-            )
+    given = context.fields()
+    for key, value in given.items():
+        _check_length(value, f"{path}.{key}")
+    where = f"{path}.properties"
+    if len(context.properties) > MAX_CONTEXT_PROPERTIES:
+        raise _invalid(f"at most {MAX_CONTEXT_PROPERTIES} properties", where)
+    for name, value in context.properties.items():
+        if not name or len(name) > MAX_CONTEXT_NAME_LENGTH:
+            raise _invalid(f"a property name has 1 to {MAX_CONTEXT_NAME_LENGTH} characters", where)
+        _check_length(value, f"{where}.{name}")
     for name in required:
-        if not out.get(name):
+        if not given.get(name):
             raise _invalid(f"{name} is required", f"{path}.{name}")
-    current_time = out.get("currentTime")
-    if current_time is not None and parse_chrono_date(current_time) is None:
-        raise _invalid("currentTime must be a date and time (RFC 3339)", f"{path}.currentTime")
-    return out
+    if context.current_time is not None and parse_chrono_date(context.current_time) is None:
+        raise _invalid(
+            f"{CURRENT_TIME} must be a date and time (RFC 3339)", f"{path}.{CURRENT_TIME}"
+        )
+    read = context.as_json()
+    return {**{key: read[key] for key in order if key in read}, **read} if order else read
 
 
-def _check_value(value: Any, path: str) -> str:
-    if type(value) is not str:
-        raise _invalid("must be a string", path)
+def _check_length(value: str, path: str) -> None:
     if len(value) > MAX_CONTEXT_VALUE_LENGTH:
         raise _invalid(f"must be at most {MAX_CONTEXT_VALUE_LENGTH} characters", path)
-    return value
 
 
-def _check_properties(value: Any, path: str) -> dict[str, str]:
-    if not isinstance(value, Mapping):
-        raise _invalid("properties must be a JSON object of strings", path)
-    if len(value) > MAX_CONTEXT_PROPERTIES:
-        raise _invalid(f"at most {MAX_CONTEXT_PROPERTIES} properties", path)
-    out = {}
-    for name, item in value.items():
-        if not name or len(name) > MAX_CONTEXT_NAME_LENGTH:
-            raise _invalid(f"a property name has 1 to {MAX_CONTEXT_NAME_LENGTH} characters", path)
-        out[name] = _check_value(item, f"{path}.{name}")
-    return out
+def check_request(
+    environments: Sequence[str],
+    projects: Sequence[str] | None,
+    context: PlaygroundContext,
+    *,
+    required: Sequence[str] = (APP_NAME,),
+    advanced: bool = False,
+    order: Sequence[str] = (),
+) -> PlaygroundRequest:
+    """A request held to the playground's rules: at least one environment, none of them
+    empty (each is looked up when read), the context's (`check_context`, ``order`` the
+    order its keys were sent in); an environment asked twice is evaluated once.
+    ``advanced``: asked as ``{"environments": [...]}``."""
+    if not environments:
+        raise _invalid("environments must be a non-empty list", "$.environments")
+    for index, environment in enumerate(environments):
+        if not environment:
+            if advanced:
+                raise _invalid("must be a non-empty string", f"$.environments[{index}]")
+            raise _invalid("environment must be a non-empty string", "$.environment")
+    return PlaygroundRequest(
+        tuple(dict.fromkeys(environments)),
+        None if projects is None else tuple(projects),
+        check_context(context, required=required, order=order),
+        advanced,
+    )
 
 
 @attrs.frozen
@@ -224,7 +248,9 @@ class Playground:
     def explain(self, flag: str, request: PlaygroundRequest) -> FlagExplanation:
         """`Engine.explain` of one flag in the request's first environment, as the client
         API's snapshot has it (``flagcore explain --url`` with an admin token asks this).
-        Raises `NotFound` for a flag that is not there."""
+        Raises `InvalidInput` for an empty name, `NotFound` for a flag that is not there."""
+        if not flag:
+            raise _invalid("flag must be a non-empty string", "$.flag")
         view = self._view(request.environments[0], request.projects)
         explanation = view.engine.explain(flag, request.context)
         if not explanation.exists:

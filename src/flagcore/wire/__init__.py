@@ -15,7 +15,8 @@
   answer classes, and Unleash's delta events (read back by `apply_delta_events`).
 - `signal_answers`: signal endpoints, signals and project action sets as answers.
 - `frontend_answers`: the Frontend API's and OFREP's answers.
-- `playground_answers`: Unleash's playground answers.
+- `playground_answers`: Unleash's playground answers; `playground_context`: the context
+  a playground request gives, as a typed value.
 - `import_answers`: import validation and import reports, the context field list.
 - `user_answers`: users, their root roles, reset links (issue 28).
 - `preview_answers`: the preview of a flag change (who it flips), uploaded samples.
@@ -51,6 +52,7 @@ from flagcore.wire import (
     integration_answers,
     lifecycle_answers,
     playground_answers,
+    playground_context,
     preview_answers,
     release_plan_answers,
     sdk_bodies,
@@ -92,6 +94,7 @@ from flagcore.wire.converter import (
     INT64_MIN,
     MAX_ERROR_DETAILS,
     OutOfRange,
+    UnknownKey,
     WrongType,
     converter,
     enum_hook,
@@ -113,6 +116,7 @@ from flagcore.wire.import_answers import *  # noqa: F403
 from flagcore.wire.integration_answers import *  # noqa: F403
 from flagcore.wire.lifecycle_answers import *  # noqa: F403
 from flagcore.wire.playground_answers import *  # noqa: F403
+from flagcore.wire.playground_context import *  # noqa: F403
 from flagcore.wire.preview_answers import *  # noqa: F403
 from flagcore.wire.reading import NotFast
 from flagcore.wire.release_plan_answers import *  # noqa: F403
@@ -134,6 +138,7 @@ from flagcore.wire.unleash_export import (
     FeatureExport,
     LegalValue,
     read_export,
+    structure_export,
 )
 from flagcore.wire.usage_answers import *  # noqa: F403
 from flagcore.wire.user_answers import *  # noqa: F403
@@ -166,6 +171,7 @@ __all__ = [
     "NotFast",
     "OutOfRange",
     "SchemaSet",
+    "UnknownKey",
     "WireField",
     "WrongType",
     "answer",
@@ -184,6 +190,7 @@ __all__ = [
     "structure",
     "structure_constraints",
     "structure_dependencies",
+    "structure_export",
     "structure_flag",
     "structure_segment",
     "structure_variants",
@@ -205,6 +212,7 @@ __all__ += delta_events.__all__
 __all__ += frontend_answers.__all__
 __all__ += import_answers.__all__
 __all__ += playground_answers.__all__
+__all__ += playground_context.__all__
 __all__ += signal_answers.__all__
 __all__ += sdk_bodies.__all__
 __all__ += user_answers.__all__

@@ -31,6 +31,7 @@ __all__ = [
     "INT64_MIN",
     "MAX_ERROR_DETAILS",
     "OutOfRange",
+    "UnknownKey",
     "WrongType",
     "converter",
     "enum_hook",
@@ -84,6 +85,15 @@ class WrongType(TypeError):
 
 class OutOfRange(ValueError):
     """A number the right type but outside what can be stored."""
+
+
+class UnknownKey(ValueError):
+    """A key a closed class does not name (see `register_class`)."""
+
+    def __init__(self, key: object, known: tuple[str, ...], hint: str) -> None:
+        shown = repr(str(key)[:100])
+        said = f"unknown field {shown} ({', '.join(known)})"
+        super().__init__(f"{said}; {hint}" if hint else said)
 
 
 def _strict_str(value: Any, _type: Any) -> str:
@@ -182,13 +192,22 @@ def _parameters(value: Any, _type: Any) -> Mapping[str, str]:
 
 
 def register_class(
-    converter: cattrs.Converter, cls: type, renames: Mapping[str, str] | None = None
+    converter: cattrs.Converter,
+    cls: type,
+    renames: Mapping[str, str] | None = None,
+    *,
+    closed: str | None = None,
 ) -> None:
     """Teach ``converter`` an attrs class whose keys differ (``renames``: attribute → key).
 
     Unleash sends null for fields it leaves at their default (an empty list, mostly), so
     null in a field that has a default means that default; in a required field it is
     refused like any other wrong type.
+
+    Keys the class does not name are ignored (Unleash's bodies carry more than a reader
+    keeps), unless ``closed`` is given: then the first one is refused at the object's
+    path, naming the keys it may have, followed by ``closed`` when not empty (where such
+    a value goes instead). `flagcore.wire.SchemaSet` says the same of a closed class.
     """
     renames = renames or {}
     overrides = {name: override(rename=key) for name, key in renames.items()}
@@ -203,10 +222,16 @@ def register_class(
         if field.default is not attrs.NOTHING
     )
 
+    keys = tuple(renames.get(field.name, field.name) for field in attrs.fields(cls))
+    known = frozenset(keys) if closed is not None else None
+
     def structure_tolerating_nulls(data: Any, type_: Any) -> Any:
-        if not isinstance(data, Mapping):
+        # Cheap tests first (a body is read per request): a dict, no null in it at all.
+        if type(data) is not dict and not isinstance(data, Mapping):
             raise WrongType("an object", data)
-        if any(data.get(name) is None and name in data for name in nullable):
+        if known is not None and not known.issuperset(data):
+            raise UnknownKey(next(key for key in data if key not in known), keys, closed or "")
+        if nullable and None in data.values():
             data = {
                 key: value for key, value in data.items() if not (value is None and key in nullable)
             }

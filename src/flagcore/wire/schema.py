@@ -24,8 +24,8 @@ import datetime as dt
 import enum
 import types
 import typing
-from collections.abc import Mapping
-from typing import Any, Union, get_args, get_origin
+from collections.abc import Collection, Mapping
+from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 
@@ -55,8 +55,10 @@ class SchemaSet:
     readers have them; the model's table is always included. ``refined`` adds to the
     schema of some attributes what a type cannot say and a later check enforces (a name's
     pattern), keyed by class and attribute; ``titles`` names a class's component when the
-    name is not the class's (Unleash's own schema name). `of` answers a type with a
-    schema that refers to the components it needs, adding them to `components`.
+    name is not the class's (Unleash's own schema name); ``closed`` are the classes whose
+    reader refuses keys it does not name (`flagcore.wire.register_class`), so their
+    schema allows no other. `of` answers a type with a schema that refers to the
+    components it needs, adding them to `components`.
     """
 
     def __init__(
@@ -64,10 +66,12 @@ class SchemaSet:
         names: Mapping[type, Mapping[str, str]] | None = None,
         refined: Mapping[type, Mapping[str, JsonSchema]] | None = None,
         titles: Mapping[type, str] | None = None,
+        closed: Collection[type] = (),
     ) -> None:
         self._names: dict[type, Mapping[str, str]] = {**WIRE_NAMES, **(names or {})}
         self._refined = refined or {}
         self._titles = titles or {}
+        self._closed = frozenset(closed)
         self.components: dict[str, JsonSchema] = {}
         self._owners: dict[str, type] = {}
 
@@ -92,9 +96,11 @@ class SchemaSet:
         if type_ is type(None):
             return {"type": "null"}
         origin, args = get_origin(type_), get_args(type_)
+        if origin is Literal:
+            return {"enum": list(args)} if len(args) > 1 else {"const": args[0]}
         if origin in (Union, types.UnionType):
             kinds = [a for a in args if a is not type(None)]
-            if len(kinds) > 1:  # one of several classes (never null: no reader reads one)
+            if len(kinds) > 1:  # one of several kinds (null, where read, is the default)
                 return {"anyOf": [self.of(kind) for kind in kinds]}
             return _nullable(self.of(kinds[0]))
         if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
@@ -183,6 +189,8 @@ class SchemaSet:
         out: JsonSchema = {"type": "object", "properties": properties}
         if required:
             out["required"] = required
+        if cls in self._closed:
+            out["additionalProperties"] = False
         return out
 
 

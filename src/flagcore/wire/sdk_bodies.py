@@ -6,7 +6,8 @@ Real SDKs send these bodies with more than Unleash's schema names (``platformNam
 nanoseconds): the readers here are lenient where SDKs differ and strict where a value
 would be stored. Each row gives an attribute its JSON key, the check, the words its
 error uses and its JSON Schema, so the reader, the messages and the published contract
-(`REGISTRATION_SCHEMA`, `METRICS_SCHEMA`) cannot part.
+(`REGISTRATION_SCHEMA`, `METRICS_SCHEMA`) cannot part; the Python client writes what it
+posts from the same rows (`write_registration`, `write_metrics_body`).
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ import attrs
 
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.wire.converter import INT32_MAX
+from flagcore.wire.impact_metrics import IMPACT_METRICS_SCHEMA
 
 __all__ = [
+    "FRONTEND_METRICS_SCHEMA",
     "FRONTEND_REGISTRATION_SCHEMA",
     "METRICS_SCHEMA",
     "REGISTRATION_SCHEMA",
@@ -31,6 +34,8 @@ __all__ = [
     "read_registration",
     "read_time",
     "registration_started",
+    "write_metrics_body",
+    "write_registration",
 ]
 
 _STRING_OR_NULL: Mapping[str, Any] = {"type": ["string", "null"]}
@@ -138,17 +143,30 @@ def read_registration(body: Mapping[str, Any], message: str) -> Registration:
     return Registration(**values)
 
 
+def write_registration(registration: Registration) -> dict[str, Any]:
+    """A registration as an SDK posts it (the Python client's), written from the rows it
+    is read by: a value left None is left out."""
+    return {
+        row.key: value
+        for row in _REGISTRATION_ROWS
+        if (value := getattr(registration, row.attribute)) is not None
+    }
+
+
 class MetricsBody(NamedTuple):
     """Unleash's ``clientMetricsSchema`` as far as the HTTP side reads it: the bucket's
     counts stay as sent (the service checks each, `Metrics.check_report`), and so do
-    ``appName`` and ``sdkVersion``, whose rules are the service's too. A named tuple, not
-    a frozen attrs class: it is made once per metrics post, and costs a third as much."""
+    ``appName`` and ``sdkVersion``, whose rules are the service's too; and Unleash 8's
+    ``impactMetrics`` as sent (None when missing: `read_impact_metrics` reads it where
+    its caller takes them). A named tuple, not a frozen attrs class: it is made once per
+    metrics post, and costs a third as much."""
 
     app_name: Any
     instance_id: str | None
     sdk_version: Any
     start: dt.datetime | None
     toggles: dict[str, Any]
+    impact_metrics: Any = None
 
 
 # The bucket and its keys as Unleash's schema names them; other keys pass unread.
@@ -165,13 +183,24 @@ _METRICS_ROWS = (
     BodyRow("bucket", "bucket", True, _BUCKET_SCHEMA),
     BodyRow("app_name", "appName", False, _STRING_OR_NULL),
     BodyRow("instance_id", "instanceId", False, _STRING_OR_NULL),
+    BodyRow("sdk_version", "sdkVersion", False, _STRING_OR_NULL),
+    # Unleash 8's impact metrics (issue 32): server SDKs' only, read by the client route
+    # (`read_impact_metrics`); null is none, as for the other keys.
+    BodyRow(
+        "impact_metrics",
+        "impactMetrics",
+        False,
+        {**IMPACT_METRICS_SCHEMA, "type": ["array", "null"]},
+    ),
 )
+# Each key once, bound at import (the reader runs once per metrics post).
+_BUCKET, _APP_NAME, _INSTANCE_ID, _SDK_VERSION, _IMPACT_METRICS = (row.key for row in _METRICS_ROWS)
 
 
 def read_metrics_body(body: Mapping[str, Any]) -> MetricsBody:
     """The report in ``body`` (a JSON object); the first problem is an `InvalidInput`
     naming its path. A missing ``toggles`` is none; a missing ``start`` is None."""
-    bucket = body.get("bucket")
+    bucket = body.get(_BUCKET)
     if not isinstance(bucket, dict):
         raise InvalidInput("bucket is required", [ErrorDetail("an object", "$.bucket")])
     toggles = bucket.get("toggles", {})
@@ -179,16 +208,40 @@ def read_metrics_body(body: Mapping[str, Any]) -> MetricsBody:
         raise InvalidInput(
             "bucket.toggles must be an object", [ErrorDetail("an object", "$.bucket.toggles")]
         )
-    instance_id = body.get("instanceId")
+    instance_id = body.get(_INSTANCE_ID)
     if instance_id is not None and not isinstance(instance_id, str):
         raise InvalidInput("instanceId must be a string", [ErrorDetail("a string", "$.instanceId")])
     return MetricsBody(
-        body.get("appName"),
+        body.get(_APP_NAME),
         instance_id,
-        body.get("sdkVersion"),
+        body.get(_SDK_VERSION),
         read_time(bucket.get("start"), "$.bucket.start"),
         toggles,
+        body.get(_IMPACT_METRICS),
     )
+
+
+def write_metrics_body(
+    app_name: str,
+    instance_id: str | None,
+    bucket: Mapping[str, Any],
+    *,
+    sdk_version: str | None = None,
+    impact_metrics: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A metrics report as an SDK posts it (the Python client's): ``bucket`` is
+    ``{"start", "stop", "toggles"}``; written from the rows it is read by, a value left
+    None left out."""
+    values = {
+        "bucket": bucket,
+        "app_name": app_name,
+        "instance_id": instance_id,
+        "sdk_version": sdk_version,
+        "impact_metrics": impact_metrics,
+    }
+    return {
+        row.key: values[row.attribute] for row in _METRICS_ROWS if values[row.attribute] is not None
+    }
 
 
 def read_time(value: Any, path: str) -> dt.datetime | None:
@@ -238,3 +291,5 @@ REGISTRATION_SCHEMA = _schema(_REGISTRATION_ROWS)
 # Browser SDKs send less: a missing interval, started or strategies is 0, now and none.
 FRONTEND_REGISTRATION_SCHEMA = _schema(_REGISTRATION_ROWS, required=("appName",))
 METRICS_SCHEMA = _schema(_METRICS_ROWS)
+# Browser SDKs report no impact metrics (the Frontend API reads none).
+FRONTEND_METRICS_SCHEMA = _schema(_METRICS_ROWS[:-1])

@@ -43,6 +43,7 @@ __all__ = [
     "FeatureExport",
     "LegalValue",
     "read_export",
+    "structure_export",
 ]
 
 # Keys only the export format has.
@@ -229,6 +230,14 @@ def _export_converter() -> Any:
 
 
 _CONVERTER = _export_converter()
+
+
+def structure_export(data: Any, _type: Any = FeatureExport) -> FeatureExport:
+    """`read_export` as a converter's hook, for a body that holds an export under a key of
+    its own (an import's ``data``): cattrs's errors, which that converter's reader roots
+    under the key (``$.data.features[0].name``)."""
+    read: FeatureExport = _CONVERTER.structure(data, FeatureExport)
+    return read
 
 
 def read_export(data: Any, what: str = "the export") -> FeatureExport:

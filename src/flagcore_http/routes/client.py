@@ -468,7 +468,7 @@ async def record_metrics(
     body = read_metrics_body(raw)
     # Unleash 8's impact metrics (issue 32): read before anything is counted, so a bad
     # one is a 400 and the whole report is not counted.
-    impact = None if frontend or "impactMetrics" not in raw else raw["impactMetrics"]
+    impact = None if frontend else body.impact_metrics
     impact_metrics = () if impact is None else read_impact_metrics(impact)
     toggles = body.toggles
     start = body.start or dt.datetime.now(dt.UTC)

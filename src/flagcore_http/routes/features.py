@@ -22,12 +22,19 @@ from flagcore.wire import (
     wire_name,
     write_answer,
 )
-from flagcore_http import shapes, wire
+from flagcore_http import wire
 from flagcore_http.answering import answered
 from flagcore_http.bodies import as_keywords, read_body, read_json, structure_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import documented
-from flagcore_http.wire import CreateFlag, SortOrderItem, UpdateFlag
+from flagcore_http.wire import (
+    CreateFlag,
+    FlagPatch,
+    FlagPatchPath,
+    NameBody,
+    SortOrderItem,
+    UpdateFlag,
+)
 
 __all__ = ["routes"]
 
@@ -98,11 +105,10 @@ async def create_flag(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/admin/features/validate")
-@documented({200: None}, body=shapes.obj({"name": shapes.STRING}, closed=False), errors=(409,))
+@documented({200: None}, body=NameBody, errors=(409,))
 async def validate_name(request: web.Request) -> web.Response:
-    data = await read_json(request)
-    name = data.get("name") if isinstance(data, dict) else None
-    await call(request, service(request).flags.check_flag_name, name)
+    body = await read_body(request, NameBody)
+    await call(request, service(request).flags.check_flag_name, body.name)
     return web.Response(status=200)
 
 
@@ -129,47 +135,32 @@ async def update_flag(request: web.Request) -> web.Response:
     return answered(FlagAnswer.of(updated))
 
 
-_PATCHABLE = {
-    "/description": "description",
-    "/type": "type",
-    "/impressionData": "impression_data",
-    "/stale": "stale",
+# What each path of a flag's patch changes, and the type of its value.
+_PATCHABLE: dict[FlagPatchPath, tuple[str, type]] = {
+    FlagPatchPath.DESCRIPTION: ("description", str),
+    FlagPatchPath.TYPE: ("type", str),
+    FlagPatchPath.IMPRESSION_DATA: ("impression_data", bool),
+    FlagPatchPath.STALE: ("stale", bool),
 }
 
 
 @routes.patch(FLAG)
-@documented({200: FlagAnswer}, body=shapes.json_patch(_PATCHABLE))
+@documented({200: FlagAnswer}, body=tuple[FlagPatch, ...])
 async def patch_flag(request: web.Request) -> web.Response:
     """JSON Patch (``replace``/``add``) on description, type, impressionData and stale."""
-    operations = await read_json(request)
-    if not isinstance(operations, list):
-        raise InvalidInput(
-            "a JSON Patch body is a list of operations", [ErrorDetail("not a list", "$")]
-        )
+    data = await read_json(request)
+    operations = wire.structure(data, tuple[FlagPatch, ...], "the patch")
     changes: dict[str, Any] = {}
     for index, operation in enumerate(operations):
-        path = f"$[{index}]"
-        if not isinstance(operation, dict) or operation.get("op") not in ("replace", "add"):
-            raise InvalidInput(
-                "only replace and add operations are supported",
-                [ErrorDetail("unsupported op", f"{path}.op")],
-            )
-        target = operation.get("path")
-        field = _PATCHABLE.get(target) if isinstance(target, str) else None
-        if field is None:
-            raise InvalidInput(
-                f"cannot patch {str(target)[:80]!r}",
-                [ErrorDetail("unsupported path", f"{path}.path")],
-            )
-        value = operation.get("value")
-        expected = bool if field in ("impression_data", "stale") else str
-        if not isinstance(value, expected):
+        field, expected = _PATCHABLE[operation.path]
+        if type(operation.value) is not expected:
             wanted = "a boolean" if expected is bool else "a string"
+            got = json_type(operation.value)
             raise InvalidInput(
-                f"{operation['path'][1:]} must be {wanted}",
-                [ErrorDetail(f"expected {wanted}, got {json_type(value)}", f"{path}.value")],
+                f"{operation.path.value[1:]} must be {wanted}",
+                [ErrorDetail(f"expected {wanted}, got {got}", f"$[{index}].value")],
             )
-        changes[field] = value
+        changes[field] = operation.value
     updated = await call(
         request,
         service(request).flags.update_flag,

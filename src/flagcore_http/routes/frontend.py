@@ -33,14 +33,14 @@ from flagcore.service import (
     frontend_context,
 )
 from flagcore.wire import (
+    FRONTEND_METRICS_SCHEMA,
     FRONTEND_REGISTRATION_SCHEMA,
-    METRICS_SCHEMA,
     FrontendToggles,
     read_registration,
     registration_started,
 )
 from flagcore_http import shapes
-from flagcore_http.bodies import read_json
+from flagcore_http.bodies import read_json, structure_body
 from flagcore_http.body_size import oversized
 from flagcore_http.calls import call, service
 from flagcore_http.context_sampling import CONTEXT_SAMPLER
@@ -48,6 +48,7 @@ from flagcore_http.contract import documented
 from flagcore_http.keys import CACHE, CONFIG, REVISION, TOKEN
 from flagcore_http.rate_limits import RATE_LIMITS, metrics_row_budget, refusal
 from flagcore_http.routes import client
+from flagcore_http.wire import ContextBody
 
 __all__ = [
     "FRONTEND_VIEWS",
@@ -55,6 +56,7 @@ __all__ = [
     "FrontendViews",
     "answer_with_etag",
     "caller_address",
+    "context_parts",
     "frontend_scope",
     "routes",
     "view_for",
@@ -199,14 +201,16 @@ async def _body_context(request: web.Request) -> tuple[dict[str, Any], dict[str,
             "context_bytes",
             MAX_CONTEXT_BODY_BYTES,
         )
-    body = await read_json(request, required=False)
-    if body is None:
+    data = await read_json(request, required=False)
+    if data is None:
         return {}, {}
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
-    context = body.get("context", {})
-    if not isinstance(context, dict):
-        raise InvalidInput("context must be an object", [ErrorDetail("not an object", "$.context")])
+    return context_parts(structure_body(data, ContextBody))
+
+
+def context_parts(body: ContextBody) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A context body as (the fields set, the explicit ``properties``): ``properties``
+    must be an object (null: none), a field set to null is not set."""
+    context = body.context
     properties = context.get("properties", {})
     if properties is None:
         properties = {}
@@ -259,7 +263,7 @@ async def frontend_get(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/frontend")
-@documented({200: FrontendToggles, 304: None}, body=shapes.CONTEXT_BODY, body_required=False)
+@documented({200: FrontendToggles, 304: None}, body=ContextBody, body_required=False)
 async def frontend_post(request: web.Request) -> web.Response:
     """The flags on for the context in ``{"context": {...}}``."""
     fields, properties = await _body_context(request)
@@ -270,7 +274,7 @@ async def frontend_post(request: web.Request) -> web.Response:
 
 
 @routes.post("/api/frontend/client/metrics")
-@documented({200: None}, body=METRICS_SCHEMA, errors=(429,))
+@documented({200: None}, body=FRONTEND_METRICS_SCHEMA, errors=(429,))
 async def frontend_metrics(request: web.Request) -> web.Response:
     """Counted as for server SDKs (the token's projects and environment); 200 as Unleash.
     The token ships in every browser bundle, so what it may add to the store is bounded

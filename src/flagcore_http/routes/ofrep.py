@@ -29,9 +29,8 @@ from flagcore.service import (
     frontend_context,
 )
 from flagcore.wire import OfrepErrorAnswer, OfrepEvaluation, OfrepFlags, OfrepParseFailure
-from flagcore_http import shapes
 from flagcore_http.answering import answered
-from flagcore_http.bodies import parse_json, read_up_to
+from flagcore_http.bodies import parse_json, read_up_to, structure_body
 from flagcore_http.context_sampling import CONTEXT_SAMPLER
 from flagcore_http.contract import documented
 from flagcore_http.keys import TOKEN
@@ -42,6 +41,7 @@ from flagcore_http.routes.frontend import (
     frontend_scope,
     view_for,
 )
+from flagcore_http.wire import ContextBody
 
 __all__ = ["ViewFinder", "ofrep_flag", "ofrep_flags", "routes"]
 
@@ -103,16 +103,11 @@ async def _read_context(request: web.Request) -> tuple[dict[str, Any], dict[str,
         body = parse_json(raw)
     except InvalidInput as error:
         raise _OfrepFailure(400, "PARSE_ERROR", error) from None
-    if not isinstance(body, dict):
-        raise _OfrepFailure(400, "INVALID_CONTEXT", _invalid("the body must be an object", "$"))
-    context = body.get("context", {})
-    if context is None:
-        context = {}
-    if not isinstance(context, dict):
-        raise _OfrepFailure(
-            400, "INVALID_CONTEXT", _invalid("context must be an object", "$.context")
-        )
-    return _split_attributes(context)
+    try:
+        read = structure_body(body, ContextBody)
+    except InvalidInput as error:
+        raise _OfrepFailure(400, "INVALID_CONTEXT", error) from None
+    return _split_attributes(read.context)
 
 
 def _invalid(message: str, path: str) -> InvalidInput:
@@ -211,7 +206,7 @@ async def _view_and_context(
 @routes.post("/ofrep/v1/evaluate/flags/{key}")
 @documented(
     {200: OfrepEvaluation, 400: OfrepErrorAnswer, 404: OfrepErrorAnswer},
-    body=shapes.CONTEXT_BODY,
+    body=ContextBody,
     body_required=False,
 )
 async def evaluate_flag(request: web.Request) -> web.Response:
@@ -238,7 +233,7 @@ async def ofrep_flag(request: web.Request, key: str, find: ViewFinder) -> web.Re
 @routes.post("/ofrep/v1/evaluate/flags")
 @documented(
     {200: OfrepFlags, 304: None, 400: OfrepErrorAnswer},
-    body=shapes.CONTEXT_BODY,
+    body=ContextBody,
     body_required=False,
 )
 async def evaluate_flags(request: web.Request) -> web.Response:

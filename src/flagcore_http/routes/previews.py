@@ -16,7 +16,7 @@ from aiohttp import web
 from flagcore.errors import ErrorDetail, InvalidInput, LimitExceeded
 from flagcore.service import ProposedChange
 from flagcore.service.playground import check_context
-from flagcore.wire import ContextSampleAnswer, PreviewAnswer
+from flagcore.wire import ContextSampleAnswer, PlaygroundContext, PreviewAnswer
 from flagcore_http.answering import answered
 from flagcore_http.bodies import parse_json, read_body, read_up_to
 from flagcore_http.calls import actor, call, service
@@ -24,7 +24,7 @@ from flagcore_http.context_sampling import flush_context_samples
 from flagcore_http.contract import documented
 from flagcore_http.keys import CONFIG
 from flagcore_http.preview_scoring import scored_in_turn
-from flagcore_http.wire import PreviewBody
+from flagcore_http.wire import PreviewBody, structure
 
 __all__ = ["MAX_SAMPLE_UPLOAD_BYTES", "SAMPLE_MEDIA_TYPES", "routes"]
 
@@ -122,7 +122,8 @@ def _contexts(raw: bytes, most: int) -> list[dict[str, Any]]:
     for index, line in enumerate(lines):
         where = f"$[{index}]"
         try:
-            contexts.append(check_context(parse_json(line, what="the line"), where))
+            read = structure(parse_json(line, what="the line"), PlaygroundContext, "the line")
+            contexts.append(check_context(read, where))
         except InvalidInput as error:
             for detail in error.details or (ErrorDetail(error.message, where),):
                 path = detail.path or where

@@ -1,9 +1,10 @@
 """The playground page's form read into a `PlaygroundRequest`, with errors at the field.
 
-The context is checked by the playground's own `check_context` (the API's and
-``flagcore explain``'s rule: strings, at most 2,000 characters a value, at most 100
-properties, an RFC 3339 ``currentTime``); this module only turns the form's fields into
-that JSON and turns the JSON paths of its errors back into the fields on screen
+The context is read into the API's typed value (`flagcore.wire.PlaygroundContext`) and
+held to the playground's own `check_context` (the API's and ``flagcore explain``'s rule:
+at most 2,000 characters a value, at most 100 properties, an RFC 3339 ``currentTime``);
+this module only turns the form's fields into that value and turns the JSON paths of its
+errors back into the fields on screen
 (``$.context.properties.plan`` is the row typed ``plan``). A blank field is a field not
 set, as an empty box in Unleash's playground is.
 """
@@ -20,7 +21,9 @@ from flagcore.service.playground import (
     PlaygroundRequest,
     check_context,
 )
+from flagcore.wire import PlaygroundContext
 from flagcore_http.ui.forms import MAX_ROWS
+from flagcore_http.wire import structure
 
 __all__ = ["CONTEXT_INPUTS", "PlaygroundForm", "read_form", "to_request"]
 
@@ -89,7 +92,7 @@ def to_request(typed: PlaygroundForm) -> PlaygroundRequest:
     if properties:
         context["properties"] = properties
     try:
-        checked = check_context(context)
+        checked = check_context(structure(context, PlaygroundContext, "the context"))
     except InvalidInput as problem:
         raise _on_form(problem, row_of) from None
     return PlaygroundRequest(
