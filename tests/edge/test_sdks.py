@@ -174,9 +174,10 @@ class NodeSdk:
 
 
 def settled(sdk: NodeSdk, wanted: Any = None) -> dict[str, Any]:
-    """The SDK's first evaluation with every flag known (or equal to ``wanted``)."""
+    """The SDK's first evaluation with every flag known (each on for someone), or equal
+    to ``wanted`` (an upstream's API may show a new flag a poll or two after another)."""
     for state in sdk.states():
-        if wanted is None and any(any(on for on, _v in users) for users in state.values()):
+        if wanted is None and all(any(on for on, _v in users) for users in state.values()):
             return state
         if wanted is not None and state == wanted:
             return state

@@ -227,6 +227,8 @@ _PROJECT_ROUTES: dict[tuple[str, str], Any] = {
     ("POST", "/api/admin/projects/{project}/access"): {"roles": [5], "users": []},
     ("PUT", "/api/admin/projects/{project}/users/{userId}/roles"): {"roles": []},
     ("DELETE", "/api/admin/projects/{project}/users/{userId}/roles"): None,
+    ("PUT", "/api/admin/projects/{project}/groups/{groupId}/roles"): {"roles": []},
+    ("DELETE", "/api/admin/projects/{project}/groups/{groupId}/roles"): None,
     # Change requests (issue 30).
     ("GET", _CR + "/config"): None,
     ("PUT", _CR_ENV + "/config"): {"changeRequestsEnabled": True, "requiredApprovals": 1},
@@ -311,6 +313,7 @@ async def test_every_project_scoped_route_answers_404_for_an_unknown_project(api
         "strategy_id": strategy["id"],
         "state": "on",
         "userId": "1",
+        "groupId": "1",
         "changeId": "1",
         "feature": "f",
         "plan": "p",

@@ -193,6 +193,11 @@ _STATEMENT = re.compile(r"{%.*?%}", re.S)
 _FORM = re.compile(r"<form\b([^>]*)>(.*?)</form>", re.S)
 _BUTTON = re.compile(r"<button\b([^>]*)>(.*?)</button>", re.S)
 _MACRO = re.compile(r"{%-?\s*macro\s+(\w+)\(.*?%}(.*?){%-?\s*endmacro", re.S)
+# A macro of a page's own, with its parameters: its forms are read once per call, each
+# parameter standing for the expression the call passes.
+_LOCAL_MACRO = re.compile(r"{%-?\s*macro\s+(\w+)\((.*?)\)\s*-?%}(.*?){%-?\s*endmacro", re.S)
+# What a name ``{% set %}`` may hold: a page's own value, or any page's (included pages).
+Sets = dict[str, list[str]]
 
 
 def _split_top(text: str, separator: str) -> list[str]:
@@ -216,7 +221,7 @@ def _split_top(text: str, separator: str) -> list[str]:
     return [*parts, text[start:]]
 
 
-def _values(expression: str, sets: dict[str, str], depth: int = 0) -> list[str]:
+def _values(expression: str, sets: Sets, depth: int = 0) -> list[str]:
     """What a Jinja expression may print, as texts where `_WILD` stands for a value only
     known when drawn: quoted strings as they are, names ``{% set %}`` in a template
     followed, ``a if c else b`` both ways, anything else one value."""
@@ -235,14 +240,14 @@ def _values(expression: str, sets: dict[str, str], depth: int = 0) -> list[str]:
         elif len(piece) >= 2 and piece[0] == piece[-1] and piece[0] in "'\"":
             options = [piece[1:-1]]
         elif name in sets and depth < 5:
-            options = _values(sets[name], sets, depth + 1)
+            options = [text for value in sets[name] for text in _values(value, sets, depth + 1)]
         else:
             options = [_WILD]
         texts = [text + option for text in texts for option in options]
     return texts
 
 
-def _filled(text: str, sets: dict[str, str]) -> list[str]:
+def _filled(text: str, sets: Sets) -> list[str]:
     """A template's text with each ``{{ … }}`` replaced by what it may print."""
     texts = [""]
     at = 0
@@ -260,7 +265,7 @@ class Button:
     name: str
 
     @classmethod
-    def of(cls, text: str, sets: dict[str, str]) -> list[Button]:
+    def of(cls, text: str, sets: Sets) -> list[Button]:
         """The names a button may have (``{{ 'Unmark' if … else 'Mark' }}``: both)."""
         names = []
         for filled in _filled(text, sets):
@@ -291,23 +296,44 @@ class Form:
 @cache
 def _forms() -> tuple[Form, ...]:
     texts = {path.name: path.read_text() for path in TEMPLATES.glob("*.html")}
-    sets = {name: value for text in texts.values() for name, value in _SET.findall(text)}
+    every_set: Sets = {}
+    for text in texts.values():
+        for name, value in _SET.findall(text):
+            every_set.setdefault(name, []).append(value)
     macros = dict(_MACRO.findall(texts["macros.html"]))
     forms = []
     for template, text in sorted(texts.items()):
-        for attributes, body in _FORM.findall(text):
-            method = re.search(r'method="([^"]*)"', attributes)
-            action = re.search(r'action="([^"]*)"', attributes)
-            if method is None or method.group(1).lower() != "post" or action is None:
-                continue
-            called = re.findall(r"\bm\.(\w+)\(", body)
-            body += "".join(macros.get(name, "") for name in called)
-            buttons = []
-            for button_attributes, label in _BUTTON.findall(body):
-                aria = re.search(r'aria-label="([^"]*)"', button_attributes)
-                buttons += Button.of(aria.group(1) if aria else label, sets)
-            forms.append(Form(template, tuple(_filled(action.group(1), sets)), tuple(buttons)))
+        # A page's own ``{% set %}`` names win: two pages may both set ``base``.
+        own: Sets = {}
+        for name, value in _SET.findall(text):
+            own.setdefault(name, []).append(value)
+        sets = {**every_set, **own}
+        forms += _forms_in(template, text, sets, macros)
+        for name, parameters, body in _LOCAL_MACRO.findall(text):
+            names = [p.split("=", 1)[0].strip() for p in _split_top(parameters, ",")]
+            for call in re.findall(rf"\b{name}\((.*?)\)\s*-?}}}}", text):
+                given = [a.strip() for a in _split_top(call, ",")]
+                bound = {**sets, **{n: [a] for n, a in zip(names, given, strict=False)}}
+                forms += _forms_in(template, body, bound, macros)
     return tuple(forms)
+
+
+def _forms_in(template: str, text: str, sets: Sets, macros: dict[str, str]) -> list[Form]:
+    """The posting forms written in ``text`` (a page, or one call of a page's macro)."""
+    forms = []
+    for attributes, body in _FORM.findall(text):
+        method = re.search(r'method="([^"]*)"', attributes)
+        action = re.search(r'action="([^"]*)"', attributes)
+        if method is None or method.group(1).lower() != "post" or action is None:
+            continue
+        called = re.findall(r"\bm\.(\w+)\(", body)
+        body += "".join(macros.get(name, "") for name in called)
+        buttons = []
+        for button_attributes, label in _BUTTON.findall(body):
+            aria = re.search(r'aria-label="([^"]*)"', button_attributes)
+            buttons += Button.of(aria.group(1) if aria else label, sets)
+        forms.append(Form(template, tuple(_filled(action.group(1), sets)), tuple(buttons)))
+    return forms
 
 
 def _posts_to(action: str, route: str) -> bool:
