@@ -143,8 +143,8 @@ class EventLog(Protocol):
         feature_name: str | None = None,
         project: str | None = None,
         environment: str | None = None,
-        data: Any = None,
-        pre_data: Any = None,
+        data: Mapping[str, Any] | None = None,
+        pre_data: Mapping[str, Any] | None = None,
     ) -> Event: ...
     def list_events(
         self, *, limit: int = 100, before_id: int | None = None, feature_name: str | None = None
@@ -439,6 +439,58 @@ class Transaction(
 ):
     """Reads and writes inside one atomic unit of work: every part of the port (the
     service calls the named methods; `Records` is what they are written over)."""
+
+
+# --- What the service's use cases combine ---
+# A use case is typed on the parts it reads and writes, so the type of a unit of work says
+# what it touches. A store implements `Transaction`, which is every one of these; they are
+# the service's vocabulary, not the port's, so they stay off `__all__` (a store needs
+# none of them). A combination only one service module uses is declared there instead.
+
+
+class FlagLookups(FlagRepository, ProjectRepository, Protocol):
+    """A flag looked up by name, with its project to say which name is wrong."""
+
+
+class FlagWrite(FlagLookups, EventLog, Protocol):
+    """A flag's own settings or its switch in an environment changed, with the event."""
+
+
+class KeptWrite(Records, EventLog, Protocol):
+    """A concept kept through the generic repository (users, roles, groups, change
+    requests, release plans, integrations...) changed, with the event."""
+
+
+class StrategyChecks(StrategyDefinitions, SegmentRepository, Protocol):
+    """What checking a strategy reads: the strategies defined, the segments it names."""
+
+
+class StrategyWrite(FlagWrite, StrategyRepository, Protocol):
+    """A flag's strategies removed, reordered or added as they are, and the switch that
+    follows them."""
+
+
+class SegmentWrite(StrategyWrite, SegmentRepository, Protocol):
+    """A segment changed or deleted, knowing the strategies (and their flags) using it."""
+
+
+class FlagRead(FlagLookups, StrategyRepository, TagRepository, Protocol):
+    """A flag with its state, strategies and tags in every environment."""
+
+
+class TagWrite(TagRepository, EventLog, Protocol):
+    """A flag tagged or untagged, with the event."""
+
+
+class RulesWrite(SegmentWrite, StrategyChecks, Protocol):
+    """A flag's rules changed: its strategies placed, changed, removed or reordered, the
+    switch that follows them, the segments they use, its variants and dependencies; every
+    change a change request or a release plan makes goes through these parts."""
+
+
+class KeptRulesWrite(RulesWrite, Records, Protocol):
+    """A kept concept whose changes are made to flags' rules (a change request applied, a
+    release plan's milestone started): 7 of the port's 13 parts."""
 
 
 class Store(Protocol):

@@ -105,8 +105,8 @@ class KeptEntities:
         feature_name: str | None = None,
         project: str | None = None,
         environment: str | None = None,
-        data: Any = None,
-        pre_data: Any = None,
+        data: Mapping[str, Any] | None = None,
+        pre_data: Mapping[str, Any] | None = None,
     ) -> Event:
         now = dt.datetime.now(dt.UTC)
         event = Event(0, type, created_by, now, feature_name, project, environment, data, pre_data)

@@ -46,6 +46,7 @@ from flagcore.wire import (
     answer,
     write_answer,
 )
+from flagcore.wire.answer_table import spread_mapping
 
 _AT = dt.datetime(2024, 1, 2, 3, 4, 5, 678901, tzinfo=dt.UTC)
 _CONSTRAINT = Constraint("country", "IN", ("NO",), None, False, True)
@@ -152,6 +153,8 @@ def _keys(cls: type) -> tuple[list[str], list[str]]:
     always: list[str] = []
     hints = typing.get_type_hints(cls)
     for row in ANSWER_FIELDS[cls]:
+        if row.spread and spread_mapping(hints[row.attribute]) is not None:
+            continue  # the data's own keys: none named
         if row.spread:
             held = [k for k in typing.get_args(hints[row.attribute]) if k is not type(None)]
             inner_keys, inner_always = _keys(held[0] if held else hints[row.attribute])
@@ -163,12 +166,21 @@ def _keys(cls: type) -> tuple[list[str], list[str]]:
     return keys, always
 
 
+def _spread_mapping_of(cls: type) -> Any:
+    hints = typing.get_type_hints(cls)
+    found = [spread_mapping(hints[r.attribute]) for r in ANSWER_FIELDS[cls] if r.spread]
+    return next((value for value in found if value is not None), None)
+
+
 def test_every_registered_answer_has_a_closed_schema_naming_exactly_its_rows() -> None:
     for cls in ANSWER_FIELDS:
         schemas = SchemaSet()
         reference = schemas.of(cls)
         component = schemas.components[reference["$ref"].rsplit("/", 1)[-1]]
-        assert component["additionalProperties"] is False, cls
+        mapped = _spread_mapping_of(cls)
+        # Closed, but for an answer spreading a mapping: other keys hold that value type.
+        expected = False if mapped is None else SchemaSet().of(mapped)
+        assert component["additionalProperties"] == expected, cls
         keys, always = _keys(cls)
         assert list(component["properties"]) == keys, cls
         assert component["required"] == always, cls
@@ -233,3 +245,34 @@ def _validate_with_model(value: Any) -> dict[str, Any]:
     document = {"$ref": reference["$ref"], "components": {"schemas": schemas.components}}
     jsonschema.Draft202012Validator(document).validate(written)
     return written
+
+
+@answer(AnswerField("kind", "kind"), AnswerField("counts", "counts", spread=True))
+@attrs.frozen
+class _Counted:
+    kind: str
+    counts: typing.Mapping[str, int]
+
+
+@answer(AnswerField("note", "note"))
+@attrs.frozen
+class _Noted:
+    note: _Counted | ErrorDetail | None
+
+
+def test_a_spread_mapping_writes_the_datas_own_keys_and_its_schema_types_them() -> None:
+    written = write_answer(_Counted("order", {"b": 2, "a": 1}))
+    assert json.dumps(written) == '{"kind": "order", "b": 2, "a": 1}'
+    schemas = SchemaSet()
+    component = schemas.components[schemas.of(_Counted)["$ref"].rsplit("/", 1)[-1]]
+    jsonschema.validate(written, component)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"kind": "order", "b": "two"}, component)
+
+
+def test_an_optional_choice_of_answers_is_null_or_written_by_its_own_writer() -> None:
+    assert write_answer(_Noted(None)) == {"note": None}
+    assert write_answer(_Noted(ErrorDetail("m", "$.x"))) == {
+        "note": {"message": "m", "path": "$.x"}
+    }
+    assert write_answer(_Noted(_Counted("k", {}))) == {"note": {"kind": "k"}}

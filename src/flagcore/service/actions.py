@@ -15,6 +15,7 @@ refuses a second record for the same pair, and the whole transaction with it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
@@ -37,15 +38,31 @@ from flagcore.errors import (
 )
 from flagcore.limits import enforce
 from flagcore.model import Constraint
-from flagcore.ports import Transaction
+from flagcore.ports import (
+    ActionRepository,
+    FlagLookups,
+    ProjectRepository,
+    SignalRepository,
+    StrategyWrite,
+)
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.environments import Environments
 from flagcore.service.flags import Flags
 from flagcore.service.lookups import require_project
 from flagcore.signal_matching import MAX_FILTER_PATH_LENGTH, match_action_sets
 from flagcore.validation import MAX_NAME_LENGTH, SORT_ORDER_MAX, check_constraints
+from flagcore.wire.event_data import ActionSetCreatedData, IdNameData, NamedSwitchData
 
 __all__ = ["ActionSets"]
+
+
+class _ActionSets(ActionRepository, ProjectRepository, Protocol):
+    """Action sets, in a project that must exist."""
+
+
+class _ActionSetChecks(ActionRepository, SignalRepository, FlagLookups, Protocol):
+    """What an action set names: its project, its signal endpoint, its flags and
+    environments, and the project's other sets."""
 
 
 class ActionSets:
@@ -93,7 +110,7 @@ class ActionSets:
                 "actions-created",
                 actor,
                 project=project,
-                data={"id": created.id, "name": name, "sourceId": source},
+                data=ActionSetCreatedData(created.id, name, source),
             )
         return created
 
@@ -113,7 +130,7 @@ class ActionSets:
                 "actions-updated",
                 actor,
                 project=after.project,
-                data={"id": action_set_id, "name": after.name},
+                data=IdNameData(action_set_id, after.name),
             )
         return after
 
@@ -137,7 +154,7 @@ class ActionSets:
                     "actions-updated",
                     actor,
                     project=after.project,
-                    data={"id": action_set_id, "name": after.name, "enabled": enabled},
+                    data=NamedSwitchData(action_set_id, after.name, enabled),
                 )
         return after
 
@@ -153,7 +170,7 @@ class ActionSets:
                 "actions-deleted",
                 actor,
                 project=action_set.project,
-                data={"id": action_set_id, "name": action_set.name},
+                data=IdNameData(action_set_id, action_set.name),
             )
 
     def get_action_set(self, action_set_id: int, *, project: str | None = None) -> ActionSet:
@@ -249,7 +266,7 @@ class ActionSets:
         ]
         return [run for run in runs if run is not None]
 
-    def _run_actions(self, tx: Transaction, action_set: ActionSet) -> tuple[ActionOutcome, ...]:
+    def _run_actions(self, tx: StrategyWrite, action_set: ActionSet) -> tuple[ActionOutcome, ...]:
         outcomes: list[ActionOutcome] = []
         stopped = False
         for action in action_set.actions:
@@ -267,7 +284,7 @@ class ActionSets:
             outcomes.append(ActionOutcome(action, ActionState.SUCCESS))
         return tuple(outcomes)
 
-    def _run_action(self, tx: Transaction, action_set: ActionSet, action: Action) -> None:
+    def _run_action(self, tx: StrategyWrite, action_set: ActionSet, action: Action) -> None:
         actor = action_set.actor
         if action.kind is ActionKind.MARK_FEATURE_STALE:
             self._flags.update_flag_in(tx, action_set.project, action.flag, stale=True, actor=actor)
@@ -283,7 +300,7 @@ class ActionSets:
 
     # --- shared ---
     @staticmethod
-    def _action_set(tx: Transaction, action_set_id: int, project: str | None = None) -> ActionSet:
+    def _action_set(tx: _ActionSets, action_set_id: int, project: str | None = None) -> ActionSet:
         """The action set, which must be in ``project`` when one is given."""
         if project is not None:
             require_project(tx, project)
@@ -295,7 +312,7 @@ class ActionSets:
         return action_set
 
     def _check_action_set(
-        self, tx: Transaction, action_set: ActionSet, exclude: int | None
+        self, tx: _ActionSetChecks, action_set: ActionSet, exclude: int | None
     ) -> None:
         limits = self._context.limits
         name = action_set.name
@@ -363,7 +380,7 @@ class ActionSets:
                 ]
                 raise InvalidInput(refused.message, details) from None
 
-    def _check_actions(self, tx: Transaction, action_set: ActionSet) -> None:
+    def _check_actions(self, tx: FlagLookups, action_set: ActionSet) -> None:
         if not action_set.actions:
             raise InvalidInput(
                 "an action set needs at least one action", [ErrorDetail("empty", "$.actions")]

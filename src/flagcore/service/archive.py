@@ -6,11 +6,12 @@ import attrs
 
 from flagcore.entities import FlagDefinition, FlagDetails
 from flagcore.errors import Conflict, NotFound
-from flagcore.ports import FlagRepository, Transaction
+from flagcore.ports import FlagRepository, FlagWrite
 from flagcore.service.change_request_gate import refuse_flag_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
-from flagcore.service.flags import flag_data, flag_details
+from flagcore.service.flags import flag_details
 from flagcore.service.lookups import active_flag, require_project
+from flagcore.wire.event_data import FlagData
 
 __all__ = ["Archive"]
 
@@ -26,7 +27,7 @@ class Archive:
             return self.archive_flag_in(tx, project, name, actor=who)
 
     def archive_flag_in(
-        self, tx: Transaction, project: str, name: str, *, actor: str
+        self, tx: FlagWrite, project: str, name: str, *, actor: str
     ) -> FlagDefinition:
         """`archive_flag` inside the caller's unit of work (a change request applied)."""
         flag = active_flag(tx, project, name)
@@ -68,7 +69,7 @@ class Archive:
             actor = authorize(actor, "delete_flag", project=flag.project)
             tx.delete_flag(name)
             self._context.record_event(
-                tx, "feature-deleted", actor, flag=flag, pre_data=flag_data(flag)
+                tx, "feature-deleted", actor, flag=flag, pre_data=FlagData.of(flag)
             )
 
 

@@ -10,10 +10,12 @@ action sets, the CLI) go through too: they are not a person's edit (docs/change-
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from flagcore.change_requests import ChangeRequestSettings
 from flagcore.errors import ErrorDetail, Forbidden
 from flagcore.permissions import Permission
-from flagcore.ports import Transaction
+from flagcore.ports import FlagRepository, ProjectRepository, Records, StrategyRepository
 from flagcore.service.context import Actor
 from flagcore.tables import CHANGE_REQUEST_SETTINGS
 
@@ -25,14 +27,22 @@ __all__ = [
 ]
 
 
-def change_requests_on(tx: Transaction, project: str, environment: str) -> bool:
+class _Environments(Records, ProjectRepository, Protocol):
+    """The settings of every environment of a project."""
+
+
+class _SegmentUsers(Records, FlagRepository, StrategyRepository, Protocol):
+    """The settings where the flags whose strategies use a segment live."""
+
+
+def change_requests_on(tx: Records, project: str, environment: str) -> bool:
     settings: ChangeRequestSettings | None = tx.get_record(
         CHANGE_REQUEST_SETTINGS, (project, environment)
     )
     return settings is not None and settings.enabled
 
 
-def refuse_direct_change(tx: Transaction, actor: Actor, project: str, environment: str) -> None:
+def refuse_direct_change(tx: Records, actor: Actor, project: str, environment: str) -> None:
     """`Forbidden` naming the change-request route, when change requests are on there and
     ``actor`` may not skip them."""
     if isinstance(actor, str) or not change_requests_on(tx, project, environment):
@@ -47,7 +57,7 @@ def refuse_direct_change(tx: Transaction, actor: Actor, project: str, environmen
     )
 
 
-def refuse_flag_change(tx: Transaction, actor: Actor, project: str) -> None:
+def refuse_flag_change(tx: _Environments, actor: Actor, project: str) -> None:
     """For a change to the whole flag (archiving it, its dependencies), which is not per
     environment: refused where change requests are on in any environment of the project
     (as Unleash), naming the route of the one Unleash's UI drafts in (of type production
@@ -57,7 +67,7 @@ def refuse_flag_change(tx: Transaction, actor: Actor, project: str) -> None:
         refuse_direct_change(tx, actor, project, environment.name)
 
 
-def refuse_segment_change(tx: Transaction, actor: Actor, segment_id: int) -> None:
+def refuse_segment_change(tx: _SegmentUsers, actor: Actor, segment_id: int) -> None:
     """A segment used by a strategy in an environment under change requests is changed
     through a request too (Unleash does the same)."""
     if isinstance(actor, str):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -40,7 +40,15 @@ from flagcore.errors import (
 )
 from flagcore.model import Dependency, Strategy
 from flagcore.permissions import Permission
-from flagcore.ports import Transaction
+from flagcore.ports import (
+    EventLog,
+    FlagLookups,
+    ProjectRepository,
+    Records,
+    RulesWrite,
+    SegmentRepository,
+    StrategyRepository,
+)
 from flagcore.preview import ProposedChange
 from flagcore.principals import Principal
 from flagcore.service.archive import Archive
@@ -64,6 +72,19 @@ from flagcore.wire.change_payloads import (
     VariantsPayload,
     read_payload,
     write_payload,
+)
+from flagcore.wire.event_data import (
+    ChangeAddedData,
+    ChangeIdNote,
+    ChangeRequestData,
+    ChangeRequestNote,
+    ChangeRequestReviewersData,
+    ChangeRequestSettingsData,
+    CommentNote,
+    IdData,
+    ScheduleNote,
+    TextNote,
+    TitleNote,
 )
 
 __all__ = [
@@ -114,6 +135,25 @@ class DraftChange:
     action: str
     payload: Any = None
     path: str = "$"
+
+
+class _ProjectRecords(Records, ProjectRepository, Protocol):
+    """Change requests and their settings, in a project that must exist."""
+
+
+class _Subjects(FlagLookups, StrategyRepository, SegmentRepository, EventLog, Protocol):
+    """What a change is about as it is now (a flag's rules, a segment), and the events
+    since it was drafted."""
+
+
+class _Review(_Subjects, Records, Protocol):
+    """A request as it stands: its approvals counted (who may still approve) and its
+    conflicts."""
+
+
+class _Applying(RulesWrite, Records, Protocol):
+    """Every change of a request applied, checked for conflicts and approvals first: the
+    request, its flags' rules, segments, and the events (7 of the port's 13 parts)."""
 
 
 @attrs.frozen
@@ -239,8 +279,8 @@ class ChangeRequests:
                 name,
                 project=project,
                 environment=environment,
-                data=_settings_data(after),
-                pre_data=None if before is None else _settings_data(before),
+                data=ChangeRequestSettingsData.of(after),
+                pre_data=None if before is None else ChangeRequestSettingsData.of(before),
             )
         return after
 
@@ -443,7 +483,7 @@ class ChangeRequests:
                     name,
                     project=project,
                     environment=environment,
-                    data={"id": draft.id},
+                    data=IdData(draft.id),
                 )
             _check_room(len(draft.changes) + len(parsed))
             next_id = max((c.id for c in draft.changes), default=0) + 1
@@ -458,7 +498,7 @@ class ChangeRequests:
                     name,
                     project=project,
                     environment=environment,
-                    data={"changeRequestId": draft.id, "feature": feature, "action": action.value},
+                    data=ChangeAddedData(draft.id, feature, action.value),
                 )
             draft = attrs.evolve(draft, changes=(*draft.changes, *added), updated_at=now)
             tx.save_record(CHANGE_REQUESTS, draft)
@@ -488,7 +528,7 @@ class ChangeRequests:
             changes = tuple(replaced if c.id == change_id else c for c in request.changes)
             after = self._reopened(request, changes)
             tx.save_record(CHANGE_REQUESTS, after)
-            self._event(tx, "change-edited", name, after, {"changeId": change_id})
+            self._event(tx, "change-edited", name, after, ChangeIdNote(change_id))
         return after
 
     def discard_change(
@@ -501,7 +541,7 @@ class ChangeRequests:
             request = self._own_editable(tx, project, request_id, actor)
             _find_change(request, change_id)
             changes = tuple(c for c in request.changes if c.id != change_id)
-            self._event(tx, "change-discarded", name, request, {"changeId": change_id})
+            self._event(tx, "change-discarded", name, request, ChangeIdNote(change_id))
             if not changes and request.state is _D.DRAFT:
                 tx.delete_record(CHANGE_REQUESTS, request.id)
                 return None
@@ -532,7 +572,7 @@ class ChangeRequests:
             request = self._own_editable(tx, project, request_id, actor)
             after = attrs.evolve(request, title=title, updated_at=self._context.clock())
             tx.save_record(CHANGE_REQUESTS, after)
-            self._event(tx, "change-request-title-updated", name, after, {"title": title})
+            self._event(tx, "change-request-title-updated", name, after, TitleNote(title))
         return after
 
     def set_change_request_reviewers(
@@ -549,8 +589,13 @@ class ChangeRequests:
                     )
             after = attrs.evolve(request, reviewers=tuple(dict.fromkeys(reviewers)))
             tx.save_record(CHANGE_REQUESTS, after)
-            self._event(
-                tx, "change-request-requested-approvers-updated", name, after, list(reviewers)
+            self._context.record_event(
+                tx,
+                "change-request-requested-approvers-updated",
+                name,
+                project=after.project,
+                environment=after.environment,
+                data=ChangeRequestReviewersData(after.id, after.state, tuple(reviewers)),
             )
         return after
 
@@ -572,7 +617,7 @@ class ChangeRequests:
                 )
             after = _commented(request, text, who, self._context.clock())
             tx.save_record(CHANGE_REQUESTS, after)
-            self._event(tx, "change-request-comment-added", name, after, {"text": text})
+            self._event(tx, "change-request-comment-added", name, after, TextNote(text))
         return after
 
     # --- states ---
@@ -621,7 +666,7 @@ class ChangeRequests:
             if comment:
                 after = _commented(after, comment, who, now)
             enough = self._counted_approvals(tx, after) >= after.min_approvals
-            said = {"comment": comment} if comment else None
+            said = CommentNote(comment) if comment else None
             if enough and after.state is _D.IN_REVIEW:
                 after = self._moved(after, _D.APPROVED)
                 self._event(tx, "change-request-approved", name, after, said)
@@ -655,7 +700,7 @@ class ChangeRequests:
                 after = _commented(after, comment, who, now)
             after = self._moved(after, _D.REJECTED)
             tx.save_record(CHANGE_REQUESTS, after)
-            said = {"comment": comment} if comment else None
+            said = CommentNote(comment) if comment else None
             self._event(tx, "change-request-rejected", name, after, said)
         return after
 
@@ -705,7 +750,7 @@ class ChangeRequests:
                 "change-request-scheduled",
                 name,
                 after,
-                {"scheduledAt": scheduled_at.isoformat()},
+                ScheduleNote(scheduled_at.isoformat()),
             )
         return after
 
@@ -774,12 +819,12 @@ class ChangeRequests:
                     "change-request-scheduled-application-failure",
                     request.scheduled_by or SYSTEM,
                     failed,
-                    {**_delay(request, now), "reason": reason},
+                    attrs.evolve(_delay(request, now), reason=reason),
                 )
             return None
 
     # --- inner steps ---
-    def _applied(self, tx: Transaction, request: ChangeRequest, name: str) -> ChangeRequest:
+    def _applied(self, tx: _Applying, request: ChangeRequest, name: str) -> ChangeRequest:
         _require_state(request, {_D.APPROVED, _D.SCHEDULED}, _D.APPLIED)
         counted = self._counted_approvals(tx, request)
         if counted < request.min_approvals:
@@ -901,7 +946,7 @@ class ChangeRequests:
 
     def _apply(
         self,
-        tx: Transaction,
+        tx: RulesWrite,
         project: str,
         environment: str,
         change: Change,
@@ -971,7 +1016,7 @@ class ChangeRequests:
 
     def _change(
         self,
-        tx: Transaction,
+        tx: _Subjects,
         change_id: int,
         feature: str | None,
         segment: int | None,
@@ -992,7 +1037,7 @@ class ChangeRequests:
             newest[0].id if newest else 0,
         )
 
-    def _conflicts(self, tx: Transaction, request: ChangeRequest) -> dict[int, str]:
+    def _conflicts(self, tx: _Subjects, request: ChangeRequest) -> dict[int, str]:
         if request.state in CLOSED_STATES:
             return {}
         found = {}
@@ -1002,18 +1047,18 @@ class ChangeRequests:
                 found[change.id] = _what_changed(tx, request, change)
         return found
 
-    def _view(self, tx: Transaction, request: ChangeRequest) -> ChangeRequestView:
+    def _view(self, tx: _Review, request: ChangeRequest) -> ChangeRequestView:
         counted = self._counted_approvals(tx, request)
         shown = _shown_as(request, counted)
         return ChangeRequestView(shown, self._conflicts(tx, request), counted)
 
-    def _shown(self, tx: Transaction, request: ChangeRequest) -> ChangeRequest:
+    def _shown(self, tx: Records, request: ChangeRequest) -> ChangeRequest:
         """The request as it stands now (`_shown_as`)."""
         if request.state is not _D.APPROVED:
             return request
         return _shown_as(request, self._counted_approvals(tx, request))
 
-    def _counted_approvals(self, tx: Transaction, request: ChangeRequest) -> int:
+    def _counted_approvals(self, tx: Records, request: ChangeRequest) -> int:
         """Distinct people who approved and may approve there still (a person whose role
         was taken away, or who was disabled, no longer counts)."""
         counted = 0
@@ -1033,7 +1078,7 @@ class ChangeRequests:
         return counted
 
     def _own_editable(
-        self, tx: Transaction, project: str, request_id: int, actor: Actor
+        self, tx: _ProjectRecords, project: str, request_id: int, actor: Actor
     ) -> ChangeRequest:
         request = _request(tx, project, request_id)
         if not isinstance(actor, str) and not _is_author(request, _identity(actor)):
@@ -1055,7 +1100,12 @@ class ChangeRequests:
         return attrs.evolve(request, state=state, updated_at=self._context.clock())
 
     def _event(
-        self, tx: Transaction, type: str, actor: str, request: ChangeRequest, data: Any
+        self,
+        tx: EventLog,
+        type: str,
+        actor: str,
+        request: ChangeRequest,
+        note: ChangeRequestNote | None,
     ) -> None:
         self._context.record_event(
             tx,
@@ -1063,7 +1113,7 @@ class ChangeRequests:
             actor,
             project=request.project,
             environment=request.environment,
-            data={"changeRequestId": request.id, "state": request.state.value, "data": data},
+            data=ChangeRequestData(request.id, request.state, note),
         )
 
 
@@ -1089,11 +1139,7 @@ def _shown_as(request: ChangeRequest, counted: int) -> ChangeRequest:
     return request
 
 
-def _settings_data(settings: ChangeRequestSettings) -> dict[str, Any]:
-    return {"enabled": settings.enabled, "requiredApprovals": settings.required_approvals}
-
-
-def _settings_on(tx: Transaction, project: str, environment: str) -> ChangeRequestSettings:
+def _settings_on(tx: _ProjectRecords, project: str, environment: str) -> ChangeRequestSettings:
     require_project(tx, project)
     require_environment(tx, environment)
     settings = tx.get_record(CHANGE_REQUEST_SETTINGS, (project, environment))
@@ -1107,7 +1153,7 @@ def _settings_on(tx: Transaction, project: str, environment: str) -> ChangeReque
 
 
 def _draft_of(
-    tx: Transaction, project: str, environment: str, who: tuple[str, int | None]
+    tx: Records, project: str, environment: str, who: tuple[str, int | None]
 ) -> ChangeRequest | None:
     """``who``'s draft for that project and environment (one at most)."""
     found: ChangeRequest | None = next(
@@ -1121,7 +1167,7 @@ def _draft_of(
     return found
 
 
-def _named(tx: Transaction, payload: SegmentIdPayload, path: str) -> SegmentIdPayload:
+def _named(tx: SegmentRepository, payload: SegmentIdPayload, path: str) -> SegmentIdPayload:
     """A deletion with the name of the segment it deletes; a name sent that is not the
     segment's is refused (the id is what would be deleted)."""
     found = tx.get_segment(payload.id)
@@ -1147,7 +1193,7 @@ def _reason(error: FlagcoreError) -> str:
     return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 1] + "…"
 
 
-def _due(tx: Transaction, project: str, request_id: int, now: dt.datetime) -> ChangeRequest | None:
+def _due(tx: Records, project: str, request_id: int, now: dt.datetime) -> ChangeRequest | None:
     request: ChangeRequest | None = tx.get_record(CHANGE_REQUESTS, request_id)
     if (
         request is None
@@ -1161,13 +1207,13 @@ def _due(tx: Transaction, project: str, request_id: int, now: dt.datetime) -> Ch
     return request
 
 
-def _delay(request: ChangeRequest, now: dt.datetime) -> dict[str, Any]:
+def _delay(request: ChangeRequest, now: dt.datetime) -> ScheduleNote:
     assert request.scheduled_at is not None
     late = (now - request.scheduled_at).total_seconds()
-    return {"scheduledAt": request.scheduled_at.isoformat(), "delaySeconds": round(late, 3)}
+    return ScheduleNote(request.scheduled_at.isoformat(), round(late, 3))
 
 
-def _request(tx: Transaction, project: str, request_id: int) -> ChangeRequest:
+def _request(tx: _ProjectRecords, project: str, request_id: int) -> ChangeRequest:
     require_project(tx, project)
     request: ChangeRequest | None = tx.get_record(CHANGE_REQUESTS, request_id)
     if request is None or request.project != project:
@@ -1247,7 +1293,7 @@ def _commented(
     return attrs.evolve(request, comments=(*request.comments, comment))
 
 
-def _digest(tx: Transaction, feature: str | None, segment: int | None, action: ChangeAction) -> str:
+def _digest(tx: _Subjects, feature: str | None, segment: int | None, action: ChangeAction) -> str:
     """What a change is about, as it is now: a flag with its rules in every environment
     and its dependencies, or a segment."""
     if action in SEGMENT_ACTIONS:
@@ -1274,7 +1320,7 @@ def _digest(tx: Transaction, feature: str | None, segment: int | None, action: C
     return hashlib.sha256(repr(state).encode()).hexdigest()
 
 
-def _flag_environments(tx: Transaction, flag: str) -> list[Any]:
+def _flag_environments(tx: FlagLookups, flag: str) -> list[Any]:
     return [
         state
         for environment in tx.list_environments()
@@ -1282,7 +1328,7 @@ def _flag_environments(tx: Transaction, flag: str) -> list[Any]:
     ]
 
 
-def _what_changed(tx: Transaction, request: ChangeRequest, change: Change) -> str:
+def _what_changed(tx: EventLog, request: ChangeRequest, change: Change) -> str:
     """Which events since the change was drafted touched what it is about, and by whom."""
     if change.feature is not None:
         subject = f'flag "{change.feature}"'

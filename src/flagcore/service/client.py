@@ -6,7 +6,7 @@ import bisect
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -16,12 +16,16 @@ from flagcore.entities import FlagDefinition, FlagEnvironment, Tag
 from flagcore.errors import NotFound
 from flagcore.gc_pause import gc_paused
 from flagcore.model import ClientFeatures, Flag, Strategy
-from flagcore.ports import Transaction
+from flagcore.ports import FlagRead, SegmentRepository
 from flagcore.service.context import ServiceContext
 from flagcore.strategies import CustomStrategy
 from flagcore.variants import VariantResult
 
 __all__ = ["ClientQuery", "ClientView", "ClientVocabulary", "LiveEngine"]
+
+
+class _Snapshot(FlagRead, SegmentRepository, Protocol):
+    """An environment's flags with their rules and tags, and the segments they use."""
 
 
 @attrs.frozen
@@ -274,7 +278,7 @@ class LiveEngine:
 
 
 def _client_features_in(
-    tx: Transaction,
+    tx: _Snapshot,
     environment: str,
     projects: Collection[str] | None,
     tags: Collection[Tag] | None,

@@ -11,7 +11,6 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from flagcore.entities import FlagDefinition
 from flagcore.errors import Forbidden
@@ -19,6 +18,8 @@ from flagcore.limits import Limits
 from flagcore.permissions import OPERATIONS
 from flagcore.ports import EventLog, Store, Transaction
 from flagcore.principals import Principal
+from flagcore.wire.answer_table import write_answer
+from flagcore.wire.event_data import EventData
 
 __all__ = ["SYSTEM", "Actor", "ServiceContext", "authorize", "utc_now"]
 
@@ -93,17 +94,18 @@ class ServiceContext:
         flag: FlagDefinition | None = None,
         environment: str | None = None,
         project: str | None = None,
-        data: Any = None,
-        pre_data: Any = None,
+        data: EventData | None = None,
+        pre_data: EventData | None = None,
     ) -> None:
         """Append the event of a change in the change's own transaction (a flag's event
-        carries the flag's project)."""
+        carries the flag's project). ``data`` and ``pre_data`` are typed values of
+        `flagcore.wire.event_data`, kept as the JSON their rows write."""
         tx.append_event(
             type,
             actor,
             feature_name=flag.name if flag else None,
             project=flag.project if flag else project,
             environment=environment,
-            data=data,
-            pre_data=pre_data,
+            data=None if data is None else write_answer(data),
+            pre_data=None if pre_data is None else write_answer(pre_data),
         )

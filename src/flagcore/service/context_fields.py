@@ -9,15 +9,17 @@ evaluation; a constraint may name any field.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 import attrs
 
 from flagcore.entities import ContextField, LegalValue
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import KeptWrite, Records, SegmentRepository, StrategyRepository
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import CONTEXT_FIELDS
 from flagcore.validation import check_name, check_sort_order, check_text
+from flagcore.wire.event_data import ContextFieldData
 
 __all__ = [
     "BUILT_IN_CONTEXT_FIELDS",
@@ -95,6 +97,10 @@ def _check_description(value: str | None, path: str, bound: int) -> None:
         )
 
 
+class _ConstraintUsers(StrategyRepository, SegmentRepository, Protocol):
+    """Where constraints are: strategies and segments."""
+
+
 class ContextFields:
     def __init__(self, context: ServiceContext) -> None:
         self._context = context
@@ -152,8 +158,8 @@ class ContextFields:
                 tx,
                 "context-field-updated",
                 actor,
-                data=_event_data(field),
-                pre_data=_event_data(before),
+                data=ContextFieldData.of(field),
+                pre_data=ContextFieldData.of(before),
             )
         return field
 
@@ -177,29 +183,29 @@ class ContextFields:
                 )
             tx.delete_record(CONTEXT_FIELDS, name)
             self._context.record_event(
-                tx, "context-field-deleted", actor, pre_data=_event_data(before)
+                tx, "context-field-deleted", actor, pre_data=ContextFieldData.of(before)
             )
 
 
 def create_context_field_in(
-    context: ServiceContext, tx: Transaction, field: ContextField, *, actor: str
+    context: ServiceContext, tx: KeptWrite, field: ContextField, *, actor: str
 ) -> ContextField:
     """Store a checked field whose name is free, with its event, inside the caller's
     unit of work (creating one, or an import)."""
     field = attrs.evolve(field, created_at=context.clock())
     tx.save_record(CONTEXT_FIELDS, field)
-    context.record_event(tx, "context-field-created", actor, data=_event_data(field))
+    context.record_event(tx, "context-field-created", actor, data=ContextFieldData.of(field))
     return field
 
 
-def listed(tx: Transaction) -> list[ContextField]:
+def listed(tx: Records) -> list[ContextField]:
     """Every field, built-in or stored, by sort order then name."""
     stored = {f.name: f for f in tx.list_records(CONTEXT_FIELDS)}
     every = {**BUILT_IN_CONTEXT_FIELDS, **stored}
     return sorted(every.values(), key=lambda f: (f.sort_order, f.name))
 
 
-def constraint_users(tx: Transaction, name: str) -> list[str]:
+def constraint_users(tx: _ConstraintUsers, name: str) -> list[str]:
     """Where a constraint names field ``name``: each strategy (flag, environment, id)
     and each segment, in words a person can act on."""
     users = [
@@ -215,33 +221,21 @@ def constraint_users(tx: Transaction, name: str) -> list[str]:
     return users
 
 
-def found_context_field(tx: Transaction, name: str) -> ContextField | None:
+def found_context_field(tx: Records, name: str) -> ContextField | None:
     stored = tx.get_record(CONTEXT_FIELDS, name)
     return stored if stored is not None else BUILT_IN_CONTEXT_FIELDS.get(name)
 
 
-def _required(tx: Transaction, name: str) -> ContextField:
+def _required(tx: Records, name: str) -> ContextField:
     found = found_context_field(tx, name)
     if found is None:
         raise NotFound(f'there is no context field "{name}"')
     return found
 
 
-def _require_free(tx: Transaction, name: str) -> None:
+def _require_free(tx: Records, name: str) -> None:
     if found_context_field(tx, name) is not None:
         raise NameConflict(f'a context field named "{name}" already exists')
-
-
-def _event_data(field: ContextField) -> dict[str, object]:
-    return {
-        "name": field.name,
-        "description": field.description,
-        "legalValues": [
-            {"value": v.value, "description": v.description} for v in field.legal_values
-        ],
-        "stickiness": field.stickiness,
-        "sortOrder": field.sort_order,
-    }
 
 
 def legal_values_by_field(fields: Iterable[ContextField]) -> dict[str, tuple[LegalValue, ...]]:

@@ -9,11 +9,12 @@ import attrs
 from flagcore.entities import FlagDefinition
 from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.model import Dependency
-from flagcore.ports import Transaction
+from flagcore.ports import FlagWrite
 from flagcore.service.change_request_gate import refuse_flag_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
 from flagcore.tables import FLAGS, IS_NULL
+from flagcore.wire.event_data import DependencyNamesData
 
 __all__ = ["Dependencies"]
 
@@ -43,7 +44,7 @@ class Dependencies:
 
     def set_dependencies_in(
         self,
-        tx: Transaction,
+        tx: FlagWrite,
         project: str,
         name: str,
         dependencies: Sequence[Dependency],
@@ -86,6 +87,6 @@ class Dependencies:
             "feature-dependencies-updated",
             actor,
             flag=after,
-            data={"dependencies": [d.feature for d in after.dependencies]},
+            data=DependencyNamesData(tuple(d.feature for d in after.dependencies)),
         )
         return after

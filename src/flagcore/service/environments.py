@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
 from flagcore.entities import Environment, EnvironmentUsage, FlagEnvironment, StrategyPlacement
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.permissions import grants_of
-from flagcore.ports import Transaction
+from flagcore.ports import (
+    ActionRepository,
+    FlagRepository,
+    MetricsRepository,
+    ProjectRepository,
+    Records,
+    StrategyRepository,
+    StrategyWrite,
+    TokenRepository,
+)
 from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
@@ -29,6 +38,13 @@ from flagcore.tables import (
     Table,
 )
 from flagcore.validation import check_name, check_sort_order, check_text, next_sort_order
+from flagcore.wire.event_data import (
+    EnvironmentChangeData,
+    EnvironmentCreatedData,
+    EnvironmentDeletedData,
+    EnvironmentRenamedData,
+    NameData,
+)
 
 __all__ = ["UNSCOPED_ENVIRONMENT", "Environments"]
 
@@ -36,6 +52,24 @@ UNSCOPED_ENVIRONMENT = "development"
 """The environment SDK and Frontend API requests get when nothing names one (no token, or
 an admin token, and no ``environment`` asked): Unleash's rule. It is never renamed (see
 `Environments.rename_environment`)."""
+
+
+class _EnvironmentUsers(TokenRepository, ActionRepository, Records, Protocol):
+    """What may name an environment: API tokens, action sets, custom roles' grants."""
+
+
+class _Renaming(
+    FlagRepository,
+    StrategyRepository,
+    TokenRepository,
+    ActionRepository,
+    MetricsRepository,
+    Records,
+    Protocol,
+):
+    """Every row that names an environment: flags' state and strategies, tokens, action
+    sets, SDK usage, and what is kept as records (roles, change requests, release plans,
+    integrations, samples, impact metrics)."""
 
 
 class Environments:
@@ -89,7 +123,11 @@ class Environments:
             environment = Environment(name, check_environment_type(type), order)
             tx.save_environment(environment)
             self._context.record_event(
-                tx, "environment-created", actor, environment=name, data={"type": type}
+                tx,
+                "environment-created",
+                actor,
+                environment=name,
+                data=EnvironmentCreatedData(type),
             )
         return environment
 
@@ -117,8 +155,8 @@ class Environments:
                     "environment-updated",
                     actor,
                     environment=name,
-                    data={"type": after.type, "sortOrder": after.sort_order},
-                    pre_data={"type": before.type, "sortOrder": before.sort_order},
+                    data=EnvironmentChangeData(after.type, after.sort_order),
+                    pre_data=EnvironmentChangeData(before.type, before.sort_order),
                 )
         return after
 
@@ -147,8 +185,8 @@ class Environments:
                         "environment-updated",
                         actor,
                         environment=name,
-                        data={"sortOrder": order},
-                        pre_data={"sortOrder": before.sort_order},
+                        data=EnvironmentChangeData(sort_order=order),
+                        pre_data=EnvironmentChangeData(sort_order=before.sort_order),
                     )
             return list(tx.list_environments())
 
@@ -166,8 +204,8 @@ class Environments:
                     "environment-updated",
                     actor,
                     environment=name,
-                    data={"enabled": enabled},
-                    pre_data={"enabled": before.enabled},
+                    data=EnvironmentChangeData(enabled=enabled),
+                    pre_data=EnvironmentChangeData(enabled=before.enabled),
                 )
 
     def delete_environment(self, name: str, *, actor: Actor = SYSTEM) -> None:
@@ -199,12 +237,9 @@ class Environments:
                 "environment-deleted",
                 actor,
                 environment=name,
-                pre_data={
-                    "name": name,
-                    "type": environment.type,
-                    "flags": len(states),
-                    "strategies": len(strategies),
-                },
+                pre_data=EnvironmentDeletedData(
+                    name, environment.type, len(states), len(strategies)
+                ),
             )
 
     def rename_environment(self, name: str, new_name: str, *, actor: Actor = SYSTEM) -> Environment:
@@ -250,8 +285,8 @@ class Environments:
                 "environment-renamed",
                 actor,
                 environment=new_name,
-                data={"name": new_name, **moved},
-                pre_data={"name": name},
+                data=moved,
+                pre_data=NameData(name),
             )
         return after
 
@@ -314,7 +349,7 @@ class Environments:
                 "environment-created",
                 actor,
                 environment=new_name,
-                data={"type": type, "clonedFrom": name, "projects": list(projects)},
+                data=EnvironmentCreatedData(type, name, tuple(projects)),
             )
         return created
 
@@ -333,7 +368,7 @@ class Environments:
 
     def set_environment_enabled_in(
         self,
-        tx: Transaction,
+        tx: StrategyWrite,
         project: str,
         flag: str,
         environment: str,
@@ -372,7 +407,7 @@ def check_environment_type(value: object) -> str:
     return value
 
 
-def _move_environment(tx: Transaction, old: str, new: str) -> dict[str, int]:
+def _move_environment(tx: _Renaming, old: str, new: str) -> EnvironmentRenamedData:
     """Every row naming environment ``old`` made to name ``new``; how many of each kind
     (for the event). Rows ``new`` still holds from an environment of that name deleted
     before are replaced where they are per-environment state (change request settings,
@@ -412,20 +447,21 @@ def _move_environment(tx: Transaction, old: str, new: str) -> dict[str, int]:
     for integration in integrations:
         named = dict.fromkeys(new if e == old else e for e in integration.environments)
         tx.save_record(INTEGRATIONS, attrs.evolve(integration, environments=tuple(named)))
-    return {
-        "flags": len(states),
-        "strategies": len(strategies),
-        "apiTokens": len(tokens),
-        "actionSets": len(action_sets),
-        "roles": len(roles),
-        "changeRequests": len(requests),
-        "releasePlans": len(plans),
-        "integrations": len(integrations),
-        "usage": tx.rename_usage_environment(old, new),
-    }
+    return EnvironmentRenamedData(
+        new,
+        flags=len(states),
+        strategies=len(strategies),
+        api_tokens=len(tokens),
+        action_sets=len(action_sets),
+        roles=len(roles),
+        change_requests=len(requests),
+        release_plans=len(plans),
+        integrations=len(integrations),
+        usage=tx.rename_usage_environment(old, new),
+    )
 
 
-def _move_keyed(tx: Transaction, table: Table[Any], old: str, new: str) -> None:
+def _move_keyed(tx: Records, table: Table[Any], old: str, new: str) -> None:
     """The rows of ``table`` keyed by environment ``old`` moved to ``new``, after what
     ``new`` held there is deleted."""
     for doomed in tx.list_records(table, {"environment": new}):
@@ -435,14 +471,14 @@ def _move_keyed(tx: Transaction, table: Table[Any], old: str, new: str) -> None:
         tx.delete_record(table, table.key_of(row))
 
 
-def _environment(tx: Transaction, name: str) -> Environment:
+def _environment(tx: ProjectRepository, name: str) -> Environment:
     environment = tx.get_environment(name)
     if environment is None:
         raise NotFound(f'there is no environment "{name}"')
     return environment
 
 
-def _users_of(tx: Transaction, name: str) -> list[str]:
+def _users_of(tx: _EnvironmentUsers, name: str) -> list[str]:
     """What names the environment and would break without it, one phrase each."""
     uses = [f'API token "{t.name}"' for t in tx.list_tokens() if t.environment == name]
     uses += [

@@ -10,11 +10,12 @@ describe is written by name, so Unleash's import creates it).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from typing import Protocol
 
 from flagcore.entities import ContextField, FlagDefinition, Tag
 from flagcore.errors import ErrorDetail, NotFound
 from flagcore.model import Constraint, Strategy
-from flagcore.ports import Transaction
+from flagcore.ports import FlagRead, FlagRepository, Records, SegmentRepository, TagRepository
 from flagcore.service.context import ServiceContext
 from flagcore.service.context_fields import listed
 from flagcore.service.lookups import require_environment, require_project
@@ -34,6 +35,15 @@ __all__ = ["Exporting"]
 
 # Stickiness values that name no context field.
 _NOT_FIELDS = frozenset({"default", "random"})
+
+
+class _Tagged(FlagRepository, TagRepository, Protocol):
+    """Flags and their tags."""
+
+
+class _Exported(FlagRead, SegmentRepository, Records, Protocol):
+    """Flags with their rules and tags, the segments and tag types they use, and the
+    context fields."""
 
 
 class Exporting:
@@ -61,7 +71,7 @@ class Exporting:
 
 
 def _selected(
-    tx: Transaction, names: Collection[str] | None, project: str | None, tag: Tag | None
+    tx: _Tagged, names: Collection[str] | None, project: str | None, tag: Tag | None
 ) -> list[FlagDefinition]:
     flags = list(tx.list_flags(project=project, archived=False))
     if names is not None:
@@ -81,7 +91,7 @@ def _selected(
     return flags
 
 
-def _export(tx: Transaction, environment: str, flags: list[FlagDefinition]) -> FeatureExport:
+def _export(tx: _Exported, environment: str, flags: list[FlagDefinition]) -> FeatureExport:
     strategies: list[ExportedStrategy] = []
     states: list[ExportedEnvironment] = []
     tags: list[ExportedTag] = []

@@ -20,9 +20,10 @@ import attrs
 
 from flagcore.entities import FeatureTypeLifetime, FlagDefinition, FlagStage, UpkeepDue
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import Records
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import FEATURE_TYPE_LIFETIMES, FLAG_STAGES, UPKEEP_DUE
+from flagcore.wire.event_data import FeatureTypeData, StaleReminderData
 
 __all__ = [
     "DEFAULT_FEATURE_TYPES",
@@ -91,7 +92,7 @@ DEFAULT_FEATURE_TYPES: tuple[FeatureType, ...] = (
 )
 
 
-def _types(tx: Transaction) -> list[FeatureType]:
+def _types(tx: Records) -> list[FeatureType]:
     changed = {kept.id: kept.lifetime_days for kept in tx.list_records(FEATURE_TYPE_LIFETIMES)}
     return [
         attrs.evolve(t, lifetime_days=changed[t.id]) if t.id in changed else t
@@ -137,8 +138,8 @@ class FeatureTypes:
                 tx,
                 "feature-type-updated",
                 actor,
-                data={"id": type_id, "lifetimeDays": lifetime_days},
-                pre_data={"id": type_id, "lifetimeDays": before.lifetime_days},
+                data=FeatureTypeData(type_id, lifetime_days),
+                pre_data=FeatureTypeData(type_id, before.lifetime_days),
             )
         return after
 
@@ -226,6 +227,6 @@ class FeatureTypes:
                     REMINDER_EVENT,
                     actor,
                     project=project,
-                    data={"features": names[:MAX_REMINDED_NAMES], "count": len(names)},
+                    data=StaleReminderData(tuple(names[:MAX_REMINDED_NAMES]), len(names)),
                 )
         return reminded

@@ -13,13 +13,14 @@ import attrs
 from flagcore.entities import EnvironmentState, FlagDefinition, FlagDetails, Tag
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict
 from flagcore.model import FlagType, Strategy
-from flagcore.ports import Transaction
+from flagcore.ports import FlagRead, FlagWrite
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_project
 from flagcore.service.tags import Tags, checked_tag, require_tag_type
 from flagcore.validation import check_flag_value, check_name, check_text
+from flagcore.wire.event_data import FlagData
 
-__all__ = ["Flags", "flag_data", "flag_details"]
+__all__ = ["Flags", "flag_details"]
 
 _FLAG_TYPES = tuple(t.value for t in FlagType)
 
@@ -31,17 +32,6 @@ def _check_type(flag_type: str) -> str:
             [ErrorDetail(f"must be one of {', '.join(_FLAG_TYPES)}", "$.type")],
         )
     return flag_type
-
-
-def flag_data(flag: FlagDefinition) -> dict[str, object]:
-    return {
-        "name": flag.name,
-        "project": flag.project,
-        "type": flag.type,
-        "description": flag.description,
-        "stale": flag.stale,
-        "impressionData": flag.impression_data,
-    }
 
 
 class Flags:
@@ -86,7 +76,7 @@ class Flags:
             )
             tx.save_flag(flag)
             self._context.record_event(
-                tx, "feature-created", actor, flag=flag, data=flag_data(flag)
+                tx, "feature-created", actor, flag=flag, data=FlagData.of(flag)
             )
             for tag in dict.fromkeys(checked):
                 self._tags.tag_flag_in(tx, flag, tag, actor=actor)
@@ -144,7 +134,7 @@ class Flags:
 
     def update_flag_in(
         self,
-        tx: Transaction,
+        tx: FlagWrite,
         project: str,
         name: str,
         *,
@@ -208,7 +198,7 @@ class Flags:
             return self._save_change(tx, before, after, actor)
 
     def _save_change(
-        self, tx: Transaction, before: FlagDefinition, after: FlagDefinition, actor: str
+        self, tx: FlagWrite, before: FlagDefinition, after: FlagDefinition, actor: str
     ) -> FlagDefinition:
         """Store ``after`` with the event Unleash records (stale on/off when only that
         changed), or nothing when nothing changed."""
@@ -219,7 +209,7 @@ class Flags:
         if after.stale != before.stale and (attrs.evolve(after, stale=before.stale) == before):
             kind = "feature-stale-on" if after.stale else "feature-stale-off"
         self._context.record_event(
-            tx, kind, actor, flag=after, data=flag_data(after), pre_data=flag_data(before)
+            tx, kind, actor, flag=after, data=FlagData.of(after), pre_data=FlagData.of(before)
         )
         return after
 
@@ -230,7 +220,7 @@ class Flags:
         return self.update_flag(project, name, stale=stale, actor=actor)
 
 
-def flag_details(tx: Transaction, flag: FlagDefinition) -> FlagDetails:
+def flag_details(tx: FlagRead, flag: FlagDefinition) -> FlagDetails:
     """The flag with every environment's state (on/off, strategies, variants) and its tags."""
     states = {state.environment: state for state in tx.list_flag_environments(flag=flag.name)}
     strategies: dict[str, list[Strategy]] = {}

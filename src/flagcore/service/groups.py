@@ -19,10 +19,11 @@ import attrs
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.people import Group, GroupMember, User
 from flagcore.permissions import PREDEFINED_ROLES, RoleType
-from flagcore.ports import Records, Transaction
+from flagcore.ports import KeptWrite, Records
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import GROUP_MEMBERS, GROUP_ROLE_ASSIGNMENTS, GROUPS, ROLES, USERS
 from flagcore.validation import check_text
+from flagcore.wire.event_data import GroupData, GroupMemberData
 
 __all__ = [
     "MAX_GROUP_MAPPINGS",
@@ -100,7 +101,7 @@ class Groups:
             for user_id in new.user_ids:
                 tx.save_record(GROUP_MEMBERS, GroupMember(group.id, user_id, now, actor))
             self._context.record_event(
-                tx, "group-created", actor, data=_group_data(group, new.user_ids)
+                tx, "group-created", actor, data=GroupData.of(group, new.user_ids)
             )
             return group_view(tx, group)
 
@@ -132,8 +133,8 @@ class Groups:
                 tx,
                 "group-updated",
                 actor,
-                data=_group_data(after, new.user_ids),
-                pre_data=_group_data(before, [m.user_id for m in members]),
+                data=GroupData.of(after, new.user_ids),
+                pre_data=GroupData.of(before, [m.user_id for m in members]),
             )
             return group_view(tx, after)
 
@@ -145,12 +146,12 @@ class Groups:
             members = [m.user_id for m in tx.list_records(GROUP_MEMBERS, {"group_id": group_id})]
             tx.delete_record(GROUPS, group_id)
             self._context.record_event(
-                tx, "group-deleted", actor, pre_data=_group_data(group, members)
+                tx, "group-deleted", actor, pre_data=GroupData.of(group, members)
             )
 
 
 def sync_provider_groups(
-    tx: Transaction, context: ServiceContext, user: User, claimed: Sequence[str]
+    tx: KeptWrite, context: ServiceContext, user: User, claimed: Sequence[str]
 ) -> None:
     """At a sign-in with the provider: ``user`` joins each group a ``claimed`` group maps
     to (``mappings_sso``) and leaves each group the provider made them a member of that no
@@ -161,12 +162,12 @@ def sync_provider_groups(
     held = {m.group_id: m for m in tx.list_records(GROUP_MEMBERS, where={"user_id": user.id})}
     for group_id in sorted(mapped - held.keys()):
         tx.save_record(GROUP_MEMBERS, GroupMember(group_id, user.id, now, SYSTEM, True))
-        data = {"groupId": group_id, "userId": user.id}
+        data = GroupMemberData(group_id, user.id)
         context.record_event(tx, "group-user-added", SYSTEM, data=data)
     for group_id, member in sorted(held.items()):
         if member.via_provider and group_id not in mapped:
             tx.delete_record(GROUP_MEMBERS, (group_id, user.id))
-            data = {"groupId": group_id, "userId": user.id}
+            data = GroupMemberData(group_id, user.id)
             context.record_event(tx, "group-user-removed", SYSTEM, data=data)
 
 
@@ -234,14 +235,3 @@ def _is_root_role(tx: Records, role_id: int) -> bool:
         return predefined.type is RoleType.ROOT
     role = tx.get_record(ROLES, role_id)
     return role is not None and role.type is RoleType.ROOT_CUSTOM
-
-
-def _group_data(group: Group, user_ids: Sequence[int]) -> dict[str, object]:
-    return {
-        "id": group.id,
-        "name": group.name,
-        "description": group.description,
-        "mappingsSSO": list(group.mappings_sso),
-        "rootRole": group.root_role,
-        "users": list(user_ids),
-    }

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Collection, Sequence
+from typing import Protocol
 
 import attrs
 
 from flagcore.errors import LimitExceeded
-from flagcore.ports import Transaction
+from flagcore.ports import FlagRepository, Records
 from flagcore.release_plans import ImpactPoint, ImpactSeries, ReleasePlan, Safeguard
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
@@ -53,6 +54,10 @@ class RecordedImpact:
 
 def _minute(at: dt.datetime) -> dt.datetime:
     return at.astimezone(dt.UTC).replace(second=0, microsecond=0)
+
+
+class _Recording(FlagRepository, Records, Protocol):
+    """Impact metrics kept for flags that exist."""
 
 
 class ImpactMetrics:
@@ -110,7 +115,7 @@ class ImpactMetrics:
             return _points(tx, environment, flag, name, since)
 
     def safeguard_value(
-        self, tx: Transaction, plan: ReleasePlan, safeguard: Safeguard, now: dt.datetime
+        self, tx: Records, plan: ReleasePlan, safeguard: Safeguard, now: dt.datetime
     ) -> float | None:
         """The value a safeguard compares to its threshold over its window (None while no
         point is in it, or the divisor of a ratio is 0)."""
@@ -126,7 +131,7 @@ class ImpactMetrics:
     # --- inner steps ---
     def _aggregate(
         self,
-        tx: Transaction,
+        tx: Records,
         plan: ReleasePlan,
         name: str,
         safeguard: Safeguard,
@@ -165,7 +170,7 @@ class ImpactMetrics:
 
     def _recorded(
         self,
-        tx: Transaction,
+        tx: _Recording,
         environment: str,
         metrics: Sequence[ImpactMetric],
         flag: str | None,
@@ -211,7 +216,7 @@ class ImpactMetrics:
 
     @staticmethod
     def _added(
-        tx: Transaction,
+        tx: Records,
         environment: str,
         flag: str,
         metric: ImpactMetric,
@@ -239,7 +244,7 @@ class ImpactMetrics:
         tx.save_record(IMPACT_POINTS, point)
 
     @staticmethod
-    def _pruned(tx: Transaction, environment: str, before: dt.datetime) -> None:
+    def _pruned(tx: Records, environment: str, before: dt.datetime) -> None:
         old = tx.list_records(
             IMPACT_POINTS,
             where={"environment": environment, "minute": Below(before)},
@@ -252,7 +257,7 @@ class ImpactMetrics:
 
 
 def _points(
-    tx: Transaction,
+    tx: Records,
     environment: str,
     flag: str,
     name: str,

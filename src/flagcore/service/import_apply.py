@@ -4,26 +4,37 @@ copy (`flagcore.service.instance_copy`), so neither imports the other for it."""
 
 from __future__ import annotations
 
+from typing import Protocol
+
 import attrs
 
 from flagcore.entities import FlagEnvironment, StrategyPlacement
-from flagcore.ports import Transaction
+from flagcore.ports import KeptWrite, StrategyWrite, TagWrite
 from flagcore.service.context import ServiceContext
 from flagcore.service.context_fields import create_context_field_in
 from flagcore.service.import_plan import FlagPlan, ImportPlan
+from flagcore.wire.event_data import FlagImportedData, NameData
 
 __all__ = ["apply_import"]
 
 
+class _FlagImport(StrategyWrite, TagWrite, Protocol):
+    """A flag written with its rules in each environment and its tags, and its event."""
+
+
+class _ImportWrite(_FlagImport, KeptWrite, Protocol):
+    """A checked plan written: tag types, context fields, flags."""
+
+
 def apply_import(
-    context: ServiceContext, tx: Transaction, plan: ImportPlan, *, actor: str
+    context: ServiceContext, tx: _ImportWrite, plan: ImportPlan, *, actor: str
 ) -> tuple[list[str], list[str], list[str]]:
     """Write a checked plan: the new tag types and context fields, then each flag to
     create or update (parents before children). Returns the names created, updated and
     left unchanged."""
     for tag_type in plan.tag_types:
         tx.save_tag_type(tag_type)
-        context.record_event(tx, "tag-type-created", actor, data={"name": tag_type.name})
+        context.record_event(tx, "tag-type-created", actor, data=NameData(tag_type.name))
     for field in plan.context_fields:
         create_context_field_in(context, tx, field, actor=actor)
     created: list[str] = []
@@ -39,7 +50,7 @@ def apply_import(
     return created, updated, unchanged
 
 
-def _write_flag(context: ServiceContext, tx: Transaction, plan: FlagPlan, actor: str) -> None:
+def _write_flag(context: ServiceContext, tx: _FlagImport, plan: FlagPlan, actor: str) -> None:
     definition = plan.definition
     if plan.action == "create":
         definition = attrs.evolve(definition, created_at=context.clock())
@@ -63,10 +74,10 @@ def _write_flag(context: ServiceContext, tx: Transaction, plan: FlagPlan, actor:
         "feature-imported",
         actor,
         flag=definition,
-        data={
-            "action": plan.action,
-            "environments": list(plan.environments),
-            "strategies": {e: len(r.strategies) for e, r in plan.environments.items()},
-            "tags": len(plan.tags),
-        },
+        data=FlagImportedData(
+            plan.action,
+            tuple(plan.environments),
+            {e: len(r.strategies) for e, r in plan.environments.items()},
+            len(plan.tags),
+        ),
     )

@@ -18,14 +18,14 @@ Strategies keep the order of the file: Unleash's export lists them in evaluation
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from typing import Literal, Protocol
 
 import attrs
 
 from flagcore.entities import ContextField, FlagDefinition, Tag, TagType
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.model import Dependency, FlagType, Strategy, Variant
-from flagcore.ports import FlagRepository, SegmentRepository, Transaction
+from flagcore.ports import FlagRead, FlagRepository, Records, SegmentRepository, StrategyChecks
 from flagcore.service.context_fields import checked_context_field, found_context_field
 from flagcore.service.lookups import require_environment, require_project
 from flagcore.service.strategies import Strategies
@@ -40,6 +40,12 @@ __all__ = ["EnvironmentRules", "FlagPlan", "ImportCheck", "ImportPlan", "plan_im
 _FLAG_TYPES = tuple(t.value for t in FlagType)
 Action = Literal["create", "update", "unchanged"]
 _VERBS = {"create": "creates", "update": "fills environments of", "unchanged": "leaves unchanged"}
+
+
+class _ImportReads(FlagRead, StrategyChecks, Records, Protocol):
+    """What an import is checked against: the project and environments, flags with their
+    rules and tags, segments, strategies defined, context fields (7 of the port's 13
+    parts, read only)."""
 
 
 @attrs.frozen
@@ -131,7 +137,7 @@ def _rebased(error: FlagcoreError, root: str) -> list[ErrorDetail]:
 
 
 def plan_import(
-    tx: Transaction,
+    tx: _ImportReads,
     strategies: Strategies,
     project: str,
     sources: Mapping[str, FeatureExport],
@@ -182,9 +188,7 @@ def plan_import(
     return plan
 
 
-def _plan_context_fields(
-    tx: Transaction, export: FeatureExport, base: str, plan: ImportPlan
-) -> None:
+def _plan_context_fields(tx: Records, export: FeatureExport, base: str, plan: ImportPlan) -> None:
     """Unleash's rule: a field new here is created as the file describes it; a field
     known here is left as it is, but must already allow every legal value the file
     gives it (otherwise the file's rules could want a value the field refuses)."""
@@ -352,7 +356,7 @@ def _environment_states(
 
 
 def _prepare_strategies(
-    tx: Transaction,
+    tx: StrategyChecks,
     strategies: Strategies,
     export: FeatureExport,
     base: str,
@@ -400,7 +404,7 @@ def _prepare_strategies(
 
 
 def _check_dependencies(
-    tx: Transaction,
+    tx: FlagRepository,
     project: str,
     export: FeatureExport,
     base: str,
@@ -488,7 +492,7 @@ def _comparable(strategies: Iterable[Strategy]) -> list[Strategy]:
 
 
 def _compare(
-    tx: Transaction,
+    tx: FlagRead,
     definition: FlagDefinition,
     environments: Mapping[str, EnvironmentRules],
     tags: tuple[Tag, ...],

@@ -109,6 +109,7 @@ class Importing:
         person = actor
         actor = authorize(actor, "import_export", project=project, environment=environment)
 
+        # The whole `Transaction`: the plan reads 7 of the port's parts, its writing 7.
         def work(tx: Transaction) -> ImportReport:
             # A person's import into an environment under change requests would change it
             # directly: refused as their direct changes are (the CLI's import goes through).

@@ -11,22 +11,43 @@ only here are never deleted.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import attrs
 
 from flagcore.entities import Environment, Project, StrategyDefinition, TagType
 from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.model import Segment
-from flagcore.ports import Transaction
+from flagcore.ports import (
+    EventLog,
+    ProjectRepository,
+    SegmentRepository,
+    StrategyDefinitions,
+    TagWrite,
+    Transaction,
+)
 from flagcore.service.context import ServiceContext
 from flagcore.service.import_apply import apply_import
 from flagcore.service.import_plan import ImportPlan, plan_import, too_many
 from flagcore.service.strategies import Strategies
 from flagcore.service.strategy_definitions import BUILTIN_DEFINITIONS
 from flagcore.validation import check_constraints, check_name, check_text
+from flagcore.wire.event_data import EnvironmentCreatedData, IdNameData, NameData
 from flagcore.wire.unleash_export import FeatureExport
 
 __all__ = ["CopyReport", "InstanceCopy", "KindReport", "copy_instance_in"]
+
+
+class _ProjectWrite(ProjectRepository, EventLog, Protocol):
+    """Projects and environments made, with their events."""
+
+
+class _DefinitionWrite(StrategyDefinitions, EventLog, Protocol):
+    """Custom strategies defined, with their events."""
+
+
+class _SegmentCopy(ProjectRepository, SegmentRepository, EventLog, Protocol):
+    """Segments made or replaced (in projects that exist), with their events."""
 
 
 @attrs.frozen
@@ -69,7 +90,12 @@ def copy_instance_in(
     overwrite: bool,
     actor: str,
 ) -> Mapping[str, KindReport]:
-    """Apply ``source`` inside ``tx``: all of it, or (raising) none of it."""
+    """Apply ``source`` inside ``tx``: all of it, or (raising) none of it.
+
+    Typed on the whole `Transaction`: a copy reads and writes everything a flag and its
+    rules are made of (projects, environments, flags, strategies, segments, strategy
+    definitions, tags, context fields kept as records, the event log: 8 of the port's 13
+    parts); each kind's step below is typed on the parts it uses."""
     kinds = {
         "projects": _projects(context, tx, source.projects, actor),
         "environments": _environments(context, tx, source.environments, actor),
@@ -110,7 +136,7 @@ def copy_instance_in(
 
 
 def _projects(
-    context: ServiceContext, tx: Transaction, projects: Sequence[Project], actor: str
+    context: ServiceContext, tx: _ProjectWrite, projects: Sequence[Project], actor: str
 ) -> KindReport:
     created, unchanged = [], []
     for project in projects:
@@ -123,14 +149,14 @@ def _projects(
         made = Project(project.id, project.name, project.description, context.clock())
         tx.save_project(made)
         context.record_event(
-            tx, "project-created", actor, project=made.id, data={"id": made.id, "name": made.name}
+            tx, "project-created", actor, project=made.id, data=IdNameData(made.id, made.name)
         )
         created.append(project.id)
     return KindReport(tuple(created), (), tuple(unchanged))
 
 
 def _environments(
-    context: ServiceContext, tx: Transaction, environments: Sequence[Environment], actor: str
+    context: ServiceContext, tx: _ProjectWrite, environments: Sequence[Environment], actor: str
 ) -> KindReport:
     created, unchanged = [], []
     for environment in environments:
@@ -144,7 +170,7 @@ def _environments(
             "environment-created",
             actor,
             environment=environment.name,
-            data={"type": environment.type},
+            data=EnvironmentCreatedData(environment.type),
         )
         created.append(environment.name)
     return KindReport(tuple(created), (), tuple(unchanged))
@@ -152,7 +178,7 @@ def _environments(
 
 def _definitions(
     context: ServiceContext,
-    tx: Transaction,
+    tx: _DefinitionWrite,
     definitions: Sequence[StrategyDefinition],
     actor: str,
 ) -> KindReport:
@@ -165,13 +191,13 @@ def _definitions(
             unchanged.append(definition.name)
             continue
         tx.save_strategy_definition(definition)
-        context.record_event(tx, "strategy-created", actor, data={"name": definition.name})
+        context.record_event(tx, "strategy-created", actor, data=NameData(definition.name))
         created.append(definition.name)
     return KindReport(tuple(created), (), tuple(unchanged))
 
 
 def _tag_types(
-    context: ServiceContext, tx: Transaction, tag_types: Sequence[TagType], actor: str
+    context: ServiceContext, tx: TagWrite, tag_types: Sequence[TagType], actor: str
 ) -> KindReport:
     created, unchanged = [], []
     for tag_type in tag_types:
@@ -181,14 +207,14 @@ def _tag_types(
             continue
         check_text(tag_type.description, "$.tagTypes[].description")
         tx.save_tag_type(tag_type)
-        context.record_event(tx, "tag-type-created", actor, data={"name": tag_type.name})
+        context.record_event(tx, "tag-type-created", actor, data=NameData(tag_type.name))
         created.append(tag_type.name)
     return KindReport(tuple(created), (), tuple(unchanged))
 
 
 def _segments(
     context: ServiceContext,
-    tx: Transaction,
+    tx: _SegmentCopy,
     segments: Sequence[Segment],
     overwrite: bool,
     actor: str,
@@ -221,7 +247,7 @@ def _segments(
                 "segment-created",
                 actor,
                 project=project,
-                data={"id": made.id, "name": made.name},
+                data=IdNameData(made.id, made.name),
             )
             created.append(segment.name)
         elif (here.constraints, here.description) == (segment.constraints, segment.description):
@@ -235,7 +261,7 @@ def _segments(
                 "segment-updated",
                 actor,
                 project=here.project,
-                data={"id": here.id, "name": here.name},
+                data=IdNameData(here.id, here.name),
             )
             updated.append(segment.name)
         else:

@@ -19,7 +19,7 @@ import attrs
 
 from flagcore.entities import Event, Integration, IntegrationCursor, IntegrationDelivery
 from flagcore.errors import NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import EventLog, Records
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import (
     EVENTS,
@@ -86,12 +86,12 @@ def matches(integration: Integration, event: Event) -> bool:
     )
 
 
-def _newest_event_id(tx: Transaction) -> int:
+def _newest_event_id(tx: EventLog) -> int:
     newest = tx.list_events(limit=1)
     return newest[0].id if newest else 0
 
 
-def _events_after(tx: Transaction, after: int, newest: int, batch: int) -> tuple[list[Event], int]:
+def _events_after(tx: Records, after: int, newest: int, batch: int) -> tuple[list[Event], int]:
     """Up to ``batch`` events after id ``after``, oldest first, and the id scanned up to.
     Ids may have gaps (retention, rolled-back writes): empty windows are skipped."""
     scanned = after
@@ -268,7 +268,7 @@ class IntegrationOutbox:
             return self._log(tx, attrs.evolve(delivery, created_at=self._context.clock()))
 
     @staticmethod
-    def _log(tx: Transaction, delivery: IntegrationDelivery) -> IntegrationDelivery:
+    def _log(tx: Records, delivery: IntegrationDelivery) -> IntegrationDelivery:
         made = tx.create_record(INTEGRATION_DELIVERIES, delivery)
         if made.id % 100 == 0:  # now and then, the oldest past the bound go
             old = tx.list_records(

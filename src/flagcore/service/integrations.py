@@ -16,17 +16,17 @@ import re
 import secrets
 import urllib.parse
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import attrs
 
 from flagcore.entities import Integration, IntegrationCursor
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.integration_providers import MASKED, PROVIDERS, ProviderDefinition
-from flagcore.ports import Transaction
+from flagcore.ports import EventLog, KeptWrite, Records
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import INTEGRATION_CURSORS, INTEGRATIONS
 from flagcore.validation import check_name, check_text
+from flagcore.wire.event_data import IntegrationData
 
 __all__ = [
     "MAX_URL_LENGTH",
@@ -214,26 +214,12 @@ def checked_spec(spec: IntegrationSpec, stored: Integration | None = None) -> In
     )
 
 
-def _public(integration: Integration) -> dict[str, Any]:
-    """What the event log keeps of an integration: no parameter, no secret (Unleash's
-    ``omitKeys(addon, 'parameters')``)."""
-    return {
-        "id": integration.id,
-        "provider": integration.provider,
-        "enabled": integration.enabled,
-        "description": integration.description,
-        "events": list(integration.events),
-        "projects": list(integration.projects),
-        "environments": list(integration.environments),
-    }
-
-
-def _newest_event_id(tx: Transaction) -> int:
+def _newest_event_id(tx: EventLog) -> int:
     newest = tx.list_events(limit=1)
     return newest[0].id if newest else 0
 
 
-def _start_cursor(tx: Transaction, integration_id: int) -> None:
+def _start_cursor(tx: KeptWrite, integration_id: int) -> None:
     """Deliveries start after the newest event: nothing from before is owed."""
     tx.save_record(INTEGRATION_CURSORS, IntegrationCursor(integration_id, _newest_event_id(tx)))
 
@@ -287,7 +273,9 @@ class Integrations:
                     self._context.clock(),
                 ),
             )
-            self._context.record_event(tx, "addon-config-created", by, data=_public(made))
+            self._context.record_event(
+                tx, "addon-config-created", by, data=IntegrationData.of(made)
+            )
             _start_cursor(tx, made.id)
             return made
 
@@ -315,8 +303,8 @@ class Integrations:
                 tx,
                 "addon-config-updated",
                 by,
-                data=_public(updated),
-                pre_data=_public(stored),
+                data=IntegrationData.of(updated),
+                pre_data=IntegrationData.of(stored),
             )
             if updated.enabled and not stored.enabled:
                 _start_cursor(tx, integration_id)
@@ -330,10 +318,12 @@ class Integrations:
             if stored is None:
                 return
             tx.delete_record(INTEGRATIONS, integration_id)
-            self._context.record_event(tx, "addon-config-deleted", by, pre_data=_public(stored))
+            self._context.record_event(
+                tx, "addon-config-deleted", by, pre_data=IntegrationData.of(stored)
+            )
 
 
-def _required(tx: Transaction, integration_id: int) -> Integration:
+def _required(tx: Records, integration_id: int) -> Integration:
     found = tx.get_record(INTEGRATIONS, integration_id)
     if found is None:
         raise NotFound(f"Could not find addon with id {integration_id}")

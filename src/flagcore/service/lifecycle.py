@@ -16,16 +16,18 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable, Sequence
+from typing import Protocol
 
 import attrs
 
 from flagcore.entities import FlagDefinition, FlagMetrics, FlagStage
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import FlagLookups, ProjectRepository, Records
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
 from flagcore.tables import FLAG_STAGES
 from flagcore.validation import check_text
+from flagcore.wire.event_data import FlagCompletedData
 
 __all__ = ["COMPLETED_STATUSES", "STAGES", "Lifecycle", "StageTime", "note_seen", "stage_times"]
 
@@ -34,7 +36,11 @@ COMPLETED_STATUSES = ("kept", "discarded")
 MAX_STATUS_VALUE_LENGTH = 255  # a variant's or a state's name
 
 
-def note_seen(tx: Transaction, rows: Iterable[FlagMetrics], now: dt.datetime) -> None:
+class _StageNotes(Records, ProjectRepository, Protocol):
+    """Flags' stages, and the environments' types (production or not)."""
+
+
+def note_seen(tx: _StageNotes, rows: Iterable[FlagMetrics], now: dt.datetime) -> None:
     """Record ``pre-live``/``live`` for each flag these metrics are the first of in a
     non-production/production environment (inside the metrics' transaction)."""
     seen = {(row.flag, row.environment) for row in rows if row.yes or row.no}
@@ -68,7 +74,7 @@ def stage_times(stages: Sequence[FlagStage], now: dt.datetime) -> list[StageTime
     return timed
 
 
-def _flag_in(tx: Transaction, project: str, name: str) -> FlagDefinition:
+def _flag_in(tx: FlagLookups, project: str, name: str) -> FlagDefinition:
     """The flag, active or archived (an archived flag has a lifecycle too)."""
     flag = tx.get_flag(name)
     if flag is None or flag.project != project:
@@ -78,7 +84,7 @@ def _flag_in(tx: Transaction, project: str, name: str) -> FlagDefinition:
     return flag
 
 
-def stages_of(tx: Transaction, flag: FlagDefinition) -> list[FlagStage]:
+def stages_of(tx: Records, flag: FlagDefinition) -> list[FlagStage]:
     """Every stage the flag entered, oldest first."""
     stages = [FlagStage(flag.name, "initial", flag.created_at)]
     stages += sorted(
@@ -138,7 +144,7 @@ class Lifecycle:
                 "feature-completed",
                 actor,
                 flag=flag,
-                data={"status": status, "statusValue": status_value},
+                data=FlagCompletedData(status, status_value),
             )
         return stage
 

@@ -2,22 +2,16 @@
 names what is missing: an active flag, a project, an environment.
 
 Plain functions of the port parts they read (any `Transaction` is all of them), so any
-part uses them inside the unit it holds.
+part uses them inside the unit it holds; `active_flag` reads `flagcore.ports.FlagLookups`.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
-
 from flagcore.entities import FlagDefinition, Project
 from flagcore.errors import NotFound
-from flagcore.ports import FlagRepository, ProjectRepository
+from flagcore.ports import FlagLookups, ProjectRepository
 
-__all__ = ["FlagLookups", "active_flag", "require_environment", "require_project"]
-
-
-class FlagLookups(FlagRepository, ProjectRepository, Protocol):
-    """What `active_flag` reads: flags, and projects to say which name is wrong."""
+__all__ = ["active_flag", "require_environment", "require_project"]
 
 
 def require_project(tx: ProjectRepository, project_id: str) -> Project:

@@ -25,6 +25,7 @@ from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.roles import principal_in
 from flagcore.service.users import secret_digest
 from flagcore.tables import PERSONAL_TOKENS, USERS
+from flagcore.wire.event_data import PersonalTokenData
 
 __all__ = [
     "MAX_PERSONAL_TOKENS",
@@ -119,7 +120,7 @@ class PersonalTokens:
                 PERSONAL_TOKENS,
                 PersonalToken(0, owner_id, description, secret_digest(secret), now, expires_at),
             )
-            self._context.record_event(tx, "pat-created", actor, data=_token_event(token))
+            self._context.record_event(tx, "pat-created", actor, data=PersonalTokenData.of(token))
         return CreatedPersonalToken(token, secret)
 
     def delete_personal_token(
@@ -143,7 +144,9 @@ class PersonalTokens:
                     [ErrorDetail("no such token of yours", "$.id")],
                 )
             tx.delete_record(PERSONAL_TOKENS, token_id)
-            self._context.record_event(tx, "pat-deleted", actor, pre_data=_token_event(token))
+            self._context.record_event(
+                tx, "pat-deleted", actor, pre_data=PersonalTokenData.of(token)
+            )
 
     def token_holder(self, secret: str) -> PersonalTokenHolder | None:
         """Who the token of ``secret`` acts as, or None: unknown, expired, or its owner
@@ -192,15 +195,6 @@ def _owner(tx: Records, owner_id: int, service_account: bool) -> User:
         kind = "service account" if service_account else "user"
         raise NotFound(f"Could not find {kind} with id {owner_id}")
     return user
-
-
-def _token_event(token: PersonalToken) -> dict[str, object]:
-    return {
-        "id": token.id,
-        "userId": token.user_id,
-        "description": token.description,
-        "expiresAt": token.expires_at.isoformat(),
-    }
 
 
 def _own_or_authorized(actor: Actor, owner_id: int, operation: str) -> str:

@@ -32,6 +32,7 @@ from flagcore.service.variants import variants_in_unleash_order
 from flagcore.tables import CONTEXT_SAMPLES
 from flagcore.validation import check_variants
 from flagcore.wire import ContextSampleAnswer, PreviewAnswer
+from flagcore.wire.event_data import SampleUploadedData
 
 __all__ = ["PreviewInput", "Previews"]
 
@@ -196,7 +197,7 @@ class Previews:
                 "context-sample-uploaded",
                 actor,
                 environment=environment,
-                data={"contexts": len(kept), "droppedFields": list(dropped)},
+                data=SampleUploadedData(len(kept), tuple(dropped)),
             )
         return ContextSampleAnswer(environment, len(kept), tuple(dropped))
 

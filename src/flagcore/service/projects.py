@@ -9,6 +9,7 @@ from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import require_project
 from flagcore.validation import check_name, check_text
+from flagcore.wire.event_data import ProjectData
 
 __all__ = ["Projects", "require_project"]
 
@@ -38,7 +39,7 @@ class Projects:
             project = Project(project_id, name, description, self._context.clock())
             tx.save_project(project)
             self._context.record_event(
-                tx, "project-created", actor, project=project_id, data=_project_data(project)
+                tx, "project-created", actor, project=project_id, data=ProjectData.of(project)
             )
         return project
 
@@ -67,8 +68,8 @@ class Projects:
                 "project-updated",
                 actor,
                 project=project_id,
-                data=_project_data(after),
-                pre_data=_project_data(before),
+                data=ProjectData.of(after),
+                pre_data=ProjectData.of(before),
             )
         return after
 
@@ -92,7 +93,3 @@ def _check_display_name(name: object) -> None:
     assert isinstance(name, str)
     if not name.strip():
         raise InvalidInput("a name must not be empty", [ErrorDetail("must not be empty", "$.name")])
-
-
-def _project_data(project: Project) -> dict[str, object]:
-    return {"id": project.id, "name": project.name, "description": project.description}

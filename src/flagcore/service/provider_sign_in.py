@@ -23,8 +23,9 @@ from flagcore.people import RootRole, User, UserIdentity
 from flagcore.ports import Records
 from flagcore.service.context import SYSTEM, ServiceContext
 from flagcore.service.groups import sync_provider_groups
-from flagcore.service.users import MAX_NAME_LENGTH, find_user, user_event
+from flagcore.service.users import MAX_NAME_LENGTH, find_user
 from flagcore.tables import USER_IDENTITIES, USERS
+from flagcore.wire.event_data import UserData
 
 __all__ = ["ProviderIdentity", "ProviderRules", "ProviderSignIn"]
 
@@ -112,7 +113,7 @@ class ProviderSignIn:
                             created_at=now,
                         ),
                     )
-                    data = {**user_event(user), "signedInWith": identity.issuer}
+                    data = UserData.of(user, signed_in_with=identity.issuer)
                     self._context.record_event(tx, "user-created", SYSTEM, data=data)
             if user.disabled:
                 raise Unauthenticated("This account is disabled; ask an admin.")

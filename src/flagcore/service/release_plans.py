@@ -16,13 +16,21 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
 from flagcore.entities import FlagDefinition
 from flagcore.errors import Conflict, ErrorDetail, FlagcoreError, InvalidInput, NotFound
-from flagcore.ports import Transaction
+from flagcore.ports import (
+    FlagRepository,
+    FlagWrite,
+    KeptRulesWrite,
+    KeptWrite,
+    ProjectRepository,
+    Records,
+    StrategyWrite,
+)
 from flagcore.release_plans import (
     ReleasePlan,
     Safeguard,
@@ -35,11 +43,29 @@ from flagcore.service.lookups import active_flag, require_environment
 from flagcore.service.release_rules import check_transition, user_id_of
 from flagcore.service.strategies import Strategies, new_strategy_id
 from flagcore.tables import NOT_NULL, RELEASE_PLAN_TEMPLATES, RELEASE_PLANS
+from flagcore.wire.event_data import (
+    EventData,
+    MilestoneStartedData,
+    ProgressionData,
+    ProgressionsPausedData,
+    ProgressionsResumedData,
+    ReleasePlanData,
+    SafeguardData,
+)
+from flagcore.wire.release_plan_answers import TransitionConditionAnswer
 
 __all__ = ["ReleasePlans", "SafeguardReading"]
 
-SafeguardReading = Callable[[Transaction, ReleasePlan, Safeguard, dt.datetime], float | None]
+SafeguardReading = Callable[[Records, ReleasePlan, Safeguard, dt.datetime], float | None]
 """The value a safeguard compares to its threshold (None: no data yet, nothing trips)."""
+
+
+class _Due(FlagRepository, Records, Protocol):
+    """Whether a plan moves: its flag (archived: it waits) and its safeguards' metrics."""
+
+
+class _Plans(Records, ProjectRepository, Protocol):
+    """Release plans, in an environment that must exist."""
 
 
 class ReleasePlans:
@@ -122,7 +148,9 @@ class ReleasePlans:
                 self._context.clock(),
                 user_id_of(actor),
             )
-            return self._saved(tx, plan, "release-plan-added", who, definition, _plan_data(plan))
+            return self._saved(
+                tx, plan, "release-plan-added", who, definition, ReleasePlanData.of(plan)
+            )
 
     def remove_release_plan(
         self,
@@ -148,7 +176,7 @@ class ReleasePlans:
                 who,
                 flag=definition,
                 environment=environment,
-                pre_data=_plan_data(plan),
+                pre_data=ReleasePlanData.of(plan),
             )
 
     def start_release_plan_milestone(
@@ -174,7 +202,7 @@ class ReleasePlans:
                 raise NotFound(f'release plan {plan_id} has no milestone "{milestone_id}"')
             if plan.active_milestone_id == milestone_id:
                 raise Conflict(f'milestone "{milestone_id}" is already the active one')
-            return self._started(tx, plan, milestone_id, who, {"automatic": False})
+            return self._started(tx, plan, milestone_id, who, automatic=False)
 
     def change_milestone_progression(
         self,
@@ -213,12 +241,12 @@ class ReleasePlans:
                 "milestone-progression-changed",
                 who,
                 definition,
-                {
-                    "releasePlanId": plan.id,
-                    "sourceMilestone": source_milestone_id,
-                    "targetMilestone": target_milestone_id,
-                    "transitionCondition": {"intervalMinutes": minutes},
-                },
+                ProgressionData(
+                    plan.id,
+                    source_milestone_id,
+                    target_milestone_id,
+                    TransitionConditionAnswer(minutes),
+                ),
             )
 
     def delete_milestone_progression(
@@ -250,7 +278,7 @@ class ReleasePlans:
                 "milestone-progression-deleted",
                 who,
                 definition,
-                {"releasePlanId": plan.id, "sourceMilestone": source_milestone_id},
+                ProgressionData(plan.id, source_milestone_id),
             )
 
     def resume_milestone_progressions(
@@ -285,7 +313,7 @@ class ReleasePlans:
                 "release-plan-progressions-resumed",
                 who,
                 definition,
-                {"releasePlanId": plan.id, "pausedReason": plan.paused_reason},
+                ProgressionsResumedData(plan.id, plan.paused_reason),
             )
 
     # --- safeguards ---
@@ -318,7 +346,7 @@ class ReleasePlans:
                 "release-plan-safeguard-changed",
                 who,
                 definition,
-                {"releasePlanId": plan.id, "safeguardId": kept.id},
+                SafeguardData(plan.id, kept.id),
             )
 
     def delete_release_plan_safeguard(
@@ -349,7 +377,7 @@ class ReleasePlans:
                 "release-plan-safeguard-deleted",
                 who,
                 definition,
-                {"releasePlanId": plan.id, "safeguardId": safeguard_id},
+                SafeguardData(plan.id, safeguard_id),
             )
 
     # --- the worker ---
@@ -384,7 +412,7 @@ class ReleasePlans:
             return self._stuck(plan_id, who, now, error)
 
     def _progressed(
-        self, tx: Transaction, plan: ReleasePlan, who: str, now: dt.datetime
+        self, tx: KeptRulesWrite, plan: ReleasePlan, who: str, now: dt.datetime
     ) -> ReleasePlan:
         assert plan.active_milestone_id is not None
         assert plan.next_move_at is not None
@@ -392,9 +420,7 @@ class ReleasePlans:
         assert following is not None
         late = round((now - plan.next_move_at).total_seconds(), 3)
         executed = _with_milestone(plan, plan.active_milestone_id, progression_executed_at=now)
-        return self._started(
-            tx, executed, following.id, who, {"automatic": True, "delaySeconds": late}
-        )
+        return self._started(tx, executed, following.id, who, automatic=True, delay_seconds=late)
 
     def _stuck(
         self, plan_id: str, who: str, now: dt.datetime, error: FlagcoreError
@@ -418,9 +444,7 @@ class ReleasePlans:
             self._pause_event(tx, plan, reason, "pause", who)
             return paused
 
-    def _move_of(
-        self, tx: Transaction, plan: ReleasePlan, now: dt.datetime
-    ) -> tuple[str, str] | None:
+    def _move_of(self, tx: _Due, plan: ReleasePlan, now: dt.datetime) -> tuple[str, str] | None:
         if plan.next_move_at is None or plan.paused_reason is not None:
             return None
         flag = tx.get_flag(plan.flag)
@@ -435,7 +459,7 @@ class ReleasePlans:
         return None
 
     def _tripped(
-        self, tx: Transaction, plan: ReleasePlan, safeguard: Safeguard, now: dt.datetime
+        self, tx: Records, plan: ReleasePlan, safeguard: Safeguard, now: dt.datetime
     ) -> str | None:
         if self._reading is None:
             return None
@@ -456,7 +480,7 @@ class ReleasePlans:
         )
 
     def _paused(
-        self, tx: Transaction, plan: ReleasePlan, reason: str, who: str, now: dt.datetime
+        self, tx: KeptRulesWrite, plan: ReleasePlan, reason: str, who: str, now: dt.datetime
     ) -> ReleasePlan:
         assert plan.active_milestone_id is not None
         rollback = any(s.action is SafeguardAction.ROLLBACK for s in plan.safeguards)
@@ -470,7 +494,7 @@ class ReleasePlans:
         if previous is None:
             tx.save_record(RELEASE_PLANS, paused)
             return paused
-        rolled = self._started(tx, paused, previous.id, who, {"automatic": True, "rollback": True})
+        rolled = self._started(tx, paused, previous.id, who, automatic=True, rollback=True)
         # A rollback leaves the plan paused where it went back to.
         held = attrs.evolve(
             _with_milestone(rolled, previous.id, paused_at=now),
@@ -481,7 +505,7 @@ class ReleasePlans:
         return held
 
     def _pause_event(
-        self, tx: Transaction, plan: ReleasePlan, reason: str, action: str, who: str
+        self, tx: FlagWrite, plan: ReleasePlan, reason: str, action: str, who: str
     ) -> None:
         """Unleash's ``release-plan-progressions-paused``, which integrations can send."""
         self._context.record_event(
@@ -490,23 +514,23 @@ class ReleasePlans:
             who,
             flag=active_flag(tx, plan.project, plan.flag),
             environment=plan.environment,
-            data={
-                "releasePlanId": plan.id,
-                "milestoneId": plan.active_milestone_id,
-                "reason": reason,
-                "action": action,
-            },
+            data=ProgressionsPausedData(plan.id, plan.active_milestone_id, reason, action),
         )
 
     # --- inner steps ---
     def _started(
         self,
-        tx: Transaction,
+        tx: KeptRulesWrite,
         plan: ReleasePlan,
         milestone_id: str,
         who: str,
-        how: dict[str, object],
+        *,
+        automatic: bool,
+        delay_seconds: float | None = None,
+        rollback: bool | None = None,
     ) -> ReleasePlan:
+        """Start ``milestone_id``: by a person (not ``automatic``), or on its own (how
+        late), or going back (``rollback``), as its event says."""
         milestone = plan.milestone(milestone_id)
         assert milestone is not None
         definition = active_flag(tx, plan.project, plan.flag)
@@ -543,24 +567,26 @@ class ReleasePlans:
             who,
             flag=definition,
             environment=plan.environment,
-            data={
-                "releasePlanId": plan.id,
-                "milestoneId": milestone_id,
-                "milestoneName": milestone.name,
-                "previousMilestoneId": previous,
-                **how,
-            },
+            data=MilestoneStartedData(
+                plan.id,
+                milestone_id,
+                milestone.name,
+                previous,
+                automatic,
+                delay_seconds,
+                rollback,
+            ),
         )
         return after
 
     def _saved(
         self,
-        tx: Transaction,
+        tx: KeptWrite,
         plan: ReleasePlan,
         kind: str,
         who: str,
         definition: FlagDefinition,
-        data: dict[str, Any],
+        data: EventData,
     ) -> ReleasePlan:
         """``plan`` stored, with the event a person's change of it is."""
         tx.save_record(RELEASE_PLANS, plan)
@@ -569,7 +595,7 @@ class ReleasePlans:
         )
         return plan
 
-    def _remove_placed(self, tx: Transaction, plan: ReleasePlan, who: str) -> None:
+    def _remove_placed(self, tx: StrategyWrite, plan: ReleasePlan, who: str) -> None:
         """The strategies the plan placed that are still there (a person may have deleted
         one by hand)."""
         for strategy_id in plan.placed_strategy_ids:
@@ -600,11 +626,11 @@ class ReleasePlans:
         return attrs.evolve(plan, next_move_at=due)
 
 
-def _plans_at(tx: Transaction, flag: str, environment: str) -> list[ReleasePlan]:
+def _plans_at(tx: Records, flag: str, environment: str) -> list[ReleasePlan]:
     return list(tx.list_records(RELEASE_PLANS, where={"flag": flag, "environment": environment}))
 
 
-def _plan(tx: Transaction, flag: str, environment: str, plan_id: str) -> ReleasePlan:
+def _plan(tx: _Plans, flag: str, environment: str, plan_id: str) -> ReleasePlan:
     require_environment(tx, environment)
     plan: ReleasePlan | None = tx.get_record(RELEASE_PLANS, plan_id)
     if plan is None or (plan.flag, plan.environment) != (flag, environment):
@@ -612,9 +638,7 @@ def _plan(tx: Transaction, flag: str, environment: str, plan_id: str) -> Release
     return plan
 
 
-def _plan_with_milestone(
-    tx: Transaction, flag: str, environment: str, milestone_id: str
-) -> ReleasePlan:
+def _plan_with_milestone(tx: _Plans, flag: str, environment: str, milestone_id: str) -> ReleasePlan:
     require_environment(tx, environment)
     for plan in _plans_at(tx, flag, environment):
         if plan.milestone(milestone_id) is not None:
@@ -629,12 +653,3 @@ def _with_milestone(plan: ReleasePlan, milestone_id: str, **changes: Any) -> Rel
             attrs.evolve(m, **changes) if m.id == milestone_id else m for m in plan.milestones
         ),
     )
-
-
-def _plan_data(plan: ReleasePlan) -> dict[str, object]:
-    return {
-        "id": plan.id,
-        "templateId": plan.template_id,
-        "name": plan.name,
-        "milestones": [m.name for m in plan.milestones],
-    }

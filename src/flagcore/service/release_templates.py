@@ -5,9 +5,11 @@ checked as a flag's would be, in Unleash's (enterprise) shape; root-wide, with U
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
+from flagcore import ports
 from flagcore.errors import (
     ErrorDetail,
     FlagcoreError,
@@ -17,7 +19,7 @@ from flagcore.errors import (
     NotFound,
 )
 from flagcore.model import Strategy
-from flagcore.ports import Transaction
+from flagcore.ports import Records, SegmentRepository, StrategyChecks
 from flagcore.release_plans import Milestone, ReleasePlanTemplate
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.release_rules import check_transition, checked_name, rooted, user_id_of
@@ -25,6 +27,7 @@ from flagcore.service.strategies import new_strategy_id
 from flagcore.service.strategy_definitions import StrategyDefinitions
 from flagcore.tables import RELEASE_PLAN_TEMPLATES
 from flagcore.validation import check_sort_order, check_strategy, check_text
+from flagcore.wire.event_data import ReleaseTemplateData
 
 __all__ = [
     "MAX_MILESTONES",
@@ -37,6 +40,11 @@ __all__ = [
 MAX_TEMPLATES = 1_000
 MAX_MILESTONES = 20
 MAX_MILESTONE_STRATEGIES = 30
+
+
+class _TemplateChecks(Records, StrategyChecks, Protocol):
+    """Templates (names unique among those not archived), and what their milestones'
+    strategies name."""
 
 
 class ReleaseTemplates:
@@ -88,7 +96,7 @@ class ReleaseTemplates:
             )
             tx.save_record(RELEASE_PLAN_TEMPLATES, template)
             self._context.record_event(
-                tx, "release-plan-template-created", who, data=_template_data(template)
+                tx, "release-plan-template-created", who, data=ReleaseTemplateData.of(template)
             )
             return template
 
@@ -113,8 +121,8 @@ class ReleaseTemplates:
                 tx,
                 "release-plan-template-updated",
                 who,
-                data=_template_data(after),
-                pre_data=_template_data(before),
+                data=ReleaseTemplateData.of(after),
+                pre_data=ReleaseTemplateData.of(before),
             )
             return after
 
@@ -128,7 +136,7 @@ class ReleaseTemplates:
             after = attrs.evolve(before, archived_at=self._context.clock())
             tx.save_record(RELEASE_PLAN_TEMPLATES, after)
             self._context.record_event(
-                tx, "release-plan-template-archived", who, data=_template_data(after)
+                tx, "release-plan-template-archived", who, data=ReleaseTemplateData.of(after)
             )
 
     def delete_release_plan_template(self, template_id: str, *, actor: Actor = SYSTEM) -> None:
@@ -137,12 +145,12 @@ class ReleaseTemplates:
             before = template_of(tx, template_id)
             tx.delete_record(RELEASE_PLAN_TEMPLATES, template_id)
             self._context.record_event(
-                tx, "release-plan-template-deleted", who, pre_data=_template_data(before)
+                tx, "release-plan-template-deleted", who, pre_data=ReleaseTemplateData.of(before)
             )
 
     def _checked_template(
         self,
-        tx: Transaction,
+        tx: _TemplateChecks,
         template_id: str | None,
         name: str,
         description: str | None,
@@ -199,12 +207,12 @@ class ReleaseTemplates:
         return tuple(checked)
 
     @staticmethod
-    def _strategies_known(tx: Transaction) -> dict[str, object]:
+    def _strategies_known(tx: ports.StrategyDefinitions) -> dict[str, object]:
         return dict(StrategyDefinitions.known_in(tx))
 
     def _checked_strategies(
         self,
-        tx: Transaction,
+        tx: SegmentRepository,
         known: dict[str, object],
         strategies: Sequence[Strategy],
         at: str,
@@ -234,16 +242,8 @@ class ReleaseTemplates:
         return tuple(sorted(checked, key=lambda s: s.sort_order or 0))
 
 
-def template_of(tx: Transaction, template_id: str) -> ReleasePlanTemplate:
+def template_of(tx: Records, template_id: str) -> ReleasePlanTemplate:
     template: ReleasePlanTemplate | None = tx.get_record(RELEASE_PLAN_TEMPLATES, template_id)
     if template is None:
         raise NotFound(f'there is no release template "{template_id}"')
     return template
-
-
-def _template_data(template: ReleasePlanTemplate) -> dict[str, object]:
-    return {
-        "id": template.id,
-        "name": template.name,
-        "milestones": [m.name for m in template.milestones],
-    }

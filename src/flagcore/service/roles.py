@@ -10,6 +10,7 @@ permissions may name environments, which must exist.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
@@ -26,7 +27,7 @@ from flagcore.permissions import (
     RoleType,
     grants_of,
 )
-from flagcore.ports import Records, Transaction
+from flagcore.ports import KeptWrite, ProjectRepository, Records
 from flagcore.principals import Principal
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.groups import GroupView, group_view
@@ -40,10 +41,15 @@ from flagcore.tables import (
     USERS,
 )
 from flagcore.validation import check_text
+from flagcore.wire.event_data import ProjectAccessData, RoleData
 
 __all__ = ["NewRole", "ProjectAccess", "Roles", "principal_in", "root_role_of"]
 
 _CUSTOM_TYPES = (RoleType.ROOT_CUSTOM, RoleType.CUSTOM)
+
+
+class _Access(Records, ProjectRepository, Protocol):
+    """Roles, users and groups, and the projects they are given roles in."""
 
 
 @attrs.frozen
@@ -97,7 +103,7 @@ class Roles:
                 grants_of(new.grants),
             )
             tx.save_record(ROLES, role)
-            self._context.record_event(tx, "role-created", actor, data=_role_data(role))
+            self._context.record_event(tx, "role-created", actor, data=RoleData.of(role))
         return role
 
     def update_role(self, role_id: int, new: NewRole, *, actor: Actor = SYSTEM) -> Role:
@@ -116,7 +122,7 @@ class Roles:
             )
             tx.save_record(ROLES, after)
             self._context.record_event(
-                tx, "role-updated", actor, data=_role_data(after), pre_data=_role_data(before)
+                tx, "role-updated", actor, data=RoleData.of(after), pre_data=RoleData.of(before)
             )
         return after
 
@@ -138,7 +144,7 @@ class Roles:
                     f'role "{role.name}" is given to users or groups; take it from them first'
                 )
             tx.delete_record(ROLES, role_id)
-            self._context.record_event(tx, "role-deleted", actor, pre_data=_role_data(role))
+            self._context.record_event(tx, "role-deleted", actor, pre_data=RoleData.of(role))
 
     def project_access(self, project: str) -> ProjectAccess:
         with self._context.read() as tx:
@@ -225,12 +231,12 @@ class Roles:
             return principal_in(tx, user)
 
     @staticmethod
-    def _all_roles(tx: Transaction) -> list[Role]:
+    def _all_roles(tx: Records) -> list[Role]:
         return [*PREDEFINED_ROLES.values(), *tx.list_records(ROLES)]
 
     def _check_access(
         self,
-        tx: Transaction,
+        tx: _Access,
         project: str,
         user_ids: Sequence[int],
         role_ids: Sequence[int],
@@ -257,7 +263,7 @@ class Roles:
             raise InvalidInput("project access names unknown users, groups or roles", details)
 
     def _record_access(
-        self, tx: Transaction, project: str, actor: str, user_ids: Sequence[int]
+        self, tx: KeptWrite, project: str, actor: str, user_ids: Sequence[int]
     ) -> None:
         for user_id in user_ids:
             roles = [
@@ -271,11 +277,11 @@ class Roles:
                 "project-access-updated",
                 actor,
                 project=project,
-                data={"userId": user_id, "roles": roles},
+                data=ProjectAccessData(user_id, None, tuple(roles)),
             )
 
     def _record_group_access(
-        self, tx: Transaction, project: str, actor: str, group_ids: Sequence[int]
+        self, tx: KeptWrite, project: str, actor: str, group_ids: Sequence[int]
     ) -> None:
         for group_id in group_ids:
             roles = [
@@ -289,18 +295,18 @@ class Roles:
                 "project-access-updated",
                 actor,
                 project=project,
-                data={"groupId": group_id, "roles": roles},
+                data=ProjectAccessData(None, group_id, tuple(roles)),
             )
 
 
-def _role(tx: Transaction, role_id: int) -> Role:
+def _role(tx: Records, role_id: int) -> Role:
     role = PREDEFINED_ROLES.get(role_id) or tx.get_record(ROLES, role_id)
     if role is None:
         raise NotFound(f"Could not find role with id {role_id}")
     return role
 
 
-def _custom_role(tx: Transaction, role_id: int) -> Role:
+def _custom_role(tx: Records, role_id: int) -> Role:
     role = _role(tx, role_id)
     if role.predefined:
         raise InvalidInput(
@@ -310,7 +316,7 @@ def _custom_role(tx: Transaction, role_id: int) -> Role:
     return role
 
 
-def _check_role(tx: Transaction, new: NewRole, exclude: int | None) -> None:
+def _check_role(tx: _Access, new: NewRole, exclude: int | None) -> None:
     details: list[ErrorDetail] = []
     if not isinstance(new.name, str) or not new.name.strip():
         details.append(ErrorDetail("must not be empty", "$.name"))
@@ -335,19 +341,7 @@ def _check_role(tx: Transaction, new: NewRole, exclude: int | None) -> None:
         raise NameConflict(f'a role named "{new.name}" already exists')
 
 
-def _role_data(role: Role) -> dict[str, object]:
-    return {
-        "id": role.id,
-        "name": role.name,
-        "type": role.type.value,
-        "description": role.description,
-        "permissions": [
-            {"name": g.permission.value, "environment": g.environment} for g in role.grants
-        ],
-    }
-
-
-def principal_in(tx: Transaction, user: User) -> Principal:
+def principal_in(tx: Records, user: User) -> Principal:
     """`Roles.principal_of` inside the caller's transaction (a session's check reads the
     user and their roles at once): their own root and project roles, and those of every
     group they are in."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
@@ -16,7 +17,13 @@ from flagcore.errors import (
 )
 from flagcore.limits import enforce
 from flagcore.model import Constraint, Segment
-from flagcore.ports import SegmentRepository, Transaction
+from flagcore.ports import (
+    FlagRepository,
+    ProjectRepository,
+    SegmentRepository,
+    SegmentWrite,
+    StrategyRepository,
+)
 from flagcore.service.change_request_gate import (
     refuse_direct_change,
     refuse_segment_change,
@@ -24,18 +31,13 @@ from flagcore.service.change_request_gate import (
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import require_project
 from flagcore.validation import check_constraints, check_text
+from flagcore.wire.event_data import SegmentData, SegmentLinksData
 
 __all__ = ["Segments", "segments_in_attachment_order"]
 
 
-def _segment_data(segment: Segment) -> dict[str, object]:
-    return {
-        "id": segment.id,
-        "name": segment.name,
-        "description": segment.description,
-        "project": segment.project,
-        "constraints": len(segment.constraints),
-    }
+class _SegmentUsers(FlagRepository, StrategyRepository, Protocol):
+    """The strategies using a segment, with their flags."""
 
 
 class Segments:
@@ -113,7 +115,7 @@ class Segments:
                 created_at=created_at,
             )
             self._context.record_event(
-                tx, "segment-created", actor, project=project, data=_segment_data(segment)
+                tx, "segment-created", actor, project=project, data=SegmentData.of(segment)
             )
         return SegmentDefinition(segment, created_at, actor)
 
@@ -143,7 +145,7 @@ class Segments:
 
     def update_segment_in(
         self,
-        tx: Transaction,
+        tx: SegmentWrite,
         segment_id: int,
         name: str,
         constraints: Sequence[Constraint],
@@ -176,8 +178,8 @@ class Segments:
             "segment-updated",
             actor,
             project=project,
-            data=_segment_data(after),
-            pre_data=_segment_data(before),
+            data=SegmentData.of(after),
+            pre_data=SegmentData.of(before),
         )
         return after
 
@@ -188,7 +190,7 @@ class Segments:
             refuse_segment_change(tx, actor, segment_id)
             self.delete_segment_in(tx, segment_id, actor=who)
 
-    def delete_segment_in(self, tx: Transaction, segment_id: int, *, actor: str) -> None:
+    def delete_segment_in(self, tx: SegmentWrite, segment_id: int, *, actor: str) -> None:
         """`delete_segment` inside the caller's unit of work (a change request applied)."""
         segment = self._segment(tx, segment_id)
         users = self._active_users(tx, segment_id)
@@ -206,7 +208,7 @@ class Segments:
                 attrs.evolve(placement, strategy=attrs.evolve(strategy, segments=kept))
             )
         tx.delete_segment(segment_id)
-        self._context.record_event(tx, "segment-deleted", actor, pre_data=_segment_data(segment))
+        self._context.record_event(tx, "segment-deleted", actor, pre_data=SegmentData.of(segment))
 
     def strategies_using_segment(self, segment_id: int) -> list[StrategyPlacement]:
         with self._context.read() as tx:
@@ -305,8 +307,8 @@ class Segments:
                 actor,
                 flag=flag,
                 environment=placement.environment,
-                data={"strategyId": strategy_id, "segmentIds": list(wanted)},
-                pre_data={"segmentIds": list(before)},
+                data=SegmentLinksData(strategy_id, tuple(wanted)),
+                pre_data=SegmentLinksData(None, tuple(before)),
             )
         return updated
 
@@ -340,12 +342,12 @@ class Segments:
                 raise NameConflict(f'a segment named "{name}" already exists')
 
     @staticmethod
-    def _check_project(tx: Transaction, project: str | None) -> None:
+    def _check_project(tx: ProjectRepository, project: str | None) -> None:
         if project is not None:
             require_project(tx, project)
 
     @staticmethod
-    def _active_users(tx: Transaction, segment_id: int) -> list[StrategyPlacement]:
+    def _active_users(tx: _SegmentUsers, segment_id: int) -> list[StrategyPlacement]:
         return [
             placement
             for placement in tx.strategies_using_segment(segment_id)

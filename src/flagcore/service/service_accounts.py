@@ -20,8 +20,9 @@ from flagcore.ports import Records
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.personal_tokens import CreatedPersonalToken, PersonalTokens
 from flagcore.service.roles import root_role_of
-from flagcore.service.users import check_unique, check_user_text, user_event
+from flagcore.service.users import check_unique, check_user_text
 from flagcore.tables import PERSONAL_TOKENS, USERS
+from flagcore.wire.event_data import UserData
 
 __all__ = ["ServiceAccounts"]
 
@@ -67,7 +68,7 @@ class ServiceAccounts:
                 ),
             )
             self._context.record_event(
-                tx, "service-account-created", actor, data=user_event(account)
+                tx, "service-account-created", actor, data=UserData.of(account)
             )
         return account
 
@@ -105,8 +106,8 @@ class ServiceAccounts:
                 tx,
                 "service-account-updated",
                 actor,
-                data=user_event(after),
-                pre_data=user_event(before),
+                data=UserData.of(after),
+                pre_data=UserData.of(before),
             )
         return after
 
@@ -119,7 +120,7 @@ class ServiceAccounts:
                 tx.delete_record(PERSONAL_TOKENS, token.id)
             tx.delete_record(USERS, account_id)
             self._context.record_event(
-                tx, "service-account-deleted", actor, pre_data=user_event(account)
+                tx, "service-account-deleted", actor, pre_data=UserData.of(account)
             )
 
     def tokens_of(self, account_id: int) -> list[PersonalToken]:

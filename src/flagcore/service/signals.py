@@ -30,6 +30,7 @@ from flagcore.service.signal_intake import (
 )
 from flagcore.service.tokens import hash_secret
 from flagcore.validation import check_name, check_text
+from flagcore.wire.event_data import IdNameData, NameData, NamedSwitchData, SignalTokenData
 
 __all__ = ["CreatedSignalToken", "Signals"]
 
@@ -68,7 +69,7 @@ class Signals:
                 raise NameConflict(f'a signal endpoint named "{name}" already exists')
             endpoint = tx.create_signal_endpoint(name, description, enabled, self._context.clock())
             self._context.record_event(
-                tx, "signal-endpoint-created", actor, data={"id": endpoint.id, "name": name}
+                tx, "signal-endpoint-created", actor, data=IdNameData(endpoint.id, name)
             )
         return endpoint
 
@@ -109,7 +110,7 @@ class Signals:
                 tx,
                 "signal-endpoint-updated",
                 actor,
-                data={"id": after.id, "name": after.name, "enabled": after.enabled},
+                data=NamedSwitchData(after.id, after.name, after.enabled),
             )
         return after
 
@@ -120,7 +121,7 @@ class Signals:
             endpoint = _endpoint(tx, endpoint_id)
             tx.delete_signal_endpoint(endpoint_id)
             self._context.record_event(
-                tx, "signal-endpoint-deleted", actor, data={"name": endpoint.name}
+                tx, "signal-endpoint-deleted", actor, data=NameData(endpoint.name)
             )
         self._last_signal_at.pop(endpoint_id, None)
 
@@ -148,7 +149,7 @@ class Signals:
                 tx,
                 "signal-endpoint-token-created",
                 actor,
-                data={"endpointId": endpoint_id, "tokenId": token.id, "name": name},
+                data=SignalTokenData(endpoint_id, token.id, name),
             )
         return CreatedSignalToken(token, secret)
 
@@ -170,7 +171,7 @@ class Signals:
                 tx,
                 "signal-endpoint-token-deleted",
                 actor,
-                data={"endpointId": endpoint_id, "tokenId": token_id},
+                data=SignalTokenData(endpoint_id, token_id),
             )
 
     # --- receiving and reading signals ---

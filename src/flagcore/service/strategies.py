@@ -10,7 +10,7 @@ import attrs
 from flagcore.entities import FlagDefinition, StrategyPlacement
 from flagcore.errors import ErrorDetail, InvalidInput, NotFound
 from flagcore.model import Strategy
-from flagcore.ports import Transaction
+from flagcore.ports import RulesWrite, StrategyChecks, StrategyWrite
 from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
@@ -18,6 +18,7 @@ from flagcore.service.segments import segments_in_attachment_order
 from flagcore.service.strategy_definitions import StrategyDefinitions
 from flagcore.service.variants import variants_in_unleash_order
 from flagcore.validation import check_sort_order, check_strategy, next_sort_order
+from flagcore.wire.event_data import StrategyData, StrategyOrderData, SwitchedOffData
 
 __all__ = ["Strategies", "new_strategy_id"]
 
@@ -64,7 +65,7 @@ class Strategies:
 
     def add_strategy_in(
         self,
-        tx: Transaction,
+        tx: RulesWrite,
         project: str,
         flag: str,
         environment: str,
@@ -86,7 +87,7 @@ class Strategies:
             actor,
             flag=definition,
             environment=environment,
-            data=_strategy_data(stored),
+            data=StrategyData.of(stored),
         )
         return stored
 
@@ -126,7 +127,7 @@ class Strategies:
                     name,
                     flag=definition,
                     environment=target,
-                    data=_strategy_data(stored),
+                    data=StrategyData.of(stored),
                 )
                 copied.append(stored)
         return copied
@@ -160,7 +161,7 @@ class Strategies:
 
     def update_strategy_in(
         self,
-        tx: Transaction,
+        tx: RulesWrite,
         project: str,
         flag: str,
         environment: str,
@@ -192,8 +193,8 @@ class Strategies:
             actor,
             flag=definition,
             environment=environment,
-            data=_strategy_data(stored),
-            pre_data=_strategy_data(before.strategy),
+            data=StrategyData.of(stored),
+            pre_data=StrategyData.of(before.strategy),
         )
         self._disable_if_nothing_active(tx, definition, environment, actor)
         return stored
@@ -213,7 +214,7 @@ class Strategies:
 
     def delete_strategy_in(
         self,
-        tx: Transaction,
+        tx: StrategyWrite,
         project: str,
         flag: str,
         environment: str,
@@ -231,7 +232,7 @@ class Strategies:
             actor,
             flag=definition,
             environment=environment,
-            pre_data=_strategy_data(before.strategy),
+            pre_data=StrategyData.of(before.strategy),
         )
         self._disable_if_nothing_active(tx, definition, environment, actor)
 
@@ -251,7 +252,7 @@ class Strategies:
 
     def reorder_strategies_in(
         self,
-        tx: Transaction,
+        tx: StrategyWrite,
         project: str,
         flag: str,
         environment: str,
@@ -284,12 +285,12 @@ class Strategies:
             actor,
             flag=definition,
             environment=environment,
-            data=dict(order),
+            data=StrategyOrderData(order),
         )
         return [p.strategy for p in tx.list_strategies(flag=flag, environment=environment)]
 
     def ensure_active_strategy_in(
-        self, tx: Transaction, flag: FlagDefinition, environment: str, *, actor: str
+        self, tx: StrategyWrite, flag: FlagDefinition, environment: str, *, actor: str
     ) -> None:
         """Add ``flexibleRollout`` at 100% unless the flag has an active strategy in
         ``environment``: Unleash's rule when a flag is turned on there, so "on" shows as the
@@ -311,19 +312,19 @@ class Strategies:
             actor,
             flag=flag,
             environment=environment,
-            data=_strategy_data(rollout),
+            data=StrategyData.of(rollout),
         )
 
     # --- for the importer (flagcore.service.importing) ---
     def prepared_in(
-        self, tx: Transaction, flag: FlagDefinition, strategy: Strategy, sort_order: int | None
+        self, tx: StrategyChecks, flag: FlagDefinition, strategy: Strategy, sort_order: int | None
     ) -> Strategy:
         """``strategy`` checked and normalised exactly as `add_strategy` stores it, for a
         part that places strategies inside its own unit of work (an import)."""
         return self._prepared(tx, flag, strategy, sort_order)
 
     def _disable_if_nothing_active(
-        self, tx: Transaction, flag: FlagDefinition, environment: str, actor: str
+        self, tx: StrategyWrite, flag: FlagDefinition, environment: str, actor: str
     ) -> None:
         """Turn the environment off once no active strategy is left there (Unleash's rule
         after a strategy is deleted or disabled), with the event that says so.
@@ -344,11 +345,11 @@ class Strategies:
             actor,
             flag=flag,
             environment=environment,
-            data={"reason": "no active strategy left"},
+            data=SwitchedOffData("no active strategy left"),
         )
 
     def _placement(
-        self, tx: Transaction, project: str, flag: str, environment: str, strategy_id: str
+        self, tx: StrategyWrite, project: str, flag: str, environment: str, strategy_id: str
     ) -> StrategyPlacement:
         active_flag(tx, project, flag)
         require_environment(tx, environment)
@@ -359,7 +360,7 @@ class Strategies:
 
     def _prepared(
         self,
-        tx: Transaction,
+        tx: StrategyChecks,
         flag: FlagDefinition,
         strategy: Strategy,
         sort_order: int | None,
@@ -396,14 +397,3 @@ class Strategies:
 def _next_sort_order(existing: Sequence[StrategyPlacement]) -> int:
     """After the last strategy, as Unleash numbers them (0, 1, 2, ...)."""
     return next_sort_order((p.strategy.sort_order or 0 for p in existing), "$.sortOrder")
-
-
-def _strategy_data(strategy: Strategy) -> dict[str, object]:
-    return {
-        "id": strategy.id,
-        "name": strategy.name,
-        "parameters": dict(strategy.parameters),
-        "constraints": len(strategy.constraints),
-        "segments": list(strategy.segments),
-        "disabled": strategy.disabled,
-    }

@@ -12,6 +12,7 @@ from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, N
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.tables import STRATEGY_DEFINITIONS
 from flagcore.validation import check_name
+from flagcore.wire.event_data import NameData, StrategyDefinitionData
 
 __all__ = ["BUILTIN_DEFINITIONS", "StrategyDefinitions"]
 
@@ -101,7 +102,9 @@ class StrategyDefinitions:
             ):
                 raise NameConflict(f'a strategy named "{definition.name}" already exists')
             tx.save_strategy_definition(definition)
-            self._context.record_event(tx, "strategy-created", actor, data=_event_data(definition))
+            self._context.record_event(
+                tx, "strategy-created", actor, data=StrategyDefinitionData.of(definition)
+            )
         return definition
 
     def get_strategy_definition(self, name: str) -> StrategyDefinition:
@@ -123,8 +126,8 @@ class StrategyDefinitions:
                 tx,
                 "strategy-updated",
                 actor,
-                data=_event_data(updated),
-                pre_data=_event_data(before),
+                data=StrategyDefinitionData.of(updated),
+                pre_data=StrategyDefinitionData.of(before),
             )
         return updated
 
@@ -141,7 +144,7 @@ class StrategyDefinitions:
             before = _editable(tx, name)
             tx.save_strategy_definition(attrs.evolve(before, deprecated=deprecated))
             kind = "strategy-deprecated" if deprecated else "strategy-reactivated"
-            self._context.record_event(tx, kind, actor, data={"name": name})
+            self._context.record_event(tx, kind, actor, data=NameData(name))
 
     def delete_strategy_definition(self, name: str, *, actor: Actor = SYSTEM) -> None:
         """Delete a custom strategy no flag uses (archived flags included: reviving one
@@ -162,7 +165,11 @@ class StrategyDefinitions:
                 )
             tx.delete_record(STRATEGY_DEFINITIONS, name)
             self._context.record_event(
-                tx, "strategy-deleted", actor, data={"name": name}, pre_data=_event_data(before)
+                tx,
+                "strategy-deleted",
+                actor,
+                data=NameData(name),
+                pre_data=StrategyDefinitionData.of(before),
             )
 
     @staticmethod
@@ -201,20 +208,3 @@ def _editable(tx: ports.StrategyDefinitions, name: str) -> StrategyDefinition:
             [ErrorDetail(f'built-in strategy "{name}"', "$.name")],
         )
     return _custom(tx, name)
-
-
-def _event_data(definition: StrategyDefinition) -> dict[str, object]:
-    return {
-        "name": definition.name,
-        "title": definition.title,
-        "description": definition.description,
-        "parameters": [
-            {
-                "name": p.name,
-                "type": p.type,
-                "description": p.description,
-                "required": p.required,
-            }
-            for p in definition.parameters
-        ],
-    }

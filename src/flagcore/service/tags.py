@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from flagcore.entities import FlagDefinition, Tag, TagType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
-from flagcore.ports import TagRepository, Transaction
+from flagcore.ports import TagRepository, TagWrite
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag
 from flagcore.validation import check_name
+from flagcore.wire.event_data import NameData
 
 __all__ = ["Tags", "checked_tag", "require_tag_type"]
 
@@ -53,7 +54,7 @@ class Tags:
                 raise NameConflict(f'a tag type named "{name}" already exists')
             tag_type = TagType(name, description)
             tx.save_tag_type(tag_type)
-            self._context.record_event(tx, "tag-type-created", actor, data={"name": name})
+            self._context.record_event(tx, "tag-type-created", actor, data=NameData(name))
         return tag_type
 
     def get_tag_type(self, name: str) -> TagType:
@@ -78,8 +79,8 @@ class Tags:
                 tx,
                 "tag-type-updated",
                 actor,
-                data={"name": name, "description": description},
-                pre_data={"name": name, "description": before.description},
+                data=TagType(name, description),
+                pre_data=TagType(name, before.description),
             )
         return updated
 
@@ -95,7 +96,7 @@ class Tags:
                     [ErrorDetail(f"tagged: {flag}") for flag in used[:10]],
                 )
             tx.delete_tag_type(name)
-            self._context.record_event(tx, "tag-type-deleted", actor, data={"name": name})
+            self._context.record_event(tx, "tag-type-deleted", actor, data=NameData(name))
 
     def list_flag_tags(self, flag: str) -> list[Tag]:
         with self._context.read() as tx:
@@ -125,13 +126,11 @@ class Tags:
                 "feature-untagged",
                 actor,
                 flag=definition,
-                pre_data={"type": tag.type, "value": tag.value},
+                pre_data=tag,
             )
 
-    def tag_flag_in(self, tx: Transaction, flag: FlagDefinition, tag: Tag, *, actor: str) -> None:
+    def tag_flag_in(self, tx: TagWrite, flag: FlagDefinition, tag: Tag, *, actor: str) -> None:
         """Put a checked tag, not on the flag yet, on ``flag`` with its event, inside the
         caller's unit of work (`Flags.create_flag` tags a flag as it creates it)."""
         tx.add_flag_tag(flag.name, tag)
-        self._context.record_event(
-            tx, "feature-tagged", actor, flag=flag, data={"type": tag.type, "value": tag.value}
-        )
+        self._context.record_event(tx, "feature-tagged", actor, flag=flag, data=tag)

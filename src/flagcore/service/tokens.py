@@ -9,13 +9,15 @@ import hmac
 import re
 import secrets
 from collections.abc import Sequence
+from typing import Protocol
 
 import attrs
 
 from flagcore.entities import ApiToken, TokenType
 from flagcore.errors import Conflict, ErrorDetail, InvalidInput, NameConflict, NotFound
-from flagcore.ports import TokenRepository, Transaction
+from flagcore.ports import EventLog, ProjectRepository, TokenRepository
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
+from flagcore.wire.event_data import ApiTokenData, TokenNameData, token_name_of
 
 __all__ = ["MIN_GIVEN_SECRET_LENGTH", "CreatedToken", "TokenSpec", "Tokens", "hash_secret"]
 
@@ -121,6 +123,10 @@ class CreatedToken:
     secret: str
 
 
+class _TokenWrite(TokenRepository, ProjectRepository, EventLog, Protocol):
+    """A token made for projects and an environment that must exist, with the event."""
+
+
 class Tokens:
     def __init__(self, context: ServiceContext) -> None:
         self._context = context
@@ -153,7 +159,7 @@ class Tokens:
 
     def _create_token(
         self,
-        tx: Transaction,
+        tx: _TokenWrite,
         name: str,
         kind: TokenType,
         projects: Sequence[str],
@@ -201,12 +207,7 @@ class Tokens:
             tx,
             "api-token-created",
             actor,
-            data={
-                "tokenName": name,
-                "type": kind.value,
-                "projects": list(projects),
-                "environment": environment,
-            },
+            data=ApiTokenData(name, kind.value, projects, environment),
         )
         return CreatedToken(token, secret)
 
@@ -276,7 +277,7 @@ class Tokens:
                 page = tx.list_events(limit=_TOKEN_EVENTS_PAGE, before_id=before)
                 for event in page:
                     if event.type == "api-token-created" and event.created_by == actor:
-                        names.add(str((event.data or {}).get("tokenName")))
+                        names.add(token_name_of(event.data))
                 if len(page) < _TOKEN_EVENTS_PAGE or page[-1].created_at < oldest:
                     break
                 before = page[-1].id
@@ -307,7 +308,7 @@ class Tokens:
                 _keep_an_admin(tx, token)
             tx.delete_token(token.secret_hash)
             self._context.record_event(
-                tx, "api-token-deleted", actor, data={"tokenName": token.name}
+                tx, "api-token-deleted", actor, data=TokenNameData(token.name)
             )
 
     def authenticate(self, secret: str) -> ApiToken | None:

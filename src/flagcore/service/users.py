@@ -19,11 +19,12 @@ import attrs
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.passwords import NewPassword
 from flagcore.people import LinkKind, ResetLink, RootRole, User, UserPassword
-from flagcore.ports import Records, Transaction
+from flagcore.ports import KeptWrite, Records
 from flagcore.principals import Principal
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.roles import root_role_of
 from flagcore.tables import IS_NULL, USER_PASSWORDS, USER_RESET_LINKS, USER_SESSIONS, USERS
+from flagcore.wire.event_data import PasswordChangedData, ResetLinkData, UserData
 
 __all__ = [
     "RESET_LINK_LIFETIME",
@@ -33,7 +34,6 @@ __all__ = [
     "check_unique",
     "check_user_text",
     "secret_digest",
-    "user_event",
 ]
 
 RESET_LINK_LIFETIME = dt.timedelta(hours=24)
@@ -71,17 +71,6 @@ class CreatedLink:
 
     token: str
     link: ResetLink
-
-
-def user_event(user: User) -> dict[str, object]:
-    return {
-        "id": user.id,
-        "name": user.name,
-        "email": user.email,
-        "username": user.username,
-        "rootRole": user.root_role_id,
-        "disabled": user.disabled,
-    }
 
 
 def check_user_text(
@@ -207,7 +196,7 @@ class Users:
                 tx.save_record(
                     USER_PASSWORDS, UserPassword(user.id, new.password.hash, self._context.clock())
                 )
-            self._context.record_event(tx, "user-created", actor, data=user_event(user))
+            self._context.record_event(tx, "user-created", actor, data=UserData.of(user))
             if invitation is not None:
                 link = _new_link(tx, self._context, user, LinkKind.INVITATION, actor, invitation)
         return user, link
@@ -247,7 +236,7 @@ class Users:
                 end_sessions_of(tx, user_id)
                 spend_links_of(tx, user_id, self._context.clock())
             self._context.record_event(
-                tx, "user-updated", actor, data=user_event(after), pre_data=user_event(before)
+                tx, "user-updated", actor, data=UserData.of(after), pre_data=UserData.of(before)
             )
         return after
 
@@ -266,7 +255,7 @@ class Users:
             after = attrs.evolve(before, name=name or None)
             tx.save_record(USERS, after)
             self._context.record_event(
-                tx, "user-updated", actor, data=user_event(after), pre_data=user_event(before)
+                tx, "user-updated", actor, data=UserData.of(after), pre_data=UserData.of(before)
             )
         return after
 
@@ -277,7 +266,7 @@ class Users:
             user = _user(tx, user_id)
             end_sessions_of(tx, user_id)
             tx.delete_record(USERS, user_id)
-            self._context.record_event(tx, "user-deleted", actor, pre_data=user_event(user))
+            self._context.record_event(tx, "user-deleted", actor, pre_data=UserData.of(user))
 
     def set_password(
         self,
@@ -299,7 +288,9 @@ class Users:
             tx.save_record(USER_PASSWORDS, UserPassword(user.id, password.hash, now))
             end_sessions_of(tx, user_id, keep=keep_session)
             spend_links_of(tx, user_id, now)
-            self._context.record_event(tx, "user-password-changed", actor, data={"id": user.id})
+            self._context.record_event(
+                tx, "user-password-changed", actor, data=PasswordChangedData(user.id)
+            )
 
     def create_link(
         self,
@@ -350,7 +341,7 @@ class Users:
                 tx,
                 "user-password-changed",
                 user.actor,
-                data={"id": user.id, "link": link.kind.value},
+                data=PasswordChangedData(user.id, link.kind.value),
             )
         return user
 
@@ -372,7 +363,7 @@ class Users:
                     created_at=self._context.clock(),
                 ),
             )
-            self._context.record_event(tx, "user-created", SYSTEM, data=user_event(user))
+            self._context.record_event(tx, "user-created", SYSTEM, data=UserData.of(user))
             return _new_link(tx, self._context, user, LinkKind.INVITATION, SYSTEM, lifetime)
 
 
@@ -386,7 +377,7 @@ def _user(tx: Records, user_id: int) -> User:
 
 
 def _new_link(
-    tx: Transaction,
+    tx: KeptWrite,
     context: ServiceContext,
     user: User,
     kind: LinkKind,
@@ -398,7 +389,7 @@ def _new_link(
     spend_links_of(tx, user.id, now)  # only the newest link works
     link = ResetLink(secret_digest(token), user.id, kind, actor, now, now + lifetime)
     tx.save_record(USER_RESET_LINKS, link)
-    context.record_event(tx, "user-link-created", actor, data={"id": user.id, "kind": kind.value})
+    context.record_event(tx, "user-link-created", actor, data=ResetLinkData(user.id, kind.value))
     return CreatedLink(token, link)
 
 

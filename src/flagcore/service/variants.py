@@ -10,11 +10,12 @@ import attrs
 from flagcore.collation import locale_compare_key
 from flagcore.entities import FlagEnvironment
 from flagcore.model import Variant
-from flagcore.ports import Transaction
+from flagcore.ports import FlagWrite
 from flagcore.service.change_request_gate import refuse_direct_change
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.lookups import active_flag, require_environment
 from flagcore.validation import check_variants, normalise_variant_weights
+from flagcore.wire.event_data import VariantNamesData
 
 __all__ = ["FlagVariants", "variants_in_unleash_order"]
 
@@ -53,7 +54,7 @@ class FlagVariants:
 
     def set_flag_variants_in(
         self,
-        tx: Transaction,
+        tx: FlagWrite,
         project: str,
         flag: str,
         environment: str,
@@ -74,6 +75,6 @@ class FlagVariants:
             actor,
             flag=definition,
             environment=environment,
-            data={"variants": [v.name for v in normalised]},
+            data=VariantNamesData(tuple(v.name for v in normalised)),
         )
         return normalised

@@ -29,6 +29,8 @@
 - `sdk_bodies`: what SDKs post (registrations, metrics reports), read from rows.
 - `edge_bodies`: what downstream edges post (``/api/client/metrics/bulk``,
   ``/edge/validate``), read strictly; the validated tokens answer.
+- `event_data`: what each event of the change log carries (``data``, ``preData``), as
+  typed values written by the answer table.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from flagcore.wire import (
     code_reference_answers,
     delta_events,
     edge_bodies,
+    event_data,
     export_answers,
     frontend_answers,
     impact_metrics,
@@ -104,6 +107,7 @@ from flagcore.wire.converter import (
 )
 from flagcore.wire.delta_events import *  # noqa: F403
 from flagcore.wire.edge_bodies import *  # noqa: F403
+from flagcore.wire.event_data import *  # noqa: F403
 from flagcore.wire.export_answers import *  # noqa: F403
 from flagcore.wire.fields import FIELDS, WIRE_NAMES, WireField, wire_name
 from flagcore.wire.frontend_answers import *  # noqa: F403
@@ -223,3 +227,4 @@ __all__ += usage_answers.__all__
 __all__ += release_plan_answers.__all__
 __all__ += impact_metrics.__all__
 __all__ += edge_bodies.__all__
+__all__ += event_data.__all__

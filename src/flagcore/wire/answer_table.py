@@ -11,7 +11,9 @@ An answer's keys are always present (null for an empty optional value), except t
 rows marked ``omitted_when_none``: Unleash leaves such a key out rather than sending null.
 A row marked ``spread`` holds another answer whose keys are written into this one's
 object (nothing when it is None): an explanation answered with the environment asked
-about beside its own keys, a variant's trace beside the variant chosen.
+about beside its own keys, a variant's trace beside the variant chosen. A spread row may
+also hold a mapping of scalars, whose keys are the data's own (an event's new sort order
+by strategy id): its schema then allows other keys of that value's type.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ __all__ = [
     "AnswerField",
     "answer",
     "iso_time",
+    "spread_mapping",
     "write_answer",
     "writer_of",
 ]
@@ -113,6 +116,8 @@ def _expression(got: str, type_: Any) -> str:
         if all(arg in _SCALARS for arg in inner):  # a boolean or "unknown": as it is
             return got
         if len(inner) > 1:  # one of several answers: each written by its own writer
+            if type(None) in typing.get_args(type_):
+                return f"None if {got} is None else write_answer({got})"
             return f"write_answer({got})"
         written = _expression(got, inner[0])
         return written if written == got else f"None if {got} is None else {written}"
@@ -141,6 +146,16 @@ def _expression(got: str, type_: Any) -> str:
     raise TypeError(f"no answer writer for {type_!r}")
 
 
+def spread_mapping(type_: Any) -> Any:
+    """The value type of a ``spread`` row holding a mapping of scalars, else None."""
+    if typing.get_origin(type_) in (Mapping, dict):
+        value = typing.get_args(type_)[1]
+        if value in _SCALARS:
+            return value
+        raise TypeError(f"a spread mapping holds scalars, not {type_!r}")
+    return None
+
+
 def _spread_class(type_: Any) -> type:
     """The answer class a ``spread`` row holds (``X`` or ``X | None``)."""
     kinds = (
@@ -165,6 +180,9 @@ def _generate(cls: type, table: tuple[AnswerField, ...]) -> Callable[[Any], dict
             if opened:
                 lines.append("    }")
                 opened = False
+            if spread_mapping(hints[row.attribute]) is not None:
+                lines.append(f"    out.update(value.{row.attribute})")
+                continue
             spread = _spread_class(hints[row.attribute])
             lines.append(f"    if value.{row.attribute} is not None:")
             lines.append(f"        out.update({_nested(spread)}(value.{row.attribute}))")

@@ -14,7 +14,8 @@ booleans (read as Unleash writes them). Extra keys are allowed, as the readers i
 What an answer sends, the schema of an answer class says (`flagcore.wire.answer_table`):
 every key of its table is present (but those left out when None), null only where the type
 allows None, times are ISO 8601 strings, and no other key is sent (the schema is closed, so
-a writer and its schema cannot part).
+a writer and its schema cannot part), but the data's own keys of a spread mapping, whose
+values the schema types.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 import attrs
 
-from flagcore.wire.answer_table import ANSWER_FIELDS
+from flagcore.wire.answer_table import ANSWER_FIELDS, spread_mapping
 from flagcore.wire.converter import INT64_MAX, INT64_MIN
 from flagcore.wire.fields import WIRE_NAMES
 
@@ -128,8 +129,13 @@ class SchemaSet:
         hints = typing.get_type_hints(cls)
         properties: dict[str, JsonSchema] = {}
         required: list[str] = []
+        other_keys: JsonSchema | bool = False
         for row in ANSWER_FIELDS[cls]:
             type_ = hints[row.attribute]
+            mapped = spread_mapping(type_) if row.spread else None
+            if mapped is not None:  # the data's own keys, each holding a value of one type
+                other_keys = self.of(mapped)
+                continue
             if row.spread:  # its keys sit in this object: required only if always there
                 kinds = [a for a in get_args(type_) if a is not type(None)] or [type_]
                 inner = self._answer(kinds[0])
@@ -149,7 +155,7 @@ class SchemaSet:
             "type": "object",
             "properties": properties,
             "required": required,
-            "additionalProperties": False,
+            "additionalProperties": other_keys,
         }
 
     def _sent(self, type_: Any) -> JsonSchema:
