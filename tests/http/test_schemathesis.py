@@ -40,15 +40,15 @@ from flagcore_store_sqlite import SqliteStore
 ADMIN = "*:*.schemathesis-admin-secret"
 CLIENT = "*:development.schemathesis-client-secret"
 FRONTEND = "*:development.schemathesis-frontend-secret"
-EXAMPLES = int(os.environ.get("FLAGCORE_SCHEMATHESIS_EXAMPLES", "25"))
+EXAMPLES = int(os.environ.get("FLAGCORE_SCHEMATHESIS_EXAMPLES", "12"))
 # Bodies sent to the seeded things (a real flag, strategy, segment...), where a body gets
 # past the lookups and reaches the rules and the store: schemathesis's coverage cases
 # (every declared bound, each optional field alone), then this many generated ones. The
 # coverage cases find issue 23 §3's overflow on the code before the fix (a strategy stored
 # at the declared maximum, then one without sortOrder: max + 1); generated ones found a
 # registration whose ``started`` looped forever.
-BODY_EXAMPLES = int(os.environ.get("FLAGCORE_SCHEMATHESIS_BODY_EXAMPLES", "50"))
-STATEFUL_RUNS = int(os.environ.get("FLAGCORE_SCHEMATHESIS_STATEFUL_RUNS", "30"))
+BODY_EXAMPLES = int(os.environ.get("FLAGCORE_SCHEMATHESIS_BODY_EXAMPLES", "25"))
+STATEFUL_RUNS = int(os.environ.get("FLAGCORE_SCHEMATHESIS_STATEFUL_RUNS", "15"))
 CHECKS = [
     schemathesis.checks.not_a_server_error,
     status_code_conformance,
