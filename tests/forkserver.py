@@ -169,12 +169,16 @@ class _ForkServer:
             cwd=Path(__file__).resolve().parents[1],
         )
         assert self.process.stdout is not None
-        assert self.process.stdout.readline() == "ready\n", "the fork server did not start"
+        if self.process.stdout.readline() != "ready\n":  # it could not import the server
+            self.stop()
+            raise AssertionError("the fork server did not start (see its error above)")
         atexit.register(self.stop)
 
     def stop(self) -> None:
         self.process.kill()
         self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         with contextlib.suppress(OSError):
             Path(self.path).unlink()
             Path(self.folder).rmdir()

@@ -10,7 +10,7 @@ permissions may name environments, which must exist.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import attrs
 
@@ -39,6 +39,7 @@ from flagcore.tables import (
     ROLE_ASSIGNMENTS,
     ROLES,
     USERS,
+    Table,
 )
 from flagcore.validation import check_text
 from flagcore.wire.event_data import ProjectAccessData, RoleData
@@ -46,6 +47,9 @@ from flagcore.wire.event_data import ProjectAccessData, RoleData
 __all__ = ["NewRole", "ProjectAccess", "Roles", "principal_in", "root_role_of"]
 
 _CUSTOM_TYPES = (RoleType.ROOT_CUSTOM, RoleType.CUSTOM)
+
+
+_Assignment = TypeVar("_Assignment", RoleAssignment, GroupRoleAssignment)
 
 
 class _Access(Records, ProjectRepository, Protocol):
@@ -266,37 +270,32 @@ class Roles:
         self, tx: KeptWrite, project: str, actor: str, user_ids: Sequence[int]
     ) -> None:
         for user_id in user_ids:
-            roles = [
-                g.role_id
-                for g in tx.list_records(
-                    ROLE_ASSIGNMENTS, where={"project": project, "user_id": user_id}
-                )
-            ]
-            self._context.record_event(
-                tx,
-                "project-access-updated",
-                actor,
-                project=project,
-                data=ProjectAccessData(user_id, None, tuple(roles)),
-            )
+            roles = self._held(tx, ROLE_ASSIGNMENTS, project, "user_id", user_id)
+            self._record_access_event(tx, project, actor, ProjectAccessData(user_id, None, roles))
 
     def _record_group_access(
         self, tx: KeptWrite, project: str, actor: str, group_ids: Sequence[int]
     ) -> None:
         for group_id in group_ids:
-            roles = [
-                g.role_id
-                for g in tx.list_records(
-                    GROUP_ROLE_ASSIGNMENTS, where={"project": project, "group_id": group_id}
-                )
-            ]
-            self._context.record_event(
-                tx,
-                "project-access-updated",
-                actor,
-                project=project,
-                data=ProjectAccessData(None, group_id, tuple(roles)),
-            )
+            roles = self._held(tx, GROUP_ROLE_ASSIGNMENTS, project, "group_id", group_id)
+            self._record_access_event(tx, project, actor, ProjectAccessData(None, group_id, roles))
+
+    @staticmethod
+    def _held(
+        tx: KeptWrite,
+        table: Table[_Assignment],
+        project: str,
+        column: str,
+        holder: int,
+    ) -> tuple[int, ...]:
+        """The role ids a user or a group holds in ``project`` (``column`` names which)."""
+        rows = tx.list_records(table, where={"project": project, column: holder})
+        return tuple(row.role_id for row in rows)
+
+    def _record_access_event(
+        self, tx: KeptWrite, project: str, actor: str, data: ProjectAccessData
+    ) -> None:
+        self._context.record_event(tx, "project-access-updated", actor, project=project, data=data)
 
 
 def _role(tx: Records, role_id: int) -> Role:

@@ -7,11 +7,15 @@ Owner), and the service refuses anyone else."""
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Awaitable, Callable
+from typing import Any
 
+import attrs
 from aiohttp import web
 
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput
 from flagcore.permissions import Permission
+from flagcore.service import Service
 from flagcore_http.calls import call
 from flagcore_http.ui.flash import with_flash
 from flagcore_http.ui.pages import form, form_status, page, redirect, render, svc, viewer
@@ -146,91 +150,83 @@ async def add_access(request: web.Request) -> web.Response:
     return redirect(with_flash(request, _access_url(project), "access-added", name))
 
 
-@routes.post(ACCESS + "/{userId}/roles")
-@page()
-async def change_user_roles(request: web.Request) -> web.Response:
-    """The person's project roles here become exactly the ones ticked, in place."""
+@attrs.frozen
+class _Holder:
+    """Who holds project roles on a row of the page: a person (or service account), or a
+    group; the same forms change either."""
+
+    kind: str  # "user" or "group", as the page names a row being changed
+    key: str  # the address's part that holds the id
+    noun: str  # what the refusal asks to choose
+    set_roles: Callable[[Service], Callable[..., Any]]
+    name: Callable[[web.Request, int], Awaitable[str]]
+
+    def id_of(self, request: web.Request) -> int:
+        return _number(request.match_info[self.key], f"$.{self.key}", self.noun)
+
+
+_USER = _Holder(
+    "user", "userId", "a person", lambda service: service.roles.set_user_project_roles, _name_of
+)
+_GROUP = _Holder(
+    "group",
+    "groupId",
+    "a group",
+    lambda service: service.roles.set_group_project_roles,
+    _group_name,
+)
+
+
+async def _set_roles(
+    request: web.Request, holder: _Holder, *, ticked: list[str], removing: bool = False
+) -> web.Response:
+    """The holder's project roles here become exactly ``ticked`` (``removing``: none, the
+    access taken away); a refused change comes back at the holder's row as ticked, a
+    refused removal above the table."""
     project = request.match_info["id"]
-    ticked = form(request).getall("roles", [])
-    raw = request.match_info["userId"]
+    raw = request.match_info[holder.key]
     try:
-        user_id = _number(raw, "$.userId", "a person")
+        holder_id = holder.id_of(request)
         await call(
             request,
-            svc(request).roles.set_user_project_roles,
+            holder.set_roles(svc(request)),
             project,
-            user_id,
+            holder_id,
             _role_ids(ticked),
             actor=viewer(request).actor,
         )
     except FlagcoreError as error:
-        return await _page(request, changing=(f"user:{raw}", ticked), error=error)
-    name = await _name_of(request, user_id)
+        if removing:
+            return await _page(request, error=error)
+        return await _page(request, changing=(f"{holder.kind}:{raw}", ticked), error=error)
+    name = await holder.name(request, holder_id)
     flash = "access-changed" if ticked else "access-removed"
     return redirect(with_flash(request, _access_url(project), flash, name))
+
+
+@routes.post(ACCESS + "/{userId}/roles")
+@page()
+async def change_user_roles(request: web.Request) -> web.Response:
+    """The person's project roles here become exactly the ones ticked, in place."""
+    return await _set_roles(request, _USER, ticked=form(request).getall("roles", []))
 
 
 @routes.post(ACCESS + "/groups/{groupId}/roles")
 @page()
 async def change_group_roles(request: web.Request) -> web.Response:
     """The group's project roles here become exactly the ones ticked, in place."""
-    project = request.match_info["id"]
-    ticked = form(request).getall("roles", [])
-    raw = request.match_info["groupId"]
-    try:
-        group_id = _number(raw, "$.groupId", "a group")
-        await call(
-            request,
-            svc(request).roles.set_group_project_roles,
-            project,
-            group_id,
-            _role_ids(ticked),
-            actor=viewer(request).actor,
-        )
-    except FlagcoreError as error:
-        return await _page(request, changing=(f"group:{raw}", ticked), error=error)
-    name = await _group_name(request, group_id)
-    flash = "access-changed" if ticked else "access-removed"
-    return redirect(with_flash(request, _access_url(project), flash, name))
+    return await _set_roles(request, _GROUP, ticked=form(request).getall("roles", []))
 
 
 @routes.post(ACCESS + "/{userId}/remove")
 @page()
 async def remove_access(request: web.Request) -> web.Response:
     """Every project role the person holds here is taken away."""
-    project = request.match_info["id"]
-    try:
-        user_id = _number(request.match_info["userId"], "$.userId", "a person")
-        await call(
-            request,
-            svc(request).roles.set_user_project_roles,
-            project,
-            user_id,
-            [],
-            actor=viewer(request).actor,
-        )
-    except FlagcoreError as error:
-        return await _page(request, error=error)
-    name = await _name_of(request, user_id)
-    return redirect(with_flash(request, _access_url(project), "access-removed", name))
+    return await _set_roles(request, _USER, ticked=[], removing=True)
 
 
 @routes.post(ACCESS + "/groups/{groupId}/remove")
 @page()
 async def remove_group_access(request: web.Request) -> web.Response:
     """Every project role the group holds here is taken away."""
-    project = request.match_info["id"]
-    try:
-        group_id = _number(request.match_info["groupId"], "$.groupId", "a group")
-        await call(
-            request,
-            svc(request).roles.set_group_project_roles,
-            project,
-            group_id,
-            [],
-            actor=viewer(request).actor,
-        )
-    except FlagcoreError as error:
-        return await _page(request, error=error)
-    name = await _group_name(request, group_id)
-    return redirect(with_flash(request, _access_url(project), "access-removed", name))
+    return await _set_roles(request, _GROUP, ticked=[], removing=True)
