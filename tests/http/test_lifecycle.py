@@ -13,6 +13,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from flagcore.service import Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_store_sqlite import SqliteStore
+from tests.clock import HandClock as _Clock
 from tests.http.conftest import ADMIN, ALL_PROJECTS_CLIENT, CLIENT, Api, bucket_time
 
 FLAG = "/api/admin/projects/default/features/checkout"
@@ -50,14 +51,6 @@ async def test_sdk_metrics_move_a_flag_to_pre_live_then_live(api: Api, service: 
     )
     await api.usage_written()
     assert await _stages(api) == ["initial", "pre-live", "live"]
-
-
-class _Clock:
-    def __init__(self, now: dt.datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
 
 
 async def test_each_stage_says_when_it_was_entered_and_how_long_the_flag_spent_there(

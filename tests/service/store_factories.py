@@ -6,8 +6,10 @@ every service test by adding itself to `FACTORIES`, as the PostgreSQL store did.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 from flagcore.memory import MemoryStore
 from flagcore.ports import Store
@@ -24,3 +26,11 @@ FACTORIES: dict[str, StoreFactory] = {
     # A fresh database on the session's private PostgreSQL (tests/cluster/postgres_server.py).
     "postgres": lambda _tmp: PostgresStore(fresh_database()),
 }
+
+
+@pytest.fixture(params=sorted(FACTORIES))
+def every_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """Each store in turn, fresh and empty, closed after the test."""
+    store = FACTORIES[request.param](tmp_path)
+    yield store
+    store.close()

@@ -5,34 +5,22 @@ marked completed (and unmarked), archived; each stage with the time it was enter
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from flagcore.errors import InvalidInput, NotFound
 from flagcore.ports import Store
 from flagcore.service import Service
-from tests.service.store_factories import FACTORIES
+from tests.clock import HandClock as _Clock
 
 
 def _at(hour: int, minute: int = 0) -> dt.datetime:
     return dt.datetime(2026, 1, 1, hour, minute, tzinfo=dt.UTC)
 
 
-class _Clock:
-    def __init__(self, now: dt.datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
-@pytest.fixture(params=sorted(FACTORIES))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    store = FACTORIES[request.param](tmp_path)
-    yield store
-    store.close()
+@pytest.fixture
+def store(every_store: Store) -> Store:
+    return every_store
 
 
 def _stages(service: Service, name: str = "checkout") -> list[tuple[str, dt.datetime]]:

@@ -4,15 +4,13 @@ over every store flagcore ships."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from flagcore.ports import Store
 from flagcore.service import Service
 from flagcore.service.metrics import AppFlagCounts
-from tests.service.store_factories import FACTORIES
+from tests.clock import HandClock as _Clock
 
 DEV = "development"
 PROD = "production"
@@ -22,19 +20,9 @@ def _at(hour: int, minute: int = 0) -> dt.datetime:
     return dt.datetime(2026, 1, 1, hour, minute, tzinfo=dt.UTC)
 
 
-class _Clock:
-    def __init__(self, now: dt.datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
-@pytest.fixture(params=sorted(FACTORIES))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    store = FACTORIES[request.param](tmp_path)
-    yield store
-    store.close()
+@pytest.fixture
+def store(every_store: Store) -> Store:
+    return every_store
 
 
 def test_last_hour_sums_environments_and_the_two_overlapping_hours_per_app_and_flag(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -19,27 +19,17 @@ from flagcore.ports import Store
 from flagcore.service import REMINDER_EVENT, Service
 from flagcore_store_postgres import PostgresStore
 from flagcore_store_sqlite import SqliteStore
+from tests.clock import HandClock as _Clock
 from tests.cluster.postgres_server import fresh_database
-from tests.service.store_factories import FACTORIES
 
 _T = TypeVar("_T")
 T0 = dt.datetime(2026, 6, 1, 8, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
 
 
-class _Clock:
-    def __init__(self, now: dt.datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
-@pytest.fixture(params=sorted(FACTORIES))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    store = FACTORIES[request.param](tmp_path)
-    yield store
-    store.close()
+@pytest.fixture
+def store(every_store: Store) -> Store:
+    return every_store
 
 
 def _seed(service: Service) -> None:

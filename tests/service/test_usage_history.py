@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,8 +16,8 @@ from flagcore.ports import Store
 from flagcore.service import RetentionSettings, Service
 from flagcore_store_postgres import PostgresStore
 from flagcore_store_sqlite import SqliteStore
+from tests.clock import HandClock as _Clock
 from tests.cluster.postgres_server import fresh_database
-from tests.service.store_factories import FACTORIES
 
 DEV = "development"
 PROD = "production"
@@ -26,19 +26,9 @@ HOUR = dt.timedelta(hours=1)
 DAY = dt.timedelta(days=1)
 
 
-class _Clock:
-    def __init__(self, now: dt.datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> dt.datetime:
-        return self.now
-
-
-@pytest.fixture(params=sorted(FACTORIES))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    store = FACTORIES[request.param](tmp_path)
-    yield store
-    store.close()
+@pytest.fixture
+def store(every_store: Store) -> Store:
+    return every_store
 
 
 def _hour(days_ago: int, hour: int) -> dt.datetime:
