@@ -307,6 +307,8 @@ def _seed(server: Server) -> list[str]:
         f"/ui/change-requests/default/{draft['id']}",
         "/ui/flags/labelled/environments/production/strategies/new",
         "/ui/release-templates",
+        f"/ui/release-templates/{template['id']}",
+        "/ui/feature-types",
     ]
 
 

@@ -196,6 +196,9 @@ _MACRO = re.compile(r"{%-?\s*macro\s+(\w+)\(.*?%}(.*?){%-?\s*endmacro", re.S)
 # A macro of a page's own, with its parameters: its forms are read once per call, each
 # parameter standing for the expression the call passes.
 _LOCAL_MACRO = re.compile(r"{%-?\s*macro\s+(\w+)\((.*?)\)\s*-?%}(.*?){%-?\s*endmacro", re.S)
+# A page's macros from another template (``{% from "x.html" import f with context %}``),
+# read as the page's own.
+_FROM_IMPORT = re.compile(r'{%-?\s*from\s+"([^"]+)"\s+import\s+(.+?)\s*-?%}')
 # What a name ``{% set %}`` may hold: a page's own value, or any page's (included pages).
 Sets = dict[str, list[str]]
 
@@ -309,7 +312,13 @@ def _forms() -> tuple[Form, ...]:
             own.setdefault(name, []).append(value)
         sets = {**every_set, **own}
         forms += _forms_in(template, text, sets, macros)
-        for name, parameters, body in _LOCAL_MACRO.findall(text):
+        defined = _LOCAL_MACRO.findall(text) + [
+            found
+            for source, imported in _FROM_IMPORT.findall(text)
+            for found in _LOCAL_MACRO.findall(texts[source])
+            if found[0] in re.findall(r"\w+", imported.split(" with ")[0])
+        ]
+        for name, parameters, body in defined:
             names = [p.split("=", 1)[0].strip() for p in _split_top(parameters, ",")]
             for call in re.findall(rf"\b{name}\((.*?)\)\s*-?}}}}", text):
                 given = [a.strip() for a in _split_top(call, ",")]

@@ -20,8 +20,10 @@ import attrs
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
+from flagcore.model import Strategy
 from flagcore.people import RootRole
 from flagcore.permissions import Grant, Permission, RoleType
+from flagcore.release_plans import Milestone
 from flagcore.service import DraftChange, NewRole, NewUser, Service
 from flagcore_http import ServerConfig, create_app
 from flagcore_http.session_cookie import COOKIE_NAME, SIGNER
@@ -33,6 +35,7 @@ P = Permission
 _FLAG = "/ui/flags/{name}"
 _STRATEGIES = _FLAG + "/environments/{environment}/strategies"
 _STRATEGY = _STRATEGIES + "/{strategy_id}"
+_PLAN = _FLAG + "/environments/{environment}/release-plans/{plan}"
 
 
 @attrs.frozen
@@ -220,12 +223,41 @@ FORMS: dict[str, Form] = {
     _FLAG + "/environments/{environment}/release-plans/{plan}/resume": _f(
         {}, P.UPDATE_FEATURE_STRATEGY, beta=True, environment="prod", plan="paused_plan"
     ),
+    _PLAN + "/milestones/{milestone}/progression": _f(
+        {"minutes": "45"}, P.UPDATE_FEATURE_STRATEGY, beta=True, plan="plan", milestone="milestone"
+    ),
+    _PLAN + "/milestones/{milestone}/progression/delete": _f(
+        {}, P.UPDATE_FEATURE_STRATEGY, beta=True, plan="plan", milestone="progressed_milestone"
+    ),
+    _PLAN + "/safeguard": _f(
+        {
+            "metric": "errors",
+            "ratioOf": "requests",
+            "aggregation": "sum",
+            "operator": ">",
+            "threshold": "0.05",
+            "window": "10",
+            "action": "rollbackPlan",
+        },
+        P.UPDATE_FEATURE_STRATEGY,
+        beta=True,
+        plan="plan",
+    ),
+    _PLAN + "/safeguards/{safeguard}/delete": _f(
+        {}, P.UPDATE_FEATURE_STRATEGY, beta=True, plan="plan", safeguard="safeguard"
+    ),
     _FLAG + "/environments/{environment}/release-plans/{plan}/remove": _f(
         {}, P.DELETE_FEATURE_STRATEGY, beta=True, plan="plan"
     ),
+    "/ui/feature-types/{id}/lifetime": _f({"lifetimeDays": "30"}, P.ADMIN, id="feature_type"),
     "/ui/release-templates": _f(
         {"name": "made", "milestones-0-name": "all", "milestones-0-rollout": "100"},
         P.RELEASE_PLAN_TEMPLATE_CREATE,
+    ),
+    "/ui/release-templates/{id}": _f(
+        {"name": "in rows", "milestones-0-name": "all", "milestones-0-rollout": "100"},
+        P.RELEASE_PLAN_TEMPLATE_UPDATE,
+        id="form_template",
     ),
     "/ui/release-templates/{id}/archive": _f(
         {}, P.RELEASE_PLAN_TEMPLATE_DELETE, id="archived_template"
@@ -356,6 +388,10 @@ async def test_each_person_posts_each_form_done_or_refused_with_nothing_written(
     )
     world["ui_cr"] = requests.submit_change_request("gamma", in_review.id).id
     world["expiry_day"] = (dt.datetime.now(dt.UTC) + dt.timedelta(days=30)).date().isoformat()
+    rollout = Strategy("flexibleRollout", {"rollout": "50", "stickiness": "default"})
+    world["form_template"] = service.release_templates.create_release_plan_template(
+        "in rows", None, [Milestone("", "half", 0, (rollout,))]
+    ).id
     user_id = _person(service, person)
     world.update(_own_drafts(service, user_id, world["ui_cr"]))
     started = service.sessions.start(user_id=user_id, lifetime=dt.timedelta(1))

@@ -1,7 +1,8 @@
 """Release plans on the flag page (issue 32), in Chromium: a plan made from a template in
 one environment, its milestones started one after the other (the active one marked, the
-next one's button "Start next"), a safeguard's pause and its reason shown after SDK impact
-metrics tripped it, the pause lifted, the plan removed."""
+next one's button "Start next"), a progression changed and removed, a safeguard typed
+(refused as typed, then saved), its pause and reason shown after SDK impact metrics
+tripped it, the safeguard removed and the pause lifted, the plan removed."""
 
 from __future__ import annotations
 
@@ -78,17 +79,44 @@ def test_a_release_plan_is_added_moved_on_paused_by_a_safeguard_and_removed(
     strategies = server.api("GET", FLAGS + "/checkout/environments/development/strategies")
     assert [s["parameters"]["rollout"] for s in strategies] == ["50"]
 
-    (plan,) = server.api("GET", PLANS)
-    guard = {
-        "impactMetric": {
-            "metricName": "errors",
-            "aggregationMode": "sum",
-            "windowMinutes": 5,
-            "ratioOf": "requests",
-        },
-        "triggerCondition": {"operator": ">", "threshold": 0.02},
-    }
-    server.api("PUT", f"{PLANS}/{plan['id']}/safeguards", guard)
+    # The first milestone's progression: a refused value comes back as typed, then a
+    # saved one, then none.
+    minutes = plan_box.get_by_label("Minutes after 10% before 50% starts in development")
+    expect(minutes).to_have_value("60")
+    minutes.fill("soon")
+    plan_box.get_by_role("button", name="Save progression after 10% in development").click()
+    expect(page.locator("[role=alert]").first).to_be_visible()
+    expect(minutes).to_have_value("soon")
+    expect(minutes).to_have_attribute("aria-invalid", "true")
+    minutes.fill("90")
+    plan_box.get_by_role("button", name="Save progression after 10% in development").click()
+    expect(minutes).to_have_value("90")
+    first = server.api("GET", PLANS)[0]["milestones"][0]
+    assert first["transitionCondition"] == {"intervalMinutes": 90}
+    plan_box.get_by_role("button", name="Remove progression after 10% in development").click()
+    expect(minutes).to_have_value("")
+    assert server.api("GET", PLANS)[0]["milestones"][0].get("transitionCondition") is None
+
+    # The safeguard, typed in the plan's form: refused first as typed, then saved.
+    plan_box.get_by_text("Add a safeguard in development").click()
+    plan_box.get_by_label("Metric").fill("errors")
+    plan_box.get_by_label("Divided by (optional)").fill("requests")
+    plan_box.get_by_label("Aggregation").select_option("sum")
+    plan_box.get_by_label("Pause when it is").select_option(label="above")
+    plan_box.get_by_label("Threshold").fill("two percent")
+    plan_box.get_by_label("Over the last (minutes)").fill("5")
+    plan_box.get_by_role("button", name="Save safeguard in development").click()
+    expect(page.locator("[role=alert]").first).to_contain_text("threshold must be a finite number")
+    expect(plan_box.get_by_label("Threshold")).to_have_value("two percent")
+    expect(plan_box.get_by_label("Threshold")).to_have_attribute("aria-invalid", "true")
+    expect(plan_box.get_by_label("Divided by (optional)")).to_have_value("requests")
+    assert server.api("GET", PLANS)[0]["safeguards"] == []
+    plan_box.get_by_label("Threshold").fill("0.02")
+    plan_box.get_by_role("button", name="Save safeguard in development").click()
+    expect(plan_box).to_contain_text("Safeguard: pauses when errors / requests (sum, last 5 min)")
+    (saved,) = server.api("GET", PLANS)[0]["safeguards"]
+    assert saved["impactMetric"]["metricName"] == "errors"
+    assert saved["triggerCondition"] == {"operator": ">", "threshold": 0.02}
     _sdk_report(server, errors=9, requests=100)
     wait_for(lambda: "pausedReason" in server.api("GET", PLANS)[0])
     page.reload()
@@ -100,8 +128,9 @@ def test_a_release_plan_is_added_moved_on_paused_by_a_safeguard_and_removed(
     page.evaluate("window.scrollBy(0, -60)")
     shot(page, "flag-release-plan-paused")
 
-    (safeguard,) = server.api("GET", PLANS)[0]["safeguards"]
-    server.api("DELETE", f"{PLANS}/{plan['id']}/safeguards/{safeguard['id']}")
+    plan_box.get_by_role("button", name="Remove safeguard in development").click()
+    expect(plan_box).not_to_contain_text("Safeguard: pauses")
+    assert server.api("GET", PLANS)[0]["safeguards"] == []
     plan_box.get_by_role("button", name="Resume progression").click()
     expect(plan_box.get_by_role("status")).to_have_count(0)
     expect(plan_box).to_contain_text("100% starts on its own at")
@@ -173,3 +202,53 @@ def test_a_release_template_is_made_from_milestone_rows_refused_as_typed_and_arc
     archived = server.api("GET", f"/api/admin/release-plan-templates/{made['id']}")
     assert archived["archivedAt"] is not None
     assert page.dialogs == []  # type: ignore[attr-defined]
+
+
+def test_a_release_template_is_changed_on_its_page_and_one_the_rows_cannot_show_is_not(
+    signed_in: Page, server: Server
+) -> None:
+    made = server.api("POST", "/api/admin/release-plan-templates", _template())
+    odd = _template()
+    odd["name"] = "Targeted"
+    odd["milestones"][0]["strategies"][0]["constraints"] = [
+        {"contextName": "region", "operator": "IN", "values": ["eu"]}
+    ]
+    targeted = server.api("POST", "/api/admin/release-plan-templates", odd)
+    page = signed_in
+    page.goto(server.url + "/ui/release-templates")
+    page.get_by_role("link", name="Gradual").click()
+    expect(page.get_by_role("heading", name="Release template Gradual")).to_be_visible()
+    expect(page.get_by_label("Milestone 2 rollout (0–100)")).to_have_value("50")
+    expect(
+        page.get_by_label("Milestone 3: minutes before the next starts (optional)")
+    ).to_have_value("60")
+    page.get_by_label("Milestone 2 rollout (0–100)").fill("250")
+    page.get_by_label("Milestone 4 name").fill("everyone")
+    page.get_by_label("Milestone 4 rollout (0–100)").fill("100")
+    page.get_by_role("button", name="Save release template").click()
+    expect(page.locator("[role=alert]").first).to_be_visible()
+    expect(page.get_by_label("Milestone 2 rollout (0–100)")).to_have_value("250")
+    expect(page.get_by_label("Milestone 2 rollout (0–100)")).to_have_attribute(
+        "aria-invalid", "true"
+    )
+    expect(page.get_by_label("Milestone 4 name")).to_have_value("everyone")
+    unchanged = server.api("GET", f"/api/admin/release-plan-templates/{made['id']}")
+    assert [m["name"] for m in unchanged["milestones"]] == ["10%", "50%", "100%"]
+
+    page.get_by_label("Milestone 2 rollout (0–100)").fill("60")
+    page.get_by_label("Milestone 4 name").fill("")
+    page.get_by_label("Milestone 4 rollout (0–100)").fill("")
+    page.get_by_label("Milestone 3 name").fill("all")
+    page.get_by_role("button", name="Save release template").click()
+    expect(page.get_by_role("heading", name="Release templates", exact=True)).to_be_visible()
+    saved = server.api("GET", f"/api/admin/release-plan-templates/{made['id']}")
+    assert [m["name"] for m in saved["milestones"]] == ["10%", "50%", "all"]
+    rollouts = [m["strategies"][0]["parameters"]["rollout"] for m in saved["milestones"]]
+    assert rollouts == ["10", "60", "100"]
+    assert [m["transitionCondition"] for m in saved["milestones"]] == [{"intervalMinutes": 60}] * 3
+
+    page.get_by_role("link", name="Targeted").click()
+    expect(page.get_by_role("note")).to_contain_text("change it through the API")
+    expect(page.locator("main form")).to_have_count(0)
+    kept = server.api("GET", f"/api/admin/release-plan-templates/{targeted['id']}")
+    assert kept["milestones"][0]["strategies"][0]["constraints"]

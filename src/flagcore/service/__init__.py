@@ -93,7 +93,7 @@ from flagcore.service.previews import PreviewInput, Previews
 from flagcore.service.projects import Projects
 from flagcore.service.provider_sign_in import ProviderIdentity, ProviderRules, ProviderSignIn
 from flagcore.service.release_plans import ReleasePlans
-from flagcore.service.release_rules import checked_safeguard
+from flagcore.service.release_rules import AGGREGATION_MODES, checked_safeguard
 from flagcore.service.release_templates import ReleaseTemplates
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.roles import NewRole, ProjectAccess, Roles
@@ -133,6 +133,7 @@ from flagcore.signal_matching import match_action_sets, matching_action_sets
 # What adapters and embedding callers use; the part classes are reached through
 # `Service` (``service.flags``, ...), not imported.
 __all__ = [
+    "AGGREGATION_MODES",
     "BUILTIN_DEFINITIONS",
     "BUILT_IN_CONTEXT_FIELDS",
     "ENVIRONMENT_TYPES",

@@ -72,6 +72,7 @@ FLASHES: Mapping[str, str] = {
     "dependencies-saved": "Dependencies of “{name}” saved.",
     "strategies-copied": "Strategies copied to {name}.",
     "tag-type-saved": "Tag type “{name}” saved.",
+    "feature-type-saved": "Lifetime of flag type “{name}” saved.",
     "tag-type-deleted": "Tag type “{name}” deleted.",
     "strategy-definition-saved": "Strategy “{name}” saved.",
     "strategy-definition-deprecated": "Strategy “{name}” deprecated: editors stop offering it.",

@@ -10,18 +10,23 @@ from typing import Any
 from aiohttp import web
 
 from flagcore.entities import FlagDefinition
+from flagcore.service import AGGREGATION_MODES
 from flagcore_http.calls import call
 from flagcore_http.ui.pages import svc
 
-__all__ = ["TYPED_TEMPLATE", "release_view"]
+__all__ = ["TYPED_PROGRESSION", "TYPED_SAFEGUARD", "TYPED_TEMPLATE", "release_view"]
 
 TYPED_TEMPLATE = web.RequestKey("typed_release_template", tuple[str, str])
 """The request's key for the template a refused "add a plan" form chose (shown again)."""
+TYPED_SAFEGUARD = web.RequestKey("typed_safeguard", tuple[str, dict[str, str]])
+"""A refused safeguard form: its environment and its fields as typed."""
+TYPED_PROGRESSION = web.RequestKey("typed_progression", tuple[str, str, str])
+"""A refused progression form: its environment, milestone id and minutes as typed."""
 
 
 async def release_view(request: web.Request, flag: FlagDefinition) -> dict[str, Any]:
     """``plans``: environment → its plan; ``templates``: those a plan can be made from;
-    ``typed``: the template chosen in a refused form."""
+    ``typed``, ``typed_safeguard``, ``typed_progression``: a refused form as typed."""
     if flag.archived:
         return {"plans": {}, "templates": [], "typed": None}
     service = svc(request)
@@ -33,4 +38,7 @@ async def release_view(request: web.Request, flag: FlagDefinition) -> dict[str, 
         "plans": {plan.environment: plan for plan in plans},
         "templates": templates,
         "typed": request.get(TYPED_TEMPLATE),
+        "typed_safeguard": request.get(TYPED_SAFEGUARD),
+        "typed_progression": request.get(TYPED_PROGRESSION),
+        "aggregation_modes": AGGREGATION_MODES,
     }
