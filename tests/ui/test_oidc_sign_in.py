@@ -2,8 +2,9 @@
 ``oidc-provider`` that the test starts on 127.0.0.1: the person clicks "Sign in with
 Test IdP", signs in there, and lands signed in; signing out signs them out of the
 provider too (RP-initiated logout); their groups follow the provider's group claim at
-every sign-in; the rules (allowed domains, verified email, group roles, disabled users)
-refuse on the sign-in page with nothing created."""
+every sign-in, and the Users page shows the provider account each person is linked to;
+the rules (allowed domains, verified email, group roles, disabled users) refuse on the
+sign-in page with nothing created."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def _people(server: Server) -> list[dict[str, Any]]:
 
 
 def test_a_first_sign_in_creates_the_user_with_their_groups_role_and_a_second_finds_them(
-    page: Page, server: Server, shot: Any
+    page: Page, server: Server, provider: RunningProvider, shot: Any
 ) -> None:
     staff = server.api("POST", "/api/admin/groups", {"name": "Staff", "mappingsSSO": ["staff"]})
     page.goto(server.url + "/ui/sign-in")
@@ -94,6 +95,15 @@ def test_a_first_sign_in_creates_the_user_with_their_groups_role_and_a_second_fi
     expect(page.get_by_role("heading", name="by-ann")).to_be_visible()
     events = server.api("GET", "/api/admin/events?feature=by-ann")["events"]
     assert [e["createdBy"] for e in events] == [f"user:{ann['id']}:Ann Admin"]
+
+    # The Users page shows the provider account she is linked to; the admin made at the
+    # first start has a password and none.
+    page.get_by_role("link", name="Users").click()
+    rows = page.locator("tbody tr")
+    ann_row = rows.filter(has_text="ann@example.io")
+    expect(ann_row.locator(".provider-accounts")).to_have_text(f"{provider.issuer} · ann")
+    admin_row = rows.filter(has_not_text="ann@example.io")
+    expect(admin_row.locator(".provider-accounts")).to_have_text("none")
 
 
 def _members(server: Server, group_id: int) -> list[int]:

@@ -18,12 +18,19 @@ import attrs
 
 from flagcore.errors import ErrorDetail, InvalidInput, NameConflict, NotFound
 from flagcore.passwords import NewPassword
-from flagcore.people import LinkKind, ResetLink, RootRole, User, UserPassword
+from flagcore.people import LinkKind, ResetLink, RootRole, User, UserIdentity, UserPassword
 from flagcore.ports import KeptWrite, Records
 from flagcore.principals import Principal
 from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.roles import root_role_of
-from flagcore.tables import IS_NULL, USER_PASSWORDS, USER_RESET_LINKS, USER_SESSIONS, USERS
+from flagcore.tables import (
+    IS_NULL,
+    USER_IDENTITIES,
+    USER_PASSWORDS,
+    USER_RESET_LINKS,
+    USER_SESSIONS,
+    USERS,
+)
 from flagcore.wire.event_data import PasswordChangedData, ResetLinkData, UserData
 
 __all__ = [
@@ -141,6 +148,16 @@ class Users:
         """People only: service accounts are listed on their own (Unleash's way)."""
         with self._context.read() as tx:
             return [user for user in tx.list_records(USERS) if not user.service_account]
+
+    def provider_accounts(self) -> dict[int, list[UserIdentity]]:
+        """Each user's accounts at OpenID providers (linked at their first sign-in there),
+        by user id: what the Users page shows an admin, so a person signing in through a
+        provider is told apart from one with a password."""
+        with self._context.read() as tx:
+            linked: dict[int, list[UserIdentity]] = {}
+            for identity in tx.list_records(USER_IDENTITIES):
+                linked.setdefault(identity.user_id, []).append(identity)
+            return linked
 
     def get_user(self, user_id: int) -> User:
         with self._context.read() as tx:

@@ -62,6 +62,7 @@ async def _page(
         "users.html",
         {
             "users": await call(request, svc(request).users.list_users),
+            "linked": await call(request, svc(request).users.provider_accounts),
             "roles": root_role_options(custom),
             "role_names": root_role_names(custom),
             "role_value": value_of,
