@@ -140,3 +140,15 @@ class ChangeRequest:
     schedule_failure: str | None = None
     updated_at: dt.datetime | None = None
     scheduled_by: str | None = None
+
+
+@attrs.frozen
+class ChangeRequestCounts:
+    """A project's change requests (not drafts) by state, and how many in all."""
+
+    applied: int
+    approved: int
+    rejected: int
+    in_review: int
+    scheduled: int
+    total: int

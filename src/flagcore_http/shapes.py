@@ -26,6 +26,7 @@ from flagcore.service.playground import (
 )
 from flagcore.wire import (
     APP_NAME,
+    IMPACT_METRICS_SCHEMA,
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
@@ -49,6 +50,7 @@ from flagcore_http.wire import (
     EndpointUpdate,
     ExplainBody,
     ExportBody,
+    ImpactMetricsBody,
     PlaygroundBody,
     SortOrderItem,
 )
@@ -139,6 +141,8 @@ REFINED: dict[type, dict[str, JsonSchema]] = {
     # as Unleash's document gives, so a generated strategy reaches the store.
     Strategy: {"sort_order": SORT_ORDER, "name": {"type": "string", "examples": ["default"]}},
     CreateEnvironment: {"name": URL_FRIENDLY_NAME, "sort_order": SORT_ORDER},
+    # Read by `flagcore.wire.read_impact_metrics`, whose schema says what it takes.
+    ImpactMetricsBody: {"impact_metrics": IMPACT_METRICS_SCHEMA},
     SortOrderItem: {"sort_order": SORT_ORDER},
     ActionBody: {"sort_order": {**SORT_ORDER, "minimum": 1}},
     # Weights are thousandths of the whole (Unleash's 1000), whatever the weight type.

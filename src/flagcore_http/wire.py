@@ -61,6 +61,7 @@ __all__ = [
     "GroupUserBody",
     "GroupUserId",
     "IdBody",
+    "ImpactMetricsBody",
     "ImportBody",
     "ImportTarget",
     "LifetimeBody",
@@ -622,6 +623,14 @@ class SafeguardBody:
 
 
 @attrs.frozen
+class ImpactMetricsBody:
+    """flagcore's operator post of a flag's impact metrics, in the shape SDKs send them:
+    each metric is read by `flagcore.wire.read_impact_metrics`, the rules of SDK reports."""
+
+    impact_metrics: tuple[dict[str, Any], ...]
+
+
+@attrs.frozen
 class LifetimeBody:
     """Unleash's ``updateFeatureTypeLifetimeSchema``: days, 0 for never (null, which
     Unleash also takes for never, is refused: the key is required and says it with 0)."""
@@ -805,6 +814,7 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     CodeScanBody: {},
     CompleteFlagBody: {"status_value": "statusValue"},
     LifetimeBody: {"lifetime_days": "lifetimeDays"},
+    ImpactMetricsBody: {"impact_metrics": "impactMetrics"},
     TransitionConditionBody: {"interval_minutes": "intervalMinutes"},
     MilestoneBody: {"sort_order": "sortOrder", "transition_condition": "transitionCondition"},
     ReleasePlanTemplateBody: {},
@@ -841,6 +851,7 @@ _CLOSED: Mapping[type, str] = {
     PlaygroundBody: "",
     AdvancedPlaygroundBody: "",
     ExplainBody: "",
+    ImpactMetricsBody: "",
 }
 # Public for the API contract's schemas (`flagcore_http.openapi`): the same names and
 # the same closed classes.

@@ -32,11 +32,6 @@ _READS = re.compile(
 )
 # Handlers that read their JSON by hand (free-form, or Unleash's looser SDK bodies).
 _HAND_READ = {
-    # Issue 32: impact metrics, read as SDKs send them (flagcore.wire.read_impact_metrics).
-    (
-        "POST",
-        "/api/admin/projects/{project}/features/{name}/environments/{environment}/impact-metrics",
-    ),
     ("POST", "/api/client/register"),
     ("POST", "/api/client/metrics"),
     ("POST", "/api/signal-endpoint/{name}"),
@@ -163,6 +158,8 @@ def _read_as(type_: Any, value: Any) -> bool:
 
 def _cases(type_: Any, path: str, required: bool = True) -> Iterator[tuple[Any, str]]:
     """(body, path the 400 must name): one wrong or missing field per body."""
+    if type_ is Any:  # any JSON here (an impact metric's keys): its reader's tests walk it
+        return
     for wrong in _wrong_values(type_, required):
         yield wrong, path
     type_, _optional = _unwrap_optional(type_)

@@ -133,10 +133,6 @@ _NOT_A_CLASS = {
     ("post", "/api/frontend/client/metrics"),
     ("post", "/api/signal-endpoint/{name}"),
     ("put", "/api/admin/environments/sort-order"),
-    (
-        "post",
-        "/api/admin/projects/{project}/features/{name}/environments/{environment}/impact-metrics",
-    ),
 }
 
 

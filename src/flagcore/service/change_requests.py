@@ -23,6 +23,7 @@ from flagcore.change_requests import (
     Change,
     ChangeAction,
     ChangeRequest,
+    ChangeRequestCounts,
     ChangeRequestSettings,
     ChangeRequestState,
     Comment,
@@ -315,7 +316,7 @@ class ChangeRequests:
                 found.append(self._view(tx, request))
             return found
 
-    def change_request_counts(self, project: str) -> dict[str, int]:
+    def change_request_counts(self, project: str) -> ChangeRequestCounts:
         """Unleash's ``changeRequestsCountSchema``: requests (not drafts) by state."""
         with self._context.read() as tx:
             require_project(tx, project)
@@ -325,14 +326,14 @@ class ChangeRequests:
                 if r.state is not _D.DRAFT
             ]
             by_state = {state: sum(r.state is state for r in found) for state in _D}
-            return {
-                "applied": by_state[_D.APPLIED],
-                "approved": by_state[_D.APPROVED],
-                "rejected": by_state[_D.REJECTED],
-                "reviewRequired": by_state[_D.IN_REVIEW],
-                "scheduled": by_state[_D.SCHEDULED],
-                "total": len(found),
-            }
+            return ChangeRequestCounts(
+                applied=by_state[_D.APPLIED],
+                approved=by_state[_D.APPROVED],
+                rejected=by_state[_D.REJECTED],
+                in_review=by_state[_D.IN_REVIEW],
+                scheduled=by_state[_D.SCHEDULED],
+                total=len(found),
+            )
 
     def actionable_change_requests(self, project: str, viewer: Actor) -> int:
         """How many requests wait on the viewer: in review, someone else's, which the

@@ -14,6 +14,7 @@ from flagcore.change_requests import (
     SEGMENT_ACTIONS,
     Change,
     ChangeRequest,
+    ChangeRequestCounts,
     ChangeRequestState,
     Comment,
     Review,
@@ -293,6 +294,17 @@ class ChangeRequestsCountAnswer:
     review_required: int
     scheduled: int
     total: int
+
+    @classmethod
+    def of(cls, counts: ChangeRequestCounts) -> ChangeRequestsCountAnswer:
+        return cls(
+            counts.applied,
+            counts.approved,
+            counts.rejected,
+            counts.in_review,
+            counts.scheduled,
+            counts.total,
+        )
 
 
 @answer(("total", "total"))

@@ -219,16 +219,7 @@ async def count_change_requests(request: web.Request) -> web.Response:
         service(request).change_requests.change_request_counts,
         request.match_info["project"],
     )
-    return answered(
-        ChangeRequestsCountAnswer(
-            counts["applied"],
-            counts["approved"],
-            counts["rejected"],
-            counts["reviewRequired"],
-            counts["scheduled"],
-            counts["total"],
-        )
-    )
+    return answered(ChangeRequestsCountAnswer.of(counts))
 
 
 @routes.get(REQUESTS + "/actionable")

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from flagcore.errors import ErrorDetail, InvalidInput
 from flagcore.release_plans import Milestone
 from flagcore.service import checked_safeguard
 from flagcore.wire import (
-    IMPACT_METRICS_SCHEMA,
     ImpactPointAnswer,
     ReleasePlanAnswer,
     ReleasePlanTemplateAnswer,
@@ -20,10 +18,11 @@ from flagcore.wire import (
 )
 from flagcore_http import shapes
 from flagcore_http.answering import answered
-from flagcore_http.bodies import query_int, read_body, read_json
+from flagcore_http.bodies import query_int, read_body
 from flagcore_http.calls import actor, call, service
 from flagcore_http.contract import Parameter, documented
 from flagcore_http.wire import (
+    ImpactMetricsBody,
     MilestoneBody,
     ProgressionBody,
     ReleasePlanTemplateBody,
@@ -268,32 +267,13 @@ async def delete_release_plan_safeguard(request: web.Request) -> web.Response:
     return answered(ReleasePlanAnswer.of(plan))
 
 
-_IMPACT_BODY = {
-    "type": "object",
-    "required": ["impactMetrics"],
-    "additionalProperties": False,
-    "properties": {"impactMetrics": IMPACT_METRICS_SCHEMA},
-}
-
-
 @routes.post(ON_FLAG + "/impact-metrics")
-@documented({202: None}, body=_IMPACT_BODY)
+@documented({202: None}, body=ImpactMetricsBody)
 async def post_impact_metrics(request: web.Request) -> web.Response:
     """flagcore's own: an operator's (a monitoring system's) samples for this flag, in
     the shape SDKs send them; labels are not needed (the path names the flag)."""
-    body = await read_json(request)
-    if not isinstance(body, dict):
-        raise InvalidInput("the body must be a JSON object", [ErrorDetail("not an object", "$")])
-    unknown = sorted(set(body) - {"impactMetrics"})
-    if unknown:
-        raise InvalidInput(
-            f"unknown key {unknown[0]!r}", [ErrorDetail("unknown key", f"$.{unknown[0]}")]
-        )
-    if "impactMetrics" not in body:
-        raise InvalidInput(
-            "impactMetrics is required", [ErrorDetail("required", "$.impactMetrics")]
-        )
-    metrics = read_impact_metrics(body["impactMetrics"])
+    body = await read_body(request, ImpactMetricsBody)
+    metrics = read_impact_metrics(list(body.impact_metrics))
     await call(
         request,
         service(request).impact_metrics.post_impact_metrics,
