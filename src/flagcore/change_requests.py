@@ -50,8 +50,7 @@ CLOSED_STATES = frozenset(
 
 
 class ChangeAction(enum.StrEnum):
-    """The actions flagcore applies (Unleash's names; release plans and safeguards are
-    not flagcore's)."""
+    """The actions flagcore applies (Unleash's names), release plans' among them."""
 
     UPDATE_ENABLED = "updateEnabled"
     ADD_STRATEGY = "addStrategy"
@@ -64,6 +63,14 @@ class ChangeAction(enum.StrEnum):
     DELETE_DEPENDENCY = "deleteDependency"
     UPDATE_SEGMENT = "updateSegment"
     DELETE_SEGMENT = "deleteSegment"
+    ADD_RELEASE_PLAN = "addReleasePlan"
+    DELETE_RELEASE_PLAN = "deleteReleasePlan"
+    START_MILESTONE = "startMilestone"
+    CHANGE_MILESTONE_PROGRESSION = "changeMilestoneProgression"
+    DELETE_MILESTONE_PROGRESSION = "deleteMilestoneProgression"
+    RESUME_MILESTONE_PROGRESSION = "resumeMilestoneProgression"
+    CHANGE_SAFEGUARD = "changeReleasePlanSafeguard"
+    DELETE_SAFEGUARD = "deleteReleasePlanSafeguard"
 
 
 SEGMENT_ACTIONS = frozenset({ChangeAction.UPDATE_SEGMENT, ChangeAction.DELETE_SEGMENT})

@@ -252,3 +252,22 @@ def test_a_release_template_is_changed_on_its_page_and_one_the_rows_cannot_show_
     expect(page.locator("main form")).to_have_count(0)
     kept = server.api("GET", f"/api/admin/release-plan-templates/{targeted['id']}")
     assert kept["milestones"][0]["strategies"][0]["constraints"]
+
+
+def test_where_change_requests_are_on_the_plan_forms_add_to_the_draft(
+    signed_in: Page, server: Server
+) -> None:
+    route = "/api/admin/projects/default/environments/production/change-requests"
+    server.api("POST", FLAGS, {"name": "checkout"})
+    template = server.api("POST", "/api/admin/release-plan-templates", _template())
+    server.api("PUT", route + "/config", {"changeRequestsEnabled": True, "requiredApprovals": 1})
+    page = signed_in
+    page.goto(server.url + "/ui/flags/checkout")
+    plan_box = page.get_by_role("group", name="Release plan in production")
+    expect(plan_box).to_contain_text("each change below goes to your draft")
+    plan_box.get_by_role("button", name="Add release plan in production").click()
+    expect(page.get_by_role("status")).to_contain_text("Added to your draft")
+    expect(page.get_by_text("addReleasePlan")).to_be_visible()
+    production = FLAGS + "/checkout/environments/production/release-plans"
+    assert server.api("GET", production) == []  # nothing until approved and applied
+    expect(page.locator("main")).to_contain_text(template["id"])  # the payload shown

@@ -93,8 +93,8 @@ from flagcore.service.previews import PreviewInput, Previews
 from flagcore.service.projects import Projects
 from flagcore.service.provider_sign_in import ProviderIdentity, ProviderRules, ProviderSignIn
 from flagcore.service.release_plans import ReleasePlans
-from flagcore.service.release_rules import AGGREGATION_MODES, checked_safeguard
-from flagcore.service.release_templates import ReleaseTemplates
+from flagcore.service.release_rules import AGGREGATION_MODES, check_transition, checked_safeguard
+from flagcore.service.release_templates import MAX_MILESTONES, ReleaseTemplates
 from flagcore.service.retention import PruneReport, Retention, RetentionSettings
 from flagcore.service.roles import NewRole, ProjectAccess, Roles
 from flagcore.service.segments import Segments
@@ -141,6 +141,7 @@ __all__ = [
     "MASKED",
     "MAX_COUNT",
     "MAX_GROUP_MAPPINGS",
+    "MAX_MILESTONES",
     "MAX_PERSONAL_TOKENS",
     "MAX_PERSONAL_TOKEN_LIFETIME",
     "PASSWORD_SIGN_IN_OFF",
@@ -212,6 +213,7 @@ __all__ = [
     "UsageSummary",
     "build_frontend_view",
     "bulk_lists_off_flags",
+    "check_transition",
     "checked_safeguard",
     "client_features_format",
     "custom_headers",
@@ -284,6 +286,12 @@ class Service:
         # Moving in from Unleash and out again (branch importer): export files, imports.
         self.importing = Importing(context, strategies=self.strategies)
         self.exporting = Exporting(context)
+        self.impact_metrics = ImpactMetrics(context)
+        self.release_plans = ReleasePlans(
+            context,
+            strategies=self.strategies,
+            safeguard_reading=self.impact_metrics.safeguard_value,
+        )
         self.change_requests = ChangeRequests(
             context,
             strategies=self.strategies,
@@ -292,6 +300,7 @@ class Service:
             dependencies=self.dependencies,
             archive=self.archive,
             segments=self.segments,
+            release_plans=self.release_plans,
         )
         self.change_request_previews = ChangeRequestPreviews(
             context, change_requests=self.change_requests, previews=self.previews
@@ -301,13 +310,7 @@ class Service:
         self.feature_types = FeatureTypes(context)
         self.cleanup = CleanupSuggestions(context)
         self.usage_history = UsageHistory(context)
-        self.impact_metrics = ImpactMetrics(context)
         self.release_templates = ReleaseTemplates(context)
-        self.release_plans = ReleasePlans(
-            context,
-            strategies=self.strategies,
-            safeguard_reading=self.impact_metrics.safeguard_value,
-        )
         ensure_defaults(context)
 
     @property

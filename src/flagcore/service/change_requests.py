@@ -44,6 +44,7 @@ from flagcore.permissions import Permission
 from flagcore.ports import (
     EventLog,
     FlagLookups,
+    KeptRulesWrite,
     ProjectRepository,
     Records,
     RulesWrite,
@@ -58,18 +59,27 @@ from flagcore.service.context import SYSTEM, Actor, ServiceContext, authorize
 from flagcore.service.dependencies import Dependencies
 from flagcore.service.environments import Environments
 from flagcore.service.lookups import require_environment, require_project
+from flagcore.service.release_plans import ReleasePlans
+from flagcore.service.release_rules import checked_safeguard, rooted
 from flagcore.service.roles import principal_in
 from flagcore.service.segments import Segments
 from flagcore.service.strategies import Strategies
 from flagcore.service.variants import FlagVariants
-from flagcore.tables import CHANGE_REQUEST_SETTINGS, CHANGE_REQUESTS, USERS
+from flagcore.tables import CHANGE_REQUEST_SETTINGS, CHANGE_REQUESTS, RELEASE_PLANS, USERS
 from flagcore.validation import check_text
 from flagcore.wire.change_payloads import (
     EnabledPayload,
+    MilestoneIdPayload,
+    PlanIdPayload,
+    ProgressionPayload,
+    SafeguardChangePayload,
+    SafeguardIdPayload,
     SegmentIdPayload,
     SegmentPayload,
+    SourceMilestonePayload,
     StrategyIdPayload,
     StrategyOrderPayload,
+    TemplateIdPayload,
     VariantsPayload,
     read_payload,
     write_payload,
@@ -120,6 +130,14 @@ DIRECT_OPERATIONS: Mapping[ChangeAction, str] = {
     ChangeAction.DELETE_DEPENDENCY: "set_dependencies",
     ChangeAction.UPDATE_SEGMENT: "update_segment",
     ChangeAction.DELETE_SEGMENT: "delete_segment",
+    ChangeAction.ADD_RELEASE_PLAN: "add_release_plan",
+    ChangeAction.DELETE_RELEASE_PLAN: "remove_release_plan",
+    ChangeAction.START_MILESTONE: "start_release_plan_milestone",
+    ChangeAction.CHANGE_MILESTONE_PROGRESSION: "change_milestone_progression",
+    ChangeAction.DELETE_MILESTONE_PROGRESSION: "delete_milestone_progression",
+    ChangeAction.RESUME_MILESTONE_PROGRESSION: "resume_milestone_progressions",
+    ChangeAction.CHANGE_SAFEGUARD: "put_release_plan_safeguard",
+    ChangeAction.DELETE_SAFEGUARD: "delete_release_plan_safeguard",
 }
 """The direct operation each action stands for: drafting it needs that operation's
 permission too (a person drafts only what they could propose to do)."""
@@ -142,9 +160,9 @@ class _ProjectRecords(Records, ProjectRepository, Protocol):
     """Change requests and their settings, in a project that must exist."""
 
 
-class _Subjects(FlagLookups, StrategyRepository, SegmentRepository, EventLog, Protocol):
-    """What a change is about as it is now (a flag's rules, a segment), and the events
-    since it was drafted."""
+class _Subjects(FlagLookups, StrategyRepository, SegmentRepository, EventLog, Records, Protocol):
+    """What a change is about as it is now (a flag's rules and release plans, a segment),
+    and the events since it was drafted."""
 
 
 class _Review(_Subjects, Records, Protocol):
@@ -199,6 +217,10 @@ CONFIG_ACTIONS = frozenset(
         ChangeAction.DELETE_STRATEGY,
         ChangeAction.REORDER_STRATEGY,
         ChangeAction.PATCH_VARIANT,
+        # A release plan's milestone started or the plan removed places or removes its
+        # strategies; its other changes (progressions, safeguards) move no rule now.
+        ChangeAction.START_MILESTONE,
+        ChangeAction.DELETE_RELEASE_PLAN,
     }
 )
 """Actions that change a flag's environment config (enabled, strategies, variants): what
@@ -227,6 +249,7 @@ class ChangeRequests:
         dependencies: Dependencies,
         archive: Archive,
         segments: Segments,
+        release_plans: ReleasePlans,
     ) -> None:
         self._context = context
         self._strategies = strategies
@@ -235,6 +258,7 @@ class ChangeRequests:
         self._dependencies = dependencies
         self._archive = archive
         self._segments = segments
+        self._release_plans = release_plans
 
     # --- config ---
     def change_request_config(self, project: str) -> list[ChangeRequestConfig]:
@@ -947,7 +971,7 @@ class ChangeRequests:
 
     def _apply(
         self,
-        tx: RulesWrite,
+        tx: KeptRulesWrite,
         project: str,
         environment: str,
         change: Change,
@@ -1011,9 +1035,73 @@ class ChangeRequests:
                 project=payload.project,
                 actor=actor,
             )
-        else:
+        elif action is ChangeAction.DELETE_SEGMENT:
             assert isinstance(payload, SegmentIdPayload)
             self._segments.delete_segment_in(tx, payload.id, actor=actor)
+        else:
+            self._apply_release_plan(tx, project, environment, flag, action, payload, actor)
+
+    def _apply_release_plan(
+        self,
+        tx: KeptRulesWrite,
+        project: str,
+        environment: str,
+        flag: str,
+        action: ChangeAction,
+        payload: Any,
+        actor: str,
+    ) -> None:
+        """A release plan's change, by the plan service's own steps (issue 32's actions,
+        on Unleash's change names and payloads)."""
+        plans = self._release_plans
+        where = (tx, project, flag, environment)
+        if action is ChangeAction.ADD_RELEASE_PLAN:
+            assert isinstance(payload, TemplateIdPayload)
+            plans.add_release_plan_in(*where, payload.template_id, actor=actor)
+        elif action is ChangeAction.DELETE_RELEASE_PLAN:
+            assert isinstance(payload, PlanIdPayload)
+            plans.remove_release_plan_in(*where, payload.plan_id, actor=actor)
+        elif action is ChangeAction.START_MILESTONE:
+            assert isinstance(payload, MilestoneIdPayload)
+            plans.start_release_plan_milestone_in(*where, None, payload.milestone_id, actor=actor)
+        elif action is ChangeAction.CHANGE_MILESTONE_PROGRESSION:
+            assert isinstance(payload, ProgressionPayload)
+            plans.change_milestone_progression_in(
+                *where,
+                payload.source_milestone,
+                payload.target_milestone,
+                payload.transition_condition.interval_minutes,
+                actor=actor,
+            )
+        elif action is ChangeAction.DELETE_MILESTONE_PROGRESSION:
+            assert isinstance(payload, SourceMilestonePayload)
+            plans.delete_milestone_progression_in(*where, payload.source_milestone, actor=actor)
+        elif action is ChangeAction.RESUME_MILESTONE_PROGRESSION:
+            assert isinstance(payload, PlanIdPayload)
+            plans.resume_milestone_progressions_in(*where, payload.plan_id, actor=actor)
+        elif action is ChangeAction.CHANGE_SAFEGUARD:
+            assert isinstance(payload, SafeguardChangePayload)
+            given = payload.safeguard
+            metric = given.impact_metric
+            try:
+                safeguard = checked_safeguard(
+                    metric.metric_name,
+                    metric.aggregation_mode,
+                    given.trigger_condition.operator,
+                    given.trigger_condition.threshold,
+                    metric.window_minutes,
+                    time_range=metric.time_range,
+                    action=given.action.type if given.action else "pausePlan",
+                    ratio_of=metric.ratio_of,
+                )
+            except FlagcoreError as error:
+                raise rooted(error, "$.safeguard") from error
+            plans.put_release_plan_safeguard_in(*where, payload.plan_id, safeguard, actor=actor)
+        else:
+            assert isinstance(payload, SafeguardIdPayload)
+            plans.delete_release_plan_safeguard_in(
+                *where, payload.plan_id, payload.safeguard_id, actor=actor
+            )
 
     def _change(
         self,
@@ -1317,6 +1405,7 @@ def _digest(tx: _Subjects, feature: str | None, segment: int | None, action: Cha
                 sorted(
                     (repr(p) for p in tx.list_strategies(flag=flag.name)),
                 ),
+                sorted(repr(p) for p in tx.list_records(RELEASE_PLANS, where={"flag": flag.name})),
             )
     return hashlib.sha256(repr(state).encode()).hexdigest()
 

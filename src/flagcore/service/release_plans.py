@@ -32,6 +32,7 @@ from flagcore.ports import (
     StrategyWrite,
 )
 from flagcore.release_plans import (
+    SYSTEM_USER_ID,
     ReleasePlan,
     Safeguard,
     SafeguardAction,
@@ -113,44 +114,59 @@ class ReleasePlans:
         who = authorize(actor, "add_release_plan", project=project, environment=environment)
         with self._context.unit() as tx:
             refuse_direct_change(tx, actor, project, environment)
-            definition = active_flag(tx, project, flag)
-            require_environment(tx, environment)
-            if type(template_id) is not str:
-                raise InvalidInput(
-                    "templateId must be a string", [ErrorDetail("a string", "$.templateId")]
-                )
-            template = tx.get_record(RELEASE_PLAN_TEMPLATES, template_id)
-            if template is None or template.archived_at is not None:
-                raise NotFound(
-                    f'there is no release template "{template_id}"',
-                    [ErrorDetail("unknown template", "$.templateId")],
-                )
-            if _plans_at(tx, flag, environment):
-                raise Conflict(
-                    f"{flag} already has a release plan in {environment}: remove it first"
-                )
-            plan = ReleasePlan(
-                self._new_id(),
-                template.id,
-                template.name,
-                template.description,
-                project,
-                flag,
-                environment,
-                tuple(
-                    attrs.evolve(
-                        m,
-                        id=self._new_id(),
-                        strategies=tuple(attrs.evolve(s, id=self._new_id()) for s in m.strategies),
-                    )
-                    for m in template.milestones
-                ),
-                self._context.clock(),
-                user_id_of(actor),
+            return self.add_release_plan_in(
+                tx, project, flag, environment, template_id, actor=who, by=user_id_of(actor)
             )
-            return self._saved(
-                tx, plan, "release-plan-added", who, definition, ReleasePlanData.of(plan)
+
+    def add_release_plan_in(
+        self,
+        tx: KeptRulesWrite,
+        project: str,
+        flag: str,
+        environment: str,
+        template_id: str,
+        *,
+        actor: str,
+        by: int = SYSTEM_USER_ID,
+    ) -> ReleasePlan:
+        """`add_release_plan` inside the caller's unit of work (a change request applied);
+        ``by``: the user the plan says created it."""
+        definition = active_flag(tx, project, flag)
+        require_environment(tx, environment)
+        if type(template_id) is not str:
+            raise InvalidInput(
+                "templateId must be a string", [ErrorDetail("a string", "$.templateId")]
             )
+        template = tx.get_record(RELEASE_PLAN_TEMPLATES, template_id)
+        if template is None or template.archived_at is not None:
+            raise NotFound(
+                f'there is no release template "{template_id}"',
+                [ErrorDetail("unknown template", "$.templateId")],
+            )
+        if _plans_at(tx, flag, environment):
+            raise Conflict(f"{flag} already has a release plan in {environment}: remove it first")
+        plan = ReleasePlan(
+            self._new_id(),
+            template.id,
+            template.name,
+            template.description,
+            project,
+            flag,
+            environment,
+            tuple(
+                attrs.evolve(
+                    m,
+                    id=self._new_id(),
+                    strategies=tuple(attrs.evolve(s, id=self._new_id()) for s in m.strategies),
+                )
+                for m in template.milestones
+            ),
+            self._context.clock(),
+            by,
+        )
+        return self._saved(
+            tx, plan, "release-plan-added", actor, definition, ReleasePlanData.of(plan)
+        )
 
     def remove_release_plan(
         self,
@@ -166,18 +182,31 @@ class ReleasePlans:
         who = authorize(actor, "remove_release_plan", project=project, environment=environment)
         with self._context.unit() as tx:
             refuse_direct_change(tx, actor, project, environment)
-            definition = active_flag(tx, project, flag)
-            plan = _plan(tx, flag, environment, plan_id)
-            self._remove_placed(tx, plan, who)
-            tx.delete_record(RELEASE_PLANS, plan.id)
-            self._context.record_event(
-                tx,
-                "release-plan-removed",
-                who,
-                flag=definition,
-                environment=environment,
-                pre_data=ReleasePlanData.of(plan),
-            )
+            self.remove_release_plan_in(tx, project, flag, environment, plan_id, actor=who)
+
+    def remove_release_plan_in(
+        self,
+        tx: KeptRulesWrite,
+        project: str,
+        flag: str,
+        environment: str,
+        plan_id: str,
+        *,
+        actor: str,
+    ) -> None:
+        """`remove_release_plan` inside the caller's unit of work."""
+        definition = active_flag(tx, project, flag)
+        plan = _plan(tx, flag, environment, plan_id)
+        self._remove_placed(tx, plan, actor)
+        tx.delete_record(RELEASE_PLANS, plan.id)
+        self._context.record_event(
+            tx,
+            "release-plan-removed",
+            actor,
+            flag=definition,
+            environment=environment,
+            pre_data=ReleasePlanData.of(plan),
+        )
 
     def start_release_plan_milestone(
         self,
@@ -196,13 +225,33 @@ class ReleasePlans:
         )
         with self._context.unit() as tx:
             refuse_direct_change(tx, actor, project, environment)
-            active_flag(tx, project, flag)
+            return self.start_release_plan_milestone_in(
+                tx, project, flag, environment, plan_id, milestone_id, actor=who
+            )
+
+    def start_release_plan_milestone_in(
+        self,
+        tx: KeptRulesWrite,
+        project: str,
+        flag: str,
+        environment: str,
+        plan_id: str | None,
+        milestone_id: str,
+        *,
+        actor: str,
+    ) -> ReleasePlan:
+        """`start_release_plan_milestone` inside the caller's unit of work; without
+        ``plan_id``, the plan holding the milestone (Unleash's change names only it)."""
+        active_flag(tx, project, flag)
+        if plan_id is None:
+            plan = _plan_with_milestone(tx, flag, environment, milestone_id)
+        else:
             plan = _plan(tx, flag, environment, plan_id)
-            if plan.milestone(milestone_id) is None:
-                raise NotFound(f'release plan {plan_id} has no milestone "{milestone_id}"')
-            if plan.active_milestone_id == milestone_id:
-                raise Conflict(f'milestone "{milestone_id}" is already the active one')
-            return self._started(tx, plan, milestone_id, who, automatic=False)
+        if plan.milestone(milestone_id) is None:
+            raise NotFound(f'release plan {plan.id} has no milestone "{milestone_id}"')
+        if plan.active_milestone_id == milestone_id:
+            raise Conflict(f'milestone "{milestone_id}" is already the active one')
+        return self._started(tx, plan, milestone_id, actor, automatic=False)
 
     def change_milestone_progression(
         self,
@@ -221,33 +270,57 @@ class ReleasePlans:
         who = authorize(
             actor, "change_milestone_progression", project=project, environment=environment
         )
-        minutes = check_transition(interval_minutes, "$.transitionCondition.intervalMinutes")
         with self._context.unit() as tx:
             refuse_direct_change(tx, actor, project, environment)
-            definition = active_flag(tx, project, flag)
-            plan = _plan_with_milestone(tx, flag, environment, source_milestone_id)
-            following = plan.after(source_milestone_id)
-            if following is None or following.id != target_milestone_id:
-                raise InvalidInput(
-                    "a milestone progresses to the milestone after it",
-                    [ErrorDetail("not the next milestone", "$.targetMilestone")],
-                )
-            after = self._rescheduled(
-                _with_milestone(plan, source_milestone_id, transition_minutes=minutes)
-            )
-            return self._saved(
+            return self.change_milestone_progression_in(
                 tx,
-                after,
-                "milestone-progression-changed",
-                who,
-                definition,
-                ProgressionData(
-                    plan.id,
-                    source_milestone_id,
-                    target_milestone_id,
-                    TransitionConditionAnswer(minutes),
-                ),
+                project,
+                flag,
+                environment,
+                source_milestone_id,
+                target_milestone_id,
+                interval_minutes,
+                actor=who,
             )
+
+    def change_milestone_progression_in(
+        self,
+        tx: KeptRulesWrite,
+        project: str,
+        flag: str,
+        environment: str,
+        source_milestone_id: str,
+        target_milestone_id: str,
+        interval_minutes: int,
+        *,
+        actor: str,
+    ) -> ReleasePlan:
+        """`change_milestone_progression` inside the caller's unit of work."""
+        minutes = check_transition(interval_minutes, "$.transitionCondition.intervalMinutes")
+        definition = active_flag(tx, project, flag)
+        plan = _plan_with_milestone(tx, flag, environment, source_milestone_id)
+        following = plan.after(source_milestone_id)
+        if following is None or following.id != target_milestone_id:
+            raise InvalidInput(
+                "a milestone progresses to the milestone after it",
+                [ErrorDetail("not the next milestone", "$.targetMilestone")],
+            )
+        after = self._rescheduled(
+            _with_milestone(plan, source_milestone_id, transition_minutes=minutes)
+        )
+        return self._saved(
+            tx,
+            after,
+            "milestone-progression-changed",
+            actor,
+            definition,
+            ProgressionData(
+                plan.id,
+                source_milestone_id,
+                target_milestone_id,
+                TransitionConditionAnswer(minutes),
+            ),
+        )
 
     def delete_milestone_progression(
         self,
@@ -263,23 +336,38 @@ class ReleasePlans:
         )
         with self._context.unit() as tx:
             refuse_direct_change(tx, actor, project, environment)
-            definition = active_flag(tx, project, flag)
-            plan = _plan_with_milestone(tx, flag, environment, source_milestone_id)
-            source = plan.milestone(source_milestone_id)
-            assert source is not None
-            if source.transition_minutes is None:
-                raise NotFound(f'milestone "{source_milestone_id}" has no progression')
-            after = self._rescheduled(
-                _with_milestone(plan, source_milestone_id, transition_minutes=None)
+            return self.delete_milestone_progression_in(
+                tx, project, flag, environment, source_milestone_id, actor=who
             )
-            return self._saved(
-                tx,
-                after,
-                "milestone-progression-deleted",
-                who,
-                definition,
-                ProgressionData(plan.id, source_milestone_id),
-            )
+
+    def delete_milestone_progression_in(
+        self,
+        tx: KeptRulesWrite,
+        project: str,
+        flag: str,
+        environment: str,
+        source_milestone_id: str,
+        *,
+        actor: str,
+    ) -> ReleasePlan:
+        """`delete_milestone_progression` inside the caller's unit of work."""
+        definition = active_flag(tx, project, flag)
+        plan = _plan_with_milestone(tx, flag, environment, source_milestone_id)
+        source = plan.milestone(source_milestone_id)
+        assert source is not None
+        if source.transition_minutes is None:
+            raise NotFound(f'milestone "{source_milestone_id}" has no progression')
+        after = self._rescheduled(
+            _with_milestone(plan, source_milestone_id, transition_minutes=None)
+        )
+        return self._saved(
+            tx,
+            after,
+            "milestone-progression-deleted",
+            actor,
+            definition,
+            ProgressionData(plan.id, source_milestone_id),
+        )
 
     def resume_milestone_progressions(
         self,
@@ -297,24 +385,39 @@ class ReleasePlans:
         )
         with self._context.unit() as tx:
             refuse_direct_change(tx, actor, project, environment)
-            definition = active_flag(tx, project, flag)
-            plan = _plan(tx, flag, environment, plan_id)
-            if plan.paused_reason is None:
-                raise Conflict(f"release plan {plan_id} is not paused")
-            resumed = attrs.evolve(
-                plan,
-                paused_reason=None,
-                milestones=tuple(attrs.evolve(m, paused_at=None) for m in plan.milestones),
+            return self.resume_milestone_progressions_in(
+                tx, project, flag, environment, plan_id, actor=who
             )
-            after = self._rescheduled(resumed)
-            return self._saved(
-                tx,
-                after,
-                "release-plan-progressions-resumed",
-                who,
-                definition,
-                ProgressionsResumedData(plan.id, plan.paused_reason),
-            )
+
+    def resume_milestone_progressions_in(
+        self,
+        tx: KeptRulesWrite,
+        project: str,
+        flag: str,
+        environment: str,
+        plan_id: str,
+        *,
+        actor: str,
+    ) -> ReleasePlan:
+        """`resume_milestone_progressions` inside the caller's unit of work."""
+        definition = active_flag(tx, project, flag)
+        plan = _plan(tx, flag, environment, plan_id)
+        if plan.paused_reason is None:
+            raise Conflict(f"release plan {plan_id} is not paused")
+        resumed = attrs.evolve(
+            plan,
+            paused_reason=None,
+            milestones=tuple(attrs.evolve(m, paused_at=None) for m in plan.milestones),
+        )
+        after = self._rescheduled(resumed)
+        return self._saved(
+            tx,
+            after,
+            "release-plan-progressions-resumed",
+            actor,
+            definition,
+            ProgressionsResumedData(plan.id, plan.paused_reason),
+        )
 
     # --- safeguards ---
     def put_release_plan_safeguard(
@@ -333,21 +436,37 @@ class ReleasePlans:
         )
         with self._context.unit() as tx:
             refuse_direct_change(tx, actor, project, environment)
-            definition = active_flag(tx, project, flag)
-            plan = _plan(tx, flag, environment, plan_id)
-            kept = attrs.evolve(
-                safeguard,
-                id=plan.safeguards[0].id if plan.safeguards else self._new_id(),
+            return self.put_release_plan_safeguard_in(
+                tx, project, flag, environment, plan_id, safeguard, actor=who
             )
-            after = attrs.evolve(plan, safeguards=(kept,))
-            return self._saved(
-                tx,
-                after,
-                "release-plan-safeguard-changed",
-                who,
-                definition,
-                SafeguardData(plan.id, kept.id),
-            )
+
+    def put_release_plan_safeguard_in(
+        self,
+        tx: KeptRulesWrite,
+        project: str,
+        flag: str,
+        environment: str,
+        plan_id: str,
+        safeguard: Safeguard,
+        *,
+        actor: str,
+    ) -> ReleasePlan:
+        """`put_release_plan_safeguard` inside the caller's unit of work."""
+        definition = active_flag(tx, project, flag)
+        plan = _plan(tx, flag, environment, plan_id)
+        kept = attrs.evolve(
+            safeguard,
+            id=plan.safeguards[0].id if plan.safeguards else self._new_id(),
+        )
+        after = attrs.evolve(plan, safeguards=(kept,))
+        return self._saved(
+            tx,
+            after,
+            "release-plan-safeguard-changed",
+            actor,
+            definition,
+            SafeguardData(plan.id, kept.id),
+        )
 
     def delete_release_plan_safeguard(
         self,
@@ -364,21 +483,37 @@ class ReleasePlans:
         )
         with self._context.unit() as tx:
             refuse_direct_change(tx, actor, project, environment)
-            definition = active_flag(tx, project, flag)
-            plan = _plan(tx, flag, environment, plan_id)
-            if all(s.id != safeguard_id for s in plan.safeguards):
-                raise NotFound(f'release plan {plan_id} has no safeguard "{safeguard_id}"')
-            after = attrs.evolve(
-                plan, safeguards=tuple(s for s in plan.safeguards if s.id != safeguard_id)
+            return self.delete_release_plan_safeguard_in(
+                tx, project, flag, environment, plan_id, safeguard_id, actor=who
             )
-            return self._saved(
-                tx,
-                after,
-                "release-plan-safeguard-deleted",
-                who,
-                definition,
-                SafeguardData(plan.id, safeguard_id),
-            )
+
+    def delete_release_plan_safeguard_in(
+        self,
+        tx: KeptRulesWrite,
+        project: str,
+        flag: str,
+        environment: str,
+        plan_id: str,
+        safeguard_id: str,
+        *,
+        actor: str,
+    ) -> ReleasePlan:
+        """`delete_release_plan_safeguard` inside the caller's unit of work."""
+        definition = active_flag(tx, project, flag)
+        plan = _plan(tx, flag, environment, plan_id)
+        if all(s.id != safeguard_id for s in plan.safeguards):
+            raise NotFound(f'release plan {plan_id} has no safeguard "{safeguard_id}"')
+        after = attrs.evolve(
+            plan, safeguards=tuple(s for s in plan.safeguards if s.id != safeguard_id)
+        )
+        return self._saved(
+            tx,
+            after,
+            "release-plan-safeguard-deleted",
+            actor,
+            definition,
+            SafeguardData(plan.id, safeguard_id),
+        )
 
     # --- the worker ---
     def due_release_plans(self) -> list[str]:

@@ -24,11 +24,23 @@ from flagcore.wire.fields import WIRE_NAMES
 
 __all__ = [
     "EnabledPayload",
+    "MilestoneIdPayload",
     "NoPayload",
+    "PlanIdPayload",
+    "ProgressionPayload",
+    "SafeguardActionPayload",
+    "SafeguardChangePayload",
+    "SafeguardIdPayload",
+    "SafeguardMetricPayload",
+    "SafeguardPayload",
+    "SafeguardTriggerPayload",
     "SegmentIdPayload",
     "SegmentPayload",
+    "SourceMilestonePayload",
     "StrategyIdPayload",
     "StrategyOrderPayload",
+    "TemplateIdPayload",
+    "TransitionPayload",
     "VariantsPayload",
     "payload_type",
     "read_payload",
@@ -84,6 +96,96 @@ class SegmentIdPayload:
 
 
 @attrs.frozen
+class TemplateIdPayload:
+    """``addReleasePlan``: the release template to apply."""
+
+    template_id: str
+
+
+@attrs.frozen
+class PlanIdPayload:
+    """``deleteReleasePlan`` and ``resumeMilestoneProgression``: the plan (Unleash also
+    sends a snapshot of it, which the plan's own id says)."""
+
+    plan_id: str
+
+
+@attrs.frozen
+class MilestoneIdPayload:
+    """``startMilestone``: the milestone to start (its plan is the one holding it)."""
+
+    milestone_id: str
+
+
+@attrs.frozen
+class TransitionPayload:
+    interval_minutes: int
+
+
+@attrs.frozen
+class ProgressionPayload:
+    """``changeMilestoneProgression``: the source milestone is followed by the target
+    after ``transitionCondition.intervalMinutes``."""
+
+    source_milestone: str
+    target_milestone: str
+    transition_condition: TransitionPayload
+
+
+@attrs.frozen
+class SourceMilestonePayload:
+    """``deleteMilestoneProgression``: the milestone whose progression goes."""
+
+    source_milestone: str
+
+
+@attrs.frozen
+class SafeguardMetricPayload:
+    """A safeguard's ``impactMetric`` (Unleash's, with flagcore's ``windowMinutes`` and
+    ``ratioOf``): checked by the service's safeguard rules when drafted and applied."""
+
+    metric_name: str
+    aggregation_mode: str
+    time_range: str | None = None
+    window_minutes: int | None = None
+    ratio_of: str | None = None
+
+
+@attrs.frozen
+class SafeguardTriggerPayload:
+    operator: str
+    threshold: float
+
+
+@attrs.frozen
+class SafeguardActionPayload:
+    type: str
+
+
+@attrs.frozen
+class SafeguardPayload:
+    impact_metric: SafeguardMetricPayload
+    trigger_condition: SafeguardTriggerPayload
+    action: SafeguardActionPayload | None = None
+
+
+@attrs.frozen
+class SafeguardChangePayload:
+    """``changeReleasePlanSafeguard``: the plan's safeguard, made or replaced."""
+
+    plan_id: str
+    safeguard: SafeguardPayload
+
+
+@attrs.frozen
+class SafeguardIdPayload:
+    """``deleteReleasePlanSafeguard``."""
+
+    plan_id: str
+    safeguard_id: str
+
+
+@attrs.frozen
 class NoPayload:
     """``archiveFeature`` and ``deleteDependency`` need nothing but the flag's name."""
 
@@ -95,6 +197,28 @@ _NAMES: Mapping[type, Mapping[str, str]] = {
     VariantsPayload: {},
     SegmentPayload: {},
     SegmentIdPayload: {},
+    TemplateIdPayload: {"template_id": "templateId"},
+    PlanIdPayload: {"plan_id": "planId"},
+    MilestoneIdPayload: {"milestone_id": "milestoneId"},
+    TransitionPayload: {"interval_minutes": "intervalMinutes"},
+    ProgressionPayload: {
+        "source_milestone": "sourceMilestone",
+        "target_milestone": "targetMilestone",
+        "transition_condition": "transitionCondition",
+    },
+    SourceMilestonePayload: {"source_milestone": "sourceMilestone"},
+    SafeguardMetricPayload: {
+        "metric_name": "metricName",
+        "aggregation_mode": "aggregationMode",
+        "time_range": "timeRange",
+        "window_minutes": "windowMinutes",
+        "ratio_of": "ratioOf",
+    },
+    SafeguardTriggerPayload: {},
+    SafeguardActionPayload: {},
+    SafeguardPayload: {"impact_metric": "impactMetric", "trigger_condition": "triggerCondition"},
+    SafeguardChangePayload: {"plan_id": "planId"},
+    SafeguardIdPayload: {"plan_id": "planId", "safeguard_id": "safeguardId"},
 }
 _ALL_NAMES: Mapping[type, Mapping[str, str]] = {**WIRE_NAMES, **_NAMES}
 
@@ -110,6 +234,14 @@ _PAYLOAD_TYPES: Mapping[ChangeAction, Any] = {
     ChangeAction.DELETE_DEPENDENCY: NoPayload,
     ChangeAction.UPDATE_SEGMENT: SegmentPayload,
     ChangeAction.DELETE_SEGMENT: SegmentIdPayload,
+    ChangeAction.ADD_RELEASE_PLAN: TemplateIdPayload,
+    ChangeAction.DELETE_RELEASE_PLAN: PlanIdPayload,
+    ChangeAction.START_MILESTONE: MilestoneIdPayload,
+    ChangeAction.CHANGE_MILESTONE_PROGRESSION: ProgressionPayload,
+    ChangeAction.DELETE_MILESTONE_PROGRESSION: SourceMilestonePayload,
+    ChangeAction.RESUME_MILESTONE_PROGRESSION: PlanIdPayload,
+    ChangeAction.CHANGE_SAFEGUARD: SafeguardChangePayload,
+    ChangeAction.DELETE_SAFEGUARD: SafeguardIdPayload,
 }
 
 

@@ -28,13 +28,16 @@ async def release_view(request: web.Request, flag: FlagDefinition) -> dict[str, 
     """``plans``: environment → its plan; ``templates``: those a plan can be made from;
     ``typed``, ``typed_safeguard``, ``typed_progression``: a refused form as typed."""
     if flag.archived:
-        return {"plans": {}, "templates": [], "typed": None}
+        return {"plans": {}, "templates": [], "typed": None, "drafting": set()}
     service = svc(request)
     plans = await call(
         request, service.release_plans.release_plans_of_flag, flag.project, flag.name
     )
     templates = await call(request, service.release_templates.list_release_plan_templates)
+    config = await call(request, service.change_requests.change_request_config, flag.project)
     return {
+        # where change requests are on, each form adds to the person's draft (issue 30)
+        "drafting": {row.environment for row in config if row.enabled},
         "plans": {plan.environment: plan for plan in plans},
         "templates": templates,
         "typed": request.get(TYPED_TEMPLATE),

@@ -1,18 +1,37 @@
 """The flag page's release plan forms (issue 32): a plan made from a template in an
 environment, a milestone started, a milestone's progression set or removed, the plan's
 safeguard set or removed, a safeguard's pause lifted, the plan removed. Each posts to the
-same service call as the admin API's route; a refusal answers with the flag page, the
-form as typed and the reason."""
+same service call as the admin API's route; where change requests are on in the
+environment, the change goes to the person's draft instead, on Unleash's change names
+(issue 30). A refusal answers with the flag page, the form as typed and the reason."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from aiohttp import web
 
+from flagcore.change_requests import ChangeAction
 from flagcore.errors import FlagcoreError
-from flagcore.service import checked_safeguard
+from flagcore.release_plans import Safeguard
+from flagcore.service import check_transition, checked_safeguard
+from flagcore.wire import (
+    MilestoneIdPayload,
+    PlanIdPayload,
+    ProgressionPayload,
+    SafeguardActionPayload,
+    SafeguardChangePayload,
+    SafeguardIdPayload,
+    SafeguardMetricPayload,
+    SafeguardPayload,
+    SafeguardTriggerPayload,
+    SourceMilestonePayload,
+    TemplateIdPayload,
+    TransitionPayload,
+)
 from flagcore_http.calls import call
+from flagcore_http.ui.drafting import drafted, drafting_in, on_the_form
 from flagcore_http.ui.pages import form, form_status, page, redirect, svc, viewer
 from flagcore_http.ui.views.flag import flag_page, flag_url
 from flagcore_http.ui.views.release_plan_block import (
@@ -31,6 +50,8 @@ PROGRESSION = PLAN + "/milestones/{milestone}/progression"
 SAFEGUARD_FIELDS = ("metric", "ratioOf", "aggregation", "operator", "threshold", "window", "action")
 _WHOLE = re.compile(r"[0-9]{1,12}")
 _DECIMAL = re.compile(r"-?[0-9]{1,15}(\.[0-9]{1,15})?([eE][-+]?[0-9]{1,3})?")
+_ON_THE_FORM = (("$.payload.safeguard", "$"), ("$.payload", "$"))
+"""A drafted change's paths (``$.payload.transitionCondition...``) as the form's fields."""
 
 
 def _whole(text: str) -> object:
@@ -49,87 +70,111 @@ async def _where(request: web.Request) -> tuple[str, str, str]:
     return project, name, environment
 
 
+async def _changed(
+    request: web.Request,
+    where: tuple[str, str, str],
+    operation: str,
+    arguments: tuple[Any, ...],
+    action: ChangeAction,
+    payload: Any,
+) -> web.Response:
+    """``operation`` of the plan service made directly, or, where change requests are on,
+    ``action`` with ``payload`` added to the viewer's draft (the browser goes there)."""
+    project, name, environment = where
+    config = await call(request, svc(request).change_requests.change_request_config, project)
+    if drafting_in(config, environment):
+        try:
+            return await drafted(request, project, environment, name, action, payload)
+        except FlagcoreError as error:
+            raise on_the_form(error, _ON_THE_FORM) from error
+    method = getattr(svc(request).release_plans, operation)
+    await call(request, method, *where, *arguments, actor=viewer(request).actor)
+    return redirect(flag_url(name))
+
+
+async def _refused(request: web.Request, name: str, error: FlagcoreError) -> web.Response:
+    return await flag_page(request, name, error=error, status=form_status(error))
+
+
 @routes.post(PLANS)
 @page()
 async def add_release_plan(request: web.Request) -> web.Response:
-    project, name, environment = await _where(request)
+    where = await _where(request)
     template = form(request).get("template", "")
     try:
-        await call(
+        return await _changed(
             request,
-            svc(request).release_plans.add_release_plan,
-            project,
-            name,
-            environment,
-            template,
-            actor=viewer(request).actor,
+            where,
+            "add_release_plan",
+            (template,),
+            ChangeAction.ADD_RELEASE_PLAN,
+            TemplateIdPayload(template),
         )
     except FlagcoreError as error:
-        request[TYPED_TEMPLATE] = (environment, template)
-        return await flag_page(request, name, error=error, status=form_status(error))
-    return redirect(flag_url(name))
+        request[TYPED_TEMPLATE] = (where[2], template)
+        return await _refused(request, where[1], error)
 
 
 @routes.post(PLAN + "/milestones/{milestone}/start")
 @page()
 async def start_milestone(request: web.Request) -> web.Response:
-    project, name, environment = await _where(request)
+    where = await _where(request)
+    plan, milestone = request.match_info["plan"], request.match_info["milestone"]
     try:
-        await call(
+        return await _changed(
             request,
-            svc(request).release_plans.start_release_plan_milestone,
-            project,
-            name,
-            environment,
-            request.match_info["plan"],
-            request.match_info["milestone"],
-            actor=viewer(request).actor,
+            where,
+            "start_release_plan_milestone",
+            (plan, milestone),
+            ChangeAction.START_MILESTONE,
+            MilestoneIdPayload(milestone),
         )
     except FlagcoreError as error:
-        return await flag_page(request, name, error=error, status=form_status(error))
-    return redirect(flag_url(name))
+        return await _refused(request, where[1], error)
 
 
 @routes.post(PLAN + "/resume")
 @page()
 async def resume(request: web.Request) -> web.Response:
-    project, name, environment = await _where(request)
+    where = await _where(request)
+    plan = request.match_info["plan"]
     try:
-        await call(
+        return await _changed(
             request,
-            svc(request).release_plans.resume_milestone_progressions,
-            project,
-            name,
-            environment,
-            request.match_info["plan"],
-            actor=viewer(request).actor,
+            where,
+            "resume_milestone_progressions",
+            (plan,),
+            ChangeAction.RESUME_MILESTONE_PROGRESSION,
+            PlanIdPayload(plan),
         )
     except FlagcoreError as error:
-        return await flag_page(request, name, error=error, status=form_status(error))
-    return redirect(flag_url(name))
+        return await _refused(request, where[1], error)
 
 
 @routes.post(PLAN + "/remove")
 @page()
 async def remove(request: web.Request) -> web.Response:
-    project, name, environment = await _where(request)
-    await call(
-        request,
-        svc(request).release_plans.remove_release_plan,
-        project,
-        name,
-        environment,
-        request.match_info["plan"],
-        actor=viewer(request).actor,
-    )
-    return redirect(flag_url(name))
+    where = await _where(request)
+    plan = request.match_info["plan"]
+    try:
+        return await _changed(
+            request,
+            where,
+            "remove_release_plan",
+            (plan,),
+            ChangeAction.DELETE_RELEASE_PLAN,
+            PlanIdPayload(plan),
+        )
+    except FlagcoreError as error:
+        return await _refused(request, where[1], error)
 
 
 @routes.post(PROGRESSION)
 @page()
 async def change_progression(request: web.Request) -> web.Response:
     """After the milestone has been active the minutes typed, the next one starts."""
-    project, name, environment = await _where(request)
+    where = await _where(request)
+    project, name, environment = where
     milestone = request.match_info["milestone"]
     minutes = form(request).get("minutes", "")
     plans = await call(
@@ -137,41 +182,57 @@ async def change_progression(request: web.Request) -> web.Response:
     )
     plan = next((p for p in plans if p.id == request.match_info["plan"]), None)
     following = plan.after(milestone) if plan and plan.milestone(milestone) else None
+    target = following.id if following else ""
     try:
-        await call(
-            request,
-            svc(request).release_plans.change_milestone_progression,
-            project,
-            name,
-            environment,
+        whole = _whole(minutes)
+        payload = ProgressionPayload(
             milestone,
-            following.id if following else "",
-            _whole(minutes),
-            actor=viewer(request).actor,
+            target,
+            TransitionPayload(check_transition(whole, "$.transitionCondition.intervalMinutes")),
+        )
+        return await _changed(
+            request,
+            where,
+            "change_milestone_progression",
+            (milestone, target, whole),
+            ChangeAction.CHANGE_MILESTONE_PROGRESSION,
+            payload,
         )
     except FlagcoreError as error:
         request[TYPED_PROGRESSION] = (environment, milestone, minutes)
-        return await flag_page(request, name, error=error, status=form_status(error))
-    return redirect(flag_url(name))
+        return await _refused(request, name, error)
 
 
 @routes.post(PROGRESSION + "/delete")
 @page()
 async def delete_progression(request: web.Request) -> web.Response:
-    project, name, environment = await _where(request)
+    where = await _where(request)
+    milestone = request.match_info["milestone"]
     try:
-        await call(
+        return await _changed(
             request,
-            svc(request).release_plans.delete_milestone_progression,
-            project,
-            name,
-            environment,
-            request.match_info["milestone"],
-            actor=viewer(request).actor,
+            where,
+            "delete_milestone_progression",
+            (milestone,),
+            ChangeAction.DELETE_MILESTONE_PROGRESSION,
+            SourceMilestonePayload(milestone),
         )
     except FlagcoreError as error:
-        return await flag_page(request, name, error=error, status=form_status(error))
-    return redirect(flag_url(name))
+        return await _refused(request, where[1], error)
+
+
+def _payload_of(safeguard: Safeguard) -> SafeguardPayload:
+    """A checked safeguard as a change's payload (Unleash's keys, flagcore's window)."""
+    return SafeguardPayload(
+        SafeguardMetricPayload(
+            safeguard.metric_name,
+            safeguard.aggregation_mode,
+            window_minutes=safeguard.window_minutes,
+            ratio_of=safeguard.ratio_of,
+        ),
+        SafeguardTriggerPayload(safeguard.operator.value, safeguard.threshold),
+        SafeguardActionPayload(safeguard.action.value),
+    )
 
 
 @routes.post(PLAN + "/safeguard")
@@ -179,7 +240,8 @@ async def delete_progression(request: web.Request) -> web.Response:
 async def put_safeguard(request: web.Request) -> web.Response:
     """The plan's safeguard, made or replaced; the service's rules decide what is valid
     (the same as the API's body), the form only turns typed numbers into numbers."""
-    project, name, environment = await _where(request)
+    where = await _where(request)
+    plan = request.match_info["plan"]
     fields = form(request)
     typed = {key: fields.get(key, "") for key in SAFEGUARD_FIELDS}
     try:
@@ -192,37 +254,32 @@ async def put_safeguard(request: web.Request) -> web.Response:
             action=typed["action"],
             ratio_of=typed["ratioOf"] or None,
         )
-        await call(
+        return await _changed(
             request,
-            svc(request).release_plans.put_release_plan_safeguard,
-            project,
-            name,
-            environment,
-            request.match_info["plan"],
-            safeguard,
-            actor=viewer(request).actor,
+            where,
+            "put_release_plan_safeguard",
+            (plan, safeguard),
+            ChangeAction.CHANGE_SAFEGUARD,
+            SafeguardChangePayload(plan, _payload_of(safeguard)),
         )
     except FlagcoreError as error:
-        request[TYPED_SAFEGUARD] = (environment, typed)
-        return await flag_page(request, name, error=error, status=form_status(error))
-    return redirect(flag_url(name))
+        request[TYPED_SAFEGUARD] = (where[2], typed)
+        return await _refused(request, where[1], error)
 
 
 @routes.post(PLAN + "/safeguards/{safeguard}/delete")
 @page()
 async def delete_safeguard(request: web.Request) -> web.Response:
-    project, name, environment = await _where(request)
+    where = await _where(request)
+    plan, safeguard = request.match_info["plan"], request.match_info["safeguard"]
     try:
-        await call(
+        return await _changed(
             request,
-            svc(request).release_plans.delete_release_plan_safeguard,
-            project,
-            name,
-            environment,
-            request.match_info["plan"],
-            request.match_info["safeguard"],
-            actor=viewer(request).actor,
+            where,
+            "delete_release_plan_safeguard",
+            (plan, safeguard),
+            ChangeAction.DELETE_SAFEGUARD,
+            SafeguardIdPayload(plan, safeguard),
         )
     except FlagcoreError as error:
-        return await flag_page(request, name, error=error, status=form_status(error))
-    return redirect(flag_url(name))
+        return await _refused(request, where[1], error)

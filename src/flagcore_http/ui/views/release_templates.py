@@ -13,7 +13,7 @@ from aiohttp import web
 from flagcore.errors import ErrorDetail, FlagcoreError, InvalidInput, NotFound
 from flagcore.model import Strategy
 from flagcore.release_plans import Milestone, ReleasePlanTemplate
-from flagcore.service.release_templates import MAX_MILESTONES
+from flagcore.service import MAX_MILESTONES
 from flagcore_http.calls import call
 from flagcore_http.ui.forms import optional_text
 from flagcore_http.ui.pages import (
