@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import attrs
 
@@ -57,6 +57,8 @@ from flagcore.wire.release_plan_answers import TransitionConditionAnswer
 
 __all__ = ["ReleasePlans", "SafeguardReading"]
 
+_R = TypeVar("_R")
+
 SafeguardReading = Callable[[Records, ReleasePlan, Safeguard, dt.datetime], float | None]
 """The value a safeguard compares to its threshold (None: no data yet, nothing trips)."""
 
@@ -87,6 +89,25 @@ class ReleasePlans:
     def _new_id(self) -> str:
         return new_strategy_id(int(self._context.clock().timestamp() * 1000))
 
+    def _direct(
+        self,
+        actor: Actor,
+        operation: str,
+        project: str,
+        flag: str,
+        environment: str,
+        step: Callable[..., _R],
+        *arguments: Any,
+        **keywords: Any,
+    ) -> _R:
+        """A person's change made directly: allowed by ``operation``'s permission, refused
+        where change requests hold the environment (a change request applies ``step``
+        itself), then ``step`` in a unit of work of its own."""
+        who = authorize(actor, operation, project=project, environment=environment)
+        with self._context.unit() as tx:
+            refuse_direct_change(tx, actor, project, environment)
+            return step(tx, project, flag, environment, *arguments, actor=who, **keywords)
+
     # --- plans ---
     def release_plans_of(self, project: str, flag: str, environment: str) -> list[ReleasePlan]:
         with self._context.read() as tx:
@@ -111,12 +132,16 @@ class ReleasePlans:
     ) -> ReleasePlan:
         """The template's milestones copied onto the flag there; none is started (as in
         Unleash, a person starts the first). One plan per flag and environment."""
-        who = authorize(actor, "add_release_plan", project=project, environment=environment)
-        with self._context.unit() as tx:
-            refuse_direct_change(tx, actor, project, environment)
-            return self.add_release_plan_in(
-                tx, project, flag, environment, template_id, actor=who, by=user_id_of(actor)
-            )
+        return self._direct(
+            actor,
+            "add_release_plan",
+            project,
+            flag,
+            environment,
+            self.add_release_plan_in,
+            template_id,
+            by=user_id_of(actor),
+        )
 
     def add_release_plan_in(
         self,
@@ -179,10 +204,15 @@ class ReleasePlans:
     ) -> None:
         """The plan and the strategies it placed (if the last active strategy goes, the
         environment is switched off, as deleting it by hand would)."""
-        who = authorize(actor, "remove_release_plan", project=project, environment=environment)
-        with self._context.unit() as tx:
-            refuse_direct_change(tx, actor, project, environment)
-            self.remove_release_plan_in(tx, project, flag, environment, plan_id, actor=who)
+        return self._direct(
+            actor,
+            "remove_release_plan",
+            project,
+            flag,
+            environment,
+            self.remove_release_plan_in,
+            plan_id,
+        )
 
     def remove_release_plan_in(
         self,
@@ -220,14 +250,16 @@ class ReleasePlans:
     ) -> ReleasePlan:
         """Make ``milestone_id`` the active milestone: its strategies replace the ones
         the plan placed. Started by a person, a paused plan goes on again."""
-        who = authorize(
-            actor, "start_release_plan_milestone", project=project, environment=environment
+        return self._direct(
+            actor,
+            "start_release_plan_milestone",
+            project,
+            flag,
+            environment,
+            self.start_release_plan_milestone_in,
+            plan_id,
+            milestone_id,
         )
-        with self._context.unit() as tx:
-            refuse_direct_change(tx, actor, project, environment)
-            return self.start_release_plan_milestone_in(
-                tx, project, flag, environment, plan_id, milestone_id, actor=who
-            )
 
     def start_release_plan_milestone_in(
         self,
@@ -267,21 +299,17 @@ class ReleasePlans:
         """After ``interval_minutes`` active, the source milestone is followed by the
         target on its own. The target is the next milestone (Unleash's UI offers no
         other)."""
-        who = authorize(
-            actor, "change_milestone_progression", project=project, environment=environment
+        return self._direct(
+            actor,
+            "change_milestone_progression",
+            project,
+            flag,
+            environment,
+            self.change_milestone_progression_in,
+            source_milestone_id,
+            target_milestone_id,
+            interval_minutes,
         )
-        with self._context.unit() as tx:
-            refuse_direct_change(tx, actor, project, environment)
-            return self.change_milestone_progression_in(
-                tx,
-                project,
-                flag,
-                environment,
-                source_milestone_id,
-                target_milestone_id,
-                interval_minutes,
-                actor=who,
-            )
 
     def change_milestone_progression_in(
         self,
@@ -331,14 +359,15 @@ class ReleasePlans:
         *,
         actor: Actor = SYSTEM,
     ) -> ReleasePlan:
-        who = authorize(
-            actor, "delete_milestone_progression", project=project, environment=environment
+        return self._direct(
+            actor,
+            "delete_milestone_progression",
+            project,
+            flag,
+            environment,
+            self.delete_milestone_progression_in,
+            source_milestone_id,
         )
-        with self._context.unit() as tx:
-            refuse_direct_change(tx, actor, project, environment)
-            return self.delete_milestone_progression_in(
-                tx, project, flag, environment, source_milestone_id, actor=who
-            )
 
     def delete_milestone_progression_in(
         self,
@@ -380,14 +409,15 @@ class ReleasePlans:
     ) -> ReleasePlan:
         """Lift a safeguard's pause: the active milestone's progression counts again
         from its start (one already overdue moves at the worker's next look)."""
-        who = authorize(
-            actor, "resume_milestone_progressions", project=project, environment=environment
+        return self._direct(
+            actor,
+            "resume_milestone_progressions",
+            project,
+            flag,
+            environment,
+            self.resume_milestone_progressions_in,
+            plan_id,
         )
-        with self._context.unit() as tx:
-            refuse_direct_change(tx, actor, project, environment)
-            return self.resume_milestone_progressions_in(
-                tx, project, flag, environment, plan_id, actor=who
-            )
 
     def resume_milestone_progressions_in(
         self,
@@ -431,14 +461,16 @@ class ReleasePlans:
         actor: Actor = SYSTEM,
     ) -> ReleasePlan:
         """The plan's safeguard, made or replaced (one per plan, as Unleash's UI)."""
-        who = authorize(
-            actor, "put_release_plan_safeguard", project=project, environment=environment
+        return self._direct(
+            actor,
+            "put_release_plan_safeguard",
+            project,
+            flag,
+            environment,
+            self.put_release_plan_safeguard_in,
+            plan_id,
+            safeguard,
         )
-        with self._context.unit() as tx:
-            refuse_direct_change(tx, actor, project, environment)
-            return self.put_release_plan_safeguard_in(
-                tx, project, flag, environment, plan_id, safeguard, actor=who
-            )
 
     def put_release_plan_safeguard_in(
         self,
@@ -478,14 +510,16 @@ class ReleasePlans:
         *,
         actor: Actor = SYSTEM,
     ) -> ReleasePlan:
-        who = authorize(
-            actor, "delete_release_plan_safeguard", project=project, environment=environment
+        return self._direct(
+            actor,
+            "delete_release_plan_safeguard",
+            project,
+            flag,
+            environment,
+            self.delete_release_plan_safeguard_in,
+            plan_id,
+            safeguard_id,
         )
-        with self._context.unit() as tx:
-            refuse_direct_change(tx, actor, project, environment)
-            return self.delete_release_plan_safeguard_in(
-                tx, project, flag, environment, plan_id, safeguard_id, actor=who
-            )
 
     def delete_release_plan_safeguard_in(
         self,

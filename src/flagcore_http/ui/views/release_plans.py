@@ -96,6 +96,21 @@ async def _refused(request: web.Request, name: str, error: FlagcoreError) -> web
     return await flag_page(request, name, error=error, status=form_status(error))
 
 
+async def _button(
+    request: web.Request,
+    operation: str,
+    arguments: tuple[str, ...],
+    action: ChangeAction,
+    payload: Any,
+) -> web.Response:
+    """A form of one button (nothing typed): made or drafted, or the page with why not."""
+    where = await _where(request)
+    try:
+        return await _changed(request, where, operation, arguments, action, payload)
+    except FlagcoreError as error:
+        return await _refused(request, where[1], error)
+
+
 @routes.post(PLANS)
 @page()
 async def add_release_plan(request: web.Request) -> web.Response:
@@ -118,55 +133,40 @@ async def add_release_plan(request: web.Request) -> web.Response:
 @routes.post(PLAN + "/milestones/{milestone}/start")
 @page()
 async def start_milestone(request: web.Request) -> web.Response:
-    where = await _where(request)
     plan, milestone = request.match_info["plan"], request.match_info["milestone"]
-    try:
-        return await _changed(
-            request,
-            where,
-            "start_release_plan_milestone",
-            (plan, milestone),
-            ChangeAction.START_MILESTONE,
-            MilestoneIdPayload(milestone),
-        )
-    except FlagcoreError as error:
-        return await _refused(request, where[1], error)
+    return await _button(
+        request,
+        "start_release_plan_milestone",
+        (plan, milestone),
+        ChangeAction.START_MILESTONE,
+        MilestoneIdPayload(milestone),
+    )
 
 
 @routes.post(PLAN + "/resume")
 @page()
 async def resume(request: web.Request) -> web.Response:
-    where = await _where(request)
     plan = request.match_info["plan"]
-    try:
-        return await _changed(
-            request,
-            where,
-            "resume_milestone_progressions",
-            (plan,),
-            ChangeAction.RESUME_MILESTONE_PROGRESSION,
-            PlanIdPayload(plan),
-        )
-    except FlagcoreError as error:
-        return await _refused(request, where[1], error)
+    return await _button(
+        request,
+        "resume_milestone_progressions",
+        (plan,),
+        ChangeAction.RESUME_MILESTONE_PROGRESSION,
+        PlanIdPayload(plan),
+    )
 
 
 @routes.post(PLAN + "/remove")
 @page()
 async def remove(request: web.Request) -> web.Response:
-    where = await _where(request)
     plan = request.match_info["plan"]
-    try:
-        return await _changed(
-            request,
-            where,
-            "remove_release_plan",
-            (plan,),
-            ChangeAction.DELETE_RELEASE_PLAN,
-            PlanIdPayload(plan),
-        )
-    except FlagcoreError as error:
-        return await _refused(request, where[1], error)
+    return await _button(
+        request,
+        "remove_release_plan",
+        (plan,),
+        ChangeAction.DELETE_RELEASE_PLAN,
+        PlanIdPayload(plan),
+    )
 
 
 @routes.post(PROGRESSION)
@@ -206,19 +206,14 @@ async def change_progression(request: web.Request) -> web.Response:
 @routes.post(PROGRESSION + "/delete")
 @page()
 async def delete_progression(request: web.Request) -> web.Response:
-    where = await _where(request)
     milestone = request.match_info["milestone"]
-    try:
-        return await _changed(
-            request,
-            where,
-            "delete_milestone_progression",
-            (milestone,),
-            ChangeAction.DELETE_MILESTONE_PROGRESSION,
-            SourceMilestonePayload(milestone),
-        )
-    except FlagcoreError as error:
-        return await _refused(request, where[1], error)
+    return await _button(
+        request,
+        "delete_milestone_progression",
+        (milestone,),
+        ChangeAction.DELETE_MILESTONE_PROGRESSION,
+        SourceMilestonePayload(milestone),
+    )
 
 
 def _payload_of(safeguard: Safeguard) -> SafeguardPayload:
@@ -270,16 +265,11 @@ async def put_safeguard(request: web.Request) -> web.Response:
 @routes.post(PLAN + "/safeguards/{safeguard}/delete")
 @page()
 async def delete_safeguard(request: web.Request) -> web.Response:
-    where = await _where(request)
     plan, safeguard = request.match_info["plan"], request.match_info["safeguard"]
-    try:
-        return await _changed(
-            request,
-            where,
-            "delete_release_plan_safeguard",
-            (plan, safeguard),
-            ChangeAction.DELETE_SAFEGUARD,
-            SafeguardIdPayload(plan, safeguard),
-        )
-    except FlagcoreError as error:
-        return await _refused(request, where[1], error)
+    return await _button(
+        request,
+        "delete_release_plan_safeguard",
+        (plan, safeguard),
+        ChangeAction.DELETE_SAFEGUARD,
+        SafeguardIdPayload(plan, safeguard),
+    )
