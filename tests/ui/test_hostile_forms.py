@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 from aiohttp.test_utils import TestClient, TestServer
 
 from flagcore.entities import TokenType
@@ -51,13 +52,31 @@ def _concrete(path: str, value: str = "x") -> str:
     return re.sub(r"\{[^}]+\}", value, path)
 
 
-@pytest.fixture
-def service(tmp_path: Path) -> Iterator[Service]:
-    store = SqliteStore(tmp_path / "flags.db")
+def _seeded(path: Path) -> tuple[SqliteStore, Service]:
+    store = SqliteStore(path)
     service = Service(store)
     service.tokens.create_token("admin", TokenType.ADMIN, secret=ADMIN)
     service.flags.create_flag("default", "x")
+    return store, service
+
+
+@pytest.fixture
+def service(tmp_path: Path) -> Iterator[Service]:
+    store, service = _seeded(tmp_path / "flags.db")
     yield service
+    store.close()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def signed_out(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> AsyncIterator[tuple[Service, TestClient[Any, Any]]]:
+    """One server for the module's signed-out walk: nothing it sends may change anything
+    (each case checks that), so a server each would only cost time."""
+    store, service = _seeded(tmp_path_factory.mktemp("signed-out") / "flags.db")
+    app = create_app(service, ServerConfig())
+    async with TestClient(TestServer(app, host="127.0.0.1")) as running:
+        yield service, running
     store.close()
 
 
@@ -90,10 +109,13 @@ def test_the_walk_finds_the_ui_routes() -> None:
     assert len(UI_ROUTES) >= 15
 
 
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize(("method", "path"), UI_ROUTES, ids=lambda v: str(v))
 async def test_no_page_without_signing_in_and_no_post_without_the_csrf_token(
-    client: TestClient[Any, Any], service: Service, method: str, path: str
+    signed_out: tuple[Service, TestClient[Any, Any]], method: str, path: str
 ) -> None:
+    service, client = signed_out
+    revision = service.store.revision()
     events = len(service.events.list_events(limit=1000))
     response = await client.request(method, _concrete(path), allow_redirects=False)
     if path == "/ui/sign-in" and method == "GET":
@@ -106,6 +128,7 @@ async def test_no_page_without_signing_in_and_no_post_without_the_csrf_token(
         assert response.status == 303
         assert response.headers["Location"].startswith("/ui/sign-in?next=")
     assert len(service.events.list_events(limit=1000)) == events
+    assert service.store.revision() == revision  # nothing written
 
 
 @pytest.mark.parametrize(("method", "path"), UI_ROUTES, ids=lambda v: str(v))
