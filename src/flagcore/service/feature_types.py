@@ -128,6 +128,7 @@ class FeatureTypes:
                 "lifetimeDays must be a whole number of days from 0",
                 [ErrorDetail(f"from 0 to {MAX_LIFETIME_DAYS}", "$.lifetimeDays")],
             )
+        lifetime_days = lifetime_days or None  # 0 is "never", kept and answered as null
         with self._context.unit() as tx:
             before = {t.id: t for t in _types(tx)}.get(type_id)
             if before is None:

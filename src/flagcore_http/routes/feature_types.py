@@ -42,7 +42,7 @@ async def set_type_lifetime(request: web.Request) -> web.Response:
         request,
         service(request).feature_types.set_type_lifetime,
         request.match_info["id"],
-        body.lifetime_days or None,
+        body.lifetime_days,
         actor=actor(request),
     )
     return answered(_answer(changed))

@@ -107,33 +107,33 @@ async def add_project_access(request: web.Request) -> web.Response:
     return web.Response(status=200)
 
 
+async def _holder_roles(
+    request: web.Request, setter: str, id_name: str, roles: tuple[int, ...]
+) -> web.Response:
+    """A user's or a group's roles in the project become exactly ``roles`` (none: their
+    access is removed), by the service's ``setter``."""
+    await call(
+        request,
+        getattr(service(request).roles, setter),
+        request.match_info["project"],
+        int_parameter(request, id_name),
+        roles,
+        actor=actor(request),
+    )
+    return web.Response(status=200)
+
+
 @routes.put(USER_ROLES)
 @documented({200: None}, body=UserRolesBody, path=_USER_ID)
 async def set_user_project_roles(request: web.Request) -> web.Response:
     body = await read_body(request, UserRolesBody)
-    await call(
-        request,
-        service(request).roles.set_user_project_roles,
-        request.match_info["project"],
-        int_parameter(request, "userId"),
-        body.roles,
-        actor=actor(request),
-    )
-    return web.Response(status=200)
+    return await _holder_roles(request, "set_user_project_roles", "userId", body.roles)
 
 
 @routes.delete(USER_ROLES)
 @documented({200: None}, path=_USER_ID)
 async def remove_user_project_access(request: web.Request) -> web.Response:
-    await call(
-        request,
-        service(request).roles.set_user_project_roles,
-        request.match_info["project"],
-        int_parameter(request, "userId"),
-        (),
-        actor=actor(request),
-    )
-    return web.Response(status=200)
+    return await _holder_roles(request, "set_user_project_roles", "userId", ())
 
 
 @routes.put(GROUP_ROLES)
@@ -141,26 +141,10 @@ async def remove_user_project_access(request: web.Request) -> web.Response:
 async def set_group_project_roles(request: web.Request) -> web.Response:
     """The group's roles in the project become exactly ``roles``."""
     body = await read_body(request, UserRolesBody)
-    await call(
-        request,
-        service(request).roles.set_group_project_roles,
-        request.match_info["project"],
-        int_parameter(request, "groupId"),
-        body.roles,
-        actor=actor(request),
-    )
-    return web.Response(status=200)
+    return await _holder_roles(request, "set_group_project_roles", "groupId", body.roles)
 
 
 @routes.delete(GROUP_ROLES)
 @documented({200: None}, path=_GROUP_ID)
 async def remove_group_project_access(request: web.Request) -> web.Response:
-    await call(
-        request,
-        service(request).roles.set_group_project_roles,
-        request.match_info["project"],
-        int_parameter(request, "groupId"),
-        (),
-        actor=actor(request),
-    )
-    return web.Response(status=200)
+    return await _holder_roles(request, "set_group_project_roles", "groupId", ())

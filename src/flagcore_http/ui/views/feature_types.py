@@ -43,7 +43,8 @@ async def _list_page(
 
 
 def _days(text: str) -> int | None:
-    """Whole days; empty or 0 is "never" (as the API's 0), anything else is refused."""
+    """Whole days, empty for "never" (the service takes 0 as never too); anything else
+    is refused."""
     stripped = text.strip()
     if not stripped:
         return None
@@ -52,7 +53,7 @@ def _days(text: str) -> int | None:
             "the lifetime is a whole number of days (0 or empty: never potentially stale)",
             [ErrorDetail("a whole number of days", "$.lifetimeDays")],
         )
-    return int(stripped) or None
+    return int(stripped)
 
 
 @routes.get(LIST)

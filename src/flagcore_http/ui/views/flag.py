@@ -158,7 +158,7 @@ async def flag_page(
             # directly (issue 30)
             "draft_environment": flag_draft_environment(config),
             # release plans (issue 32): per environment, shown by release_plan.html
-            "release": await release_view(request, details.flag),
+            "release": await release_view(request, details.flag, config),
         },
         status=status,
     )

@@ -5,12 +5,13 @@ the templates a plan can be made from. Kept apart from the page's module so the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from aiohttp import web
 
 from flagcore.entities import FlagDefinition
-from flagcore.service import AGGREGATION_MODES
+from flagcore.service import AGGREGATION_MODES, ChangeRequestConfig
 from flagcore_http.calls import call
 from flagcore_http.ui.pages import svc
 
@@ -24,9 +25,13 @@ TYPED_PROGRESSION = web.RequestKey("typed_progression", tuple[str, str, str])
 """A refused progression form: its environment, milestone id and minutes as typed."""
 
 
-async def release_view(request: web.Request, flag: FlagDefinition) -> dict[str, Any]:
+async def release_view(
+    request: web.Request, flag: FlagDefinition, config: Sequence[ChangeRequestConfig]
+) -> dict[str, Any]:
     """``plans``: environment → its plan; ``templates``: those a plan can be made from;
-    ``typed``, ``typed_safeguard``, ``typed_progression``: a refused form as typed."""
+    ``typed``, ``typed_safeguard``, ``typed_progression``: a refused form as typed;
+    ``drafting``: the environments whose changes go to a draft (from the page's ``config``,
+    the project's change-request settings, read once for the whole page)."""
     if flag.archived:
         return {"plans": {}, "templates": [], "typed": None, "drafting": set()}
     service = svc(request)
@@ -34,7 +39,6 @@ async def release_view(request: web.Request, flag: FlagDefinition) -> dict[str, 
         request, service.release_plans.release_plans_of_flag, flag.project, flag.name
     )
     templates = await call(request, service.release_templates.list_release_plan_templates)
-    config = await call(request, service.change_requests.change_request_config, flag.project)
     return {
         # where change requests are on, each form adds to the person's draft (issue 30)
         "drafting": {row.environment for row in config if row.enabled},
